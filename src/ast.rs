@@ -1,0 +1,226 @@
+//! The parser's output: a syntax tree that keeps every span and every
+//! literal as written (the canonical printer needs the text).
+
+pub type Span = std::ops::Range<usize>;
+
+#[derive(Debug, Clone)]
+pub struct Module {
+    pub stmts: Vec<Stmt>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Name {
+    pub text: String,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub enum Stmt {
+    Type(TypeDecl),
+    Fn(FnDecl),
+    Let {
+        name: Name,
+        value: Expr,
+    },
+    Check {
+        label: Name,
+        cond: Expr,
+        span: Span,
+    },
+    Import {
+        path: String,
+        span: Span,
+    },
+    Expr(Expr),
+}
+
+#[derive(Debug, Clone)]
+pub struct Attr {
+    pub name: Name,
+    pub value: String,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub struct TypeDecl {
+    pub doc: Option<String>,
+    pub attrs: Vec<Attr>,
+    pub name: Name,
+    /// `: Kind` or `: Parent`.
+    pub parent: Option<Name>,
+    pub body: TypeBody,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub enum TypeBody {
+    /// `= { members }`
+    Record(Vec<Member>),
+    /// `= T require …` (a refinement, or an alias when it has no rules).
+    Refine { base: TypeExpr, rules: Vec<Rule> },
+}
+
+#[derive(Debug, Clone)]
+pub enum Member {
+    Field(FieldDecl),
+    Rule(Rule),
+    Check {
+        field: Name,
+        func: Name,
+        span: Span,
+    },
+    Unique {
+        fields: Vec<Name>,
+        span: Span,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct FieldDecl {
+    pub doc: Option<String>,
+    pub name: Name,
+    pub optional: bool,
+    pub ty: TypeExpr,
+    pub default: Option<Expr>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    Require,
+    Warn,
+}
+
+#[derive(Debug, Clone)]
+pub struct Rule {
+    pub doc: Option<String>,
+    pub severity: Severity,
+    pub name: Option<Name>,
+    pub cond: Expr,
+    pub message: Option<String>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub enum TypeExpr {
+    Name(Name),
+    Generic {
+        name: Name,
+        args: Vec<TypeExpr>,
+        span: Span,
+    },
+    Record {
+        fields: Vec<FieldDecl>,
+        span: Span,
+    },
+    Union(Vec<TypeExpr>),
+    Literal(Lit, Span),
+}
+
+impl TypeExpr {
+    pub fn span(&self) -> Span {
+        match self {
+            TypeExpr::Name(n) => n.span.clone(),
+            TypeExpr::Generic { span, .. } | TypeExpr::Record { span, .. } => span.clone(),
+            TypeExpr::Literal(_, span) => span.clone(),
+            TypeExpr::Union(members) => {
+                let first = members.first().map(|m| m.span().start).unwrap_or(0);
+                let last = members.last().map(|m| m.span().end).unwrap_or(0);
+                first..last
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Param {
+    pub name: Name,
+    pub ty: Option<TypeExpr>,
+}
+
+#[derive(Debug, Clone)]
+pub struct FnDecl {
+    pub doc: Option<String>,
+    pub name: Name,
+    pub params: Vec<Param>,
+    pub ret: Option<TypeExpr>,
+    pub body: Expr,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Lit {
+    /// Integer literal as written (`10_000`).
+    Int(String),
+    Float(String),
+    /// A string's value and its text as written (`r"\d"` stays raw).
+    Str { value: String, text: String },
+    Bool(bool),
+    Null,
+}
+
+#[derive(Debug, Clone)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinOp {
+    Implies,
+    Or,
+    And,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    In,
+    NotIn,
+    Coalesce,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnOp {
+    Not,
+    Neg,
+}
+
+#[derive(Debug, Clone)]
+pub struct Arg {
+    pub name: Option<Name>,
+    pub value: Expr,
+}
+
+#[derive(Debug, Clone)]
+pub enum ExprKind {
+    Lit(Lit),
+    Name(String),
+    SelfRef,
+    List(Vec<Expr>),
+    Record(Vec<(Name, Expr)>),
+    Field(Box<Expr>, Name),
+    Index(Box<Expr>, Box<Expr>),
+    /// `e?`
+    Present(Box<Expr>),
+    Call(Box<Expr>, Vec<Arg>),
+    Construct(Name, Vec<(Name, Expr)>),
+    Unary(UnOp, Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// `a | f(b)`; the right side is checked to be a call after parsing.
+    Pipe(Box<Expr>, Box<Expr>),
+    Lambda(Name, Box<Expr>),
+    If(Box<Expr>, Box<Expr>, Box<Expr>),
+}
+
+impl Expr {
+    pub fn new(kind: ExprKind, span: Span) -> Expr {
+        Expr { kind, span }
+    }
+}
