@@ -18,19 +18,9 @@ pub struct Name {
 pub enum Stmt {
     Type(TypeDecl),
     Fn(FnDecl),
-    Let {
-        name: Name,
-        value: Expr,
-    },
-    Check {
-        label: Name,
-        cond: Expr,
-        span: Span,
-    },
-    Import {
-        path: String,
-        span: Span,
-    },
+    Let { name: Name, value: Expr },
+    Check { label: Name, cond: Expr, span: Span },
+    Import { path: String, span: Span },
     Expr(Expr),
 }
 
@@ -64,15 +54,8 @@ pub enum TypeBody {
 pub enum Member {
     Field(FieldDecl),
     Rule(Rule),
-    Check {
-        field: Name,
-        func: Name,
-        span: Span,
-    },
-    Unique {
-        fields: Vec<Name>,
-        span: Span,
-    },
+    Check { field: Name, func: Name, span: Span },
+    Unique { fields: Vec<Name>, span: Span },
 }
 
 #[derive(Debug, Clone)]
@@ -154,7 +137,10 @@ pub enum Lit {
     Int(String),
     Float(String),
     /// A string's value and its text as written (`r"\d"` stays raw).
-    Str { value: String, text: String },
+    Str {
+        value: String,
+        text: String,
+    },
     Bool(bool),
     Null,
 }

@@ -55,7 +55,14 @@ fn binop_prec(op: BinOp) -> u8 {
         BinOp::Implies => IMPLIES,
         BinOp::Or => OR,
         BinOp::And => AND,
-        BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::In | BinOp::NotIn => COMPARE,
+        BinOp::Eq
+        | BinOp::Ne
+        | BinOp::Lt
+        | BinOp::Le
+        | BinOp::Gt
+        | BinOp::Ge
+        | BinOp::In
+        | BinOp::NotIn => COMPARE,
         BinOp::Coalesce => COALESCE,
         BinOp::Add | BinOp::Sub => ADD,
         BinOp::Mul | BinOp::Div | BinOp::Rem => MUL,
@@ -191,7 +198,11 @@ fn write_record(out: &mut String, fields: &[(Name, Expr)]) {
     out.push('}');
 }
 
-fn write_list<T>(out: &mut String, items: impl Iterator<Item = T>, mut each: impl FnMut(&mut String, T)) {
+fn write_list<T>(
+    out: &mut String,
+    items: impl Iterator<Item = T>,
+    mut each: impl FnMut(&mut String, T),
+) {
     for (i, item) in items.enumerate() {
         if i > 0 {
             out.push_str(", ");
@@ -235,7 +246,10 @@ mod tests {
 
     #[test]
     fn spacing_is_normalised() {
-        assert_eq!(canon("seen==\"morning\"  or seen ==\"dusk\""), "seen == \"morning\" or seen == \"dusk\"");
+        assert_eq!(
+            canon("seen==\"morning\"  or seen ==\"dusk\""),
+            "seen == \"morning\" or seen == \"dusk\""
+        );
         assert_eq!(canon("f( a ,b,c )"), "f(a, b, c)");
     }
 
@@ -260,7 +274,12 @@ mod tests {
 
     #[test]
     fn canonical_text_reparses_to_itself() {
-        for src in ["a? or b?", "status == \"shipped\" => tracking?", "-x.y[0] ?? 3", "x not in [1, 2]"] {
+        for src in [
+            "a? or b?",
+            "status == \"shipped\" => tracking?",
+            "-x.y[0] ?? 3",
+            "x not in [1, 2]",
+        ] {
             let once = canon(src);
             assert_eq!(canon(&once), once);
         }

@@ -419,10 +419,15 @@ fn lambda_may_start(out: &[Spanned], brackets: &[Open]) -> bool {
         return false;
     }
     match out.get(n.wrapping_sub(2)).map(|s| &s.1) {
-        Some(Token::LParen | Token::Comma) => matches!(brackets.last(), Some((Token::LParen, true))),
+        Some(Token::LParen | Token::Comma) => {
+            matches!(brackets.last(), Some((Token::LParen, true)))
+        }
         Some(Token::LambdaParam(_)) => true,
         Some(Token::Assign) => matches!(
-            (out.get(n.wrapping_sub(4)).map(|s| &s.1), brackets.is_empty()),
+            (
+                out.get(n.wrapping_sub(4)).map(|s| &s.1),
+                brackets.is_empty()
+            ),
             (Some(Token::Let), true)
         ),
         _ => false,
@@ -471,7 +476,9 @@ mod tests {
             t => panic!("{t:?}"),
         }
         match &toks[1] {
-            Token::RawStr(s) => assert_eq!((s.value.as_str(), s.text.as_str()), (r"\d+", r#"r"\d+""#)),
+            Token::RawStr(s) => {
+                assert_eq!((s.value.as_str(), s.text.as_str()), (r"\d+", r#"r"\d+""#))
+            }
             t => panic!("{t:?}"),
         }
         match &toks[2] {
@@ -489,7 +496,10 @@ mod tests {
 
     #[test]
     fn comments_and_shebang() {
-        assert_eq!(kinds("#!/usr/bin/env hql\n1 // one\n"), vec![Token::Int("1".into())]);
+        assert_eq!(
+            kinds("#!/usr/bin/env hql\n1 // one\n"),
+            vec![Token::Int("1".into())]
+        );
         assert_eq!(kinds("/// lone doc\n1"), vec![Token::Int("1".into())]);
     }
 

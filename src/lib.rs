@@ -1,11 +1,21 @@
 //! HQL: a small language for data that arrives from outside.
 //!
 //! The phases, each a module with one entry point:
-//! `lexer::lex` → `parser::parse` → `check::check` → `eval::run`.
+//! `lexer::lex` → `parser::parse` → `check::check` → `eval::Interp`.
 //! See ARCHITECTURE.md for the types on each arrow.
 
 pub mod ast;
+pub mod builtins;
 pub mod canonical;
+pub mod check;
+pub mod contract;
+pub mod diagnostic;
+pub mod eval;
+pub mod hir;
+pub mod json;
 pub mod lexer;
 pub mod parser;
-pub mod json;
+pub mod print;
+pub mod run;
+pub mod validate;
+pub mod value;

@@ -1,1 +1,122 @@
-fn main() {}
+//! The `hql` command: a thin shell around the library (tooling.md).
+
+use std::io::{self, BufRead, BufReader, IsTerminal, Read};
+use std::process::ExitCode;
+use std::rc::Rc;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use hql::eval::Host;
+use hql::run::{check_source, run_source, OutputFormat, Sinks, Source, EXIT_OK, EXIT_STATIC};
+
+/// HQL: declare what incoming data must look like and mean, check it, and
+/// route what breaks.
+#[derive(Parser)]
+#[command(name = "hql", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check a program, then run it, printing each expression statement's value.
+    Run {
+        /// The program (`-` reads it from standard input).
+        file: String,
+        /// How values are printed.
+        #[arg(long, value_enum, default_value_t = Format::Hql)]
+        format: Format,
+    },
+    /// Check programs without running them: every diagnostic, nothing run.
+    Check {
+        /// The programs to check.
+        #[arg(required = true)]
+        files: Vec<String>,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Hql,
+    Json,
+}
+
+/// Files and standard input of the real machine.
+struct StdHost;
+
+impl Host for StdHost {
+    fn open_file(&self, path: &str) -> io::Result<Box<dyn BufRead>> {
+        let file = std::fs::File::open(path)?;
+        Ok(Box::new(BufReader::with_capacity(1 << 16, file)))
+    }
+
+    fn stdin(&self) -> Option<Box<dyn BufRead>> {
+        Some(Box::new(io::stdin().lock()))
+    }
+}
+
+fn read_program(file: &str) -> Result<String, String> {
+    if file == "-" {
+        let mut text = String::new();
+        io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| format!("cannot read the program from standard input: {e}"))?;
+        return Ok(text);
+    }
+    std::fs::read_to_string(file).map_err(|e| format!("cannot read {file}: {e}"))
+}
+
+fn color() -> bool {
+    io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    let mut err = io::stderr().lock();
+    let mut sinks = Sinks {
+        out: &mut out,
+        err: &mut err,
+        color: color(),
+    };
+    let status = match cli.command {
+        Command::Run { file, format } => match read_program(&file) {
+            Ok(text) => {
+                let name = if file == "-" { "<stdin>" } else { &file };
+                let format = match format {
+                    Format::Hql => OutputFormat::Hql,
+                    Format::Json => OutputFormat::Json,
+                };
+                run_source(
+                    &Source { name, text: &text },
+                    Rc::new(StdHost),
+                    format,
+                    &mut sinks,
+                )
+            }
+            Err(e) => usage_error(&e),
+        },
+        Command::Check { files } => files.iter().fold(EXIT_OK, |status, file| {
+            let one = match read_program(file) {
+                Ok(text) => check_source(
+                    &Source {
+                        name: file,
+                        text: &text,
+                    },
+                    &mut sinks,
+                )
+                .err()
+                .unwrap_or(EXIT_OK),
+                Err(e) => usage_error(&e),
+            };
+            status.max(one)
+        }),
+    };
+    ExitCode::from(status as u8)
+}
+
+fn usage_error(message: &str) -> i32 {
+    eprintln!("hql: {message}");
+    EXIT_STATIC
+}

@@ -46,7 +46,8 @@ impl ParseError {
 
 /// Parse a whole program.
 pub fn parse(src: &str) -> Result<Module, Vec<ParseError>> {
-    let tokens = lexer::lex(src).map_err(|es| es.into_iter().map(ParseError::Lex).collect::<Vec<_>>())?;
+    let tokens =
+        lexer::lex(src).map_err(|es| es.into_iter().map(ParseError::Lex).collect::<Vec<_>>())?;
     let mut stmts = Vec::new();
     let mut errors = Vec::new();
     for chunk in statements(tokens) {
@@ -157,7 +158,9 @@ fn help_for(src: &str, tok: &Token, at: usize, first: Option<&(usize, Token)>) -
     let comparison = ["==", "!=", "<=", ">=", "<", ">"];
     match tok {
         Token::Lt | Token::Le | Token::Gt | Token::Ge | Token::EqEq | Token::NotEq
-            if comparison.iter().any(|c| statement_text(src, first, at).contains(c)) =>
+            if comparison
+                .iter()
+                .any(|c| statement_text(src, first, at).contains(c)) =>
         {
             Some("comparisons do not chain: write `a < b and b < c`".into())
         }
@@ -165,7 +168,9 @@ fn help_for(src: &str, tok: &Token, at: usize, first: Option<&(usize, Token)>) -
         Token::Minus if first.map(|f| f.0) == Some(at) => {
             Some("a statement cannot begin with unary minus: write `(-x)`".into())
         }
-        _ if before.ends_with('|') => Some("the right side of `|` is a call, such as `map(f)` or `count()`".into()),
+        _ if before.ends_with('|') => {
+            Some("the right side of `|` is a call, such as `map(f)` or `count()`".into())
+        }
         _ => None,
     }
 }
@@ -350,9 +355,9 @@ fn pipe_help(src: &str, lhs: &Expr, rhs: &Expr) -> Option<String> {
             crate::canonical::binop_text(*op),
             text(b)
         )),
-        ExprKind::Name(n) if n.starts_with(|c: char| c.is_uppercase()) => {
-            Some(format!("to check values against a type, write `validate({n})`"))
-        }
+        ExprKind::Name(n) if n.starts_with(|c: char| c.is_uppercase()) => Some(format!(
+            "to check values against a type, write `validate({n})`"
+        )),
         ExprKind::Name(n) => Some(format!("call it: `{n}()`")),
         _ => Some("the right side of `|` is a call, such as `map(f)` or `count()`".into()),
     }
@@ -363,12 +368,19 @@ pub fn children(e: &Expr) -> Vec<&Expr> {
     match &e.kind {
         ExprKind::Lit(_) | ExprKind::Name(_) | ExprKind::SelfRef => vec![],
         ExprKind::List(items) => items.iter().collect(),
-        ExprKind::Record(fields) | ExprKind::Construct(_, fields) => fields.iter().map(|(_, v)| v).collect(),
-        ExprKind::Field(x, _) | ExprKind::Present(x) | ExprKind::Unary(_, x) | ExprKind::Lambda(_, x) => {
+        ExprKind::Record(fields) | ExprKind::Construct(_, fields) => {
+            fields.iter().map(|(_, v)| v).collect()
+        }
+        ExprKind::Field(x, _)
+        | ExprKind::Present(x)
+        | ExprKind::Unary(_, x)
+        | ExprKind::Lambda(_, x) => {
             vec![x]
         }
         ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) | ExprKind::Pipe(a, b) => vec![a, b],
-        ExprKind::Call(f, args) => std::iter::once(&**f).chain(args.iter().map(|a| &a.value)).collect(),
+        ExprKind::Call(f, args) => std::iter::once(&**f)
+            .chain(args.iter().map(|a| &a.value))
+            .collect(),
         ExprKind::If(c, a, b) => vec![c, a, b],
     }
 }
@@ -397,7 +409,9 @@ mod tests {
     #[test]
     fn pipe_arithmetic_gets_help() {
         match &errors("[1, 2] | count() + 1")[0] {
-            ParseError::PipeNotCall { help, .. } => assert!(help.contains("([1, 2] | count()) + 1"), "{help}"),
+            ParseError::PipeNotCall { help, .. } => {
+                assert!(help.contains("([1, 2] | count()) + 1"), "{help}")
+            }
             e => panic!("{e:?}"),
         }
     }
@@ -431,7 +445,9 @@ mod tests {
         let Stmt::Type(t) = &m.stmts[0] else { panic!() };
         assert_eq!(t.attrs.len(), 2);
         assert_eq!(t.doc.as_deref(), Some("Orders."));
-        let TypeBody::Record(members) = &t.body else { panic!() };
+        let TypeBody::Record(members) = &t.body else {
+            panic!()
+        };
         assert_eq!(members.len(), 8);
     }
 
@@ -439,6 +455,9 @@ mod tests {
     fn refinements_and_functions() {
         parse("type Email = String require well_formed: matches(self, r\"^[^@]+@[^@]+$\")\n  require len(self) < 200").unwrap();
         parse("type Rating = \"G\" | \"PG\" | 3").unwrap();
-        parse("fn is_big(n: Int) -> Bool = n > 10\nlet f = x => x + 1\ncheck \"big\": is_big(f(10))").unwrap();
+        parse(
+            "fn is_big(n: Int) -> Bool = n > 10\nlet f = x => x + 1\ncheck \"big\": is_big(f(10))",
+        )
+        .unwrap();
     }
 }

@@ -10,8 +10,8 @@ use std::rc::Rc;
 use indexmap::IndexMap;
 use rustc_hash::FxBuildHasher;
 
-use crate::eval::{Function, Stream};
 use crate::contract::Contract;
+use crate::eval::{Function, Stream};
 
 /// A record's field name. Shared, since the JSON decoder interns the keys it
 /// sees repeatedly and every record of a stream points at the same names.

@@ -1,0 +1,131 @@
+//! The builtin functions' names and signatures (language.md §6.1), shared by
+//! the checker (arity, named arguments) and the evaluator (dispatch).
+
+macro_rules! builtins {
+    ($($variant:ident = $name:literal ($min:literal ..= $max:literal) [$($named:literal),*];)*) => {
+        /// A builtin function.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Builtin { $($variant),* }
+
+        impl Builtin {
+            pub const ALL: &'static [Builtin] = &[$(Builtin::$variant),*];
+
+            pub fn name(self) -> &'static str {
+                match self { $(Builtin::$variant => $name),* }
+            }
+
+            /// Positional arguments (counting a pipe's left side): min, max.
+            pub fn arity(self) -> (usize, usize) {
+                match self { $(Builtin::$variant => ($min, $max)),* }
+            }
+
+            pub fn named_params(self) -> &'static [&'static str] {
+                match self { $(Builtin::$variant => &[$($named),*]),* }
+            }
+        }
+    };
+}
+
+builtins! {
+    Source = "source" (1..=2) [];
+    File = "file" (1..=1) [];
+    Stdin = "stdin" (0..=0) [];
+    Validate = "validate" (1..=2) [];
+    Oks = "oks" (1..=1) [];
+    Errs = "errs" (1..=1) [];
+    Warnings = "warnings" (1..=1) [];
+    Unwrap = "unwrap" (1..=1) [];
+    Report = "report" (1..=1) [];
+    Map = "map" (2..=2) [];
+    Filter = "filter" (2..=2) [];
+    FlatMap = "flat_map" (2..=2) [];
+    Take = "take" (2..=2) [];
+    Skip = "skip" (2..=2) [];
+    Count = "count" (1..=1) [];
+    Sum = "sum" (1..=1) [];
+    Min = "min" (1..=1) [];
+    Max = "max" (1..=1) [];
+    Avg = "avg" (1..=1) [];
+    First = "first" (1..=1) [];
+    All = "all" (2..=2) [];
+    Any = "any" (2..=2) [];
+    Sort = "sort" (1..=1) [];
+    SortBy = "sort_by" (2..=2) [];
+    Distinct = "distinct" (1..=1) [];
+    CountBy = "count_by" (2..=2) [];
+    GroupBy = "group_by" (2..=2) [];
+    Collect = "collect" (1..=1) [];
+    Fmt = "fmt" (1..=64) [];
+    Len = "len" (1..=1) [];
+    Lower = "lower" (1..=1) [];
+    Upper = "upper" (1..=1) [];
+    Trim = "trim" (1..=1) [];
+    Contains = "contains" (2..=2) [];
+    StartsWith = "starts_with" (2..=2) [];
+    EndsWith = "ends_with" (2..=2) [];
+    Matches = "matches" (2..=2) [];
+    Replace = "replace" (3..=3) [];
+    Split = "split" (2..=2) [];
+    Join = "join" (2..=2) [];
+    Abs = "abs" (1..=1) [];
+    Round = "round" (1..=1) [];
+    Floor = "floor" (1..=1) [];
+    Ceil = "ceil" (1..=1) [];
+    Int = "int" (1..=1) [];
+    Float = "float" (1..=1) [];
+    String = "string" (1..=1) [];
+    Keys = "keys" (1..=1) [];
+    Values = "values" (1..=1) [];
+    Has = "has" (2..=2) [];
+    Get = "get" (2..=3) [];
+    Merge = "merge" (2..=2) [];
+    Ok = "ok" (1..=1) [];
+    Err = "err" (1..=1) [];
+    IsOk = "is_ok" (1..=1) [];
+    IsErr = "is_err" (1..=1) [];
+}
+
+impl Builtin {
+    pub fn lookup(name: &str) -> Option<Builtin> {
+        Builtin::ALL.iter().copied().find(|b| b.name() == name)
+    }
+
+    /// Stages whose first argument is a stream and whose lambda argument is
+    /// a filter: a bare `x?` there is a presence test (§4.4).
+    pub fn takes_predicate(self) -> bool {
+        matches!(self, Builtin::Filter | Builtin::All | Builtin::Any)
+    }
+}
+
+/// The formats a source or file target reads and writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Json,
+}
+
+impl Format {
+    pub fn lookup(name: &str) -> Option<Format> {
+        match name {
+            "Json" => Some(Format::Json),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Json => "Json",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for b in Builtin::ALL {
+            assert_eq!(Builtin::lookup(b.name()), Some(*b));
+        }
+    }
+}

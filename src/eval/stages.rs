@@ -1,0 +1,634 @@
+//! Sources and stream stages (language.md §6, §6.1).
+//!
+//! Stages that pass records on (`validate`, `oks`, `map`, `filter`, …) return
+//! a new lazy `Stream` wrapping their input, so a pipeline holds one record
+//! at a time; stages that must see everything (`sort`, `count_by`, `report`)
+//! consume their input and return a value.
+
+use std::rc::Rc;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::ops::{self, sort_order};
+use super::{Interp, Item, Items, Origin, Result, RuntimeError, Stream};
+use crate::builtins::Builtin;
+use crate::json::{to_json, JsonSource};
+use crate::validate::{self, failure_rules, Uniques};
+use crate::value::{Record, Value};
+
+/// Run `b` if it is a source or a stream stage; `None` otherwise.
+pub fn call_stage(interp: &Rc<Interp>, b: Builtin, args: &[Value]) -> Result<Option<Value>> {
+    let input = args.first().cloned().unwrap_or(Value::Null);
+    let arg = args.get(1).cloned().unwrap_or(Value::Null);
+    let value = match b {
+        Builtin::File => descriptor("file", input),
+        Builtin::Stdin => descriptor("stdin", Value::Bool(true)),
+        Builtin::Source => source(interp, input, arg)?,
+        Builtin::Validate => validate_stage(interp, input, arg)?,
+        Builtin::Oks => filter_map(input, |item| oks(item))?,
+        Builtin::Errs => filter_map(input, |item| errs(item))?,
+        Builtin::Warnings => flat(input, warnings)?,
+        Builtin::Unwrap => lazy(input, |items| {
+            Box::new(items.map(|i| i.and_then(unwrap_item)))
+        }),
+        Builtin::Map => map(interp, input, arg),
+        Builtin::Filter => filter(interp, input, arg),
+        Builtin::FlatMap => flat_map(interp, input, arg),
+        Builtin::Take => take_skip(input, &arg, true)?,
+        Builtin::Skip => take_skip(input, &arg, false)?,
+        Builtin::Distinct => distinct(input),
+        Builtin::Report
+        | Builtin::Count
+        | Builtin::Sum
+        | Builtin::Min
+        | Builtin::Max
+        | Builtin::Avg
+        | Builtin::First
+        | Builtin::All
+        | Builtin::Any
+        | Builtin::Sort
+        | Builtin::SortBy
+        | Builtin::CountBy
+        | Builtin::GroupBy
+        | Builtin::Collect => consume(interp, b, input, arg)?,
+        _ => return Ok(None),
+    };
+    Ok(Some(value))
+}
+
+/// Stages that read their whole input and give one value.
+fn consume(interp: &Rc<Interp>, b: Builtin, input: Value, arg: Value) -> Result<Value> {
+    let items = || items(&input);
+    match b {
+        Builtin::Report => report(items()?),
+        Builtin::Count => items()?
+            .try_fold(0i64, |n, i| i.map(|_| n + 1))
+            .map(Value::Int),
+        Builtin::Sum => fold_numbers(items()?, Value::Int(0), |a, b| {
+            ops::binary(crate::ast::BinOp::Add, &a, &b)
+        }),
+        Builtin::Min => extreme(items()?, std::cmp::Ordering::Less),
+        Builtin::Max => extreme(items()?, std::cmp::Ordering::Greater),
+        Builtin::Avg => avg(items()?),
+        Builtin::First => Ok(items()?
+            .next()
+            .transpose()?
+            .map(|i| i.value)
+            .unwrap_or(Value::Null)),
+        Builtin::All => quantify(interp, items()?, &arg, false),
+        Builtin::Any => quantify(interp, items()?, &arg, true),
+        Builtin::Sort => sorted(collect(items()?)?, |_| Ok(None)),
+        Builtin::SortBy => sorted(collect(items()?)?, |v| {
+            interp.call(&arg, vec![v.clone()]).map(Some)
+        }),
+        Builtin::CountBy => count_by(interp, items()?, &arg),
+        Builtin::GroupBy => group_by(interp, items()?, &arg),
+        _ => Ok(Value::list(collect(items()?)?)),
+    }
+}
+
+/// The elements of a stream or a list.
+pub fn items(v: &Value) -> Result<Items> {
+    match v {
+        Value::Stream(s) => s.open(),
+        Value::List(list) => {
+            let list = list.clone();
+            Ok(Box::new((0..list.len()).map(move |i| {
+                Ok(Item {
+                    value: list[i].clone(),
+                    origin: None,
+                })
+            })))
+        }
+        other => Err(RuntimeError::new(
+            "hql::type",
+            format!("expected a stream or a list, found a {}", other.kind_name()),
+        )),
+    }
+}
+
+fn collect(items: Items) -> Result<Vec<Value>> {
+    items.map(|i| i.map(|i| i.value)).collect()
+}
+
+/// Streams (also inside lists and records) made into lists, for printing.
+pub fn force(v: Value) -> Result<Value> {
+    match v {
+        Value::Stream(s) => {
+            let values = collect(s.open()?)?;
+            Ok(Value::list(
+                values.into_iter().map(force).collect::<Result<_>>()?,
+            ))
+        }
+        Value::List(items) if items.iter().any(needs_force) => Ok(Value::list(
+            items.iter().cloned().map(force).collect::<Result<_>>()?,
+        )),
+        Value::Record(r) if r.values().any(needs_force) => {
+            let forced = r
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), force(v.clone())?)))
+                .collect::<Result<Record>>()?;
+            Ok(Value::record(forced))
+        }
+        v => Ok(v),
+    }
+}
+
+fn needs_force(v: &Value) -> bool {
+    match v {
+        Value::Stream(_) => true,
+        Value::List(items) => items.iter().any(needs_force),
+        Value::Record(r) => r.values().any(needs_force),
+        _ => false,
+    }
+}
+
+fn descriptor(key: &str, v: Value) -> Value {
+    let mut r = Record::default();
+    r.insert(key.into(), v);
+    Value::record(r)
+}
+
+fn lazy(input: Value, wrap: impl Fn(Items) -> Items + 'static) -> Value {
+    Value::Stream(Rc::new(Stream::new(move || Ok(wrap(items(&input)?)))))
+}
+
+// ------------------------------------------------------------------- sources
+
+fn source(interp: &Rc<Interp>, desc: Value, format: Value) -> Result<Value> {
+    if !matches!(format.as_str(), Some("Json")) {
+        return Err(
+            RuntimeError::new("hql::format", "this source format is not supported")
+                .with_help("read JSON with `source(file(path), Json)`"),
+        );
+    }
+    let (name, path) = match &desc {
+        Value::Record(r) if r.contains_key("stdin") => ("<stdin>".to_string(), None),
+        Value::Record(r) => match r.get("file").and_then(Value::as_str) {
+            Some(p) => (p.to_string(), Some(p.to_string())),
+            None => return Err(not_a_source(&desc)),
+        },
+        _ => return Err(not_a_source(&desc)),
+    };
+    let interp = interp.clone();
+    let name: Rc<str> = name.into();
+    Ok(Value::Stream(Rc::new(Stream::new(move || {
+        let reader = match &path {
+            Some(p) => interp.host.open_file(p).map_err(|e| {
+                RuntimeError::new("hql::io", format!("cannot read {p}: {e}"))
+                    .with_help("paths are relative to the directory `hql` runs in")
+            })?,
+            None => interp.take_stdin()?,
+        };
+        let name = name.clone();
+        Ok(Box::new(JsonSource::new(reader).map(move |d| {
+            let origin = Origin {
+                source: name.clone(),
+                line: d.line,
+            };
+            let value = match d.result {
+                Ok(v) => v,
+                Err(f) => validate::decode_failure(&origin, f.raw, f.message),
+            };
+            Ok(Item {
+                value,
+                origin: Some(origin),
+            })
+        })) as Items)
+    }))))
+}
+
+fn not_a_source(v: &Value) -> RuntimeError {
+    RuntimeError::new(
+        "hql::source",
+        format!("cannot read from {}", crate::print::to_hql(v)),
+    )
+    .with_help("write `source(file(\"path.jsonl\"), Json)` or `source(stdin(), Json)`")
+}
+
+// ---------------------------------------------------------------- validation
+
+fn validate_stage(interp: &Rc<Interp>, input: Value, ty: Value) -> Result<Value> {
+    let Value::Type(contract) = ty else {
+        return Err(
+            RuntimeError::new("hql::type", "`validate` takes a type name")
+                .with_help("write `validate(T)`"),
+        );
+    };
+    if !matches!(input, Value::Stream(_) | Value::List(_)) {
+        return validate::validate_value(interp, &contract, input, None, None);
+    }
+    let interp = interp.clone();
+    Ok(Value::Stream(Rc::new(Stream::new(move || {
+        let upstream = items(&input)?;
+        let interp = interp.clone();
+        let contract = contract.clone();
+        let mut uniques = Uniques::default();
+        Ok(Box::new(upstream.map(move |item| {
+            let item = item?;
+            let value = validate::validate_value(
+                &interp,
+                &contract,
+                item.value,
+                item.origin.as_ref(),
+                Some(&mut uniques),
+            )?;
+            Ok(Item {
+                value,
+                origin: item.origin,
+            })
+        })) as Items)
+    }))))
+}
+
+fn filter_map(input: Value, f: fn(Item) -> Option<Item>) -> Result<Value> {
+    Ok(lazy(input, move |items| {
+        Box::new(items.filter_map(move |i| i.map(f).transpose()))
+    }))
+}
+
+fn oks(item: Item) -> Option<Item> {
+    match &item.value {
+        Value::Ok(ok) => Some(Item {
+            value: ok.value.clone(),
+            origin: item.origin,
+        }),
+        Value::Err(_) => None,
+        _ => Some(item),
+    }
+}
+
+fn errs(item: Item) -> Option<Item> {
+    match &item.value {
+        Value::Err(e) => Some(Item {
+            value: (**e).clone(),
+            origin: item.origin,
+        }),
+        _ => None,
+    }
+}
+
+fn flat(input: Value, f: fn(Item) -> Vec<Item>) -> Result<Value> {
+    Ok(lazy(input, move |items| {
+        Box::new(items.flat_map(move |i| match i {
+            Ok(i) => f(i).into_iter().map(Ok).collect::<Vec<_>>(),
+            Err(e) => vec![Err(e)],
+        }))
+    }))
+}
+
+fn warnings(item: Item) -> Vec<Item> {
+    let Value::Ok(ok) = &item.value else {
+        return vec![];
+    };
+    let origin = item
+        .origin
+        .as_ref()
+        .map(Origin::to_value)
+        .unwrap_or(Value::Null);
+    ok.warnings
+        .iter()
+        .map(|w| {
+            let mut r = match w {
+                Value::Record(r) => (**r).clone(),
+                _ => Record::default(),
+            };
+            r.insert("origin".into(), origin.clone());
+            Item {
+                value: Value::record(r),
+                origin: item.origin.clone(),
+            }
+        })
+        .collect()
+}
+
+fn unwrap_item(item: Item) -> Result<Item> {
+    match &item.value {
+        Value::Ok(ok) => Ok(Item {
+            value: ok.value.clone(),
+            origin: item.origin,
+        }),
+        Value::Err(e) => {
+            let rules = failure_rules(e).join(", ");
+            let place = item
+                .origin
+                .as_ref()
+                .map(|o| format!(" ({}:{})", o.source, o.line))
+                .unwrap_or_default();
+            Err(
+                RuntimeError::new("hql::unwrap", format!("a record fails{place}: {rules}"))
+                    .with_help(
+                        "use `errs()` to see every failure, or `oks()` to keep only valid records",
+                    )
+                    .from_record(&item.origin),
+            )
+        }
+        _ => Ok(item),
+    }
+}
+
+fn report(items: Items) -> Result<Value> {
+    let (mut total, mut ok, mut err, mut warned) = (0i64, 0i64, 0i64, 0i64);
+    let mut by_rule: FxHashMap<(String, String), i64> = FxHashMap::default();
+    let mut count = |failures: &[Value]| {
+        for f in failures {
+            let field = |k: &str| match f {
+                Value::Record(r) => r.get(k).and_then(Value::as_str).unwrap_or("").to_string(),
+                _ => String::new(),
+            };
+            *by_rule.entry((field("rule"), field("kind"))).or_default() += 1;
+        }
+    };
+    for item in items {
+        total += 1;
+        match &item?.value {
+            Value::Ok(o) => {
+                ok += 1;
+                warned += i64::from(!o.warnings.is_empty());
+                count(&o.warnings);
+            }
+            Value::Err(e) => {
+                err += 1;
+                count(&validate::failures_of(e));
+            }
+            _ => ok += 1,
+        }
+    }
+    let mut rows: Vec<_> = by_rule.into_iter().collect();
+    rows.sort_by(|((r1, k1), c1), ((r2, k2), c2)| {
+        c2.cmp(c1).then_with(|| r1.cmp(r2)).then_with(|| k1.cmp(k2))
+    });
+    let rows = rows
+        .into_iter()
+        .map(|((rule, kind), count)| {
+            let mut r = Record::default();
+            r.insert("rule".into(), Value::str(rule));
+            r.insert("kind".into(), Value::str(kind));
+            r.insert("count".into(), Value::Int(count));
+            Value::record(r)
+        })
+        .collect();
+    let mut r = Record::default();
+    for (k, v) in [
+        ("total", total),
+        ("ok", ok),
+        ("err", err),
+        ("warned", warned),
+    ] {
+        r.insert(k.into(), Value::Int(v));
+    }
+    r.insert("by_rule".into(), Value::list(rows));
+    Ok(Value::record(r))
+}
+
+// ------------------------------------------------------------ general stages
+
+fn map(interp: &Rc<Interp>, input: Value, f: Value) -> Value {
+    let interp = interp.clone();
+    lazy(input, move |items| {
+        let (interp, f) = (interp.clone(), f.clone());
+        Box::new(items.map(move |i| {
+            let i = i?;
+            let value = interp
+                .call(&f, vec![i.value])
+                .map_err(|e| e.from_record(&i.origin))?;
+            Ok(Item {
+                value,
+                origin: None,
+            })
+        }))
+    })
+}
+
+fn predicate(interp: &Rc<Interp>, p: &Value, v: &Value) -> Result<bool> {
+    match interp.call(p, vec![v.clone()])? {
+        Value::Bool(b) => Ok(b),
+        Value::Absent | Value::Null => Ok(false),
+        other => Err(RuntimeError::new(
+            "hql::type",
+            format!(
+                "a predicate must return a Bool, not a {}",
+                other.kind_name()
+            ),
+        )),
+    }
+}
+
+fn filter(interp: &Rc<Interp>, input: Value, p: Value) -> Value {
+    let interp = interp.clone();
+    lazy(input, move |items| {
+        let (interp, p) = (interp.clone(), p.clone());
+        Box::new(items.filter_map(move |i| match i {
+            Ok(i) => match predicate(&interp, &p, &i.value) {
+                Ok(true) => Some(Ok(i)),
+                Ok(false) => None,
+                Err(e) => Some(Err(e.from_record(&i.origin))),
+            },
+            Err(e) => Some(Err(e)),
+        }))
+    })
+}
+
+fn flat_map(interp: &Rc<Interp>, input: Value, f: Value) -> Value {
+    let interp = interp.clone();
+    lazy(input, move |upstream| {
+        let (interp, f) = (interp.clone(), f.clone());
+        let mut inner: Option<Items> = None;
+        let mut upstream = upstream;
+        Box::new(std::iter::from_fn(move || loop {
+            if let Some(next) = inner.as_mut().and_then(Iterator::next) {
+                return Some(next.map(|i| Item {
+                    value: i.value,
+                    origin: None,
+                }));
+            }
+            let item = match upstream.next()? {
+                Ok(i) => i,
+                Err(e) => return Some(Err(e)),
+            };
+            match interp.call(&f, vec![item.value]).and_then(|v| items(&v)) {
+                Ok(it) => inner = Some(it),
+                Err(e) => return Some(Err(e.from_record(&item.origin))),
+            }
+        }))
+    })
+}
+
+fn take_skip(input: Value, n: &Value, take: bool) -> Result<Value> {
+    let n = match n {
+        Value::Int(n) if *n >= 0 => *n as usize,
+        other => {
+            return Err(RuntimeError::new(
+                "hql::type",
+                format!(
+                    "expected a count (an Int of 0 or more), found a {}",
+                    other.kind_name()
+                ),
+            ))
+        }
+    };
+    Ok(lazy(input, move |items| {
+        if take {
+            Box::new(items.take(n))
+        } else {
+            Box::new(items.skip(n))
+        }
+    }))
+}
+
+fn distinct(input: Value) -> Value {
+    lazy(input, |items| {
+        let mut seen = FxHashSet::default();
+        Box::new(items.filter(move |i| match i {
+            Ok(i) => seen.insert(identity_key(&i.value)),
+            Err(_) => true,
+        }))
+    })
+}
+
+/// A key under which equal values (`1 == 1.0`) collide.
+fn identity_key(v: &Value) -> String {
+    match v {
+        v if v.is_number() => ops::to_f64(v)
+            .map(|f| format!("n{f:?}"))
+            .unwrap_or_default(),
+        Value::Record(r) => {
+            let mut fields: Vec<_> = r
+                .iter()
+                .map(|(k, v)| format!("{k:?}:{}", identity_key(v)))
+                .collect();
+            fields.sort();
+            format!("r{{{}}}", fields.join(","))
+        }
+        Value::List(items) => format!(
+            "l[{}]",
+            items.iter().map(identity_key).collect::<Vec<_>>().join(",")
+        ),
+        other => to_json(other),
+    }
+}
+
+fn fold_numbers(
+    items: Items,
+    zero: Value,
+    add: impl Fn(Value, Value) -> Result<Value>,
+) -> Result<Value> {
+    let mut acc = zero;
+    for i in items {
+        let v = i?.value;
+        if !v.is_number() {
+            return Err(RuntimeError::new(
+                "hql::type",
+                format!("`sum` adds numbers, found a {}", v.kind_name()),
+            ));
+        }
+        acc = add(acc, v)?;
+    }
+    Ok(acc)
+}
+
+fn extreme(items: Items, want: std::cmp::Ordering) -> Result<Value> {
+    let mut best: Option<Value> = None;
+    for i in items {
+        let v = i?.value;
+        best = match best {
+            Some(b) => {
+                let ord = ops::compare(&v, &b).ok_or_else(|| {
+                    RuntimeError::new(
+                        "hql::type",
+                        format!(
+                            "cannot compare a {} with a {}",
+                            v.kind_name(),
+                            b.kind_name()
+                        ),
+                    )
+                })?;
+                Some(if ord == want { v } else { b })
+            }
+            None => Some(v),
+        };
+    }
+    Ok(best.unwrap_or(Value::Null))
+}
+
+fn avg(items: Items) -> Result<Value> {
+    let (mut sum, mut n) = (0.0, 0u64);
+    for i in items {
+        let v = i?.value;
+        sum += ops::to_f64(&v).ok_or_else(|| {
+            RuntimeError::new(
+                "hql::type",
+                format!("`avg` takes numbers, found a {}", v.kind_name()),
+            )
+        })?;
+        n += 1;
+    }
+    if n == 0 {
+        return Ok(Value::Null);
+    }
+    ops::finite(sum / n as f64)
+}
+
+fn quantify(interp: &Rc<Interp>, mut items: Items, p: &Value, any: bool) -> Result<Value> {
+    let found = items.try_fold(false, |found, i| -> Result<bool> {
+        Ok(found || predicate(interp, p, &i?.value)? == any)
+    })?;
+    Ok(Value::Bool(if any { found } else { !found }))
+}
+
+fn sorted(values: Vec<Value>, key: impl Fn(&Value) -> Result<Option<Value>>) -> Result<Value> {
+    let mut keyed = values
+        .into_iter()
+        .map(|v| Ok((key(&v)?.unwrap_or_else(|| v.clone()), v)))
+        .collect::<Result<Vec<_>>>()?;
+    keyed.sort_by(|a, b| sort_order(&a.0, &b.0));
+    Ok(Value::list(keyed.into_iter().map(|(_, v)| v).collect()))
+}
+
+/// Group values by `f(value)`, keys in order of first appearance.
+fn groups(interp: &Rc<Interp>, items: Items, f: &Value) -> Result<Vec<(Value, Vec<Value>)>> {
+    let mut index: FxHashMap<String, usize> = FxHashMap::default();
+    let mut groups: Vec<(Value, Vec<Value>)> = Vec::new();
+    for i in items {
+        let v = i?.value;
+        let key = interp.call(f, vec![v.clone()])?;
+        let slot = *index.entry(identity_key(&key)).or_insert_with(|| {
+            groups.push((key, Vec::new()));
+            groups.len() - 1
+        });
+        groups[slot].1.push(v);
+    }
+    Ok(groups)
+}
+
+fn pair(a: &str, x: Value, b: &str, y: Value) -> Value {
+    let mut r = Record::default();
+    r.insert(a.into(), x);
+    r.insert(b.into(), y);
+    Value::record(r)
+}
+
+fn count_by(interp: &Rc<Interp>, items: Items, f: &Value) -> Result<Value> {
+    let mut counted: Vec<(Value, i64)> = groups(interp, items, f)?
+        .into_iter()
+        .map(|(k, vs)| (k, vs.len() as i64))
+        .collect();
+    // A stable sort keeps ties in order of first appearance.
+    counted.sort_by(|a, b| b.1.cmp(&a.1));
+    Ok(Value::list(
+        counted
+            .into_iter()
+            .map(|(k, n)| pair("key", k, "count", Value::Int(n)))
+            .collect(),
+    ))
+}
+
+fn group_by(interp: &Rc<Interp>, items: Items, f: &Value) -> Result<Value> {
+    let grouped = groups(interp, items, f)?;
+    Ok(Value::list(
+        grouped
+            .into_iter()
+            .map(|(k, vs)| pair("key", k, "items", Value::list(vs)))
+            .collect(),
+    ))
+}

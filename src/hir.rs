@@ -1,0 +1,121 @@
+//! The checker's output: a program with every name resolved.
+//!
+//! Locals are (depth, slot) pairs into the evaluator's frame chain, globals
+//! are slots, builtins are enum values, contracts are compiled (`Contract`).
+//! Only this type reaches the evaluator.
+
+use std::rc::Rc;
+
+use regex::Regex;
+
+use crate::ast::{BinOp, Span};
+use crate::builtins::Builtin;
+use crate::contract::Contract;
+use crate::value::{Key, Value};
+
+/// A declared type, filled in once every declaration is compiled.
+pub type TypeCell = Rc<std::cell::OnceCell<Rc<Contract>>>;
+
+#[derive(Debug)]
+pub struct Program {
+    pub stmts: Vec<Stmt>,
+    /// How many global slots (`let`s and `fn`s) the program uses.
+    pub globals: usize,
+    /// Functions, stored into their global slots before the first statement.
+    pub functions: Vec<(u32, Rc<FnDef>)>,
+}
+
+#[derive(Debug)]
+pub enum Stmt {
+    Let { slot: u32, value: Expr },
+    Check(CheckStmt),
+    Expr(Expr),
+}
+
+#[derive(Debug)]
+pub struct CheckStmt {
+    pub label: String,
+    pub cond: Expr,
+    pub span: Span,
+}
+
+#[derive(Debug)]
+pub struct FnDef {
+    pub name: String,
+    pub params: usize,
+    pub body: Expr,
+}
+
+#[derive(Debug)]
+pub struct Lambda {
+    pub body: Expr,
+    /// A `filter`/`all`/`any` predicate: a bare `x?` body tests presence.
+    pub predicate: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Logic {
+    And,
+    Or,
+    Implies,
+}
+
+#[derive(Debug)]
+pub enum Expr {
+    Const(Value),
+    /// A frame `depth` levels up the chain, slot `slot` in it.
+    Local {
+        depth: u32,
+        slot: u32,
+    },
+    Global(u32, Span),
+    List(Vec<Expr>),
+    Record(Vec<(Key, Expr)>),
+    /// `e.name`; `soft` (written `e.name?`) yields absent instead of failing.
+    Field {
+        target: Box<Expr>,
+        name: Key,
+        soft: bool,
+        span: Span,
+    },
+    Index {
+        target: Box<Expr>,
+        index: Box<Expr>,
+        soft: bool,
+        span: Span,
+    },
+    /// `e?` on anything but a field read: absent when `e` is null.
+    Soft(Box<Expr>),
+    /// `e?` standing as a condition: is `e` present and not null?
+    Presence(Box<Expr>),
+    Call {
+        func: Box<Expr>,
+        args: Vec<Expr>,
+        span: Span,
+    },
+    Builtin {
+        builtin: Builtin,
+        args: Vec<Expr>,
+        span: Span,
+    },
+    /// `matches(s, r"…")` with the pattern compiled when checked.
+    Matches {
+        subject: Box<Expr>,
+        regex: Rc<Regex>,
+        span: Span,
+    },
+    Not(Box<Expr>, Span),
+    Neg(Box<Expr>, Span),
+    Logic(Logic, Box<Expr>, Box<Expr>, Span),
+    Binary(BinOp, Box<Expr>, Box<Expr>, Span),
+    Lambda(Rc<Lambda>),
+    If(Box<Expr>, Box<Expr>, Box<Expr>, Span),
+    /// A declared type used as a value (`validate(T)`).
+    Type(TypeCell),
+    /// `T { … }`: build and check at once.
+    Construct {
+        cell: TypeCell,
+        fields: Vec<(Key, Expr)>,
+        span: Span,
+    },
+}

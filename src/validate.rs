@@ -1,0 +1,635 @@
+//! Validating one value against a compiled contract (language.md §4.8) and
+//! building failure records exactly as §4.9 fixes them.
+//!
+//! Input: a `Contract`, a value and its origin. Output: `ok(value)` carrying
+//! its warnings, or `err(failure record)` with every failure collected.
+
+use std::rc::Rc;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::contract::*;
+use crate::eval::{push_frame, Interp, Origin, Result};
+use crate::value::{Key, Okay, Record, Value};
+
+/// One broken check, before it becomes a record.
+struct Failure {
+    rule: Rc<str>,
+    kind: &'static str,
+    path: Option<String>,
+    fields: Vec<Key>,
+    message: String,
+}
+
+/// Keys claimed so far in one pass of a stream, per unique key.
+#[derive(Default)]
+pub struct Uniques {
+    seen: FxHashMap<Rc<str>, FxHashSet<String>>,
+}
+
+/// Validate `value` against `c`: `ok` (with warnings) or `err` (§4.8).
+/// `ok(v)` validates `v`; an `err` passes through unchanged.
+pub fn validate_value(
+    interp: &Rc<Interp>,
+    c: &Rc<Contract>,
+    value: Value,
+    origin: Option<&Origin>,
+    uniques: Option<&mut Uniques>,
+) -> Result<Value> {
+    let value = match value {
+        Value::Ok(ok) => ok.value.clone(),
+        err @ Value::Err(_) => return Ok(err),
+        v => v,
+    };
+    let mut run = Run {
+        interp,
+        failures: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let checked = match &c.shape {
+        Shape::Record { kind, record } => run.top_record(c, *kind, record, &value, uniques)?,
+        Shape::Refined { .. } => {
+            run.named(c, &value, None, &Key::from(""))?;
+            value.clone()
+        }
+    };
+    if run.failures.is_empty() {
+        let warnings = run
+            .warnings
+            .into_iter()
+            .map(|w| failure_value(w, "warning"))
+            .collect();
+        return Ok(Value::Ok(Rc::new(Okay {
+            value: checked,
+            warnings,
+        })));
+    }
+    Ok(Value::err(failure_record(c, origin, value, run.failures)))
+}
+
+struct Run<'a> {
+    interp: &'a Rc<Interp>,
+    failures: Vec<Failure>,
+    warnings: Vec<Failure>,
+}
+
+fn join_path(prefix: Option<&str>, field: &str) -> String {
+    match prefix {
+        Some(p) if !p.is_empty() => format!("{p}.{field}"),
+        _ => field.to_string(),
+    }
+}
+
+impl Run<'_> {
+    fn top_record(
+        &mut self,
+        c: &Contract,
+        _kind: Kind,
+        shape: &RecordShape,
+        value: &Value,
+        uniques: Option<&mut Uniques>,
+    ) -> Result<Value> {
+        let Value::Record(_) = value else {
+            self.failures.push(Failure {
+                rule: format!("{}.not_record", c.name).into(),
+                kind: "not_record",
+                path: None,
+                fields: vec![],
+                message: format!("{} expects a record, not a {}", c.name, value.kind_name()),
+            });
+            return Ok(value.clone());
+        };
+        let (filled, slots) = self.record(&c.name, shape, value, None)?;
+        if self.failures.is_empty() {
+            if let Some(u) = uniques {
+                self.uniques(&c.name, shape, &slots, u);
+            }
+        }
+        if self.failures.is_empty() {
+            self.rules(&shape.warns, &filled, &slots, &[], None, true)?;
+        }
+        Ok(filled)
+    }
+
+    /// Steps 2–5 for a record: defaults, fields, extras, require rules.
+    /// Returns the record with defaults and the rule frame's slots.
+    fn record(
+        &mut self,
+        owner: &str,
+        shape: &RecordShape,
+        value: &Value,
+        path: Option<&str>,
+    ) -> Result<(Value, Vec<Value>)> {
+        let filled = self.fill_defaults(shape, value)?;
+        let Value::Record(r) = &filled else {
+            return Ok((filled, vec![]));
+        };
+        let before = self.failures.len();
+        let mut failed = vec![false; shape.fields.len()];
+        let mut slots = Vec::with_capacity(shape.fields.len() + 1);
+        slots.push(filled.clone());
+        for (i, field) in shape.fields.iter().enumerate() {
+            let mark = self.failures.len();
+            let v = r.get(&field.name);
+            self.field(field, v, path)?;
+            failed[i] = self.failures.len() > mark;
+            slots.push(v.cloned().unwrap_or(Value::Absent));
+        }
+        if !shape.open {
+            self.extras(owner, shape, r, path);
+        }
+        let _ = before;
+        self.rules(&shape.rules, &filled, &slots, &failed, path, false)?;
+        Ok((filled, slots))
+    }
+
+    fn fill_defaults(&mut self, shape: &RecordShape, value: &Value) -> Result<Value> {
+        let Value::Record(r) = value else {
+            return Ok(value.clone());
+        };
+        let absent = |f: &&FieldSpec| f.default.is_some() && !r.contains_key(&f.name);
+        if !shape.fields.iter().any(|f| absent(&f)) {
+            return Ok(value.clone());
+        }
+        let mut filled = (**r).clone();
+        for f in shape.fields.iter().filter(absent) {
+            if let Some(d) = &f.default {
+                filled.insert(f.name.clone(), self.interp.eval(d, &None)?.stored());
+            }
+        }
+        Ok(Value::record(filled))
+    }
+
+    /// Step 3 for one field: missing, null, type, then its checks.
+    fn field(&mut self, f: &FieldSpec, v: Option<&Value>, prefix: Option<&str>) -> Result<()> {
+        let path = join_path(prefix, &f.name);
+        match v {
+            None if f.optional => {}
+            None => self.fail(
+                &f.ids.missing,
+                "missing",
+                &path,
+                &f.name,
+                format!("required field {path} ({}) is missing", f.ty.describe()),
+            ),
+            Some(Value::Null) if f.ty.admits_null() => {}
+            Some(Value::Null) => self.fail(
+                &f.ids.null,
+                "null",
+                &path,
+                &f.name,
+                format!("field {path} is null; expected {}", f.ty.describe()),
+            ),
+            Some(v) => {
+                let mark = self.failures.len();
+                self.value(&f.ty, v, &path, &f.ids, &f.name)?;
+                if self.failures.len() == mark {
+                    self.checks(f, v, &path)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn fail(
+        &mut self,
+        rule: &Rc<str>,
+        kind: &'static str,
+        path: &str,
+        field: &Key,
+        message: String,
+    ) {
+        self.failures.push(Failure {
+            rule: rule.clone(),
+            kind,
+            path: Some(path.to_string()),
+            fields: vec![field.clone()],
+            message,
+        });
+    }
+
+    /// Does `v` have type `spec`? Type failures name `ids.type_`.
+    fn value(
+        &mut self,
+        spec: &TypeSpec,
+        v: &Value,
+        path: &str,
+        ids: &FieldIds,
+        field: &Key,
+    ) -> Result<()> {
+        let type_failure = |run: &mut Self| {
+            run.fail(
+                &ids.type_,
+                "type",
+                path,
+                field,
+                format!("field {path} must be {}", spec.describe()),
+            );
+        };
+        match spec {
+            TypeSpec::List(elem) => match v {
+                Value::List(items) => {
+                    for (i, item) in items.iter().enumerate() {
+                        self.element(elem, item, &format!("{path}[{i}]"), ids, field)?;
+                    }
+                }
+                _ => type_failure(self),
+            },
+            TypeSpec::Map(elem) => match v {
+                Value::Record(r) => {
+                    for (k, item) in r.iter() {
+                        self.element(elem, item, &join_path(Some(path), k), ids, field)?;
+                    }
+                }
+                _ => type_failure(self),
+            },
+            TypeSpec::Record(shape) => match v {
+                Value::Record(_) => {
+                    let owner = ids
+                        .type_
+                        .strip_suffix(".type")
+                        .unwrap_or(&ids.type_)
+                        .to_string();
+                    self.record(&owner, shape, v, Some(path))?;
+                }
+                _ => type_failure(self),
+            },
+            TypeSpec::Named(cell) => match cell.get() {
+                Some(c) => {
+                    if c.record().is_some() && !matches!(v, Value::Record(_)) {
+                        type_failure(self);
+                    } else {
+                        self.named(c, v, Some(path), field)?;
+                    }
+                }
+                None => {}
+            },
+            TypeSpec::Union(members) => match members.iter().find(|m| type_matches(m, v)) {
+                Some(m) => self.value(m, v, path, ids, field)?,
+                None => type_failure(self),
+            },
+            _ if type_matches(spec, v) => {}
+            _ => type_failure(self),
+        }
+        Ok(())
+    }
+
+    /// A list element or map value: null is a type failure unless admitted.
+    fn element(
+        &mut self,
+        spec: &TypeSpec,
+        v: &Value,
+        path: &str,
+        ids: &FieldIds,
+        field: &Key,
+    ) -> Result<()> {
+        self.value(spec, v, path, ids, field)
+    }
+
+    /// A value of a declared type: its own fields and rules, or its
+    /// refinement's base and rules.
+    fn named(&mut self, c: &Contract, v: &Value, path: Option<&str>, field: &Key) -> Result<()> {
+        match &c.shape {
+            Shape::Record { record, .. } => {
+                let (filled, slots) = self.record(&c.name, record, v, path)?;
+                if self.failures.is_empty() {
+                    self.rules(&record.warns, &filled, &slots, &[], path, true)?;
+                }
+            }
+            Shape::Refined { base, rules } => {
+                let ids = FieldIds::new(&c.name);
+                let mark = self.failures.len();
+                let shown = path.unwrap_or("value");
+                if matches!(
+                    base,
+                    TypeSpec::Named(_)
+                        | TypeSpec::Union(_)
+                        | TypeSpec::List(_)
+                        | TypeSpec::Map(_)
+                        | TypeSpec::Record(_)
+                ) {
+                    self.value(base, v, shown, &ids, field)?;
+                } else if !type_matches(base, v) {
+                    self.failures.push(Failure {
+                        rule: ids.type_.clone(),
+                        kind: "type",
+                        path: path.map(str::to_string),
+                        fields: field_list(field),
+                        message: format!("{shown} must be {} ({})", c.name, base.describe()),
+                    });
+                }
+                if self.failures.len() == mark {
+                    let slots = vec![v.clone()];
+                    let reads = field_list(field);
+                    self.refinement_rules(rules, &slots, path, &reads)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn refinement_rules(
+        &mut self,
+        rules: &[RuleSpec],
+        slots: &[Value],
+        path: Option<&str>,
+        fields: &[Key],
+    ) -> Result<()> {
+        for rule in rules {
+            let outcome = self.rule_outcome(rule, slots.to_vec());
+            if let Some((kind, message)) = outcome {
+                let target = if rule.severity == crate::ast::Severity::Warn {
+                    &mut self.warnings
+                } else {
+                    &mut self.failures
+                };
+                target.push(Failure {
+                    rule: rule.id.clone(),
+                    kind,
+                    path: path.map(str::to_string),
+                    fields: fields.to_vec(),
+                    message,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Evaluate a rule in a frame: None when it holds, else (kind, message).
+    fn rule_outcome(
+        &mut self,
+        rule: &RuleSpec,
+        slots: Vec<Value>,
+    ) -> Option<(&'static str, String)> {
+        let env = push_frame(&None, slots);
+        let warn = rule.severity == crate::ast::Severity::Warn;
+        let broken = || {
+            rule.message
+                .clone()
+                .unwrap_or_else(|| format!("rule {} does not hold", rule.id))
+        };
+        match self.interp.eval(&rule.cond, &env) {
+            Ok(Value::Bool(true)) | Ok(Value::Absent) => None,
+            Ok(Value::Bool(false)) => Some((if warn { "warn" } else { "require" }, broken())),
+            Ok(other) => Some((
+                "eval",
+                format!("rule {} gave a {}, not a Bool", rule.id, other.kind_name()),
+            )),
+            Err(e) => Some((
+                "eval",
+                format!("rule {} could not be evaluated: {}", rule.id, e.message),
+            )),
+        }
+    }
+
+    /// Steps 5 and 7: rules over the whole record, skipping those that read
+    /// a field which already failed.
+    fn rules(
+        &mut self,
+        rules: &[RuleSpec],
+        _record: &Value,
+        slots: &[Value],
+        failed: &[bool],
+        path: Option<&str>,
+        _warn: bool,
+    ) -> Result<()> {
+        for rule in rules {
+            if rule
+                .slots
+                .iter()
+                .any(|&s| failed.get(s as usize).copied().unwrap_or(false))
+            {
+                continue;
+            }
+            if let Some((kind, message)) = self.rule_outcome(rule, slots.to_vec()) {
+                let failure = Failure {
+                    rule: rule.id.clone(),
+                    kind,
+                    path: path.map(str::to_string),
+                    fields: rule.fields.clone(),
+                    message,
+                };
+                if rule.severity == crate::ast::Severity::Warn {
+                    self.warnings.push(failure);
+                } else {
+                    self.failures.push(failure);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `validate field with f`: skipped when the field is absent or null.
+    fn checks(&mut self, f: &FieldSpec, v: &Value, path: &str) -> Result<()> {
+        if matches!(v, Value::Null) {
+            return Ok(());
+        }
+        for check in &f.checks {
+            let func = self.interp.eval(&check.func, &None)?;
+            let (kind, message) = match self.interp.call(&func, vec![v.clone()]) {
+                Ok(Value::Bool(true)) => continue,
+                Ok(_) => (
+                    "check",
+                    format!("field {path} fails check {}", check.func_name),
+                ),
+                Err(e) => (
+                    "eval",
+                    format!(
+                        "check {} on field {path} could not run: {}",
+                        check.func_name, e.message
+                    ),
+                ),
+            };
+            self.failures.push(Failure {
+                rule: check.id.clone(),
+                kind,
+                path: Some(path.to_string()),
+                fields: vec![f.name.clone()],
+                message,
+            });
+        }
+        Ok(())
+    }
+
+    fn extras(&mut self, owner: &str, shape: &RecordShape, r: &Record, prefix: Option<&str>) {
+        for key in r.keys().filter(|k| !shape.index.contains_key(*k)) {
+            let path = join_path(prefix, key);
+            self.failures.push(Failure {
+                rule: format!("{owner}.{key}.extra").into(),
+                kind: "extra",
+                path: Some(path.clone()),
+                fields: vec![key.clone()],
+                message: format!("field {path} is not declared in {owner}"),
+            });
+        }
+    }
+
+    fn uniques(&mut self, owner: &str, shape: &RecordShape, slots: &[Value], state: &mut Uniques) {
+        for u in &shape.uniques {
+            let values: Vec<&Value> = u.slots.iter().map(|&s| &slots[s as usize + 1]).collect();
+            if values
+                .iter()
+                .any(|v| matches!(v, Value::Null | Value::Absent))
+            {
+                continue;
+            }
+            let key = values
+                .iter()
+                .map(|v| crate::json::to_json(v))
+                .collect::<Vec<_>>()
+                .join("\u{1f}");
+            if state.seen.entry(u.id.clone()).or_default().insert(key) {
+                continue;
+            }
+            let fields: Vec<Key> = u
+                .slots
+                .iter()
+                .map(|&s| shape.fields[s as usize].name.clone())
+                .collect();
+            let names = fields.iter().map(|f| &**f).collect::<Vec<_>>().join(", ");
+            self.failures.push(Failure {
+                rule: u.id.clone(),
+                kind: "unique",
+                path: None,
+                fields,
+                message: format!(
+                    "the key ({names}) of {owner} was already taken by an earlier record"
+                ),
+            });
+        }
+    }
+}
+
+fn field_list(field: &Key) -> Vec<Key> {
+    if field.is_empty() {
+        vec![]
+    } else {
+        vec![field.clone()]
+    }
+}
+
+/// Structural match only (no rules): for defaults and union members.
+pub fn type_matches(spec: &TypeSpec, v: &Value) -> bool {
+    match spec {
+        TypeSpec::Any => true,
+        TypeSpec::Null => matches!(v, Value::Null),
+        TypeSpec::Bool => matches!(v, Value::Bool(_)),
+        TypeSpec::Int => v.is_int(),
+        TypeSpec::Float => v.is_number(),
+        TypeSpec::String => matches!(v, Value::Str(_)),
+        TypeSpec::List(t) => {
+            matches!(v, Value::List(items) if items.iter().all(|i| type_matches(t, i)))
+        }
+        TypeSpec::Map(t) => matches!(v, Value::Record(r) if r.values().all(|i| type_matches(t, i))),
+        TypeSpec::Record(shape) => record_matches(shape, v),
+        TypeSpec::Union(ms) => ms.iter().any(|m| type_matches(m, v)),
+        TypeSpec::Literal(l) => crate::eval::equal(l, v),
+        TypeSpec::Named(cell) => match cell.get().map(|c| &c.shape) {
+            Some(Shape::Record { record, .. }) => record_matches(record, v),
+            Some(Shape::Refined { base, .. }) => type_matches(base, v),
+            None => true,
+        },
+    }
+}
+
+fn record_matches(shape: &RecordShape, v: &Value) -> bool {
+    let Value::Record(r) = v else { return false };
+    let fields_ok = shape.fields.iter().all(|f| match r.get(&f.name) {
+        None => f.optional || f.default.is_some(),
+        Some(v) => type_matches(&f.ty, v),
+    });
+    fields_ok && (shape.open || r.keys().all(|k| shape.index.contains_key(k)))
+}
+
+// ---------------------------------------------------------- failure records
+
+fn failure_value(f: Failure, severity: &str) -> Value {
+    let mut r = Record::default();
+    r.insert("rule".into(), Value::str(&*f.rule));
+    r.insert("kind".into(), Value::str(f.kind));
+    r.insert("path".into(), f.path.map(Value::str).unwrap_or(Value::Null));
+    r.insert(
+        "fields".into(),
+        Value::list(f.fields.iter().map(|k| Value::str(&**k)).collect()),
+    );
+    r.insert("severity".into(), Value::str(severity));
+    r.insert("message".into(), Value::str(f.message));
+    Value::record(r)
+}
+
+fn envelope(
+    ty: Value,
+    version: Value,
+    origin: Option<&Origin>,
+    input: Value,
+    failures: Vec<Value>,
+) -> Value {
+    let mut r = Record::default();
+    r.insert("type".into(), ty);
+    r.insert("version".into(), version);
+    r.insert(
+        "origin".into(),
+        origin.map(Origin::to_value).unwrap_or(Value::Null),
+    );
+    r.insert("input".into(), input);
+    r.insert("failures".into(), Value::list(failures));
+    Value::record(r)
+}
+
+fn failure_record(
+    c: &Contract,
+    origin: Option<&Origin>,
+    input: Value,
+    failures: Vec<Failure>,
+) -> Value {
+    let version = c.version.as_deref().map(Value::str).unwrap_or(Value::Null);
+    let failures = failures
+        .into_iter()
+        .map(|f| failure_value(f, "error"))
+        .collect();
+    envelope(Value::str(&c.name), version, origin, input, failures)
+}
+
+/// The `err` a source yields for a line that does not decode (§4.9).
+pub fn decode_failure(origin: &Origin, raw: String, message: String) -> Value {
+    let failure = Failure {
+        rule: "decode".into(),
+        kind: "decode",
+        path: None,
+        fields: vec![],
+        message: format!("line {} is not valid JSON: {message}", origin.line),
+    };
+    Value::err(envelope(
+        Value::Null,
+        Value::Null,
+        Some(origin),
+        Value::str(raw),
+        vec![failure_value(failure, "error")],
+    ))
+}
+
+/// The `failures` list of a failure record.
+pub fn failures_of(record: &Value) -> Vec<Value> {
+    match record {
+        Value::Record(r) => match r.get("failures") {
+            Some(Value::List(items)) => items.to_vec(),
+            _ => vec![],
+        },
+        _ => vec![],
+    }
+}
+
+/// The rule identities of a failure record, in order.
+pub fn failure_rules(record: &Value) -> Vec<String> {
+    failures_of(record)
+        .iter()
+        .filter_map(|f| match f {
+            Value::Record(r) => r.get("rule").and_then(Value::as_str).map(str::to_string),
+            _ => None,
+        })
+        .collect()
+}
+
+pub fn first_rule(record: &Value) -> Option<String> {
+    failure_rules(record).into_iter().next()
+}
