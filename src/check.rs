@@ -1077,7 +1077,7 @@ impl Checker {
                 span: span.clone(),
             };
         };
-        if self.lookup_local(name).is_none() && self.globals.get(name).is_none() {
+        if self.lookup_local(name).is_none() && !self.globals.contains_key(name) {
             if let Some(b) = Builtin::lookup(name) {
                 return self.call_builtin(b, args, piped, span);
             }
@@ -1183,7 +1183,7 @@ impl Checker {
         let (min, max) = b.arity();
         self.check_arity(b.name(), min, max, positional, span);
         if b == Builtin::Validate {
-            if let Some(ty_arg) = args.first() {
+            if let Some(ty_arg) = args.last() {
                 self.check_type_arg(ty_arg);
             }
         }
@@ -1201,18 +1201,17 @@ impl Checker {
     }
 
     fn check_type_arg(&mut self, arg: &ast::Arg) {
-        if let ExprKind::Name(n) = &arg.value.kind {
-            if !self.types.contains_key(n)
-                && self.lookup_local(n).is_none()
-                && !self.globals.contains_key(n)
-            {
-                if Builtin::lookup(n).is_some()
-                    || Format::lookup(n).is_some()
-                    || SCALARS.contains(&n.as_str())
-                {
-                    self.not_a_type(n, &arg.value.span);
-                }
-            }
+        let ExprKind::Name(n) = &arg.value.kind else {
+            return;
+        };
+        let declared = self.types.contains_key(n)
+            || self.lookup_local(n).is_some()
+            || self.globals.contains_key(n);
+        let other = Builtin::lookup(n).is_some()
+            || Format::lookup(n).is_some()
+            || SCALARS.contains(&n.as_str());
+        if !declared && other {
+            self.not_a_type(n, &arg.value.span);
         }
     }
 

@@ -87,6 +87,20 @@ pub enum Shape {
 }
 
 impl Contract {
+    /// A type that is another name for `base`, with no rules.
+    pub fn alias(name: &str, base: TypeSpec) -> Contract {
+        Contract {
+            name: name.to_string(),
+            version: None,
+            owner: None,
+            doc: None,
+            shape: Shape::Refined {
+                base,
+                rules: vec![],
+            },
+        }
+    }
+
     pub fn record(&self) -> Option<&RecordShape> {
         match &self.shape {
             Shape::Record { record, .. } => Some(record),

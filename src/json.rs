@@ -1485,27 +1485,30 @@ mod tests {
     #[test]
     fn results_functions_and_types_encode() {
         use crate::contract::Contract;
-        use crate::eval::Function;
         let mut record = Record::default();
         record.insert(
             Rc::from("f"),
-            Value::Func(Rc::new(Function {
-                name: Some("g".into()),
-            })),
+            Value::Func(Rc::new(crate::eval::test_fn("g"))),
         );
-        record.insert(Rc::from("l"), Value::Func(Rc::new(Function { name: None })));
+        record.insert(
+            Rc::from("l"),
+            Value::Func(Rc::new(crate::eval::test_fn(""))),
+        );
         record.insert(
             Rc::from("t"),
-            Value::Type(Rc::new(Contract {
-                name: "Order".into(),
-            })),
+            Value::Type(Rc::new(Contract::alias(
+                "Order",
+                crate::contract::TypeSpec::Any,
+            ))),
         );
         record.insert(Rc::from("a"), Value::Absent);
         record.insert(Rc::from("x"), Value::Float(1e16));
         let v = Value::list(vec![
             Value::ok(Value::record(record)),
             Value::err(Value::str("bad")),
-            Value::Stream(Rc::new(crate::eval::Stream)),
+            Value::Stream(Rc::new(crate::eval::Stream::new(|| {
+                Ok(Box::new(std::iter::empty()))
+            }))),
         ]);
         assert_eq!(
             to_json(&v),

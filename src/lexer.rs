@@ -176,10 +176,7 @@ fn lex_string(lex: &mut logos::Lexer<Token>) -> Result<StrLit, LexErrorKind> {
                 return Ok(StrLit { value, text });
             }
             '\\' => {
-                let escaped = read_escape(&mut chars).map_err(|e| {
-                    lex.bump(i + 1);
-                    e
-                })?;
+                let escaped = read_escape(&mut chars).inspect_err(|_| lex.bump(i + 1))?;
                 value.push(escaped);
             }
             '\n' => break,

@@ -93,7 +93,9 @@ fn statements(tokens: Vec<Spanned>) -> Vec<Vec<Spanned>> {
             Token::RParen | Token::RBracket | Token::RBrace => depth = depth.saturating_sub(1),
             _ => {}
         }
-        chunks.last_mut().map(|c| c.push(tok));
+        if let Some(c) = chunks.last_mut() {
+            c.push(tok);
+        }
     }
     chunks.retain(|c| !c.is_empty());
     chunks

@@ -91,7 +91,7 @@ mod tests {
 
     use super::*;
     use crate::contract::Contract;
-    use crate::eval::{Function, Stream};
+    use crate::eval::Stream;
 
     fn record(fields: &[(&str, Value)]) -> Value {
         let mut record = Record::default();
@@ -171,20 +171,19 @@ mod tests {
 
     #[test]
     fn results_types_functions_and_streams_print() {
-        let named = Value::Func(Rc::new(Function {
-            name: Some("total".into()),
-        }));
-        let lambda = Value::Func(Rc::new(Function { name: None }));
-        let order = Value::Type(Rc::new(Contract {
-            name: "Order".into(),
-        }));
+        let named = Value::Func(Rc::new(crate::eval::test_fn("total")));
+        let lambda = Value::Func(Rc::new(crate::eval::test_fn("")));
+        let order = Value::Type(Rc::new(Contract::alias(
+            "Order",
+            crate::contract::TypeSpec::Any,
+        )));
         let v = Value::list(vec![
             Value::ok(record(&[("a", Value::Int(1))])),
             Value::err(Value::str("bad")),
             named,
             lambda,
             order,
-            Value::Stream(Rc::new(Stream)),
+            Value::Stream(Rc::new(Stream::new(|| Ok(Box::new(std::iter::empty()))))),
         ]);
         assert_eq!(
             to_hql(&v),

@@ -47,7 +47,7 @@ pub fn validate_value(
         warnings: Vec::new(),
     };
     let checked = match &c.shape {
-        Shape::Record { kind, record } => run.top_record(c, *kind, record, &value, uniques)?,
+        Shape::Record { record, .. } => run.top_record(c, record, &value, uniques)?,
         Shape::Refined { .. } => {
             run.named(c, &value, None, &Key::from(""))?;
             value.clone()
@@ -84,7 +84,6 @@ impl Run<'_> {
     fn top_record(
         &mut self,
         c: &Contract,
-        _kind: Kind,
         shape: &RecordShape,
         value: &Value,
         uniques: Option<&mut Uniques>,
@@ -106,7 +105,7 @@ impl Run<'_> {
             }
         }
         if self.failures.is_empty() {
-            self.rules(&shape.warns, &filled, &slots, &[], None, true)?;
+            self.rules(&shape.warns, &slots, &[], None, None);
         }
         Ok(filled)
     }
@@ -124,7 +123,6 @@ impl Run<'_> {
         let Value::Record(r) = &filled else {
             return Ok((filled, vec![]));
         };
-        let before = self.failures.len();
         let mut failed = vec![false; shape.fields.len()];
         let mut slots = Vec::with_capacity(shape.fields.len() + 1);
         slots.push(filled.clone());
@@ -138,8 +136,7 @@ impl Run<'_> {
         if !shape.open {
             self.extras(owner, shape, r, path);
         }
-        let _ = before;
-        self.rules(&shape.rules, &filled, &slots, &failed, path, false)?;
+        self.rules(&shape.rules, &slots, &failed, path, None);
         Ok((filled, slots))
     }
 
@@ -230,7 +227,7 @@ impl Run<'_> {
             TypeSpec::List(elem) => match v {
                 Value::List(items) => {
                     for (i, item) in items.iter().enumerate() {
-                        self.element(elem, item, &format!("{path}[{i}]"), ids, field)?;
+                        self.value(elem, item, &format!("{path}[{i}]"), ids, field)?;
                     }
                 }
                 _ => type_failure(self),
@@ -238,7 +235,7 @@ impl Run<'_> {
             TypeSpec::Map(elem) => match v {
                 Value::Record(r) => {
                     for (k, item) in r.iter() {
-                        self.element(elem, item, &join_path(Some(path), k), ids, field)?;
+                        self.value(elem, item, &join_path(Some(path), k), ids, field)?;
                     }
                 }
                 _ => type_failure(self),
@@ -254,16 +251,15 @@ impl Run<'_> {
                 }
                 _ => type_failure(self),
             },
-            TypeSpec::Named(cell) => match cell.get() {
-                Some(c) => {
+            TypeSpec::Named(cell) => {
+                if let Some(c) = cell.get() {
                     if c.record().is_some() && !matches!(v, Value::Record(_)) {
                         type_failure(self);
                     } else {
                         self.named(c, v, Some(path), field)?;
                     }
                 }
-                None => {}
-            },
+            }
             TypeSpec::Union(members) => match members.iter().find(|m| type_matches(m, v)) {
                 Some(m) => self.value(m, v, path, ids, field)?,
                 None => type_failure(self),
@@ -274,26 +270,14 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// A list element or map value: null is a type failure unless admitted.
-    fn element(
-        &mut self,
-        spec: &TypeSpec,
-        v: &Value,
-        path: &str,
-        ids: &FieldIds,
-        field: &Key,
-    ) -> Result<()> {
-        self.value(spec, v, path, ids, field)
-    }
-
     /// A value of a declared type: its own fields and rules, or its
     /// refinement's base and rules.
     fn named(&mut self, c: &Contract, v: &Value, path: Option<&str>, field: &Key) -> Result<()> {
         match &c.shape {
             Shape::Record { record, .. } => {
-                let (filled, slots) = self.record(&c.name, record, v, path)?;
+                let (_, slots) = self.record(&c.name, record, v, path)?;
                 if self.failures.is_empty() {
-                    self.rules(&record.warns, &filled, &slots, &[], path, true)?;
+                    self.rules(&record.warns, &slots, &[], path, None);
                 }
             }
             Shape::Refined { base, rules } => {
@@ -319,37 +303,14 @@ impl Run<'_> {
                     });
                 }
                 if self.failures.len() == mark {
-                    let slots = vec![v.clone()];
-                    let reads = field_list(field);
-                    self.refinement_rules(rules, &slots, path, &reads)?;
+                    self.rules(
+                        rules,
+                        std::slice::from_ref(v),
+                        &[],
+                        path,
+                        Some(&field_list(field)),
+                    );
                 }
-            }
-        }
-        Ok(())
-    }
-
-    fn refinement_rules(
-        &mut self,
-        rules: &[RuleSpec],
-        slots: &[Value],
-        path: Option<&str>,
-        fields: &[Key],
-    ) -> Result<()> {
-        for rule in rules {
-            let outcome = self.rule_outcome(rule, slots.to_vec());
-            if let Some((kind, message)) = outcome {
-                let target = if rule.severity == crate::ast::Severity::Warn {
-                    &mut self.warnings
-                } else {
-                    &mut self.failures
-                };
-                target.push(Failure {
-                    rule: rule.id.clone(),
-                    kind,
-                    path: path.map(str::to_string),
-                    fields: fields.to_vec(),
-                    message,
-                });
             }
         }
         Ok(())
@@ -383,16 +344,15 @@ impl Run<'_> {
     }
 
     /// Steps 5 and 7: rules over the whole record, skipping those that read
-    /// a field which already failed.
+    /// a field which already failed. A refinement's rules name `fields`.
     fn rules(
         &mut self,
         rules: &[RuleSpec],
-        _record: &Value,
         slots: &[Value],
         failed: &[bool],
         path: Option<&str>,
-        _warn: bool,
-    ) -> Result<()> {
+        fields: Option<&[Key]>,
+    ) {
         for rule in rules {
             if rule
                 .slots
@@ -406,7 +366,9 @@ impl Run<'_> {
                     rule: rule.id.clone(),
                     kind,
                     path: path.map(str::to_string),
-                    fields: rule.fields.clone(),
+                    fields: fields
+                        .map(<[Key]>::to_vec)
+                        .unwrap_or_else(|| rule.fields.clone()),
                     message,
                 };
                 if rule.severity == crate::ast::Severity::Warn {
@@ -416,7 +378,6 @@ impl Run<'_> {
                 }
             }
         }
-        Ok(())
     }
 
     /// `validate field with f`: skipped when the field is absent or null.

@@ -20,7 +20,7 @@ pub fn expected(func: &str, what: &str, found: &Value) -> RuntimeError {
     )
 }
 
-fn text<'a>(b: Builtin, v: &'a Value) -> Result<&'a str> {
+fn text(b: Builtin, v: &Value) -> Result<&str> {
     v.as_str().ok_or_else(|| expected(b.name(), "a String", v))
 }
 

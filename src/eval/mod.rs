@@ -89,6 +89,27 @@ impl Function {
     }
 }
 
+/// A declared function with an empty body (a lambda when `name` is empty),
+/// for tests of printing.
+#[cfg(test)]
+pub fn test_fn(name: &str) -> Function {
+    if name.is_empty() {
+        let lambda = hir::Lambda {
+            body: Expr::Const(Value::Null),
+            predicate: false,
+        };
+        return Function::Lambda {
+            lambda: Rc::new(lambda),
+            env: None,
+        };
+    }
+    Function::Decl(Rc::new(FnDef {
+        name: name.to_string(),
+        params: 0,
+        body: Expr::Const(Value::Null),
+    }))
+}
+
 impl std::fmt::Debug for Function {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.display_name())
@@ -471,18 +492,9 @@ impl Interp {
 fn contract(cell: &hir::TypeCell) -> Rc<Contract> {
     // The checker fills every cell before the program can run; a missing one
     // is a checker bug, reported as a type without rules rather than a panic.
-    cell.get().cloned().unwrap_or_else(|| {
-        Rc::new(Contract {
-            name: "?".into(),
-            version: None,
-            owner: None,
-            doc: None,
-            shape: crate::contract::Shape::Refined {
-                base: crate::contract::TypeSpec::Any,
-                rules: vec![],
-            },
-        })
-    })
+    cell.get()
+        .cloned()
+        .unwrap_or_else(|| Rc::new(Contract::alias("?", crate::contract::TypeSpec::Any)))
 }
 
 fn local(env: &Env, depth: u32, slot: u32) -> Value {

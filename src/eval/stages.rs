@@ -25,8 +25,8 @@ pub fn call_stage(interp: &Rc<Interp>, b: Builtin, args: &[Value]) -> Result<Opt
         Builtin::Stdin => descriptor("stdin", Value::Bool(true)),
         Builtin::Source => source(interp, input, arg)?,
         Builtin::Validate => validate_stage(interp, input, arg)?,
-        Builtin::Oks => filter_map(input, |item| oks(item))?,
-        Builtin::Errs => filter_map(input, |item| errs(item))?,
+        Builtin::Oks => filter_map(input, oks)?,
+        Builtin::Errs => filter_map(input, errs)?,
         Builtin::Warnings => flat(input, warnings)?,
         Builtin::Unwrap => lazy(input, |items| {
             Box::new(items.map(|i| i.and_then(unwrap_item)))
@@ -614,7 +614,7 @@ fn count_by(interp: &Rc<Interp>, items: Items, f: &Value) -> Result<Value> {
         .map(|(k, vs)| (k, vs.len() as i64))
         .collect();
     // A stable sort keeps ties in order of first appearance.
-    counted.sort_by(|a, b| b.1.cmp(&a.1));
+    counted.sort_by_key(|c| std::cmp::Reverse(c.1));
     Ok(Value::list(
         counted
             .into_iter()
