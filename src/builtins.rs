@@ -30,7 +30,7 @@ builtins! {
     Source = "source" (1..=2) [];
     File = "file" (1..=1) [];
     Stdin = "stdin" (0..=0) [];
-    Validate = "validate" (1..=2) [];
+    Validate = "validate" (2..=2) [];
     Oks = "oks" (1..=1) [];
     Errs = "errs" (1..=1) [];
     Warnings = "warnings" (1..=1) [];

@@ -52,6 +52,19 @@ impl Diag {
     }
 }
 
+impl Diag {
+    /// A `check` whose condition was false or absent (exit status 1).
+    pub fn check_failed(label: &str, span: Span, operands: Option<String>) -> Diag {
+        let detail = operands.unwrap_or_else(|| "the condition does not hold".into());
+        Diag::error(
+            "hql::check_failed",
+            format!("check failed: {label}"),
+            span,
+            detail,
+        )
+    }
+}
+
 fn did_you_mean(candidates: &[String]) -> Option<String> {
     match candidates {
         [] => None,
@@ -122,10 +135,11 @@ impl From<&CheckError> for Diag {
             .help(format!("write `{field}?`: the rule then holds when `{field}` is absent, or test presence with `{field}? and …`")),
             DefaultType { field, expected, span } => Diag::error(
                 "hql::default_type",
-                format!("the default of `{field}` is not a {expected}"),
+                format!("the default of `{field}` does not match its type {expected}"),
                 span.clone(),
                 format!("expected {expected}"),
-            ),
+            )
+            .help(format!("give `{field}` a default of type {expected}, or change the field's type")),
             Arity { name, min, max, found, span } => {
                 let takes = if min == max { format!("{min}") } else { format!("{min} to {max}") };
                 let d = Diag::error(
@@ -251,6 +265,7 @@ pub fn render(diag: &Diag, name: &str, src: &str, color: bool) -> String {
     };
     let handler = GraphicalReportHandler::new_themed(theme)
         .with_width(100)
+        .with_wrap_lines(false)
         .with_links(false);
     let mut out = String::new();
     if handler.render_report(&mut out, report.as_ref()).is_err() {

@@ -124,16 +124,9 @@ fn emit(
             span,
             operands,
         } => {
-            let line = src.text[..span.start.min(src.text.len())]
-                .matches('\n')
-                .count()
-                + 1;
-            let mut text = format!("check failed: {label} ({}:{line})", src.name);
-            if let Some((l, r)) = operands {
-                text.push_str(&format!(": left {}, right {}", hql_text(&l), hql_text(&r)));
-            }
-            let _ = sinks.out.flush();
-            let _ = writeln!(sinks.err, "{text}");
+            let operands =
+                operands.map(|(l, r)| format!("left {}, right {}", hql_text(&l), hql_text(&r)));
+            sinks.diag(src, &Diag::check_failed(&label, span, operands));
             Ok(false)
         }
     }

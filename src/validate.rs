@@ -253,6 +253,13 @@ impl Run<'_> {
             },
             TypeSpec::Named(cell) => {
                 if let Some(c) = cell.get() {
+                    if let Shape::Refined { base, rules } = &c.shape {
+                        if rules.is_empty() {
+                            // An alias is another name for its type: the
+                            // field's own identities apply.
+                            return self.value(base, v, path, ids, field);
+                        }
+                    }
                     if c.record().is_some() && !matches!(v, Value::Record(_)) {
                         type_failure(self);
                     } else {

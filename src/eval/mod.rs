@@ -456,7 +456,8 @@ impl Interp {
         }
         match stages::call_stage(self, b, &args)? {
             Some(v) => Ok(v),
-            None => funcs::call(b, &args),
+            // Builtins over single values see a stream as the list it yields.
+            None => funcs::call(b, &args.into_iter().map(force).collect::<Result<Vec<_>>>()?),
         }
     }
 

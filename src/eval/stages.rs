@@ -310,13 +310,8 @@ fn unwrap_item(item: Item) -> Result<Item> {
         }),
         Value::Err(e) => {
             let rules = failure_rules(e).join(", ");
-            let place = item
-                .origin
-                .as_ref()
-                .map(|o| format!(" ({}:{})", o.source, o.line))
-                .unwrap_or_default();
             Err(
-                RuntimeError::new("hql::unwrap", format!("a record fails{place}: {rules}"))
+                RuntimeError::new("hql::unwrap", format!("a record fails: {rules}"))
                     .with_help(
                         "use `errs()` to see every failure, or `oks()` to keep only valid records",
                     )
