@@ -93,8 +93,6 @@ pub enum CheckError {
     },
     /// `type A : List[Int] = {…}` — a record body under something that is not a record type.
     NotARecordParent { name: String, span: Span },
-    /// `import "x.hql"` — not available in this version.
-    Unsupported { what: String, span: Span },
     /// `let y = x` before `let x = …`.
     UsedBeforeLet {
         name: String,
@@ -126,7 +124,17 @@ pub struct Checked {
 
 /// Check a parsed module and lower it to a `hir::Program`.
 pub fn check(module: &ast::Module) -> Result<Checked, Diagnostics> {
-    let mut checker = Checker::default();
+    check_program(module, 0)
+}
+
+/// Check a module whose statements before offset `prelude_end` are the
+/// standard library: a program's own declaration of a name the library
+/// declares shadows it instead of clashing.
+pub fn check_program(module: &ast::Module, prelude_end: usize) -> Result<Checked, Diagnostics> {
+    let mut checker = Checker {
+        prelude_end,
+        ..Checker::default()
+    };
     let program = checker.check_module(module);
     if checker.diags.errors.is_empty() {
         Ok(Checked {
@@ -187,6 +195,8 @@ struct Checker {
     stmt_index: Option<usize>,
     /// Fields read by the rule being lowered, in order of first mention.
     reads: Option<Vec<u32>>,
+    /// Declarations before this offset come from the standard library.
+    prelude_end: usize,
 }
 
 impl Checker {
@@ -220,10 +230,6 @@ impl Checker {
                 AStmt::Type(t) => self.declare_type(t),
                 AStmt::Fn(f) => self.declare_global(&f.name, i, Some(f.params.len())),
                 AStmt::Let { name, .. } => self.declare_global(name, i, None),
-                AStmt::Import { span, .. } => self.error(CheckError::Unsupported {
-                    what: "`import`".into(),
-                    span: span.clone(),
-                }),
                 _ => {}
             }
         }
@@ -232,6 +238,10 @@ impl Checker {
     fn declare_type(&mut self, t: &ast::TypeDecl) {
         if let Some(first) = self.types.get(&t.name.text) {
             let first = first.decl.name.span.clone();
+            if first.start < self.prelude_end {
+                self.types.remove(&t.name.text);
+                return self.declare_type(t);
+            }
             return self.error(CheckError::Duplicate {
                 what: "type",
                 name: t.name.text.clone(),
@@ -249,6 +259,9 @@ impl Checker {
 
     fn declare_global(&mut self, name: &ast::Name, at: usize, params: Option<usize>) {
         let entries = self.globals.entry(name.text.clone()).or_default();
+        if params.is_some() {
+            entries.retain(|g| g.params.is_none() || g.span.start >= self.prelude_end);
+        }
         if let (Some(_), Some(first)) = (params, entries.iter().find(|g| g.params.is_some())) {
             let first = first.span.clone();
             return self.error(CheckError::Duplicate {

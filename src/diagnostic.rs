@@ -12,6 +12,7 @@ use crate::check::{CheckError, CheckWarning};
 use crate::eval::RuntimeError;
 use crate::lexer::LexErrorKind;
 use crate::parser::ParseError;
+use crate::source::SourceMap;
 
 /// A diagnostic, ready to render.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,6 +54,28 @@ impl Diag {
 }
 
 impl Diag {
+    /// `import "x.hql"` of a file that cannot be read.
+    pub fn import_missing(path: &str, resolved: &str, reason: &str, span: Span) -> Diag {
+        Diag::error(
+            "hql::import",
+            format!("cannot import `{path}`: {reason}"),
+            span,
+            format!("looked for {resolved}"),
+        )
+        .help("an import's path is relative to the file that imports it")
+    }
+
+    /// A file that imports itself, directly or through others.
+    pub fn import_cycle(path: &str, span: Span) -> Diag {
+        Diag::error(
+            "hql::import_cycle",
+            format!("importing `{path}` makes a cycle"),
+            span,
+            "imported again here",
+        )
+        .help("move the declarations both files need into a third file that both import")
+    }
+
     /// A `check` whose condition was false or absent (exit status 1).
     pub fn check_failed(label: &str, span: Span, operands: Option<String>) -> Diag {
         let detail = operands.unwrap_or_else(|| "the condition does not hold".into());
@@ -187,7 +210,6 @@ impl From<&CheckError> for Diag {
             NotARecordParent { name, span } => {
                 Diag::error("hql::not_a_record", format!("`{name}` is not a record type"), span.clone(), "cannot inherit from this")
             }
-            Unsupported { what, span } => Diag::error("hql::unsupported", format!("{what} is not supported yet"), span.clone(), "here"),
             UsedBeforeLet { name, span, .. } => Diag::error("hql::used_before_let", format!("`{name}` is used before its `let`"), span.clone(), "used here")
                 .help("move the `let` above this line"),
         }
@@ -237,8 +259,14 @@ impl From<&RuntimeError> for Diag {
     }
 }
 
-/// Render a diagnostic against its source text. `color` only on terminals.
-pub fn render(diag: &Diag, name: &str, src: &str, color: bool) -> String {
+/// Render a diagnostic against the file its span points into. `color`
+/// only on terminals.
+pub fn render(diag: &Diag, map: &SourceMap, color: bool) -> String {
+    let located = diag.span.as_ref().and_then(|s| map.locate(s));
+    let (name, src, span) = match located {
+        Some((file, span)) => (file.name.as_str(), file.text.as_str(), Some(span)),
+        None => ("", "", None),
+    };
     let mut d = MietteDiagnostic::new(diag.message.clone())
         .with_code(diag.code)
         .with_severity(if diag.warning {
@@ -246,7 +274,7 @@ pub fn render(diag: &Diag, name: &str, src: &str, color: bool) -> String {
         } else {
             Severity::Error
         });
-    if let Some(span) = &diag.span {
+    if let Some(span) = &span {
         let span = clamp(span, src.len());
         d = d.with_label(LabeledSpan::new(
             Some(diag.label.clone()),

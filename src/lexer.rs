@@ -247,10 +247,15 @@ fn lex_raw_string(lex: &mut logos::Lexer<Token>) -> Result<StrLit, LexErrorKind>
 
 /// Lex `src` and apply the layout rules. All lexical errors are collected.
 pub fn lex(src: &str) -> Result<Vec<Spanned>, Vec<LexError>> {
-    let skip = shebang_len(src);
+    lex_at(src, 0)
+}
+
+/// Lex a source whose spans start at offset `base`.
+pub fn lex_at(src: &str, base: usize) -> Result<Vec<Spanned>, Vec<LexError>> {
+    let skip = shebang_len(src) + base;
     let mut raw = Vec::new();
     let mut errors = Vec::new();
-    let mut lexer = Token::lexer(&src[skip..]);
+    let mut lexer = Token::lexer(&src[skip - base..]);
     while let Some(tok) = lexer.next() {
         let span = lexer.span();
         let span = span.start + skip..span.end + skip;

@@ -104,6 +104,7 @@ fn main() -> ExitCode {
                         name: file,
                         text: &text,
                     },
+                    &StdHost,
                     &mut sinks,
                 )
                 .err()

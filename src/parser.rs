@@ -46,18 +46,43 @@ impl ParseError {
 
 /// Parse a whole program.
 pub fn parse(src: &str) -> Result<Module, Vec<ParseError>> {
-    let tokens =
-        lexer::lex(src).map_err(|es| es.into_iter().map(ParseError::Lex).collect::<Vec<_>>())?;
+    parse_at(src, 0)
+}
+
+/// A source's text and where it starts in the program's span space.
+#[derive(Clone, Copy)]
+struct Text<'a> {
+    src: &'a str,
+    base: usize,
+}
+
+impl<'a> Text<'a> {
+    fn slice(&self, span: Span) -> &'a str {
+        let start = span.start.saturating_sub(self.base).min(self.src.len());
+        let end = span
+            .end
+            .saturating_sub(self.base)
+            .clamp(start, self.src.len());
+        self.src.get(start..end).unwrap_or("")
+    }
+}
+
+/// Parse a program whose spans start at `base` (each file of a program
+/// gets its own range of offsets, so a span alone names its file).
+pub fn parse_at(src: &str, base: usize) -> Result<Module, Vec<ParseError>> {
+    let text = Text { src, base };
+    let tokens = lexer::lex_at(src, base)
+        .map_err(|es| es.into_iter().map(ParseError::Lex).collect::<Vec<_>>())?;
     let mut stmts = Vec::new();
     let mut errors = Vec::new();
     for chunk in statements(tokens) {
-        match parse_statement(src, chunk) {
+        match parse_statement(text, chunk) {
             Ok(stmt) => stmts.push(stmt),
             Err(e) => errors.push(e),
         }
     }
     for stmt in &stmts {
-        check_pipes_in_stmt(src, stmt, &mut errors);
+        check_pipes_in_stmt(text, stmt, &mut errors);
     }
     if errors.is_empty() {
         Ok(Module { stmts })
@@ -101,7 +126,7 @@ fn statements(tokens: Vec<Spanned>) -> Vec<Vec<Spanned>> {
     chunks
 }
 
-fn parse_statement(src: &str, chunk: Vec<Spanned>) -> Result<Stmt, ParseError> {
+fn parse_statement(src: Text, chunk: Vec<Spanned>) -> Result<Stmt, ParseError> {
     let first = chunk.first().map(|t| (t.0, t.1.clone()));
     let end = chunk.last().map(|t| t.2).unwrap_or(0);
     let tokens = chunk.into_iter().map(Ok::<_, String>);
@@ -111,7 +136,7 @@ fn parse_statement(src: &str, chunk: Vec<Spanned>) -> Result<Stmt, ParseError> {
 }
 
 fn syntax_error(
-    src: &str,
+    src: Text,
     err: LalrError<usize, Token, String>,
     end: usize,
     first: Option<(usize, Token)>,
@@ -155,8 +180,8 @@ fn syntax_error(
 }
 
 /// The fix for the common mistakes, where it is known.
-fn help_for(src: &str, tok: &Token, at: usize, first: Option<&(usize, Token)>) -> Option<String> {
-    let before = src[..at].trim_end();
+fn help_for(src: Text, tok: &Token, at: usize, first: Option<&(usize, Token)>) -> Option<String> {
+    let before = src.slice(0..at).trim_end();
     let comparison = ["==", "!=", "<=", ">=", "<", ">"];
     match tok {
         Token::Lt | Token::Le | Token::Gt | Token::Ge | Token::EqEq | Token::NotEq
@@ -177,9 +202,9 @@ fn help_for(src: &str, tok: &Token, at: usize, first: Option<&(usize, Token)>) -
     }
 }
 
-fn statement_text<'a>(src: &'a str, first: Option<&(usize, Token)>, at: usize) -> &'a str {
+fn statement_text<'a>(src: Text<'a>, first: Option<&(usize, Token)>, at: usize) -> &'a str {
     let start = first.map(|f| f.0).unwrap_or(0).min(at);
-    &src[start..at]
+    src.slice(start..at)
 }
 
 fn tidy_expected(expected: Vec<String>) -> Vec<String> {
@@ -292,7 +317,7 @@ pub fn with_doc(member: Member, doc: Option<String>) -> Member {
 
 // ------------------------------------------------------ pipes must end in calls
 
-fn check_pipes_in_stmt(src: &str, stmt: &Stmt, errors: &mut Vec<ParseError>) {
+fn check_pipes_in_stmt(src: Text, stmt: &Stmt, errors: &mut Vec<ParseError>) {
     let mut visit = |e: &Expr| check_pipes(src, e, errors);
     match stmt {
         Stmt::Let { value, .. } => visit(value),
@@ -332,7 +357,7 @@ fn type_exprs(t: &TypeDecl) -> Vec<&Expr> {
     rules.into_iter().map(|r| &r.cond).chain(defaults).collect()
 }
 
-fn check_pipes(src: &str, e: &Expr, errors: &mut Vec<ParseError>) {
+fn check_pipes(src: Text, e: &Expr, errors: &mut Vec<ParseError>) {
     if let ExprKind::Pipe(lhs, rhs) = &e.kind {
         if let Some(help) = pipe_help(src, lhs, rhs) {
             errors.push(ParseError::PipeNotCall {
@@ -346,8 +371,8 @@ fn check_pipes(src: &str, e: &Expr, errors: &mut Vec<ParseError>) {
     }
 }
 
-fn pipe_help(src: &str, lhs: &Expr, rhs: &Expr) -> Option<String> {
-    let text = |e: &Expr| &src[e.span.clone()];
+fn pipe_help(src: Text, lhs: &Expr, rhs: &Expr) -> Option<String> {
+    let text = |e: &Expr| src.slice(e.span.clone());
     match &rhs.kind {
         ExprKind::Call(..) => None,
         ExprKind::Binary(op, a, b) if matches!(a.kind, ExprKind::Call(..)) => Some(format!(

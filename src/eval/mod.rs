@@ -27,6 +27,12 @@ pub trait Host {
     fn open_file(&self, path: &str) -> std::io::Result<Box<dyn BufRead>>;
     /// Standard input (asked for at most once per run).
     fn stdin(&self) -> Option<Box<dyn BufRead>>;
+    /// The text of a program file (for `import`).
+    fn read_source(&self, path: &str) -> std::io::Result<String> {
+        let mut text = String::new();
+        self.open_file(path)?.read_to_string(&mut text)?;
+        Ok(text)
+    }
 }
 
 /// Where a value was read from: `{source, line}` (language.md §4.9).
