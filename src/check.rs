@@ -93,6 +93,20 @@ pub enum CheckError {
     },
     /// `type A : List[Int] = {…}` — a record body under something that is not a record type.
     NotARecordParent { name: String, span: Span },
+    /// `1 < "a"` — an operator given operands it cannot take.
+    OperandTypes {
+        op: String,
+        left: String,
+        right: String,
+        span: Span,
+    },
+    /// `upper(3)` — an argument of a type the function does not take.
+    ArgumentType {
+        func: String,
+        expected: String,
+        found: String,
+        span: Span,
+    },
     /// `let y = x` before `let x = …`.
     UsedBeforeLet {
         name: String,
@@ -214,6 +228,16 @@ impl Checker {
             if let Some(s) = self.check_stmt(stmt) {
                 stmts.push(s);
             }
+        }
+        if self.diags.errors.is_empty() {
+            let types = self
+                .types
+                .iter()
+                .filter_map(|(n, e)| Some((n.clone(), e.cell.get()?.clone())))
+                .collect();
+            let mut flowed = crate::typeflow::flow(module, &types, self.prelude_end);
+            flowed.retain(|e| !self.diags.errors.contains(e));
+            self.diags.errors.extend(flowed);
         }
         Program {
             stmts,

@@ -13,6 +13,7 @@ use crate::eval::RuntimeError;
 use crate::lexer::LexErrorKind;
 use crate::parser::ParseError;
 use crate::source::SourceMap;
+use crate::typeflow::article;
 
 /// A diagnostic, ready to render.
 #[derive(Debug, Clone, PartialEq)]
@@ -205,14 +206,36 @@ impl From<&CheckError> for Diag {
             )
             .help("a type inherits its parent's fields; remove this one or rename it"),
             UnknownField { field, ty, span, candidates } => {
-                Diag::error("hql::unknown_field", format!("`{ty}` has no field `{field}`"), span.clone(), "not a field").help_opt(did_you_mean(candidates))
+                let owner = if ty.starts_with(char::is_lowercase) { ty.clone() } else { format!("`{ty}`") };
+                Diag::error("hql::unknown_field", format!("{owner} has no field `{field}`"), span.clone(), "not a field").help_opt(did_you_mean(candidates))
             }
             NotARecordParent { name, span } => {
                 Diag::error("hql::not_a_record", format!("`{name}` is not a record type"), span.clone(), "cannot inherit from this")
             }
+            OperandTypes { op, left, right, span } => Diag::error(
+                "hql::operand_types",
+                format!("`{op}` cannot take {} and {}", article(left), article(right)),
+                span.clone(),
+                format!("{left} {op} {right}"),
+            )
+            .help(operand_help(op)),
+            ArgumentType { func, expected, found, span } => Diag::error(
+                "hql::argument_type",
+                format!("`{func}` expects {expected}, not {}", article(found)),
+                span.clone(),
+                format!("{found} here"),
+            ),
             UsedBeforeLet { name, span, .. } => Diag::error("hql::used_before_let", format!("`{name}` is used before its `let`"), span.clone(), "used here")
                 .help("move the `let` above this line"),
         }
+    }
+}
+
+fn operand_help(op: &str) -> String {
+    match op {
+        "+" => "`+` adds numbers and joins two strings or two lists; convert with `string(x)` or `int(s)`".into(),
+        "%" => "`%` takes two Ints".into(),
+        _ => "convert one side first: `int(s)`, `float(s)` or `string(x)`".into(),
     }
 }
 

@@ -19,5 +19,6 @@ pub mod prelude;
 pub mod print;
 pub mod run;
 pub mod source;
+pub mod typeflow;
 pub mod validate;
 pub mod value;

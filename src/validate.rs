@@ -94,7 +94,7 @@ impl Run<'_> {
                 kind: "not_record",
                 path: None,
                 fields: vec![],
-                message: format!("{} expects a record, not a {}", c.name, value.kind_name()),
+                message: format!("{} expects a record, not {}", c.name, value.kind_article()),
             });
             return Ok(value.clone());
         };
@@ -341,7 +341,7 @@ impl Run<'_> {
             Ok(Value::Bool(false)) => Some((if warn { "warn" } else { "require" }, broken())),
             Ok(other) => Some((
                 "eval",
-                format!("rule {} gave a {}, not a Bool", rule.id, other.kind_name()),
+                format!("rule {} gave {}, not a Bool", rule.id, other.kind_article()),
             )),
             Err(e) => Some((
                 "eval",

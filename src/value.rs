@@ -152,6 +152,11 @@ impl Value {
         }
     }
 
+    /// The kind with its article, for error messages: `an Int`, `a String`.
+    pub fn kind_article(&self) -> String {
+        crate::typeflow::article(self.kind_name())
+    }
+
     /// Is this an integer by its lexical form (§3)?
     pub fn is_int(&self) -> bool {
         match self {

@@ -16,11 +16,21 @@ fn blocks(text: &str) -> Vec<Block> {
     let mut out: Vec<Block> = Vec::new();
     let mut lines = text.lines().enumerate();
     while let Some((n, line)) = lines.next() {
-        let Some(info) = line.strip_prefix("```") else { continue };
-        let body: Vec<&str> = lines.by_ref().map(|(_, l)| l).take_while(|l| !l.starts_with("```")).collect();
+        let Some(info) = line.strip_prefix("```") else {
+            continue;
+        };
+        let body: Vec<&str> = lines
+            .by_ref()
+            .map(|(_, l)| l)
+            .take_while(|l| !l.starts_with("```"))
+            .collect();
         let body = body.join("\n") + "\n";
         match info.trim() {
-            "hql" => out.push(Block { program: body, expect: None, line: n + 1 }),
+            "hql" => out.push(Block {
+                program: body,
+                expect: None,
+                line: n + 1,
+            }),
             kind @ ("output" | "error") => {
                 if let Some(last) = out.last_mut() {
                     last.expect = Some((kind.to_string(), body));
@@ -57,10 +67,18 @@ fn readme_examples_run_as_shown() {
                 "README.md:{}: output differs\n--- expected\n{want}--- actual\n{stdout}{stderr}",
                 b.line
             )),
-            Some((kind, want)) if kind == "error" && (out.status.code() != Some(2) || !stderr.contains(want.trim())) => {
-                problems.push(format!("README.md:{}: expected diagnostic {want}got:\n{stderr}", b.line))
+            Some((kind, want))
+                if kind == "error"
+                    && (out.status.code() != Some(2) || !stderr.contains(want.trim())) =>
+            {
+                problems.push(format!(
+                    "README.md:{}: expected diagnostic {want}got:\n{stderr}",
+                    b.line
+                ))
             }
-            None if !out.status.success() => problems.push(format!("README.md:{}: failed:\n{stderr}", b.line)),
+            None if !out.status.success() => {
+                problems.push(format!("README.md:{}: failed:\n{stderr}", b.line))
+            }
             _ => {}
         }
     }

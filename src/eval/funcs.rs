@@ -16,7 +16,7 @@ use crate::value::{NumKind, Record, Value};
 pub fn expected(func: &str, what: &str, found: &Value) -> RuntimeError {
     RuntimeError::new(
         "hql::type",
-        format!("`{func}` expects {what}, found a {}", found.kind_name()),
+        format!("`{func}` expects {what}, found {}", found.kind_article()),
     )
 }
 

@@ -423,7 +423,7 @@ impl Interp {
         let Value::Func(f) = f else {
             return Err(RuntimeError::new(
                 "hql::not_callable",
-                format!("a {} is not a function", f.kind_name()),
+                format!("{} is not a function", f.kind_article()),
             ));
         };
         match &**f {
@@ -527,7 +527,7 @@ fn tri(v: Value) -> Result<Option<bool>> {
 fn not_bool(v: &Value) -> RuntimeError {
     RuntimeError::new(
         "hql::type",
-        format!("expected a Bool condition, found a {}", v.kind_name()),
+        format!("expected a Bool condition, found {}", v.kind_article()),
     )
 }
 

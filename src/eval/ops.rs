@@ -60,10 +60,10 @@ fn cannot(op: BinOp, a: &Value, b: &Value) -> RuntimeError {
     RuntimeError::new(
         "hql::type",
         format!(
-            "`{}` cannot take a {} and a {}",
+            "`{}` cannot take {} and {}",
             crate::canonical::binop_text(op),
-            a.kind_name(),
-            b.kind_name()
+            a.kind_article(),
+            b.kind_article()
         ),
     )
 }
@@ -302,7 +302,7 @@ pub fn negate(v: Value) -> Result<Value> {
         Some(Num::Float(f)) => Ok(Value::Float(-f)),
         _ => Err(RuntimeError::new(
             "hql::type",
-            format!("cannot negate a {}", v.kind_name()),
+            format!("cannot negate {}", v.kind_article()),
         )),
     }
 }
@@ -326,7 +326,7 @@ pub fn read_field(target: &Value, name: &str, soft: bool) -> Result<Value> {
         Value::Ok(ok) => read_field(&ok.value, name, soft),
         other => Err(RuntimeError::new(
             "hql::type",
-            format!("cannot read field `{name}` of a {}", other.kind_name()),
+            format!("cannot read field `{name}` of {}", other.kind_article()),
         )),
     }
 }
@@ -357,9 +357,9 @@ pub fn read_index(target: &Value, index: &Value, soft: bool) -> Result<Value> {
         _ => Err(RuntimeError::new(
             "hql::type",
             format!(
-                "cannot index a {} with a {}",
-                target.kind_name(),
-                index.kind_name()
+                "cannot index {} with {}",
+                target.kind_article(),
+                index.kind_article()
             ),
         )),
     }

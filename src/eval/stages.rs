@@ -102,7 +102,10 @@ pub fn items(v: &Value) -> Result<Items> {
         }
         other => Err(RuntimeError::new(
             "hql::type",
-            format!("expected a stream or a list, found a {}", other.kind_name()),
+            format!(
+                "expected a stream or a list, found {}",
+                other.kind_article()
+            ),
         )),
     }
 }
@@ -402,8 +405,8 @@ fn predicate(interp: &Rc<Interp>, p: &Value, v: &Value) -> Result<bool> {
         other => Err(RuntimeError::new(
             "hql::type",
             format!(
-                "a predicate must return a Bool, not a {}",
-                other.kind_name()
+                "a predicate must return a Bool, not {}",
+                other.kind_article()
             ),
         )),
     }
@@ -456,8 +459,8 @@ fn take_skip(input: Value, n: &Value, take: bool) -> Result<Value> {
             return Err(RuntimeError::new(
                 "hql::type",
                 format!(
-                    "expected a count (an Int of 0 or more), found a {}",
-                    other.kind_name()
+                    "expected a count (an Int of 0 or more), found {}",
+                    other.kind_article()
                 ),
             ))
         }
@@ -514,7 +517,7 @@ fn fold_numbers(
         if !v.is_number() {
             return Err(RuntimeError::new(
                 "hql::type",
-                format!("`sum` adds numbers, found a {}", v.kind_name()),
+                format!("`sum` adds numbers, found {}", v.kind_article()),
             ));
         }
         acc = add(acc, v)?;
@@ -532,9 +535,9 @@ fn extreme(items: Items, want: std::cmp::Ordering) -> Result<Value> {
                     RuntimeError::new(
                         "hql::type",
                         format!(
-                            "cannot compare a {} with a {}",
-                            v.kind_name(),
-                            b.kind_name()
+                            "cannot compare {} with {}",
+                            v.kind_article(),
+                            b.kind_article()
                         ),
                     )
                 })?;
@@ -553,7 +556,7 @@ fn avg(items: Items) -> Result<Value> {
         sum += ops::to_f64(&v).ok_or_else(|| {
             RuntimeError::new(
                 "hql::type",
-                format!("`avg` takes numbers, found a {}", v.kind_name()),
+                format!("`avg` takes numbers, found {}", v.kind_article()),
             )
         })?;
         n += 1;

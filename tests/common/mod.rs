@@ -1,0 +1,169 @@
+//! Shared helpers for the spec tests: an in-memory host and `run`.
+#![allow(dead_code)]
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::io::{BufRead, Cursor};
+use std::rc::Rc;
+
+use hql::eval::Host;
+use hql::run::{run_source, OutputFormat, Sinks, Source};
+
+/// A host whose files live in a map; stdin is optional and can be read once.
+pub struct MemHost {
+    pub files: HashMap<String, String>,
+    pub stdin: RefCell<Option<String>>,
+}
+
+impl MemHost {
+    pub fn new(files: &[(&str, &str)], stdin: Option<&str>) -> MemHost {
+        MemHost {
+            files: files
+                .iter()
+                .map(|(p, c)| (p.to_string(), c.to_string()))
+                .collect(),
+            stdin: RefCell::new(stdin.map(str::to_string)),
+        }
+    }
+}
+
+impl Host for MemHost {
+    fn open_file(&self, path: &str) -> std::io::Result<Box<dyn BufRead>> {
+        match self.files.get(path) {
+            Some(text) => Ok(Box::new(Cursor::new(text.clone().into_bytes()))),
+            None => Err(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("no such file: {path}"),
+            )),
+        }
+    }
+
+    fn stdin(&self) -> Option<Box<dyn BufRead>> {
+        self.stdin
+            .borrow_mut()
+            .take()
+            .map(|t| Box::new(Cursor::new(t.into_bytes())) as Box<dyn BufRead>)
+    }
+}
+
+/// What a run produced.
+#[derive(Debug)]
+pub struct Run {
+    pub out: String,
+    pub err: String,
+    pub status: i32,
+}
+
+pub fn run_full(
+    src: &str,
+    files: &[(&str, &str)],
+    stdin: Option<&str>,
+    format: OutputFormat,
+) -> Run {
+    let host = MemHost::new(files, stdin);
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let status = run_source(
+        &Source {
+            name: "test.hql",
+            text: src,
+        },
+        Rc::new(host),
+        format,
+        &mut Sinks {
+            out: &mut out,
+            err: &mut err,
+            color: false,
+        },
+    );
+    Run {
+        out: String::from_utf8(out).expect("stdout is UTF-8"),
+        err: String::from_utf8(err).expect("stderr is UTF-8"),
+        status,
+    }
+}
+
+/// Run a program with the given files: (stdout, stderr, status).
+pub fn run(src: &str, files: &[(&str, &str)]) -> (String, String, i32) {
+    let r = run_full(src, files, None, OutputFormat::Hql);
+    (r.out, r.err, r.status)
+}
+
+/// Run with `--format json`.
+pub fn run_json(src: &str, files: &[(&str, &str)]) -> (String, String, i32) {
+    let r = run_full(src, files, None, OutputFormat::Json);
+    (r.out, r.err, r.status)
+}
+
+/// Run with stdin contents.
+pub fn run_stdin(src: &str, stdin: &str) -> (String, String, i32) {
+    let r = run_full(src, &[], Some(stdin), OutputFormat::Hql);
+    (r.out, r.err, r.status)
+}
+
+/// Run a program that must succeed (status 0, nothing on stderr); its stdout.
+#[track_caller]
+pub fn ok_out(src: &str, files: &[(&str, &str)]) -> String {
+    let (out, err, status) = run(src, files);
+    assert_eq!(
+        status, 0,
+        "expected status 0\nprogram:\n{src}\nstdout:\n{out}\nstderr:\n{err}"
+    );
+    assert!(
+        err.is_empty(),
+        "expected empty stderr\nprogram:\n{src}\nstderr:\n{err}"
+    );
+    out
+}
+
+/// The single printed line of an expression statement program.
+#[track_caller]
+pub fn eval1(src: &str) -> String {
+    let out = ok_out(src, &[]);
+    out.strip_suffix('\n').unwrap_or(&out).to_string()
+}
+
+/// Assert a program is rejected statically: exit 2, no stdout, stderr names `code`.
+#[track_caller]
+pub fn static_error(src: &str, code: &str) -> String {
+    let (out, err, status) = run(src, &[]);
+    assert_eq!(status, 2, "expected a static error (exit 2) with {code}\nprogram:\n{src}\nstdout:\n{out}\nstderr:\n{err}");
+    assert!(
+        out.is_empty(),
+        "nothing may run when a static error exists; stdout:\n{out}"
+    );
+    assert!(
+        err.contains(code),
+        "expected diagnostic code {code}\nprogram:\n{src}\nstderr:\n{err}"
+    );
+    err
+}
+
+/// Assert a program stops with a runtime error: exit 1 and a diagnostic on stderr.
+#[track_caller]
+pub fn runtime_error(src: &str, files: &[(&str, &str)]) -> (String, String) {
+    let (out, err, status) = run(src, files);
+    assert_eq!(
+        status, 1,
+        "expected a runtime error (exit 1)\nprogram:\n{src}\nstdout:\n{out}\nstderr:\n{err}"
+    );
+    assert!(
+        !err.is_empty(),
+        "a runtime error prints a diagnostic\nprogram:\n{src}"
+    );
+    (out, err)
+}
+
+/// Collapse whitespace runs (miette may wrap long help lines).
+pub fn squash(s: &str) -> String {
+    let s: String = s
+        .chars()
+        .filter(|c| !matches!(c, '│' | '╰' | '─' | '╭' | '┬' | '·'))
+        .collect();
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Lines of stdout.
+pub fn lines(s: &str) -> Vec<&str> {
+    s.lines().collect()
+}

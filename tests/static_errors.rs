@@ -1,0 +1,359 @@
+//! One test per static error kind (src/check.rs `CheckError`, src/parser.rs
+//! `ParseError`, src/lexer.rs `LexErrorKind`): exit status 2, nothing runs
+//! (no stdout), the diagnostic code, and the help line where one exists.
+//! Each program starts with a statement that would print if anything ran.
+
+mod common;
+use common::*;
+
+/// Assert exit 2 / no stdout / `code`, and that the help line contains `help`.
+#[track_caller]
+fn static_with_help(src: &str, code: &str, help: &str) -> String {
+    let err = static_error(src, code);
+    let flat = squash(&err);
+    assert!(flat.contains("help:"), "a help line is expected: {err}");
+    assert!(flat.contains(help), "help should contain {help:?}: {err}");
+    err
+}
+
+// ------------------------------------------------------------ lexer (hql::lex)
+
+#[test]
+fn lex_unexpected_char() {
+    static_with_help(
+        "\"runs?\"\nlet x = 1 # 2",
+        "hql::lex",
+        "comments start with `//`",
+    );
+}
+
+#[test]
+fn lex_unterminated_string() {
+    static_with_help("\"runs?\"\nlet s = \"abc\n1", "hql::lex", "close it with");
+}
+
+#[test]
+fn lex_bad_escape() {
+    static_with_help("\"runs?\"\nlet s = \"\\d+\"", "hql::lex", "raw strings");
+}
+
+// ----------------------------------------------------------- parser
+
+#[test]
+fn parse_unexpected_token() {
+    static_error("\"runs?\"\nlet = 3", "hql::parse");
+}
+
+#[test]
+fn parse_unexpected_end() {
+    static_error("\"runs?\"\ncount([1],", "hql::parse");
+}
+
+#[test]
+fn parse_chained_comparison_help() {
+    static_with_help("\"runs?\"\n1 < 2 < 3", "hql::parse", "chain");
+}
+
+#[test]
+fn parse_pipe_not_call_arithmetic() {
+    static_with_help(
+        "\"runs?\"\n[1, 2] | count() + 1",
+        "hql::pipe",
+        "([1, 2] | count()) + 1",
+    );
+}
+
+#[test]
+fn parse_pipe_into_type() {
+    static_with_help(
+        "type Sighting : Data = { a: Int }\n\"runs?\"\n[{a: 1}] | Sighting",
+        "hql::pipe",
+        "validate(Sighting)",
+    );
+}
+
+#[test]
+fn parse_every_recoverable_error_reported() {
+    let err = static_error("let = 1\n\"runs?\"\nlet = 2", "hql::parse");
+    assert_eq!(err.matches("hql::parse").count(), 2, "{err}");
+}
+
+// ----------------------------------------------------------- checker
+
+#[test]
+fn check_unknown_name_did_you_mean() {
+    let err = static_with_help(
+        "\"runs?\"\ncount_x([1])",
+        "hql::unknown_name",
+        "did you mean",
+    );
+    assert!(squash(&err).contains("`count`"), "{err}");
+}
+
+#[test]
+fn check_unknown_name_field_in_rule() {
+    static_with_help(
+        "type T : DataContract = {\n species: String\n require speceis != \"\"\n}\n\"runs?\"",
+        "hql::unknown_name",
+        "`species`",
+    );
+}
+
+#[test]
+fn check_member_not_allowed_data() {
+    static_with_help(
+        "type T : Data = {\n a: Int\n require a > 0\n}\n\"runs?\"",
+        "hql::member_not_allowed",
+        "DataContract",
+    );
+}
+
+#[test]
+fn check_member_not_allowed_type() {
+    let err = static_with_help(
+        "type T : Type = {\n a: Int = 1\n}\n\"runs?\"",
+        "hql::member_not_allowed",
+        "TypeContract",
+    );
+    assert!(!squash(&err).contains("DataContract"), "{err}");
+}
+
+#[test]
+fn check_member_not_allowed_unique_and_check() {
+    static_with_help(
+        "fn pos(n) = n > 0\ntype T : Type = {\n a: Int\n validate a with pos\n unique a\n}\n\"runs?\"",
+        "hql::member_not_allowed",
+        "TypeContract",
+    );
+}
+
+#[test]
+fn check_optional_without_mark() {
+    static_with_help(
+        "type T : DataContract = {\n age?: Int\n require age > 3\n}\n\"runs?\"",
+        "hql::optional_without_mark",
+        "age?",
+    );
+}
+
+#[test]
+fn check_optional_without_mark_in_warn_and_nullable() {
+    static_with_help(
+        "type T : DataContract = {\n note: String | Null\n warn len(note) > 3\n}\n\"runs?\"",
+        "hql::optional_without_mark",
+        "note?",
+    );
+}
+
+#[test]
+fn check_default_type() {
+    static_error(
+        "type T : DataContract = {\n n: Int = \"x\"\n}\n\"runs?\"",
+        "hql::default_type",
+    );
+}
+
+#[test]
+fn check_default_type_of_computed_default() {
+    // §4.3: "a default must match its field's type (static)"; the checker
+    // knows `"a" + "b"` is a String.
+    static_error(
+        "type T : DataContract = {\n n: Int = \"a\" + \"b\"\n}\n\"runs?\"",
+        "hql::default_type",
+    );
+}
+
+#[test]
+fn check_default_type_nullable_ok() {
+    let out = ok_out(
+        "type T : DataContract = {\n n: Int | Null = null\n}\n{} | validate(T)",
+        &[],
+    );
+    assert_eq!(out, "ok({n: null})\n");
+}
+
+#[test]
+fn check_arity_builtin() {
+    static_with_help("\"runs?\"\ncount([1], 2)", "hql::arity", "xs | f(a)");
+}
+
+#[test]
+fn check_arity_pipe_counts_left_side() {
+    static_error("\"runs?\"\n[1] | count([2])", "hql::arity");
+}
+
+#[test]
+fn check_arity_user_function() {
+    static_error("fn f(a, b) = a + b\n\"runs?\"\nf(1)", "hql::arity");
+}
+
+#[test]
+fn check_unknown_named_argument() {
+    static_error(
+        "\"runs?\"\ncount([1], by: 1)",
+        "hql::unknown_named_argument",
+    );
+}
+
+#[test]
+fn check_repeated_named_argument() {
+    static_error(
+        "\"runs?\"\ncount([1], by: 1, by: 2)",
+        "hql::repeated_named_argument",
+    );
+}
+
+#[test]
+fn check_int_out_of_range() {
+    static_with_help(
+        "\"runs?\"\n9223372036854775808",
+        "hql::int_out_of_range",
+        "64 bits",
+    );
+    static_error(
+        "\"runs?\"\n99999999999999999999999",
+        "hql::int_out_of_range",
+    );
+}
+
+#[test]
+fn check_invalid_regex() {
+    let err = static_error("\"runs?\"\nmatches(\"a\", \"(\")", "hql::invalid_regex");
+    assert!(squash(&err).contains("help:"), "{err}");
+}
+
+#[test]
+fn check_invalid_regex_in_rule() {
+    static_error(
+        "type T : DataContract = {\n s: String\n require matches(s, r\"[a-\")\n}\n\"runs?\"",
+        "hql::invalid_regex",
+    );
+}
+
+#[test]
+fn check_duplicate_type() {
+    static_with_help(
+        "type A : Data = { a: Int }\ntype A : Data = { b: Int }\n\"runs?\"",
+        "hql::duplicate",
+        "another name",
+    );
+}
+
+#[test]
+fn check_duplicate_function() {
+    static_error("fn f(x) = x\nfn f(y) = y\n\"runs?\"", "hql::duplicate");
+}
+
+#[test]
+fn check_duplicate_field() {
+    static_error(
+        "type A : Data = {\n a: Int\n a: String\n}\n\"runs?\"",
+        "hql::duplicate",
+    );
+}
+
+#[test]
+fn check_not_a_type() {
+    static_with_help(
+        "\"runs?\"\n[1] | validate(count)",
+        "hql::not_a_type",
+        "type",
+    );
+}
+
+#[test]
+fn check_inheritance_cycle() {
+    static_error(
+        "type A : B = { a: Int }\ntype B : A = { b: Int }\n\"runs?\"",
+        "hql::inheritance_cycle",
+    );
+}
+
+#[test]
+fn check_redeclared_field() {
+    static_with_help(
+        "type P : DataContract = { a: Int }\ntype C : P = { a: String }\n\"runs?\"",
+        "hql::redeclared_field",
+        "inherits",
+    );
+}
+
+#[test]
+fn check_unknown_field_in_member() {
+    static_with_help(
+        "fn f(x) = true\ntype T : DataContract = {\n name: String\n validate nme with f\n}\n\"runs?\"",
+        "hql::unknown_field",
+        "did you mean `name`",
+    );
+}
+
+#[test]
+fn check_unknown_field_in_unique() {
+    static_with_help(
+        "type T : DataContract = {\n name: String\n unique nme\n}\n\"runs?\"",
+        "hql::unknown_field",
+        "`name`",
+    );
+}
+
+#[test]
+fn check_not_a_record_parent() {
+    static_error(
+        "type L = List[Int]\ntype A : L = { a: Int }\n\"runs?\"",
+        "hql::not_a_record",
+    );
+}
+
+#[test]
+fn check_unknown_kind_or_parent() {
+    static_with_help(
+        "type A : DataContrat = { a: Int }\n\"runs?\"",
+        "hql::unknown_name",
+        "DataContract",
+    );
+}
+
+#[test]
+fn check_used_before_let() {
+    static_with_help(
+        "\"runs?\"\nlet y = x\nlet x = 1",
+        "hql::used_before_let",
+        "move the `let` above",
+    );
+}
+
+#[test]
+fn check_import_of_missing_file() {
+    // `Unsupported` was the stopgap for `import`; whatever the kind, an
+    // import that cannot be resolved is a static error and nothing runs.
+    let (out, err, status) = run("import \"does/not/exist.hql\"\n\"runs?\"", &[]);
+    assert_eq!(status, 2, "{err}");
+    assert_eq!(out, "");
+    assert!(err.contains("hql::"), "{err}");
+}
+
+#[test]
+fn check_all_errors_reported_together() {
+    let err = static_error(
+        "type T : Data = {\n a: Int\n require a > 0\n}\n\"runs?\"\ncount_x([1])\ncount([1], 2)",
+        "hql::member_not_allowed",
+    );
+    assert!(
+        err.contains("hql::unknown_name") && err.contains("hql::arity"),
+        "{err}"
+    );
+}
+
+#[test]
+fn warnings_alone_are_not_static_errors() {
+    let (out, err, status) = run(
+        "type T : DataContract = {\n a: Int\n f?: Bool\n require a? > 0\n require f?\n}\n\"runs\"",
+        &[],
+    );
+    assert_eq!(status, 0, "{err}");
+    assert_eq!(out, "\"runs\"\n");
+    assert!(
+        err.contains("hql::needless_mark") && err.contains("hql::presence_of_bool"),
+        "{err}"
+    );
+}
