@@ -125,17 +125,34 @@ impl Run<'_> {
         };
         let mut failed = vec![false; shape.fields.len()];
         let mut slots = Vec::with_capacity(shape.fields.len() + 1);
-        slots.push(filled.clone());
+        slots.push(Value::Null);
+        let mut changes: Vec<(Key, Value)> = Vec::new();
         for (i, field) in shape.fields.iter().enumerate() {
             let mark = self.failures.len();
             let v = r.get(&field.name);
-            self.field(field, v, path)?;
+            let changed = self.field(field, v, path)?;
             failed[i] = self.failures.len() > mark;
-            slots.push(v.cloned().unwrap_or(Value::Absent));
+            slots.push(
+                changed
+                    .clone()
+                    .or_else(|| v.cloned())
+                    .unwrap_or(Value::Absent),
+            );
+            if let Some(new) = changed {
+                changes.push((field.name.clone(), new));
+            }
         }
         if !shape.open {
             self.extras(owner, shape, r, path);
         }
+        let filled = if changes.is_empty() {
+            filled.clone()
+        } else {
+            let mut rebuilt = (**r).clone();
+            rebuilt.extend(changes);
+            Value::record(rebuilt)
+        };
+        slots[0] = filled.clone();
         self.rules(&shape.rules, &slots, &failed, path, None);
         Ok((filled, slots))
     }
@@ -157,8 +174,14 @@ impl Run<'_> {
         Ok(Value::record(filled))
     }
 
-    /// Step 3 for one field: missing, null, type, then its checks.
-    fn field(&mut self, f: &FieldSpec, v: Option<&Value>, prefix: Option<&str>) -> Result<()> {
+    /// Step 3 for one field: missing, null, type, then its checks. Returns
+    /// the field's value when nested defaults changed it.
+    fn field(
+        &mut self,
+        f: &FieldSpec,
+        v: Option<&Value>,
+        prefix: Option<&str>,
+    ) -> Result<Option<Value>> {
         let path = join_path(prefix, &f.name);
         match v {
             None if f.optional => {}
@@ -179,13 +202,14 @@ impl Run<'_> {
             ),
             Some(v) => {
                 let mark = self.failures.len();
-                self.value(&f.ty, v, &path, &f.ids, &f.name)?;
+                let changed = self.value(&f.ty, v, &path, &f.ids, &f.name)?;
                 if self.failures.len() == mark {
                     self.checks(f, v, &path)?;
                 }
+                return Ok(changed);
             }
         }
-        Ok(())
+        Ok(None)
     }
 
     fn fail(
@@ -205,7 +229,8 @@ impl Run<'_> {
         });
     }
 
-    /// Does `v` have type `spec`? Type failures name `ids.type_`.
+    /// Does `v` have type `spec`? Type failures name `ids.type_`. Returns
+    /// the value with nested records' defaults filled, when that changed it.
     fn value(
         &mut self,
         spec: &TypeSpec,
@@ -213,7 +238,7 @@ impl Run<'_> {
         path: &str,
         ids: &FieldIds,
         field: &Key,
-    ) -> Result<()> {
+    ) -> Result<Option<Value>> {
         let type_failure = |run: &mut Self| {
             run.fail(
                 &ids.type_,
@@ -226,16 +251,38 @@ impl Run<'_> {
         match spec {
             TypeSpec::List(elem) => match v {
                 Value::List(items) => {
+                    let mut changed: Vec<(usize, Value)> = Vec::new();
                     for (i, item) in items.iter().enumerate() {
-                        self.value(elem, item, &format!("{path}[{i}]"), ids, field)?;
+                        if let Some(new) =
+                            self.value(elem, item, &format!("{path}[{i}]"), ids, field)?
+                        {
+                            changed.push((i, new));
+                        }
+                    }
+                    if !changed.is_empty() {
+                        let mut rebuilt = (**items).clone();
+                        for (i, new) in changed {
+                            rebuilt[i] = new;
+                        }
+                        return Ok(Some(Value::list(rebuilt)));
                     }
                 }
                 _ => type_failure(self),
             },
             TypeSpec::Map(elem) => match v {
                 Value::Record(r) => {
+                    let mut changed: Vec<(Key, Value)> = Vec::new();
                     for (k, item) in r.iter() {
-                        self.value(elem, item, &join_path(Some(path), k), ids, field)?;
+                        if let Some(new) =
+                            self.value(elem, item, &join_path(Some(path), k), ids, field)?
+                        {
+                            changed.push((k.clone(), new));
+                        }
+                    }
+                    if !changed.is_empty() {
+                        let mut rebuilt = (**r).clone();
+                        rebuilt.extend(changed);
+                        return Ok(Some(Value::record(rebuilt)));
                     }
                 }
                 _ => type_failure(self),
@@ -247,7 +294,8 @@ impl Run<'_> {
                         .strip_suffix(".type")
                         .unwrap_or(&ids.type_)
                         .to_string();
-                    self.record(&owner, shape, v, Some(path))?;
+                    let (filled, _) = self.record(&owner, shape, v, Some(path))?;
+                    return Ok(replaced(v, filled));
                 }
                 _ => type_failure(self),
             },
@@ -263,34 +311,42 @@ impl Run<'_> {
                     if c.record().is_some() && !matches!(v, Value::Record(_)) {
                         type_failure(self);
                     } else {
-                        self.named(c, v, Some(path), field)?;
+                        return self.named(c, v, Some(path), field);
                     }
                 }
             }
             TypeSpec::Union(members) => match members.iter().find(|m| type_matches(m, v)) {
-                Some(m) => self.value(m, v, path, ids, field)?,
+                Some(m) => return self.value(m, v, path, ids, field),
                 None => type_failure(self),
             },
             _ if type_matches(spec, v) => {}
             _ => type_failure(self),
         }
-        Ok(())
+        Ok(None)
     }
 
     /// A value of a declared type: its own fields and rules, or its
     /// refinement's base and rules.
-    fn named(&mut self, c: &Contract, v: &Value, path: Option<&str>, field: &Key) -> Result<()> {
+    fn named(
+        &mut self,
+        c: &Contract,
+        v: &Value,
+        path: Option<&str>,
+        field: &Key,
+    ) -> Result<Option<Value>> {
         match &c.shape {
             Shape::Record { record, .. } => {
-                let (_, slots) = self.record(&c.name, record, v, path)?;
+                let (filled, slots) = self.record(&c.name, record, v, path)?;
                 if self.failures.is_empty() {
                     self.rules(&record.warns, &slots, &[], path, None);
                 }
+                return Ok(replaced(v, filled));
             }
             Shape::Refined { base, rules } => {
                 let ids = FieldIds::new(&c.name);
                 let mark = self.failures.len();
                 let shown = path.unwrap_or("value");
+                let mut changed = None;
                 if matches!(
                     base,
                     TypeSpec::Named(_)
@@ -299,7 +355,7 @@ impl Run<'_> {
                         | TypeSpec::Map(_)
                         | TypeSpec::Record(_)
                 ) {
-                    self.value(base, v, shown, &ids, field)?;
+                    changed = self.value(base, v, shown, &ids, field)?;
                 } else if !type_matches(base, v) {
                     self.failures.push(Failure {
                         rule: ids.type_.clone(),
@@ -310,17 +366,12 @@ impl Run<'_> {
                     });
                 }
                 if self.failures.len() == mark {
-                    self.rules(
-                        rules,
-                        std::slice::from_ref(v),
-                        &[],
-                        path,
-                        Some(&field_list(field)),
-                    );
+                    let value = changed.clone().unwrap_or_else(|| v.clone());
+                    self.rules(rules, &[value], &[], path, Some(&field_list(field)));
                 }
+                Ok(changed)
             }
         }
-        Ok(())
     }
 
     /// Evaluate a rule in a frame: None when it holds, else (kind, message).
@@ -465,6 +516,14 @@ impl Run<'_> {
                 ),
             });
         }
+    }
+}
+
+/// `Some(new)` when validating made a new value (defaults were filled).
+fn replaced(old: &Value, new: Value) -> Option<Value> {
+    match (old, &new) {
+        (Value::Record(a), Value::Record(b)) if Rc::ptr_eq(a, b) => None,
+        _ => Some(new),
     }
 }
 

@@ -2268,3 +2268,22 @@ fn ext_s5_missing_field_on_closed_type_is_static() {
 fn ext_s7_static_type_error_in_comparison() {
     static_error("\"runs?\"\n1 < \"a\"", "hql::");
 }
+
+// §4.8 step 2 also holds for nested records: a nested type's defaults are
+// filled in the value that `validate` gives back, at every depth.
+#[test]
+fn s4_8_nested_defaults_are_filled() {
+    let src = r#"type Address : DataContract = { city: String, country: String = "CH" }
+type Item : TypeContract = { sku: String, qty: Int = 1 }
+type Cart : DataContract = {
+    address: Address
+    items: List[Item]
+    meta: { source: String = "web" }
+}
+[{address: {city: "Bern"}, items: [{sku: "a"}, {sku: "b", qty: 3}], meta: {}}] | validate(Cart) | oks()
+"#;
+    assert_eq!(
+        ok_out(src, &[]),
+        "[{address: {city: \"Bern\", country: \"CH\"}, items: [{sku: \"a\", qty: 1}, {sku: \"b\", qty: 3}], meta: {source: \"web\"}}]\n"
+    );
+}
