@@ -134,6 +134,8 @@ pub struct Diagnostics {
 pub struct Checked {
     pub program: Program,
     pub warnings: Vec<CheckWarning>,
+    /// Every declared type, compiled.
+    pub types: Vec<Rc<Contract>>,
 }
 
 /// Check a parsed module and lower it to a `hir::Program`.
@@ -151,9 +153,16 @@ pub fn check_program(module: &ast::Module, prelude_end: usize) -> Result<Checked
     };
     let program = checker.check_module(module);
     if checker.diags.errors.is_empty() {
+        let mut types: Vec<(usize, Rc<Contract>)> = checker
+            .types
+            .values()
+            .filter_map(|e| Some((e.decl.span.start, e.cell.get()?.clone())))
+            .collect();
+        types.sort_by_key(|(at, _)| *at);
         Ok(Checked {
             program,
             warnings: checker.diags.warnings,
+            types: types.into_iter().map(|(_, c)| c).collect(),
         })
     } else {
         Err(checker.diags)
@@ -239,10 +248,16 @@ impl Checker {
             flowed.retain(|e| !self.diags.errors.contains(e));
             self.diags.errors.extend(flowed);
         }
+        let names = self
+            .globals
+            .iter()
+            .filter_map(|(n, decls)| Some((n.clone(), decls.last()?.slot)))
+            .collect();
         Program {
             stmts,
             globals: self.n_globals as usize,
             functions,
+            names,
         }
     }
 

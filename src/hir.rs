@@ -23,6 +23,8 @@ pub struct Program {
     pub globals: usize,
     /// Functions, stored into their global slots before the first statement.
     pub functions: Vec<(u32, Rc<FnDef>)>,
+    /// Each global name and the slot its last declaration holds.
+    pub names: Vec<(String, u32)>,
 }
 
 #[derive(Debug)]

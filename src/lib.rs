@@ -18,6 +18,7 @@ pub mod parser;
 pub mod prelude;
 pub mod print;
 pub mod run;
+pub mod session;
 pub mod source;
 pub mod typeflow;
 pub mod validate;

@@ -104,11 +104,9 @@ fn main() -> ExitCode {
                         name: file,
                         text: &text,
                     },
-                    &StdHost,
+                    Rc::new(StdHost),
                     &mut sinks,
-                )
-                .err()
-                .unwrap_or(EXIT_OK),
+                ),
                 Err(e) => usage_error(&e),
             };
             status.max(one)

@@ -340,7 +340,7 @@ impl Run<'_> {
                 if self.failures.is_empty() {
                     self.rules(&record.warns, &slots, &[], path, None);
                 }
-                return Ok(replaced(v, filled));
+                Ok(replaced(v, filled))
             }
             Shape::Refined { base, rules } => {
                 let ids = FieldIds::new(&c.name);

@@ -223,6 +223,16 @@ impl Interp {
         }
     }
 
+    pub fn set_global(&self, slot: u32, value: Value) {
+        if let Some(g) = self.globals.borrow_mut().get_mut(slot as usize) {
+            *g = Some(value);
+        }
+    }
+
+    pub fn global_value(&self, slot: u32) -> Option<Value> {
+        self.globals.borrow().get(slot as usize).cloned().flatten()
+    }
+
     pub fn run_stmt(self: &Rc<Self>, stmt: &Stmt) -> Result<Outcome> {
         match stmt {
             Stmt::Let { slot, value } => {
