@@ -458,6 +458,14 @@ impl Checker {
         if let Some(kind) = Kind::lookup(&parent.text) {
             return Some((kind, vec![decl.clone()]));
         }
+        if SCALARS.contains(&parent.text.as_str()) || matches!(parent.text.as_str(), "List" | "Map")
+        {
+            self.error(CheckError::NotARecordParent {
+                name: parent.text.clone(),
+                span: parent.span.clone(),
+            });
+            return None;
+        }
         if self.types.contains_key(&parent.text) {
             let cell = self.compile_type(&parent.text)?;
             if cell.get().is_some_and(|c| c.record().is_none()) {
@@ -1394,19 +1402,31 @@ pub fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Vec
         .collect()
 }
 
+/// Edits between two names, a swap of neighbouring letters counting as one
+/// (optimal string alignment), since that is the commonest typo.
 fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for j in 0..=b.len() {
+        d[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
         }
     }
-    row[b.len()]
+    d[a.len()][b.len()]
 }
 
 #[cfg(test)]
@@ -1415,7 +1435,15 @@ mod tests {
 
     #[test]
     fn edit_distance_counts_edits() {
-        assert_eq!(edit_distance("speceis", "species"), 2);
+        assert_eq!(edit_distance("speceis", "species"), 1);
+        assert_eq!(
+            closest("rdier", ["rider", "ride"].into_iter()),
+            vec!["rider"]
+        );
+        assert_eq!(
+            closest("Flaot", ["Float", "Bool"].into_iter()),
+            vec!["Float"]
+        );
         assert_eq!(closest("cout", ["count", "map"].into_iter()), vec!["count"]);
     }
 }

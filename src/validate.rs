@@ -220,11 +220,12 @@ impl Run<'_> {
         field: &Key,
         message: String,
     ) {
+        // The value itself (validated against an alias) has no path.
         self.failures.push(Failure {
             rule: rule.clone(),
             kind,
-            path: Some(path.to_string()),
-            fields: vec![field.clone()],
+            path: (!path.is_empty()).then(|| path.to_string()),
+            fields: field_list(field),
             message,
         });
     }
@@ -245,7 +246,7 @@ impl Run<'_> {
                 "type",
                 path,
                 field,
-                format!("field {path} must be {}", spec.describe()),
+                format!("{} must be {}", subject(path), spec.describe()),
             );
         };
         match spec {
@@ -345,7 +346,7 @@ impl Run<'_> {
             Shape::Refined { base, rules } => {
                 let ids = FieldIds::new(&c.name);
                 let mark = self.failures.len();
-                let shown = path.unwrap_or("value");
+                let shown = path.unwrap_or("");
                 let mut changed = None;
                 if matches!(
                     base,
@@ -362,7 +363,12 @@ impl Run<'_> {
                         kind: "type",
                         path: path.map(str::to_string),
                         fields: field_list(field),
-                        message: format!("{shown} must be {} ({})", c.name, base.describe()),
+                        message: format!(
+                            "{} must be {} ({})",
+                            subject(shown),
+                            c.name,
+                            base.describe()
+                        ),
                     });
                 }
                 if self.failures.len() == mark {
@@ -419,7 +425,11 @@ impl Run<'_> {
             {
                 continue;
             }
-            if let Some((kind, message)) = self.rule_outcome(rule, slots.to_vec()) {
+            if let Some((kind, mut message)) = self.rule_outcome(rule, slots.to_vec()) {
+                // A refinement's rule is checked at a field: say which.
+                if let (Some(_), Some(p)) = (fields, path.filter(|p| !p.is_empty())) {
+                    message = format!("{message} (field {p})");
+                }
                 let failure = Failure {
                     rule: rule.id.clone(),
                     kind,
@@ -483,7 +493,10 @@ impl Run<'_> {
         }
     }
 
+    /// Step 6: a record claims its keys only when every key is free, so
+    /// a record rejected for one key claims none of the others.
     fn uniques(&mut self, owner: &str, shape: &RecordShape, slots: &[Value], state: &mut Uniques) {
+        let mut claims = Vec::new();
         for u in &shape.uniques {
             let values: Vec<&Value> = u.slots.iter().map(|&s| &slots[s as usize + 1]).collect();
             if values
@@ -497,7 +510,12 @@ impl Run<'_> {
                 .map(|v| crate::json::to_json(v))
                 .collect::<Vec<_>>()
                 .join("\u{1f}");
-            if state.seen.entry(u.id.clone()).or_default().insert(key) {
+            if !state
+                .seen
+                .get(&u.id)
+                .is_some_and(|seen| seen.contains(&key))
+            {
+                claims.push((u.id.clone(), key));
                 continue;
             }
             let fields: Vec<Key> = u
@@ -516,6 +534,20 @@ impl Run<'_> {
                 ),
             });
         }
+        if self.failures.is_empty() {
+            for (id, key) in claims {
+                state.seen.entry(id).or_default().insert(key);
+            }
+        }
+    }
+}
+
+/// How a message names the value at `path`.
+fn subject(path: &str) -> String {
+    if path.is_empty() {
+        "the value".to_string()
+    } else {
+        format!("field {path}")
     }
 }
 

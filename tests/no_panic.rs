@@ -42,7 +42,7 @@ fn the_front_end_never_panics() {
         &mut found,
     );
     assert!(!found.is_empty());
-    for src in found.iter().take(40) {
+    for src in &found {
         for v in variants(src) {
             front_end(&v);
         }
