@@ -136,6 +136,8 @@ pub struct Checked {
     pub warnings: Vec<CheckWarning>,
     /// Every declared type, compiled.
     pub types: Vec<Rc<Contract>>,
+    /// The static type of the last expression statement, where known.
+    pub last_type: Option<crate::typeflow::Ty>,
 }
 
 /// Check a parsed module and lower it to a `hir::Program`.
@@ -163,6 +165,7 @@ pub fn check_program(module: &ast::Module, prelude_end: usize) -> Result<Checked
             program,
             warnings: checker.diags.warnings,
             types: types.into_iter().map(|(_, c)| c).collect(),
+            last_type: checker.last_type,
         })
     } else {
         Err(checker.diags)
@@ -220,6 +223,8 @@ struct Checker {
     reads: Option<Vec<u32>>,
     /// Declarations before this offset come from the standard library.
     prelude_end: usize,
+    /// The static type of the last expression statement.
+    last_type: Option<crate::typeflow::Ty>,
 }
 
 impl Checker {
@@ -244,9 +249,11 @@ impl Checker {
                 .iter()
                 .filter_map(|(n, e)| Some((n.clone(), e.cell.get()?.clone())))
                 .collect();
-            let mut flowed = crate::typeflow::flow(module, &types, self.prelude_end);
-            flowed.retain(|e| !self.diags.errors.contains(e));
-            self.diags.errors.extend(flowed);
+            let flowed = crate::typeflow::flow(module, &types, self.prelude_end);
+            let mut errors = flowed.errors;
+            errors.retain(|e| !self.diags.errors.contains(e));
+            self.diags.errors.extend(errors);
+            self.last_type = flowed.last;
         }
         let names = self
             .globals
@@ -565,6 +572,7 @@ impl Checker {
             optional: f.optional,
             ty,
             default,
+            default_text: f.default.as_ref().map(expr_text),
             checks: Vec::new(),
             doc: f.doc.clone(),
             ids: FieldIds::new(&path),
@@ -701,6 +709,8 @@ impl Checker {
             // Frame slot 0 is `self`; field slots start at 1.
             slots: slots.iter().filter(|&&s| s > 0).map(|s| s - 1).collect(),
             message: r.message.clone(),
+            text: expr_text(&r.cond),
+            doc: r.doc.clone(),
         }
     }
 

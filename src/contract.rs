@@ -101,6 +101,39 @@ impl Contract {
         }
     }
 
+    /// A summary for people: kind, version, owner, fields with their
+    /// types and defaults, and every rule's identity (`:contract`).
+    pub fn summary(&self) -> String {
+        let mut out = String::new();
+        let mut line = |s: String| {
+            out.push_str(&s);
+            out.push('\n');
+        };
+        let kind = match &self.shape {
+            Shape::Record { kind, .. } => format!(
+                "{} ({})",
+                kind.name(),
+                if kind.is_open() { "open" } else { "closed" }
+            ),
+            Shape::Refined { base, .. } => format!("refinement of {}", base.describe()),
+        };
+        line(format!("type {}: {kind}", self.name));
+        for (label, value) in [
+            ("version", &self.version),
+            ("owner", &self.owner),
+            ("about", &self.doc),
+        ] {
+            if let Some(v) = value {
+                line(format!("  {label}: {v}"));
+            }
+        }
+        match &self.shape {
+            Shape::Record { record, .. } => record.summary(&mut line),
+            Shape::Refined { rules, .. } => rule_lines(rules, &mut line),
+        }
+        out
+    }
+
     pub fn record(&self) -> Option<&RecordShape> {
         match &self.shape {
             Shape::Record { record, .. } => Some(record),
@@ -121,7 +154,45 @@ pub struct RecordShape {
     pub index: FxHashMap<Key, u32>,
 }
 
+fn rule_lines(rules: &[RuleSpec], line: &mut impl FnMut(String)) {
+    for r in rules {
+        let severity = match r.severity {
+            Severity::Require => "require",
+            Severity::Warn => "warn",
+        };
+        line(format!("  {severity} {}: {}", r.id, r.text));
+    }
+}
+
 impl RecordShape {
+    fn summary(&self, line: &mut impl FnMut(String)) {
+        line("  fields:".into());
+        for f in &self.fields {
+            let mark = if f.optional { "?" } else { "" };
+            let default = f
+                .default_text
+                .as_ref()
+                .map(|d| format!(" = {d}"))
+                .unwrap_or_default();
+            line(format!(
+                "    {}{mark}: {}{default}",
+                f.name,
+                f.ty.describe()
+            ));
+            for c in &f.checks {
+                line(format!("      check {}", c.id));
+            }
+        }
+        if !(self.rules.is_empty() && self.warns.is_empty() && self.uniques.is_empty()) {
+            line("  rules:".into());
+        }
+        rule_lines(&self.rules, &mut |s| line(format!("  {s}")));
+        rule_lines(&self.warns, &mut |s| line(format!("  {s}")));
+        for u in &self.uniques {
+            line(format!("    unique {}", u.id));
+        }
+    }
+
     pub fn field(&self, name: &str) -> Option<&FieldSpec> {
         self.index.get(name).map(|&i| &self.fields[i as usize])
     }
@@ -133,6 +204,8 @@ pub struct FieldSpec {
     pub optional: bool,
     pub ty: TypeSpec,
     pub default: Option<hir::Expr>,
+    /// The default as written, in canonical form.
+    pub default_text: Option<String>,
     pub checks: Vec<CheckSpec>,
     pub doc: Option<String>,
     /// Identities of the structural failures: `T.f.missing`, `.null`,
@@ -177,6 +250,9 @@ pub struct RuleSpec {
     /// Their positions in the record's fields (to skip rules over failed ones).
     pub slots: Vec<u32>,
     pub message: Option<String>,
+    /// The condition in canonical form.
+    pub text: String,
+    pub doc: Option<String>,
 }
 
 #[derive(Debug)]

@@ -280,7 +280,7 @@ fn shebang_len(src: &str) -> usize {
 }
 
 /// Does a line continue the previous one when it starts with `t`?
-fn continues_line(t: &Token) -> bool {
+pub fn continues_line(t: &Token) -> bool {
     use Token::*;
     matches!(
         t,

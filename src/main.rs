@@ -14,8 +14,9 @@ use hql::run::{check_source, run_source, OutputFormat, Sinks, Source, EXIT_OK, E
 #[derive(Parser)]
 #[command(name = "hql", version, about)]
 struct Cli {
+    /// Without a command, `hql` starts the REPL.
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Subcommand)]
@@ -28,6 +29,8 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Hql)]
         format: Format,
     },
+    /// The interactive REPL (reads entries from standard input when it is not a terminal).
+    Repl,
     /// Check programs without running them: every diagnostic, nothing run.
     Check {
         /// The programs to check.
@@ -80,7 +83,13 @@ fn main() -> ExitCode {
         err: &mut err,
         color: color(),
     };
-    let status = match cli.command {
+    let command = cli.command.unwrap_or(Command::Repl);
+    if matches!(command, Command::Repl) {
+        drop(sinks);
+        return ExitCode::from(repl() as u8);
+    }
+    let status = match command {
+        Command::Repl => EXIT_OK,
         Command::Run { file, format } => match read_program(&file) {
             Ok(text) => {
                 let name = if file == "-" { "<stdin>" } else { &file };
@@ -113,6 +122,22 @@ fn main() -> ExitCode {
         }),
     };
     ExitCode::from(status as u8)
+}
+
+fn repl() -> i32 {
+    if io::stdin().is_terminal() {
+        return hql::repl::run_interactive(Rc::new(StdHost), color());
+    }
+    let input = io::stdin().lock();
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    let mut err = io::stderr().lock();
+    let mut sinks = Sinks {
+        out: &mut out,
+        err: &mut err,
+        color: false,
+    };
+    // Entries come from standard input, so sources read files only.
+    hql::repl::run_piped(input, Rc::new(StdHost), &mut sinks)
 }
 
 fn usage_error(message: &str) -> i32 {

@@ -38,6 +38,12 @@ pub enum Ty {
     Type(Rc<Contract>),
 }
 
+impl std::fmt::Debug for Ty {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.display())
+    }
+}
+
 impl Ty {
     fn name(&self) -> String {
         match self {
@@ -53,6 +59,38 @@ impl Ty {
             Ty::Result(_) => "Result".into(),
             Ty::Record(..) => "Record".into(),
             Ty::Type(_) => "Type".into(),
+        }
+    }
+
+    /// How `:type` shows it: `Stream[Sighting]`, `List[Int]`.
+    pub fn display(&self) -> String {
+        match self {
+            Ty::Unknown => "Any".into(),
+            Ty::List(t) => format!("List[{}]", t.display()),
+            Ty::Stream(t) => format!("Stream[{}]", t.display()),
+            Ty::Result(t) => format!("Result[{}]", t.display()),
+            Ty::Record(_, fields) => {
+                let fields: Vec<String> = fields
+                    .iter()
+                    .map(|(n, t)| format!("{n}: {}", t.display()))
+                    .collect();
+                format!("{{{}}}", fields.join(", "))
+            }
+            Ty::Type(c) => format!("Type[{}]", c.name),
+            other => other.name(),
+        }
+    }
+
+    /// The fields a value of this type is known to have (for completion).
+    pub fn fields(&self) -> Vec<String> {
+        match self {
+            Ty::Named(c) => c
+                .record()
+                .map(|r| r.fields.iter().map(|f| f.name.to_string()).collect())
+                .unwrap_or_default(),
+            Ty::Record(_, fields) => fields.iter().map(|(n, _)| n.clone()).collect(),
+            Ty::Result(t) => t.fields(),
+            _ => vec![],
         }
     }
 
@@ -81,8 +119,9 @@ pub type Types = FxHashMap<String, Rc<Contract>>;
 
 /// Run type flow over the statements at or after `from` (the program's own,
 /// not the standard library's).
-pub fn flow(module: &ast::Module, types: &Types, from: usize) -> Vec<CheckError> {
+pub fn flow(module: &ast::Module, types: &Types, from: usize) -> Flowed {
     let mut f = Flow {
+        last: None,
         types,
         scopes: Vec::new(),
         globals: FxHashMap::default(),
@@ -104,7 +143,17 @@ pub fn flow(module: &ast::Module, types: &Types, from: usize) -> Vec<CheckError>
         let own = stmt_start(stmt) >= from;
         f.stmt(stmt, own);
     }
-    f.errors
+    Flowed {
+        errors: f.errors,
+        last: f.last,
+    }
+}
+
+/// What type flow found: errors, and the type of the last expression
+/// statement (the REPL's `:type`).
+pub struct Flowed {
+    pub errors: Vec<CheckError>,
+    pub last: Option<Ty>,
 }
 
 fn stmt_start(stmt: &Stmt) -> usize {
@@ -124,6 +173,7 @@ struct Flow<'a> {
     /// Each function's parameter types and return type, where annotated.
     fns: FxHashMap<String, (Vec<Ty>, Ty)>,
     errors: Vec<CheckError>,
+    last: Option<Ty>,
 }
 
 impl Flow<'_> {
@@ -134,9 +184,10 @@ impl Flow<'_> {
                 self.globals.insert(name.text.clone(), ty);
             }
             _ if !own => {}
-            Stmt::Check { cond, .. } | Stmt::Expr(cond) => {
+            Stmt::Check { cond, .. } => {
                 self.expr(cond);
             }
+            Stmt::Expr(e) => self.last = Some(self.expr(e)),
             Stmt::Fn(d) => {
                 let params = d
                     .params

@@ -19,7 +19,7 @@ use crate::hir::{self, Expr, FnDef, Logic, Program, Stmt};
 use crate::value::{Record, Value};
 
 pub use ops::equal;
-pub use stages::force;
+pub use stages::{force, items};
 
 /// What the evaluator may ask of the world outside.
 pub trait Host {
