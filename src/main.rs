@@ -76,6 +76,10 @@ fn color() -> bool {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let command = cli.command.unwrap_or(Command::Repl);
+    if matches!(command, Command::Repl) {
+        return ExitCode::from(repl() as u8);
+    }
     let mut out = io::BufWriter::new(io::stdout().lock());
     let mut err = io::stderr().lock();
     let mut sinks = Sinks {
@@ -83,11 +87,6 @@ fn main() -> ExitCode {
         err: &mut err,
         color: color(),
     };
-    let command = cli.command.unwrap_or(Command::Repl);
-    if matches!(command, Command::Repl) {
-        drop(sinks);
-        return ExitCode::from(repl() as u8);
-    }
     let status = match command {
         Command::Repl => EXIT_OK,
         Command::Run { file, format } => match read_program(&file) {

@@ -150,7 +150,7 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         assert_eq!(
             text,
-            "# │ species  │ n │ site\n─ │ ──────── │ ─ │ ─────\n0 │ barn owl │ 2\n1 │ wren     │   │ hedge\n"
+            "# │ species  │ n │ site\n─ │ ──────── │ ─ │ ─────\n0 │ barn owl │ 2 │\n1 │ wren     │   │ hedge\n"
         );
     }
 
