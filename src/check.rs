@@ -367,6 +367,7 @@ impl Checker {
                 label: label.text.clone(),
                 cond: self.expr(cond, Pos::Condition),
                 span: span.clone(),
+                cond_span: cond.span.clone(),
             })),
             AStmt::Expr(e) => Some(hir::Stmt::Expr(self.expr(e, Pos::Value))),
             AStmt::Type(_) | AStmt::Fn(_) | AStmt::Import { .. } => None,

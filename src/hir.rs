@@ -39,6 +39,8 @@ pub struct CheckStmt {
     pub label: String,
     pub cond: Expr,
     pub span: Span,
+    /// Where the condition is written (shown when the check fails).
+    pub cond_span: Span,
 }
 
 #[derive(Debug)]

@@ -31,6 +31,15 @@ enum Command {
     },
     /// The interactive REPL (reads entries from standard input when it is not a terminal).
     Repl,
+    /// Run the `check`s of .hql files and the cells of Markdown notebooks.
+    Test {
+        /// Files, or directories searched for *.hql and *.md.
+        #[arg(required = true)]
+        paths: Vec<String>,
+        /// Rewrite notebooks' output blocks with the actual output.
+        #[arg(long)]
+        update: bool,
+    },
     /// Check programs without running them: every diagnostic, nothing run.
     Check {
         /// The programs to check.
@@ -89,6 +98,13 @@ fn main() -> ExitCode {
     };
     let status = match command {
         Command::Repl => EXIT_OK,
+        Command::Test { paths, update } => match collect_tests(&paths) {
+            Ok(files) => {
+                let mut save = |path: &str, text: &str| write_atomically(path, text);
+                hql::run::test_files(&files, Rc::new(StdHost), update, sinks.out, &mut save)
+            }
+            Err(e) => usage_error(&e),
+        },
         Command::Run { file, format } => match read_program(&file) {
             Ok(text) => {
                 let name = if file == "-" { "<stdin>" } else { &file };
@@ -121,6 +137,50 @@ fn main() -> ExitCode {
         }),
     };
     ExitCode::from(status as u8)
+}
+
+/// The files `hql test` runs: each path, or the *.hql and *.md files below
+/// a directory (sorted, so the order is stable).
+fn collect_tests(paths: &[String]) -> Result<Vec<(String, String)>, String> {
+    let mut found = Vec::new();
+    for p in paths {
+        let path = std::path::Path::new(p);
+        if path.is_dir() {
+            walk(path, &mut found).map_err(|e| format!("cannot read {p}: {e}"))?;
+        } else {
+            found.push(path.to_path_buf());
+        }
+    }
+    found
+        .into_iter()
+        .map(|p| {
+            let name = p.to_string_lossy().to_string();
+            read_program(&name).map(|text| (name, text))
+        })
+        .collect()
+}
+
+fn walk(dir: &std::path::Path, found: &mut Vec<std::path::PathBuf>) -> io::Result<()> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)?
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            walk(&path, found)?;
+        } else if path.extension().is_some_and(|e| e == "hql" || e == "md") {
+            found.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Write to a temporary file beside `path`, then rename: never half a file.
+fn write_atomically(path: &str, text: &str) -> io::Result<()> {
+    let tmp = format!("{path}.hql-tmp");
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
 }
 
 fn repl() -> i32 {

@@ -47,6 +47,51 @@ pub fn run_source(
     })
 }
 
+/// `hql test`: run each file's cases, print a line per case and the closing
+/// `N passed, M failed`; write updated notebooks back through `save`.
+/// The status is 1 when a case failed, 2 when a `.hql` file has a static error.
+pub fn test_files(
+    files: &[(String, String)],
+    host: Rc<dyn Host>,
+    update: bool,
+    out: &mut dyn Write,
+    save: &mut dyn FnMut(&str, &str) -> std::io::Result<()>,
+) -> i32 {
+    let (mut passed, mut failed, mut status) = (0, 0, EXIT_OK);
+    for (path, text) in files {
+        let report = crate::notebook::test_file(path, text, host.clone(), update);
+        for case in &report.cases {
+            let verdict = if case.passed { "PASS" } else { "FAIL" };
+            let _ = writeln!(out, "{verdict} {} ({})", case.label, case.place);
+            for line in case.detail.lines() {
+                let _ = writeln!(out, "     {line}");
+            }
+            if case.passed {
+                passed += 1;
+            } else {
+                failed += 1;
+                status = status.max(EXIT_FAILED);
+            }
+        }
+        if report.static_error {
+            status = EXIT_STATIC;
+        }
+        if let Some(new) = report.updated.filter(|new| new != text) {
+            match save(path, &new) {
+                Ok(()) => {
+                    let _ = writeln!(out, "updated {path}");
+                }
+                Err(e) => {
+                    let _ = writeln!(out, "cannot update {path}: {e}");
+                    status = status.max(EXIT_FAILED);
+                }
+            }
+        }
+    }
+    let _ = writeln!(out, "{passed} passed, {failed} failed");
+    status
+}
+
 /// Print a statement's value on one line (`--format json`: a stream as JSON
 /// Lines). A line is written only once complete, so an error part-way
 /// through a stream leaves no half line.

@@ -54,6 +54,21 @@ pub struct Session {
     names: Vec<(String, u32)>,
     /// Declared types, as of the last successful check.
     types: Vec<Rc<Contract>>,
+    /// Every `check` run so far, in order (`hql test` reads them).
+    pub checks: Vec<CheckResult>,
+}
+
+/// A `check` statement that ran.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckResult {
+    pub label: String,
+    /// `file:line` of the statement.
+    pub place: String,
+    pub passed: bool,
+    /// The condition as written.
+    pub condition: String,
+    /// `left X, right Y` for a failed comparison.
+    pub operands: Option<String>,
 }
 
 impl Session {
@@ -75,6 +90,7 @@ impl Session {
             prelude_end,
             names: Vec::new(),
             types: Vec::new(),
+            checks: Vec::new(),
         };
         // The library's `let`s run once, like an entry.
         let mut quiet = Sinks {
@@ -263,7 +279,11 @@ impl Session {
         sinks: &mut Sinks,
         display: &mut Display,
     ) -> Result<bool, RuntimeError> {
-        match self.interp.run_stmt(stmt)? {
+        let outcome = self.interp.run_stmt(stmt)?;
+        if let crate::hir::Stmt::Check(c) = stmt {
+            self.record_check(c, &outcome);
+        }
+        match outcome {
             Outcome::Quiet => Ok(true),
             Outcome::Value(v) => {
                 if let Some(slot) = self.slot("_") {
@@ -283,6 +303,37 @@ impl Session {
                 Ok(false)
             }
         }
+    }
+
+    fn record_check(&mut self, c: &crate::hir::CheckStmt, outcome: &Outcome) {
+        let text = |span: &Span| match self.map.locate(span) {
+            Some((file, local)) => file.text.get(local).unwrap_or("").to_string(),
+            None => String::new(),
+        };
+        let place = match self.map.locate(&c.span) {
+            Some((file, local)) => format!(
+                "{}:{}",
+                file.name,
+                file.text[..local.start].matches('\n').count() + 1
+            ),
+            None => String::new(),
+        };
+        let (passed, operands) = match outcome {
+            Outcome::CheckFailed { operands, .. } => (
+                false,
+                operands
+                    .as_ref()
+                    .map(|(l, r)| format!("left {}, right {}", to_hql(l), to_hql(r))),
+            ),
+            _ => (true, None),
+        };
+        self.checks.push(CheckResult {
+            label: c.label.clone(),
+            place,
+            passed,
+            condition: text(&c.cond_span),
+            operands,
+        });
     }
 
     fn slot(&self, name: &str) -> Option<u32> {

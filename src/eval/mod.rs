@@ -11,6 +11,7 @@ mod stages;
 use std::cell::{Cell, RefCell};
 use std::io::BufRead;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::ast::Span;
 use crate::builtins::Builtin;
@@ -181,6 +182,28 @@ impl RuntimeError {
 }
 
 pub type Result<T, E = RuntimeError> = std::result::Result<T, E>;
+
+/// Set by the interactive REPL's Ctrl-C handler; evaluation stops at the
+/// next record read or function call.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Ask the running evaluation to stop (`hql::interrupted`).
+pub fn interrupt() {
+    INTERRUPTED.store(true, Ordering::Relaxed);
+}
+
+/// Forget an earlier interrupt (before each REPL entry).
+pub fn clear_interrupt() {
+    INTERRUPTED.store(false, Ordering::Relaxed);
+}
+
+/// An error if an interrupt is pending.
+fn check_interrupt() -> Result<()> {
+    if INTERRUPTED.load(Ordering::Relaxed) {
+        return Err(RuntimeError::new("hql::interrupted", "interrupted"));
+    }
+    Ok(())
+}
 
 /// What running a statement produced.
 pub enum Outcome {
@@ -439,6 +462,7 @@ impl Interp {
         match &**f {
             Function::Builtin(b) => self.call_builtin(*b, args),
             Function::Decl(def) => {
+                check_interrupt()?;
                 check_arg_count(&def.name, def.params, args.len())?;
                 self.eval(&def.body, &push_frame(&None, args))
             }

@@ -185,6 +185,7 @@ fn source(interp: &Rc<Interp>, desc: Value, format: Value) -> Result<Value> {
         };
         let name = name.clone();
         Ok(Box::new(JsonSource::new(reader).map(move |d| {
+            super::check_interrupt()?;
             let origin = Origin {
                 source: name.clone(),
                 line: d.line,

@@ -1,20 +1,98 @@
 //! The interactive REPL on a terminal: rustyline line editing, multi-line
 //! entries decided by `input_status`, history kept after every entry.
 
+use std::borrow::Cow;
+use std::cell::{Cell, RefCell};
 use std::path::PathBuf;
 use std::rc::Rc;
 
+use rustyline::completion::{Completer, Pair};
 use rustyline::error::ReadlineError;
+use rustyline::highlight::{CmdKind, Highlighter};
+use rustyline::hint::Hinter;
+use rustyline::history::DefaultHistory;
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
-use rustyline::{Completer, Editor, Helper, Highlighter, Hinter};
+use rustyline::{CompletionType, Config, Context, Editor, Helper};
 
-use super::{Control, Repl};
-use crate::eval::Host;
+use super::{complete, highlight, Control, Repl};
+use crate::eval::{clear_interrupt, interrupt, Host};
 use crate::input::{input_status, InputStatus};
 use crate::session::{Sinks, EXIT_OK};
 
-#[derive(Completer, Helper, Highlighter, Hinter)]
-pub struct HqlHelper;
+/// The line editor's helper: completion from the session, highlighting,
+/// the hint of what is still open, and when an entry is finished.
+pub struct HqlHelper {
+    /// The REPL, shared with the loop; borrowed only while editing.
+    repl: Rc<RefCell<Repl>>,
+    color: bool,
+    /// The bracket to show in bold (its partner is under the cursor).
+    bracket: Cell<Option<usize>>,
+}
+
+impl Helper for HqlHelper {}
+
+impl Completer for HqlHelper {
+    type Candidate = Pair;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _: &Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<Pair>)> {
+        let Ok(mut repl) = self.repl.try_borrow_mut() else {
+            return Ok((pos, vec![]));
+        };
+        let (start, found) = complete::complete(&mut repl.session, line, pos);
+        let pairs = found
+            .into_iter()
+            .map(|c| Pair {
+                display: c.display,
+                replacement: c.replacement,
+            })
+            .collect();
+        Ok((start, pairs))
+    }
+}
+
+impl Highlighter for HqlHelper {
+    fn highlight<'l>(&self, line: &'l str, _pos: usize) -> Cow<'l, str> {
+        if !self.color {
+            return Cow::Borrowed(line);
+        }
+        Cow::Owned(highlight::highlight(line, self.bracket.get()))
+    }
+
+    fn highlight_hint<'h>(&self, hint: &'h str) -> Cow<'h, str> {
+        Cow::Owned(format!("\x1b[90m{hint}\x1b[0m"))
+    }
+
+    fn highlight_char(&self, line: &str, pos: usize, kind: CmdKind) -> bool {
+        if !self.color {
+            return false;
+        }
+        let bracket = match kind {
+            CmdKind::ForcedRefresh => None,
+            _ => highlight::matching_bracket(line, pos),
+        };
+        self.bracket.set(bracket);
+        kind != CmdKind::ForcedRefresh
+    }
+}
+
+impl Hinter for HqlHelper {
+    type Hint = String;
+
+    /// At the end of the entry: the brackets still open (with colour only,
+    /// so that a hint is never mistaken for typed text).
+    fn hint(&self, line: &str, pos: usize, _: &Context<'_>) -> Option<String> {
+        if !self.color || pos < line.len() || line.trim_start().starts_with(':') {
+            return None;
+        }
+        let closers = highlight::closers(line);
+        (!closers.is_empty()).then_some(closers)
+    }
+}
 
 impl Validator for HqlHelper {
     fn validate(&self, ctx: &mut ValidationContext) -> rustyline::Result<ValidationResult> {
@@ -51,19 +129,34 @@ fn terminal_width() -> usize {
 }
 
 pub fn run_interactive(host: Rc<dyn Host>, color: bool) -> i32 {
-    let mut editor: Editor<HqlHelper, rustyline::history::DefaultHistory> = match Editor::new() {
+    let config = Config::builder()
+        .completion_type(CompletionType::List)
+        .history_ignore_dups(true)
+        .and_then(|c| c.max_history_size(10_000))
+        .map(|c| c.auto_add_history(false).build());
+    let editor = config.and_then(Editor::<HqlHelper, DefaultHistory>::with_config);
+    let mut editor = match editor {
         Ok(e) => e,
         Err(e) => {
             eprintln!("hql: cannot start the line editor: {e}");
             return 1;
         }
     };
-    editor.set_helper(Some(HqlHelper));
+    let repl = Rc::new(RefCell::new(Repl::new(host, Some(terminal_width()))));
+    editor.set_helper(Some(HqlHelper {
+        repl: repl.clone(),
+        color,
+        bracket: Cell::new(None),
+    }));
     let history = history_path();
     if let Some(path) = &history {
         let _ = editor.load_history(path);
     }
-    let mut repl = Repl::new(host, Some(terminal_width()));
+    // Ctrl-C while an entry runs stops it; at the prompt the line editor
+    // reads Ctrl-C itself (the terminal is in raw mode) and drops the entry.
+    if let Err(e) = ctrlc::set_handler(interrupt) {
+        eprintln!("hql: Ctrl-C will end the REPL ({e})");
+    }
     println!(
         "HQL {} — :help for commands, Ctrl-D to leave",
         env!("CARGO_PKG_VERSION")
@@ -71,8 +164,10 @@ pub fn run_interactive(host: Rc<dyn Host>, color: bool) -> i32 {
     loop {
         match editor.readline("hql> ") {
             Ok(line) => {
-                let _ = editor.add_history_entry(line.as_str());
-                save_history(&mut editor, history.as_ref());
+                if !line.trim().is_empty() {
+                    let _ = editor.add_history_entry(line.as_str());
+                    save_history(&mut editor, history.as_ref());
+                }
                 let mut out = std::io::stdout();
                 let mut err = std::io::stderr();
                 let mut sinks = Sinks {
@@ -80,7 +175,10 @@ pub fn run_interactive(host: Rc<dyn Host>, color: bool) -> i32 {
                     err: &mut err,
                     color,
                 };
-                if repl.entry(&line, &mut sinks) == Control::Quit {
+                clear_interrupt();
+                let control = repl.borrow_mut().entry(&line, &mut sinks);
+                clear_interrupt();
+                if control == Control::Quit {
                     break;
                 }
             }
@@ -95,10 +193,7 @@ pub fn run_interactive(host: Rc<dyn Host>, color: bool) -> i32 {
     EXIT_OK
 }
 
-fn save_history(
-    editor: &mut Editor<HqlHelper, rustyline::history::DefaultHistory>,
-    path: Option<&PathBuf>,
-) {
+fn save_history(editor: &mut Editor<HqlHelper, DefaultHistory>, path: Option<&PathBuf>) {
     let Some(path) = path else { return };
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);

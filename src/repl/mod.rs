@@ -5,7 +5,9 @@
 //! `Repl`; only the display differs (tables on a terminal, the lines of
 //! `hql run` otherwise).
 
+mod complete;
 mod editor;
+mod highlight;
 mod table;
 
 use std::io::BufRead;

@@ -1,0 +1,141 @@
+//! `hql test` over notebooks and `.hql` files, and the project's own docs
+//! run as notebooks.
+
+use std::path::Path;
+use std::process::Command;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Run `hql test ARGS…` from the repository root: (stdout, status).
+fn hql_test(args: &[&str]) -> (String, i32) {
+    let out = Command::new(env!("CARGO_BIN_EXE_hql"))
+        .arg("test")
+        .args(args)
+        .current_dir(root())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("hql runs");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+#[test]
+fn the_readme_and_the_guides_are_notebooks_that_pass() {
+    let (out, status) = hql_test(&["README.md", "docs"]);
+    assert_eq!(status, 0, "{out}");
+    assert!(out.ends_with(" passed, 0 failed\n"), "{out}");
+    let passed: usize = out.lines().filter(|l| l.starts_with("PASS ")).count();
+    assert!(
+        passed >= 10,
+        "the docs hold at least ten cells, found {passed}:\n{out}"
+    );
+}
+
+#[test]
+fn a_passing_notebook() {
+    let (out, status) = hql_test(&["tests/notebooks/pass.md"]);
+    assert_eq!(
+        out,
+        "PASS cell 1: type Reading : DataContract = { (tests/notebooks/pass.md:5)\n\
+         PASS cell 2: readings | oks() | map(r => r.sensor) (tests/notebooks/pass.md:15)\n\
+         2 passed, 0 failed\n"
+    );
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn a_mismatching_output_shows_a_located_diff() {
+    let (out, status) = hql_test(&["tests/notebooks/mismatch.md"]);
+    assert_eq!(
+        out,
+        "FAIL cell 1: [1, 2, 3] | map(x => x * 2) (tests/notebooks/mismatch.md:3)\n\
+         \x20    output differs (tests/notebooks/mismatch.md:7):\n\
+         \x20    + [2, 4, 6]\n\
+         \x20    - [2, 4, 7]\n\
+         0 passed, 1 failed\n"
+    );
+    assert_eq!(status, 1);
+}
+
+#[test]
+fn a_failing_check_shows_its_operands() {
+    let (out, status) = hql_test(&["tests/notebooks/failing_check.md"]);
+    assert_eq!(
+        out,
+        "FAIL cell 1: let xs = [1, 2, 3] (tests/notebooks/failing_check.md:3)\n\
+         \x20    check (xs | count()) <= 2\n\
+         \x20    left 3, right 2\n\
+         0 passed, 1 failed\n"
+    );
+    assert_eq!(status, 1);
+}
+
+#[test]
+fn error_cells_pass_on_a_diagnostic_and_later_cells_run() {
+    let (out, status) = hql_test(&["tests/notebooks/error_cells.md"]);
+    let verdicts: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("PASS") || l.starts_with("FAIL"))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            "PASS cell 1: let = 3 (tests/notebooks/error_cells.md:5)",
+            "FAIL cell 2: 1 + 1 (tests/notebooks/error_cells.md:11)",
+            "PASS cell 3: \"still here\" (tests/notebooks/error_cells.md:17)",
+        ]
+    );
+    assert!(out.contains("expected a diagnostic, but the cell ran without one"));
+    assert_eq!(status, 1);
+}
+
+#[test]
+fn update_rewrites_output_blocks() {
+    let dir = std::env::temp_dir().join(format!("hql-notebook-update-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("mismatch.md");
+    std::fs::copy(root().join("tests/notebooks/mismatch.md"), &file).unwrap();
+    let path = file.to_string_lossy().to_string();
+    let (out, status) = hql_test(&["--update", &path]);
+    assert_eq!(status, 1, "the run that updates still reports the mismatch");
+    assert!(out.contains(&format!("updated {path}")), "{out}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("```output\n[2, 4, 6]\n```"), "{text}");
+    let (out, status) = hql_test(&[&path]);
+    assert_eq!(
+        (status, out.ends_with("1 passed, 0 failed\n")),
+        (0, true),
+        "{out}"
+    );
+}
+
+#[test]
+fn checks_of_hql_files_are_cases() {
+    let (out, status) = hql_test(&["examples/checks/failing_checks.hql"]);
+    assert_eq!(
+        out,
+        "FAIL at most two bad batches (examples/checks/failing_checks.hql:14)\n\
+         \x20    check batches | errs() | count() <= 2\n\
+         \x20    left 3, right 2\n\
+         PASS this one holds (examples/checks/failing_checks.hql:15)\n\
+         FAIL total_units (examples/checks/failing_checks.hql:16)\n\
+         \x20    check batches | oks() | map(b => b.units) | sum() > 1_000\n\
+         \x20    left 240, right 1000\n\
+         1 passed, 2 failed\n"
+    );
+    assert_eq!(status, 1);
+}
+
+#[test]
+fn a_static_error_in_a_hql_file_exits_2() {
+    let (out, status) = hql_test(&["examples/errors/unknown_name.hql"]);
+    assert!(
+        out.contains("FAIL static check (examples/errors/unknown_name.hql)"),
+        "{out}"
+    );
+    assert_eq!(status, 2);
+}
