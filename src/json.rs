@@ -70,6 +70,7 @@ impl Decoder {
         self.items.clear();
         let mut parser = Parser {
             bytes,
+            text: std::str::from_utf8(bytes).ok(),
             pos: 0,
             depth: 0,
             decoder: self,
@@ -99,6 +100,9 @@ type Parsed<T> = Result<T, Fault>;
 /// A recursive-descent parser over one JSON text.
 struct Parser<'a, 'k> {
     bytes: &'a [u8],
+    /// The same input as text, when it is valid UTF-8 as a whole (strings
+    /// are then sliced from it with no further check).
+    text: Option<&'a str>,
     pos: usize,
     depth: usize,
     decoder: &'k mut Decoder,
@@ -348,6 +352,11 @@ impl<'a> Parser<'a, '_> {
 
     /// The input from `start` to the current position, which must be UTF-8.
     fn utf8_since(&self, start: usize) -> Parsed<&'a str> {
+        // `start` and `pos` stand next to ASCII bytes (quotes, backslashes),
+        // so they are character boundaries of a valid text.
+        if let Some(run) = self.text.and_then(|t| t.get(start..self.pos)) {
+            return Ok(run);
+        }
         let bytes = self.bytes.get(start..self.pos).unwrap_or_default();
         std::str::from_utf8(bytes).map_err(|e| Fault {
             message: "invalid UTF-8 in a string",

@@ -179,8 +179,9 @@ pub fn parse_cells(text: &str) -> Vec<Cell> {
             continue;
         };
         let start = i;
+        // A fence closes with a bare ``` (a line with an info string is content).
         let end = (i + 1..lines.len())
-            .find(|&j| fence(lines[j]).is_some())
+            .find(|&j| fence(lines[j]) == Some(""))
             .unwrap_or(lines.len());
         let body: String = lines[start + 1..end]
             .iter()

@@ -9,7 +9,7 @@ use std::rc::Rc;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::contract::*;
-use crate::eval::{push_frame, Interp, Origin, Result};
+use crate::eval::{push_frame, Env, Interp, Origin, Result};
 use crate::value::{Key, Okay, Record, Value};
 
 /// One broken check, before it becomes a record.
@@ -98,30 +98,31 @@ impl Run<'_> {
             });
             return Ok(value.clone());
         };
-        let (filled, slots) = self.record(&c.name, shape, value, None)?;
+        let (filled, env) = self.record(&c.name, shape, value, None)?;
         if self.failures.is_empty() {
-            if let Some(u) = uniques {
-                self.uniques(&c.name, shape, &slots, u);
+            if let (Some(u), Some(frame)) = (uniques, &env) {
+                self.uniques(&c.name, shape, &frame.slots, u);
             }
         }
         if self.failures.is_empty() {
-            self.rules(&shape.warns, &slots, &[], None, None);
+            self.rules(&shape.warns, &env, &[], None, None);
         }
         Ok(filled)
     }
 
     /// Steps 2–5 for a record: defaults, fields, extras, require rules.
-    /// Returns the record with defaults and the rule frame's slots.
+    /// Returns the record with defaults and the rules' frame: `self`, then
+    /// each declared field's value (absent when missing).
     fn record(
         &mut self,
         owner: &str,
         shape: &RecordShape,
         value: &Value,
         path: Option<&str>,
-    ) -> Result<(Value, Vec<Value>)> {
+    ) -> Result<(Value, Env)> {
         let filled = self.fill_defaults(shape, value)?;
         let Value::Record(r) = &filled else {
-            return Ok((filled, vec![]));
+            return Ok((filled, None));
         };
         let mut failed = vec![false; shape.fields.len()];
         let mut slots = Vec::with_capacity(shape.fields.len() + 1);
@@ -129,7 +130,7 @@ impl Run<'_> {
         let mut changes: Vec<(Key, Value)> = Vec::new();
         for (i, field) in shape.fields.iter().enumerate() {
             let mark = self.failures.len();
-            let v = r.get(&field.name);
+            let v = lookup(r, i, &field.name);
             let changed = self.field(field, v, path)?;
             failed[i] = self.failures.len() > mark;
             slots.push(
@@ -153,8 +154,10 @@ impl Run<'_> {
             Value::record(rebuilt)
         };
         slots[0] = filled.clone();
-        self.rules(&shape.rules, &slots, &failed, path, None);
-        Ok((filled, slots))
+        // One frame serves every rule of the record.
+        let env = push_frame(&None, slots);
+        self.rules(&shape.rules, &env, &failed, path, None);
+        Ok((filled, env))
     }
 
     fn fill_defaults(&mut self, shape: &RecordShape, value: &Value) -> Result<Value> {
@@ -182,6 +185,13 @@ impl Run<'_> {
         v: Option<&Value>,
         prefix: Option<&str>,
     ) -> Result<Option<Value>> {
+        // The common case — a scalar of the right type, no checks — needs
+        // no path; build it only when there is more to do.
+        if let Some(v) = v {
+            if f.checks.is_empty() && is_plain(&f.ty) && type_matches(&f.ty, v) {
+                return Ok(None);
+            }
+        }
         let path = join_path(prefix, &f.name);
         match v {
             None if f.optional => {}
@@ -337,9 +347,9 @@ impl Run<'_> {
     ) -> Result<Option<Value>> {
         match &c.shape {
             Shape::Record { record, .. } => {
-                let (filled, slots) = self.record(&c.name, record, v, path)?;
+                let (filled, env) = self.record(&c.name, record, v, path)?;
                 if self.failures.is_empty() {
-                    self.rules(&record.warns, &slots, &[], path, None);
+                    self.rules(&record.warns, &env, &[], path, None);
                 }
                 Ok(replaced(v, filled))
             }
@@ -373,7 +383,8 @@ impl Run<'_> {
                 }
                 if self.failures.len() == mark {
                     let value = changed.clone().unwrap_or_else(|| v.clone());
-                    self.rules(rules, &[value], &[], path, Some(&field_list(field)));
+                    let env = push_frame(&None, vec![value]);
+                    self.rules(rules, &env, &[], path, Some(&field_list(field)));
                 }
                 Ok(changed)
             }
@@ -381,19 +392,14 @@ impl Run<'_> {
     }
 
     /// Evaluate a rule in a frame: None when it holds, else (kind, message).
-    fn rule_outcome(
-        &mut self,
-        rule: &RuleSpec,
-        slots: Vec<Value>,
-    ) -> Option<(&'static str, String)> {
-        let env = push_frame(&None, slots);
+    fn rule_outcome(&mut self, rule: &RuleSpec, env: &Env) -> Option<(&'static str, String)> {
         let warn = rule.severity == crate::ast::Severity::Warn;
         let broken = || {
             rule.message
                 .clone()
                 .unwrap_or_else(|| format!("rule {} does not hold", rule.id))
         };
-        match self.interp.eval(&rule.cond, &env) {
+        match self.interp.eval(&rule.cond, env) {
             Ok(Value::Bool(true)) | Ok(Value::Absent) => None,
             Ok(Value::Bool(false)) => Some((if warn { "warn" } else { "require" }, broken())),
             Ok(other) => Some((
@@ -412,7 +418,7 @@ impl Run<'_> {
     fn rules(
         &mut self,
         rules: &[RuleSpec],
-        slots: &[Value],
+        env: &Env,
         failed: &[bool],
         path: Option<&str>,
         fields: Option<&[Key]>,
@@ -425,7 +431,7 @@ impl Run<'_> {
             {
                 continue;
             }
-            if let Some((kind, mut message)) = self.rule_outcome(rule, slots.to_vec()) {
+            if let Some((kind, mut message)) = self.rule_outcome(rule, env) {
                 // A refinement's rule is checked at a field: say which.
                 if let (Some(_), Some(p)) = (fields, path.filter(|p| !p.is_empty())) {
                     message = format!("{message} (field {p})");
@@ -539,6 +545,31 @@ impl Run<'_> {
                 state.seen.entry(id).or_default().insert(key);
             }
         }
+    }
+}
+
+/// The value of field `name`, which usually stands at position `hint`
+/// (records of one source tend to keep one order): no hashing then.
+fn lookup<'r>(r: &'r Record, hint: usize, name: &Key) -> Option<&'r Value> {
+    match r.get_index(hint) {
+        Some((k, v)) if Rc::ptr_eq(k, name) || **k == **name => Some(v),
+        _ => r.get(name),
+    }
+}
+
+/// A type whose values are checked by their shape alone: no nested record,
+/// no rules.
+fn is_plain(spec: &TypeSpec) -> bool {
+    match spec {
+        TypeSpec::Any
+        | TypeSpec::Null
+        | TypeSpec::Bool
+        | TypeSpec::Int
+        | TypeSpec::Float
+        | TypeSpec::String => true,
+        TypeSpec::Literal(_) => true,
+        TypeSpec::Union(ms) => ms.iter().all(is_plain),
+        _ => false,
     }
 }
 

@@ -7,9 +7,6 @@
 use std::fmt;
 use std::rc::Rc;
 
-use indexmap::IndexMap;
-use rustc_hash::FxBuildHasher;
-
 use crate::contract::Contract;
 use crate::eval::{Function, Stream};
 
@@ -18,7 +15,88 @@ use crate::eval::{Function, Stream};
 pub type Key = Rc<str>;
 
 /// A string-keyed map that keeps insertion order for printing.
-pub type Record = IndexMap<Key, Value, FxBuildHasher>;
+///
+/// Records from data are small and their keys are shared, so fields sit in
+/// one vector and a lookup compares pointers, then bytes: no hashing, one
+/// allocation per record.
+#[derive(Clone, Default)]
+pub struct Record {
+    fields: Vec<(Key, Value)>,
+}
+
+impl Record {
+    pub fn with_capacity(n: usize) -> Record {
+        Record {
+            fields: Vec::with_capacity(n),
+        }
+    }
+
+    fn position(&self, key: &str) -> Option<usize> {
+        self.fields.iter().position(|(k, _)| {
+            std::ptr::eq(k.as_ptr(), key.as_ptr()) && k.len() == key.len() || **k == *key
+        })
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.position(key).map(|i| &self.fields[i].1)
+    }
+
+    pub fn get_index(&self, i: usize) -> Option<(&Key, &Value)> {
+        self.fields.get(i).map(|(k, v)| (k, v))
+    }
+
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.position(key).is_some()
+    }
+
+    /// Set a field: a new key goes last, an existing one keeps its place.
+    pub fn insert(&mut self, key: Key, value: Value) -> Option<Value> {
+        match self.position(&key) {
+            Some(i) => Some(std::mem::replace(&mut self.fields[i].1, value)),
+            None => {
+                self.fields.push((key, value));
+                None
+            }
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.fields.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.fields.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&Key, &Value)> {
+        self.fields.iter().map(|(k, v)| (k, v))
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &Key> {
+        self.fields.iter().map(|(k, _)| k)
+    }
+
+    pub fn values(&self) -> impl Iterator<Item = &Value> {
+        self.fields.iter().map(|(_, v)| v)
+    }
+}
+
+impl Extend<(Key, Value)> for Record {
+    fn extend<I: IntoIterator<Item = (Key, Value)>>(&mut self, iter: I) {
+        for (k, v) in iter {
+            self.insert(k, v);
+        }
+    }
+}
+
+impl FromIterator<(Key, Value)> for Record {
+    fn from_iter<I: IntoIterator<Item = (Key, Value)>>(iter: I) -> Record {
+        let iter = iter.into_iter();
+        let mut r = Record::with_capacity(iter.size_hint().0);
+        r.extend(iter);
+        r
+    }
+}
 
 #[derive(Clone)]
 pub enum Value {
@@ -96,14 +174,15 @@ impl Value {
     pub fn from_number_text(text: &str) -> Value {
         let is_int = !text.bytes().any(|b| matches!(b, b'.' | b'e' | b'E'));
         if is_int {
+            // JSON forbids leading zeros, so only `-0` prints back otherwise.
             match text.parse::<i64>() {
-                Ok(n) if n.to_string() == text => Value::Int(n),
+                Ok(n) if text != "-0" => Value::Int(n),
                 Ok(n) => Value::data_num(text, NumKind::Int(n)),
                 Err(_) => Value::data_num(text, NumKind::BigInt),
             }
         } else {
             let f: f64 = text.parse().unwrap_or(f64::NAN);
-            if format!("{f:?}") == text {
+            if prints_back(text, f) {
                 Value::Float(f)
             } else {
                 Value::data_num(text, NumKind::Float(f))
@@ -178,6 +257,37 @@ impl Value {
     }
 }
 
+/// Does `f` print (as Rust's `{:?}` does, §8) exactly as `text`?
+///
+/// Decided without formatting in the common case: a positional decimal with
+/// at most 15 significant digits, no superfluous zeros and a magnitude in
+/// the positional range prints back as written, because distinct decimals
+/// of up to 15 digits are distinct doubles, so none shorter reads back to
+/// `f`. Anything else is formatted and compared.
+fn prints_back(text: &str, f: f64) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    let Some((int, frac)) = digits.split_once('.') else {
+        return format!("{f:?}") == text;
+    };
+    let simple = !int.is_empty()
+        && !frac.is_empty()
+        && int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit())
+        && (int == "0" || !int.starts_with('0'))
+        && (frac == "0" || !frac.ends_with('0'));
+    let significant = int.trim_start_matches('0').len()
+        + if int.trim_start_matches('0').is_empty() {
+            frac.trim_start_matches('0').len()
+        } else {
+            frac.len()
+        };
+    let magnitude = f.abs();
+    let positional = magnitude == 0.0 || (1e-4..1e16).contains(&magnitude);
+    if simple && positional && significant <= 15 && !(frac == "0" && int.len() > 15) {
+        return true;
+    }
+    format!("{f:?}") == text
+}
+
 impl fmt::Debug for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&crate::print::to_hql(self))
@@ -191,6 +301,35 @@ mod tests {
     #[test]
     fn value_is_sixteen_bytes() {
         assert_eq!(std::mem::size_of::<Value>(), 16);
+    }
+
+    #[test]
+    fn decimal_texts_print_back_exactly() {
+        for text in [
+            "2.0",
+            "0.001",
+            "1.5",
+            "-0.25",
+            "123456.789",
+            "0.0001",
+            "9999999999999.5",
+            "0.1",
+        ] {
+            assert!(prints_back(text, text.parse().unwrap()), "{text}");
+            assert_eq!(format!("{:?}", text.parse::<f64>().unwrap()), text);
+        }
+        for text in [
+            "1.50",
+            "00.5",
+            "0.00001",
+            "1e3",
+            "2.5E6",
+            "1.0e0",
+            "0.30000000000000004",
+        ] {
+            let f: f64 = text.parse().unwrap();
+            assert_eq!(prints_back(text, f), format!("{f:?}") == text, "{text}");
+        }
     }
 
     #[test]
