@@ -106,7 +106,7 @@ pub fn render_html(v: &Value) -> Option<String> {
     for r in rows {
         html.push_str("<tr>");
         for c in &columns {
-            let cell = match r.get(*c) {
+            let cell = match r.get(c) {
                 Some(Value::Str(s)) => s.to_string(),
                 Some(v) => to_hql(v),
                 None => String::new(),
