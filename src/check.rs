@@ -225,6 +225,8 @@ struct Checker {
     prelude_end: usize,
     /// The static type of the last expression statement.
     last_type: Option<crate::typeflow::Ty>,
+    /// Is the code being lowered the standard library's?
+    in_prelude: bool,
 }
 
 impl Checker {
@@ -304,11 +306,15 @@ impl Checker {
     }
 
     fn declare_global(&mut self, name: &ast::Name, at: usize, params: Option<usize>) {
+        let prelude_end = self.prelude_end;
+        let in_prelude = |span: &Span| span.start < prelude_end;
         let entries = self.globals.entry(name.text.clone()).or_default();
-        if params.is_some() {
-            entries.retain(|g| g.params.is_none() || g.span.start >= self.prelude_end);
-        }
-        if let (Some(_), Some(first)) = (params, entries.iter().find(|g| g.params.is_some())) {
+        // The library's and the program's functions live side by side: each
+        // side's code sees its own (see `visible_global`).
+        let clash = entries
+            .iter()
+            .find(|g| g.params.is_some() && in_prelude(&g.span) == in_prelude(&name.span));
+        if let (Some(_), Some(first)) = (params, clash) {
             let first = first.span.clone();
             return self.error(CheckError::Duplicate {
                 what: "function",
@@ -331,13 +337,13 @@ impl Checker {
         self.stmt_index = None;
         for stmt in &module.stmts {
             let AStmt::Fn(f) = stmt else { continue };
-            let Some(slot) = self
-                .globals
-                .get(&f.name.text)
-                .and_then(|g| g.iter().find(|g| g.params.is_some()))
-            else {
+            let Some(slot) = self.globals.get(&f.name.text).and_then(|g| {
+                g.iter()
+                    .find(|g| g.params.is_some() && g.span == f.name.span)
+            }) else {
                 continue;
             };
+            self.in_prelude = f.span.start < self.prelude_end;
             let slot = slot.slot;
             let names = f.params.iter().map(|p| p.name.text.clone()).collect();
             self.frames.push(Frame {
@@ -357,6 +363,7 @@ impl Checker {
     }
 
     fn check_stmt(&mut self, stmt: &AStmt) -> Option<hir::Stmt> {
+        self.in_prelude = stmt_start(stmt) < self.prelude_end;
         match stmt {
             AStmt::Let { name, value } => {
                 let value = self.expr(value, Pos::Value);
@@ -414,7 +421,10 @@ impl Checker {
         }
         entry.compiling = true;
         let decl = entry.decl.clone();
-        let contract = self.compile_decl(&decl)?;
+        let outer = std::mem::replace(&mut self.in_prelude, decl.span.start < self.prelude_end);
+        let contract = self.compile_decl(&decl);
+        self.in_prelude = outer;
+        let contract = contract?;
         let _ = cell.set(Rc::new(contract));
         Some(cell)
     }
@@ -1078,7 +1088,18 @@ impl Checker {
 
     /// The declaration of global `n` that a use at the current point sees.
     fn visible_global(&mut self, n: &str, span: &Span) -> Option<Global> {
-        let decls = self.globals.get(n)?.clone();
+        let mut decls = self.globals.get(n)?.clone();
+        // The library's code binds to the library's declarations; the
+        // program's code prefers its own, which shadow the library's.
+        let prelude_end = self.prelude_end;
+        let own: Vec<Global> = decls
+            .iter()
+            .filter(|g| (g.span.start < prelude_end) == self.in_prelude)
+            .cloned()
+            .collect();
+        if !own.is_empty() {
+            decls = own;
+        }
         let Some(here) = self.stmt_index else {
             return decls.last().cloned();
         };
@@ -1315,6 +1336,17 @@ impl Checker {
                 None
             }
         }
+    }
+}
+
+/// Where a statement starts (which file, and whether it is the library's).
+pub fn stmt_start(stmt: &AStmt) -> usize {
+    match stmt {
+        AStmt::Type(t) => t.span.start,
+        AStmt::Fn(f) => f.span.start,
+        AStmt::Let { name, .. } => name.span.start,
+        AStmt::Check { span, .. } | AStmt::Import { span, .. } => span.start,
+        AStmt::Expr(e) => e.span.start,
     }
 }
 

@@ -384,9 +384,44 @@ fn layout(raw: Vec<Spanned>) -> Vec<Spanned> {
                 continue;
             }
         }
+        // After `.` a keyword is a field name (`e.type`), and a name can
+        // end a line.
+        let tok = match (out.last().map(|t| &t.1), keyword_text(&tok)) {
+            (Some(Token::Dot), Some(word)) => Token::Ident(word.to_string()),
+            _ => tok,
+        };
         out.push((l, tok, r));
     }
     out
+}
+
+/// The text of a keyword token.
+pub fn keyword_text(t: &Token) -> Option<&'static str> {
+    use Token::*;
+    Some(match t {
+        Type => "type",
+        Require => "require",
+        Warn => "warn",
+        Validate => "validate",
+        With => "with",
+        Unique => "unique",
+        Fn => "fn",
+        Let => "let",
+        Check => "check",
+        Import => "import",
+        If => "if",
+        Then => "then",
+        Else => "else",
+        And => "and",
+        Or => "or",
+        Not => "not",
+        In => "in",
+        True => "true",
+        False => "false",
+        Null => "null",
+        SelfKw => "self",
+        _ => return None,
+    })
 }
 
 fn innermost(brackets: &[Open]) -> Option<&Token> {
@@ -503,6 +538,13 @@ mod tests {
             vec![Token::Int("1".into())]
         );
         assert_eq!(kinds("/// lone doc\n1"), vec![Token::Int("1".into())]);
+    }
+
+    #[test]
+    fn keywords_after_a_dot_are_names() {
+        let toks = kinds("r.type\n\"x\"");
+        assert_eq!(toks[2], Token::Ident("type".into()));
+        assert_eq!(toks[3], Token::Newline);
     }
 
     #[test]

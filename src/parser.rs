@@ -239,28 +239,10 @@ pub fn describe(tok: &Token) -> String {
 
 fn token_text(tok: &Token) -> &'static str {
     use Token::*;
+    if let Some(word) = lexer::keyword_text(tok) {
+        return word;
+    }
     match tok {
-        Type => "type",
-        Require => "require",
-        Warn => "warn",
-        Validate => "validate",
-        With => "with",
-        Unique => "unique",
-        Fn => "fn",
-        Let => "let",
-        Check => "check",
-        Import => "import",
-        If => "if",
-        Then => "then",
-        Else => "else",
-        And => "and",
-        Or => "or",
-        Not => "not",
-        In => "in",
-        True => "true",
-        False => "false",
-        Null => "null",
-        SelfKw => "self",
         LParen => "(",
         RParen => ")",
         LBracket => "[",
@@ -288,7 +270,7 @@ fn token_text(tok: &Token) -> &'static str {
         Gt => ">",
         Ge => ">=",
         At => "@",
-        Doc(_) | Newline | Ident(_) | Int(_) | Float(_) | Str(_) | RawStr(_) | LambdaParam(_) => "",
+        _ => "",
     }
 }
 

@@ -140,7 +140,7 @@ pub fn flow(module: &ast::Module, types: &Types, from: usize) -> Flowed {
         }
     }
     for stmt in &module.stmts {
-        let own = stmt_start(stmt) >= from;
+        let own = crate::check::stmt_start(stmt) >= from;
         f.stmt(stmt, own);
     }
     Flowed {
@@ -154,16 +154,6 @@ pub fn flow(module: &ast::Module, types: &Types, from: usize) -> Flowed {
 pub struct Flowed {
     pub errors: Vec<CheckError>,
     pub last: Option<Ty>,
-}
-
-fn stmt_start(stmt: &Stmt) -> usize {
-    match stmt {
-        Stmt::Type(t) => t.span.start,
-        Stmt::Fn(f) => f.span.start,
-        Stmt::Let { name, .. } => name.span.start,
-        Stmt::Check { span, .. } | Stmt::Import { span, .. } => span.start,
-        Stmt::Expr(e) => e.span.start,
-    }
 }
 
 struct Flow<'a> {

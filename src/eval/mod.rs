@@ -200,7 +200,8 @@ pub fn clear_interrupt() {
 /// An error if an interrupt is pending.
 fn check_interrupt() -> Result<()> {
     if INTERRUPTED.load(Ordering::Relaxed) {
-        return Err(RuntimeError::new("hql::interrupted", "interrupted"));
+        return Err(RuntimeError::new("hql::interrupted", "interrupted")
+            .with_help("Ctrl-C stopped the evaluation; what ran before it is kept"));
     }
     Ok(())
 }
@@ -224,7 +225,13 @@ pub struct Interp {
     globals: RefCell<Vec<Option<Value>>>,
     host: Rc<dyn Host>,
     stdin_taken: Cell<bool>,
+    /// How deep declared functions are nested in calls right now.
+    depth: Cell<usize>,
 }
+
+/// Calls of declared functions may nest this deep; deeper is a runtime
+/// error, never a stack overflow.
+const MAX_CALL_DEPTH: usize = 800;
 
 impl Interp {
     pub fn new(host: Rc<dyn Host>) -> Rc<Interp> {
@@ -232,6 +239,7 @@ impl Interp {
             globals: RefCell::new(Vec::new()),
             host,
             stdin_taken: Cell::new(false),
+            depth: Cell::new(0),
         })
     }
 
@@ -289,7 +297,7 @@ impl Interp {
     pub fn truthy(self: &Rc<Self>, e: &Expr, env: &Env) -> Result<bool> {
         match self.eval(e, env)? {
             Value::Bool(b) => Ok(b),
-            Value::Absent => Ok(false),
+            Value::Absent | Value::Null => Ok(false),
             other => Err(not_bool(&other)),
         }
     }
@@ -358,7 +366,7 @@ impl Interp {
             },
             Expr::Not(x, span) => match self.eval(x, env)? {
                 Value::Bool(b) => Ok(Value::Bool(!b)),
-                Value::Absent => Ok(Value::Absent),
+                Value::Absent | Value::Null => Ok(Value::Absent),
                 other => Err(not_bool(&other).at(span)),
             },
             Expr::Neg(x, span) => ops::negate(self.eval(x, env)?).map_err(|e| e.at(span)),
@@ -464,7 +472,20 @@ impl Interp {
             Function::Decl(def) => {
                 check_interrupt()?;
                 check_arg_count(&def.name, def.params, args.len())?;
-                self.eval(&def.body, &push_frame(&None, args))
+                if self.depth.get() >= MAX_CALL_DEPTH {
+                    return Err(RuntimeError::new(
+                        "hql::recursion",
+                        format!(
+                            "`{}` calls itself more than {MAX_CALL_DEPTH} deep",
+                            def.name
+                        ),
+                    )
+                    .with_help("make sure the recursion reaches its base case"));
+                }
+                self.depth.set(self.depth.get() + 1);
+                let result = self.eval(&def.body, &push_frame(&None, args));
+                self.depth.set(self.depth.get() - 1);
+                result
             }
             Function::Lambda { lambda, env } => {
                 check_arg_count("lambda", 1, args.len())?;
@@ -553,7 +574,9 @@ fn local(env: &Env, depth: u32, slot: u32) -> Value {
 fn tri(v: Value) -> Result<Option<bool>> {
     match v {
         Value::Bool(b) => Ok(Some(b)),
-        Value::Absent => Ok(None),
+        // A null that stood for an absent value (bound by `let`, say) is
+        // unknown in a condition too.
+        Value::Absent | Value::Null => Ok(None),
         other => Err(not_bool(&other)),
     }
 }
