@@ -51,6 +51,10 @@ impl std::error::Error for JsonError {}
 #[derive(Default)]
 pub struct Decoder {
     keys: FxHashSet<Key>,
+    /// The keys of the last record, by position: the next record of a
+    /// stream usually has the same ones in the same order, and comparing
+    /// bytes is cheaper than hashing them.
+    recent: Vec<Key>,
     /// Fields of the records being decoded, innermost last; each record
     /// is built at its final size once its `}` is reached.
     fields: Vec<(Key, Value)>,
@@ -214,7 +218,21 @@ impl<'a> Parser<'a, '_> {
             return Err(self.fault("expected a string as object key"));
         }
         let name = self.string()?;
-        Ok(self.intern(&name))
+        let position = self.decoder.fields.len();
+        if let Some(key) = self.decoder.recent.get(position) {
+            if **key == *name {
+                return Ok(key.clone());
+            }
+        }
+        let key = self.intern(&name);
+        let recent = &mut self.decoder.recent;
+        if position < 64 {
+            recent.truncate(position);
+            if recent.len() == position {
+                recent.push(key.clone());
+            }
+        }
+        Ok(key)
     }
 
     /// The shared key for `name`, remembered while the cache has room.
