@@ -50,22 +50,21 @@ pub fn binop_text(op: BinOp) -> &'static str {
     }
 }
 
+pub fn is_comparison(op: BinOp) -> bool {
+    use BinOp::*;
+    matches!(op, Eq | Ne | Lt | Le | Gt | Ge | In | NotIn)
+}
+
 fn binop_prec(op: BinOp) -> u8 {
     match op {
         BinOp::Implies => IMPLIES,
         BinOp::Or => OR,
         BinOp::And => AND,
-        BinOp::Eq
-        | BinOp::Ne
-        | BinOp::Lt
-        | BinOp::Le
-        | BinOp::Gt
-        | BinOp::Ge
-        | BinOp::In
-        | BinOp::NotIn => COMPARE,
         BinOp::Coalesce => COALESCE,
         BinOp::Add | BinOp::Sub => ADD,
         BinOp::Mul | BinOp::Div | BinOp::Rem => MUL,
+        // The comparisons (`is_comparison`).
+        _ => COMPARE,
     }
 }
 

@@ -281,7 +281,7 @@ impl Interp {
             return Ok(Outcome::Quiet);
         }
         let operands = match &c.cond {
-            Expr::Binary(op, a, b, _) if ops::is_comparison(*op) => {
+            Expr::Binary(op, a, b, _) if crate::canonical::is_comparison(*op) => {
                 Some((self.eval(a, &None)?.stored(), self.eval(b, &None)?.stored()))
             }
             _ => None,

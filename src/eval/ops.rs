@@ -8,20 +8,6 @@ use super::{Result, RuntimeError};
 use crate::ast::BinOp;
 use crate::value::{NumKind, Value};
 
-pub fn is_comparison(op: BinOp) -> bool {
-    matches!(
-        op,
-        BinOp::Eq
-            | BinOp::Ne
-            | BinOp::Lt
-            | BinOp::Le
-            | BinOp::Gt
-            | BinOp::Ge
-            | BinOp::In
-            | BinOp::NotIn
-    )
-}
-
 pub fn binary(op: BinOp, a: &Value, b: &Value) -> Result<Value> {
     if op == BinOp::Coalesce {
         return Ok(match a {

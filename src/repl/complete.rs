@@ -407,7 +407,12 @@ fn operand(text: &str) -> &str {
                 start = i + 1;
                 break;
             }
-            '\n' if depth == 0 && !continues_entry(&text[i + 1..]) => {
+            // A line break ends the operand unless the next line continues
+            // it (nothing after it: the `|` this operand comes before).
+            '\n' if depth == 0
+                && !text[i + 1..].trim().is_empty()
+                && !continues_entry(&text[i + 1..]) =>
+            {
                 start = i + 1;
                 break;
             }
@@ -521,6 +526,15 @@ mod tests {
         assert_eq!(
             offered(&mut s, "let n = xs\n| map(s => len(s.sp").1,
             vec!["species"]
+        );
+        // The README's example.
+        assert_eq!(
+            offered(
+                &mut s,
+                "source(file(\"a.jsonl\"), Json) | validate(Sighting) | oks() | count_by(s => s."
+            )
+            .1,
+            vec!["seen", "species"]
         );
         assert_eq!(
             offered(&mut s, "count_by(xs, s => s.").1,

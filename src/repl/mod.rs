@@ -114,7 +114,13 @@ impl Repl {
         let arg = arg.trim();
         match name {
             "quit" | "q" | "exit" => return Control::Quit,
-            "help" | "h" | "?" => say(sinks, &help(arg)),
+            "help" | "h" | "?" => match help(arg) {
+                Some(text) => say(sinks, &text),
+                None => self.problem(
+                    sinks,
+                    &format!("no command `:{arg}`; `:help` lists the commands"),
+                ),
+            },
             "type" | "t" => self.static_type(arg, sinks),
             "load" | "l" => self.load(arg, sinks),
             "reset" => {
@@ -122,6 +128,7 @@ impl Repl {
                 say(sinks, "the session is empty again");
             }
             "vars" => self.vars(sinks),
+            "contract" | "c" if arg.is_empty() => self.problem(sinks, "usage: :contract TYPE"),
             "contract" | "c" => match self.session.contract(arg) {
                 Some(c) => say(sinks, c.summary().trim_end()),
                 None => self.problem(
@@ -163,6 +170,9 @@ impl Repl {
     }
 
     fn load(&mut self, path: &str, sinks: &mut Sinks) {
+        if path.is_empty() {
+            return self.problem(sinks, "usage: :load FILE");
+        }
         match self.host.read_source(path) {
             Ok(text) => {
                 let (format, width) = (self.format, self.width);
@@ -210,21 +220,27 @@ fn clip(text: &str, max: usize) -> String {
     format!("{cut}…")
 }
 
-fn help(topic: &str) -> String {
+/// The help for a command, or the list of all; `None` for no such command.
+fn help(topic: &str) -> Option<String> {
     let topic = topic.trim_start_matches(':');
     if let Some((name, args, about)) = COMMANDS.iter().find(|(n, _, _)| *n == topic) {
-        return format!(":{name} {args}\n  {about}");
+        return Some(format!(":{name} {args}\n  {about}"));
+    }
+    if !topic.is_empty() {
+        return None;
     }
     let mut out = String::from(
         "Enter HQL to run it; declarations and lets persist. `_` is the last result.\n",
     );
     out.push_str(
-        "An unfinished entry (open bracket, trailing operator) continues on the next line.\n",
+        "An unfinished entry (open bracket, trailing operator) continues on the next line;\n\
+         a blank line submits it. Tab completes, Ctrl-R searches the history, Ctrl-C\n\
+         cancels the entry or stops a long evaluation, Ctrl-D leaves.\n",
     );
     for (name, args, about) in COMMANDS {
         out.push_str(&format!("  :{name:<9}{args:<16}{about}\n"));
     }
-    out.trim_end().to_string()
+    Some(out.trim_end().to_string())
 }
 
 /// Show a value: a table when it is a list of records that fits the

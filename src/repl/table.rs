@@ -84,7 +84,7 @@ fn table(rows: &[&Record], width: usize) -> Option<String> {
     let index_width = (rows.len() - 1).to_string().len().max(1);
     let cells: Vec<Vec<String>> = rows
         .iter()
-        .map(|r| columns.iter().map(|c| cell(r.get(*c))).collect())
+        .map(|r| columns.iter().map(|c| cell(r.get(c))).collect())
         .collect();
     let widths: Vec<usize> = columns
         .iter()

@@ -1,0 +1,281 @@
+//! The REPL with stdin piped: transcripts of every command and behaviour,
+//! compared exactly (no prompts, no colour, history off, a fixed width).
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+/// Run `hql repl` over `input`: (stdout, stderr, exit status).
+fn repl(input: &str) -> (String, String, i32) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hql"))
+        .arg("repl")
+        .env("NO_COLOR", "1")
+        .env("HQL_HISTORY", "")
+        .env("COLUMNS", "80")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("hql runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+/// Run `input`; expect exactly `stdout` and a clean exit.
+fn transcript(input: &str, stdout: &str) {
+    let (out, err, status) = repl(input);
+    assert_eq!(out, stdout, "stderr:\n{err}");
+    assert_eq!(err, "", "no diagnostics expected");
+    assert_eq!(status, 0);
+}
+
+const SIGHTINGS: &str = "examples/structural/sightings.jsonl";
+
+#[test]
+fn lets_persist_and_expressions_print() {
+    transcript("let x = 2\nx + 3\n", "5\n");
+    transcript(
+        "let xs = [1, 2, 3]\nfn twice(n: Int) -> Int = n * 2\nxs | map(twice)\n",
+        "[2, 4, 6]\n",
+    );
+}
+
+#[test]
+fn underscore_is_the_last_result() {
+    transcript("20 + 1\n_ * 2\n_ + 0\n", "21\n42\n42\n");
+    transcript("_\n", "null\n");
+    // A statement that prints nothing leaves `_` alone.
+    transcript("7\nlet y = 1\n_\n", "7\n7\n");
+}
+
+#[test]
+fn multi_line_entries() {
+    // An open bracket, a trailing `|`, a leading `|`.
+    transcript("[\n  1,\n  2\n]\n", "[1, 2]\n");
+    transcript("[1, 2] |\nmap(n => n * 10)\n", "[10, 20]\n");
+    transcript(
+        "[1, 2, 3]\n| filter(n => n > 1)\n| map(n => n + 100)\n",
+        "[102, 103]\n",
+    );
+    transcript(
+        "type P : Data = {\n  name: String\n}\nP { name: \"a\" }\n",
+        "{name: \"a\"}\n",
+    );
+}
+
+#[test]
+fn diagnostics_name_the_entry_and_the_line() {
+    let (out, err, status) = repl("let a = 1\nlet b = [\n  a,\n  nope\n]\na\n");
+    assert_eq!(out, "1\n");
+    assert_eq!(status, 1);
+    assert!(err.contains("hql::unknown_name"), "{err}");
+    // The second entry, its third line, fourth column.
+    assert!(err.contains("╭─[<repl:2>:3:3]"), "{err}");
+    assert!(err.contains(" 3 │   nope"), "{err}");
+}
+
+#[test]
+fn an_error_does_not_end_the_session() {
+    let input = "let kept = 10\nkept / 0\nlet lost = nope\nkept + 1\nlost\n1 + * 2\n\"finished\"\n";
+    let (out, err, status) = repl(input);
+    assert_eq!(out, "11\n\"finished\"\n", "{err}");
+    assert_eq!(status, 1, "an entry failed");
+    assert!(err.contains("unknown name `nope`"), "{err}");
+    assert!(err.contains("unknown name `lost`"), "{err}");
+    // A runtime error in one entry, a static one in the next, a parse
+    // error in a third: each reported, each numbered.
+    assert!(err.contains("<repl:2>"), "{err}");
+    assert!(err.contains("<repl:3>"), "{err}");
+    assert!(err.contains("<repl:5>"), "{err}");
+    assert!(err.contains("<repl:6>"), "{err}");
+}
+
+#[test]
+fn the_exit_status_is_zero_when_nothing_failed() {
+    assert_eq!(repl("1\n:vars\n").2, 0);
+    assert_eq!(repl("check 1 == 2\n").2, 1);
+    assert_eq!(repl(":nonsense\n").2, 1);
+}
+
+#[test]
+fn redefining_a_type_or_a_function() {
+    transcript(
+        "type T : Data = {\n  a: Int\n}\nT { a: 1 }\ntype T : Data = {\n  b: String\n}\nT { b: \"x\" }\n:contract T\n",
+        "{a: 1}\n{b: \"x\"}\ntype T: Data (open)\n  fields:\n    b: String\n",
+    );
+    transcript(
+        "fn f(n: Int) -> Int = n + 1\nf(1)\nfn f(n: Int) -> Int = n * 10\nf(1)\n",
+        "2\n10\n",
+    );
+}
+
+#[test]
+fn help() {
+    let (out, _, status) = repl(":help\n");
+    assert_eq!(status, 0);
+    let commands = [
+        "help", "type", "load", "reset", "vars", "contract", "set", "quit",
+    ];
+    for command in commands {
+        assert!(out.contains(&format!("  :{command} ")), "{out}");
+    }
+    assert!(out.contains("`_` is the last result"), "{out}");
+    transcript(
+        ":help type\n",
+        ":type EXPR\n  the static type of an expression, without running it\n",
+    );
+    transcript(
+        ":help :quit\n",
+        ":quit \n  leave the REPL (Ctrl-D does too)\n",
+    );
+    let (out, err, status) = repl(":help nothing\n");
+    assert_eq!((out.as_str(), status), ("", 1));
+    assert_eq!(err, "no command `:nothing`; `:help` lists the commands\n");
+}
+
+#[test]
+fn type_shows_the_static_type_without_running() {
+    transcript(
+        &format!(
+            "type Sighting : Data = {{\n  species: String\n}}\n:type 1 + 2\n:type [1.5]\n:type source(file(\"{SIGHTINGS}\"), Json) | validate(Sighting) | oks()\n"
+        ),
+        "Int\nList[Float]\nStream[Sighting]\n",
+    );
+    // Nothing runs: a missing file is not read.
+    transcript(
+        ":type source(file(\"no/such/file.jsonl\"), Json) | count()\n",
+        "Int\n",
+    );
+    let (out, err, status) = repl(":type nope\n:type\n");
+    assert_eq!((out.as_str(), status), ("", 1));
+    assert!(err.contains("unknown name `nope`"), "{err}");
+    assert!(err.ends_with("usage: :type EXPR\n"), "{err}");
+}
+
+#[test]
+fn load_runs_a_file_into_the_session() {
+    transcript(
+        ":load examples/structural/sightings.hql\n:contract Sighting\n",
+        "[\"barn owl at dusk\", \"wren at morning\", \"barn owl at night\", \"kingfisher at morning\"]\n\
+         type Sighting: DataContract (open)\n  fields:\n    species: String\n    seen: String\n  rules:\n    require Sighting.seen == \"morning\" or seen == \"dusk\" or seen == \"night\": seen == \"morning\" or seen == \"dusk\" or seen == \"night\"\n",
+    );
+    // Its declarations stay.
+    transcript(
+        ":load examples/structural/sightings.hql\nSighting { species: \"owl\", seen: \"dusk\" }\n",
+        "[\"barn owl at dusk\", \"wren at morning\", \"barn owl at night\", \"kingfisher at morning\"]\n{species: \"owl\", seen: \"dusk\"}\n",
+    );
+    let (out, err, status) = repl(":load no/such.hql\n:load\n1\n");
+    assert_eq!((out.as_str(), status), ("1\n", 1));
+    assert!(err.starts_with("cannot read no/such.hql: "), "{err}");
+    assert!(err.ends_with("usage: :load FILE\n"), "{err}");
+}
+
+#[test]
+fn reset_forgets_everything() {
+    let (out, err, status) = repl("let x = 1\ntype T : Data = {\n a: Int\n}\n:reset\n:vars\nx\n");
+    assert_eq!(out, "the session is empty again\nno names bound yet\n");
+    assert_eq!(status, 1);
+    assert!(err.contains("unknown name `x`"), "{err}");
+    // The standard library stays.
+    transcript(
+        ":reset\nis_non_empty(\"a\")\n",
+        "the session is empty again\ntrue\n",
+    );
+}
+
+#[test]
+fn vars_lists_the_bindings() {
+    transcript(":vars\n", "no names bound yet\n");
+    transcript(
+        &format!(
+            "let n = 3\nlet words = [\"a\", \"b\"]\nfn inc(x: Int) -> Int = x + 1\nlet raw = source(file(\"{SIGHTINGS}\"), Json)\n:vars\n"
+        ),
+        "n = 3\nwords = [\"a\", \"b\"]\ninc = <fn inc>\nraw = <stream>\n",
+    );
+}
+
+#[test]
+fn contract_summarises_a_type() {
+    transcript(
+        "type Reading : DataContract = {\n  sensor: String\n  low: Int\n  high: Int\n  require ordered: low <= high\n}\n:contract Reading\n",
+        "type Reading: DataContract (open)\n  fields:\n    sensor: String\n    low: Int\n    high: Int\n  rules:\n    require Reading.ordered: low <= high\n",
+    );
+    let (out, err, status) = repl(":contract Nope\n:contract\n");
+    assert_eq!((out.as_str(), status), ("", 1));
+    assert!(err.starts_with("no type named `Nope`"), "{err}");
+    assert!(err.ends_with("usage: :contract TYPE\n"), "{err}");
+}
+
+#[test]
+fn set_format_json() {
+    transcript(
+        "{a: 1, b: [true, null]}\n:set format json\n{a: 1, b: [true, null]}\n:set format hql\n{a: 1}\n",
+        "{a: 1, b: [true, null]}\n{\"a\":1,\"b\":[true,null]}\n{a: 1}\n",
+    );
+    let (_, err, status) = repl(":set format xml\n");
+    assert_eq!(status, 1);
+    assert_eq!(err, "usage: :set format hql|json\n");
+}
+
+#[test]
+fn quit_ends_the_session() {
+    transcript("1\n:quit\n2\n", "1\n");
+    transcript("1\n  :q\n2\n", "1\n");
+    // The status still says whether an entry failed.
+    assert_eq!(repl("nope\n:quit\n").2, 1);
+}
+
+#[test]
+fn unknown_commands_are_reported() {
+    let (out, err, status) = repl(":frobnicate now\n1\n");
+    assert_eq!((out.as_str(), status), ("1\n", 1));
+    assert_eq!(
+        err,
+        "unknown command `:frobnicate`; `:help` lists the commands\n"
+    );
+}
+
+#[test]
+fn piped_output_is_what_hql_run_prints() {
+    // No tables, no prompts, no escape codes: a list of records prints on
+    // one line, as `hql run` would.
+    let input = format!("source(file(\"{SIGHTINGS}\"), Json) | take(2)\n");
+    let (out, err, status) = repl(&input);
+    assert_eq!(status, 0, "{err}");
+    assert_eq!(
+        out,
+        "[{species: \"barn owl\", seen: \"dusk\", site: \"north meadow\"}, {species: \"wren\", seen: \"morning\", site: \"hedge\"}]\n"
+    );
+    assert!(!out.contains('\x1b') && !err.contains('\x1b'));
+    let run = Command::new(env!("CARGO_BIN_EXE_hql"))
+        .args(["run", "-"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            c.stdin.take().unwrap().write_all(input.as_bytes())?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    assert_eq!(String::from_utf8(run.stdout).unwrap(), out);
+}
+
+#[test]
+fn a_long_stream_is_printed_whole_when_piped() {
+    let input = "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25] | map(n => {n: n})\n";
+    let (out, _, status) = repl(input);
+    assert_eq!(status, 0);
+    assert!(out.starts_with("[{n: 1}, {n: 2}, "), "{out}");
+    assert!(out.ends_with("{n: 25}]\n"), "{out}");
+}

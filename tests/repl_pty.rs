@@ -1,0 +1,197 @@
+//! The interactive REPL on a pseudo-terminal: multi-line input, Tab
+//! completion, Ctrl-R, history kept across sessions, Ctrl-C and Ctrl-D.
+//! Where no pseudo-terminal can be had, each test says so and passes.
+
+#![cfg(unix)]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use rexpect::session::{spawn_command, PtySession};
+
+const TIMEOUT_MS: u64 = 10_000;
+const PROMPT: &str = "hql> ";
+
+/// Start `hql repl` on a pseudo-terminal; `history` is HQL_HISTORY.
+fn start(history: &str) -> Option<PtySession> {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hql"));
+    cmd.env("HQL_HISTORY", history);
+    spawn(cmd)
+}
+
+fn spawn(mut cmd: Command) -> Option<PtySession> {
+    cmd.arg("repl")
+        .env("NO_COLOR", "1")
+        .env("COLUMNS", "80")
+        .env("TERM", "xterm")
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    match spawn_command(cmd, Some(TIMEOUT_MS)) {
+        Ok(mut p) => {
+            p.exp_string(PROMPT).expect("the first prompt");
+            Some(p)
+        }
+        Err(e) => {
+            eprintln!("skipped: no pseudo-terminal ({e})");
+            None
+        }
+    }
+}
+
+/// A fresh file name in the temporary directory.
+fn temp_file(name: &str) -> PathBuf {
+    let path = std::env::temp_dir().join(format!("hql-pty-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+/// Type `keys` (sent at once: the writer buffers up to a newline).
+fn keys(p: &mut PtySession, keys: &str) {
+    p.send(keys).unwrap();
+    p.flush().unwrap();
+}
+
+/// Type `keys`, press Enter, and wait for `output` and the next prompt.
+fn enter(p: &mut PtySession, keys: &str, output: &str) {
+    self::keys(p, &format!("{keys}\r"));
+    p.exp_string(output)
+        .unwrap_or_else(|e| panic!("after {keys:?}, expected {output:?}: {e}"));
+    p.exp_string(PROMPT).unwrap();
+}
+
+fn quit(mut p: PtySession) {
+    p.send_control('d').unwrap();
+    p.exp_eof().expect("Ctrl-D on an empty line ends the REPL");
+}
+
+#[test]
+fn multi_line_entries_continue_until_complete() {
+    let Some(mut p) = start("") else { return };
+    // An open bracket continues the entry; the closing line submits it.
+    keys(&mut p, "[10,\r");
+    keys(&mut p, "20 + 3]\r");
+    p.exp_string("[10, 23]").unwrap();
+    p.exp_string(PROMPT).unwrap();
+    // A trailing `|` continues too.
+    keys(&mut p, "[5, 6] |\r");
+    keys(&mut p, "map(x => x * 100)\r");
+    p.exp_string("[500, 600]").unwrap();
+    p.exp_string(PROMPT).unwrap();
+    // A blank line forces an unfinished entry to be submitted.
+    keys(&mut p, "let broken = 1 +\r");
+    keys(&mut p, "\r");
+    p.exp_string("<repl:3>").unwrap();
+    p.exp_string(PROMPT).unwrap();
+    enter(&mut p, "[10, 23] == [10, 23]", "true");
+    quit(p);
+}
+
+#[test]
+fn tab_completes_builtins_and_fields() {
+    let Some(mut p) = start("") else { return };
+    enter(&mut p, "uppe\t(\"wren\")", "\"WREN\"");
+    enter(
+        &mut p,
+        "let bird = { species: \"kingfisher\", seen: \"dusk\" }",
+        "",
+    );
+    enter(&mut p, "bird.spec\t", "\"kingfisher\"");
+    quit(p);
+}
+
+#[test]
+fn ctrl_r_searches_history() {
+    let Some(mut p) = start("") else { return };
+    enter(&mut p, "let zebra = 40", "");
+    enter(&mut p, "zebra + 2", "42");
+    enter(&mut p, "zebra * 0 + 1", "1");
+    p.send_control('r').unwrap();
+    p.exp_string("reverse-i-search").unwrap();
+    keys(&mut p, "bra +");
+    p.exp_string("zebra + 2").unwrap();
+    keys(&mut p, "\r");
+    p.exp_string("42").unwrap();
+    p.exp_string(PROMPT).unwrap();
+    quit(p);
+}
+
+#[test]
+fn history_is_kept_across_sessions() {
+    let path = temp_file("kept");
+    let history = path.to_str().unwrap();
+    let Some(mut p) = start(history) else { return };
+    enter(&mut p, "6 * 7", "42");
+    quit(p);
+    let saved = std::fs::read_to_string(&path).expect("the history file");
+    assert!(saved.contains("6 * 7"), "{saved}");
+
+    let Some(mut p) = start(history) else { return };
+    // Up recalls the entry of the first session.
+    keys(&mut p, "\x1b[A");
+    p.exp_string("6 * 7").unwrap();
+    keys(&mut p, "\r");
+    p.exp_string("42").unwrap();
+    p.exp_string(PROMPT).unwrap();
+    quit(p);
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn history_goes_to_the_state_directory_by_default() {
+    let state = temp_file("state");
+    let _ = std::fs::remove_dir_all(&state);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hql"));
+    cmd.env_remove("HQL_HISTORY").env("XDG_STATE_HOME", &state);
+    let Some(mut p) = spawn(cmd) else { return };
+    enter(
+        &mut p,
+        "\"kept in the state directory\"",
+        "\"kept in the state directory\"",
+    );
+    quit(p);
+    let saved = std::fs::read_to_string(state.join("hql/history")).expect("the history file");
+    assert!(saved.contains("kept in the state directory"), "{saved}");
+    let _ = std::fs::remove_dir_all(&state);
+}
+
+#[test]
+fn ctrl_c_cancels_an_entry_or_an_evaluation() {
+    let Some(mut p) = start("") else { return };
+    // At the prompt: the half-typed entry is dropped.
+    keys(&mut p, "let lost = 1 +");
+    p.exp_string("1 +").unwrap();
+    p.send_control('c').unwrap();
+    p.exp_string(PROMPT).unwrap();
+    enter(&mut p, "lost?", "unknown name `lost`");
+    // While running: a long evaluation stops, the session goes on. The
+    // file says when it has started, so that Ctrl-C comes while it runs
+    // (and not while the line editor still has the terminal).
+    let program = temp_file("long.hql");
+    std::fs::write(
+        &program,
+        "fn fib(n: Int) -> Int = if n < 2 then n else fib(n - 1) + fib(n - 2)\n\"started\"\nfib(60)\n",
+    )
+    .unwrap();
+    enter(&mut p, "let kept = 99", "");
+    keys(&mut p, &format!(":load {}\r", program.display()));
+    p.exp_string("\"started\"").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    p.send_control('c').unwrap();
+    p.exp_string("interrupted").unwrap();
+    p.exp_string(PROMPT).unwrap();
+    let _ = std::fs::remove_file(&program);
+    enter(&mut p, "kept + fib(10)", "154");
+    quit(p);
+}
+
+#[test]
+fn ctrl_d_on_an_empty_line_exits() {
+    let Some(mut p) = start("") else { return };
+    enter(&mut p, "1 + 1", "2");
+    p.send_control('d').unwrap();
+    p.exp_eof().unwrap();
+    let status = p.process_mut().wait().unwrap();
+    assert!(
+        matches!(status, rexpect::process::WaitStatus::Exited(_, 0)),
+        "{status:?}"
+    );
+}
