@@ -1434,7 +1434,7 @@ pub fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Vec
     let limit = (name.chars().count() / 3).max(1);
     let mut scored: Vec<(usize, &str)> = candidates
         .map(|c| (edit_distance(name, c), c))
-        .filter(|(d, c)| *d <= limit && *c != name)
+        .filter(|(d, c)| *d <= limit && *c != name && c.len() > 1)
         .collect();
     scored.sort();
     scored.dedup();

@@ -113,9 +113,13 @@ impl Session {
 
     /// Check an entry against the session without running it.
     pub fn check(&mut self, name: &str, text: &str, sinks: &mut Sinks) -> Result<Checked, i32> {
-        let (base, entry) = self.load(name, text, sinks)?;
-        self.prepare(base, &entry, sinks)
-            .map(|(checked, _)| checked)
+        let files = self.map.files().len();
+        let checked = self
+            .load(name, text, sinks)
+            .and_then(|(base, entry)| self.prepare(base, &entry, sinks));
+        // Nothing of the entry is kept, so neither is its text.
+        self.map.truncate(files);
+        checked.map(|(checked, _)| checked)
     }
 
     /// Read an entry (and its imports) into the source map: where its spans
