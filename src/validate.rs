@@ -124,7 +124,8 @@ impl Run<'_> {
         let Value::Record(r) = &filled else {
             return Ok((filled, None));
         };
-        let mut failed = vec![false; shape.fields.len()];
+        // Which fields failed; allocated only when one does.
+        let mut failed: Vec<bool> = Vec::new();
         let mut slots = Vec::with_capacity(shape.fields.len() + 1);
         slots.push(Value::Null);
         let mut changes: Vec<(Key, Value)> = Vec::new();
@@ -132,7 +133,10 @@ impl Run<'_> {
             let mark = self.failures.len();
             let v = lookup(r, i, &field.name);
             let changed = self.field(field, v, path)?;
-            failed[i] = self.failures.len() > mark;
+            if self.failures.len() > mark {
+                failed.resize(shape.fields.len(), false);
+                failed[i] = true;
+            }
             slots.push(
                 changed
                     .clone()
