@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+"""Turn the raw measurements of bench/run.sh into bench/RESULTS.md.
+
+    python3 bench/report.py RESULTS_DIR OUT.md
+
+RESULTS_DIR holds what run.sh wrote: hyperfine exports (`bench_*.json`,
+`pairs/round*.json`, `startup.json`), `counts.tsv` (one verification run of
+every tool under /usr/bin/time -v) and `notes.txt` (one note a line).
+"""
+
+import datetime
+import glob
+import json
+import os
+import platform
+import statistics
+import sys
+
+LABELS = {
+    "hql_count": "HQL count path, 1 core (`taskset -c 0`)",
+    "hql_report": "HQL `report()` path, 1 core",
+    "hql_threads": "HQL count path, `--threads 2`, 2 cores",
+    "hql_wide": "HQL wide nested shape (wide-1m), 1 core",
+    "value": "Rust `serde_json::Value` + hand checks, 1 core",
+    "typed": "Rust serde derive struct + hand checks, 1 core",
+    "ajv": "ajv 8 (Node), schema compiled once",
+    "pydantic": "pydantic 2 `TypeAdapter.validate_json`",
+    "jsonschema_rs": "jsonschema-rs (Python) + `json.loads`",
+    "fastjsonschema": "fastjsonschema + `json.loads`",
+    "jq": "jq (optional)",
+}
+ORDER = list(LABELS)
+MIB = 1024.0
+
+
+def load_json(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def hyperfine_results(rdir):
+    """key -> hyperfine result, the first invocation that measured the key wins."""
+    out = {}
+    for path in sorted(glob.glob(os.path.join(rdir, "bench_*.json"))):
+        for r in load_json(path)["results"]:
+            out.setdefault(r["command"], r)
+    return out
+
+
+def read_counts(rdir):
+    rows = {}
+    path = os.path.join(rdir, "counts.tsv")
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                key, count, expected, rss_kb, records = line.rstrip("\n").split("\t")
+                rows[key] = {
+                    "count": count,
+                    "expected": expected,
+                    "rss_kb": int(rss_kb),
+                    "records": int(records),
+                }
+    return rows
+
+
+def machine():
+    model = "unknown"
+    mem = "unknown"
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+        with open("/proc/meminfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("MemTotal"):
+                    mem = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
+                    break
+    except OSError:
+        pass
+    return os.cpu_count(), model, mem
+
+
+def verdict(ok):
+    return "**met**" if ok else "**not met**"
+
+
+def main():
+    rdir, out_path = sys.argv[1], sys.argv[2]
+    hf = hyperfine_results(rdir)
+    counts = read_counts(rdir)
+    notes = []
+    notes_path = os.path.join(rdir, "notes.txt")
+    if os.path.exists(notes_path):
+        with open(notes_path, encoding="utf-8") as f:
+            notes = [n.rstrip("\n") for n in f if n.strip()]
+
+    lines = []
+    add = lines.append
+    ncpu, model, mem = machine()
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    add("# HQL benchmark results")
+    add("")
+    add("Written by `bench/run.sh` (do not edit by hand; re-run the script).")
+    add("")
+    add(f"- Date: {now}")
+    add(f"- Machine: {ncpu} CPUs (`nproc`), {model}, {mem} memory, Linux {platform.release()}")
+    for n in notes:
+        if n.startswith("env: "):
+            add(f"- {n[5:]}")
+    meta_path = os.path.join(rdir, "..", "orders-1m.jsonl.meta.json")
+    if os.path.exists(meta_path):
+        m = load_json(meta_path)
+        add(
+            f"- Data: {m['records']:,} records, {m['bytes'] / 1e6:.1f} MB, {m['valid']:,} valid; "
+            f"invalid by kind: " + ", ".join(f"{k} {v:,}" for k, v in m["invalid_by_kind"].items())
+        )
+    add("")
+    add("Task: validate `bench/data/orders-1m.jsonl` (1,000,000 JSON Lines orders, ~5% invalid) and")
+    add("print the number of valid records; whole process, wall time is the median of hyperfine runs")
+    add("(`--warmup 1 --runs 5` unless noted). Peak RSS is `/usr/bin/time -v` of one separate run.")
+    add("Every tool's count was checked against the generator's expected count before timing.")
+    add("")
+    add("| tool | wall s | records/s | peak RSS | valid count |")
+    add("| --- | ---: | ---: | ---: | ---: |")
+    for key in ORDER:
+        r = hf.get(key)
+        c = counts.get(key)
+        if r is None and c is None:
+            continue
+        records = c["records"] if c else 1_000_000
+        if r is not None:
+            med = r["median"]
+            runs = len(r["times"])
+            wall = f"{med:.3f}" + ("" if runs == 5 else f" ({runs} runs)")
+            rate = f"{records / med:,.0f}"
+        else:
+            wall, rate = "not timed", "–"
+        rss = f"{c['rss_kb'] / MIB:.1f} MiB" if c else "–"
+        cnt = c["count"] if c else "–"
+        add(f"| {LABELS[key]} | {wall} | {rate} | {rss} | {cnt} |")
+    add("")
+    add("HQL and the two Rust baselines run pinned to CPU 0 with `taskset -c 0`; the peers")
+    add("(Node, Python, jq) run unpinned, as they would be used. JSON Schema cannot express")
+    add("`low <= high`: the ajv, jsonschema-rs and fastjsonschema peers check it in code after")
+    add("validation. pydantic runs in strict mode (no coercion, as HQL) with a `model_validator`.")
+    add("")
+
+    # Goals.
+    add("## Goals")
+    add("")
+    add("| goal | measured | target | verdict |")
+    add("| --- | --- | --- | --- |")
+
+    # Goal 1: interleaved pairs.
+    pair_ratios, hql_t, val_t = [], [], []
+    for path in sorted(glob.glob(os.path.join(rdir, "pairs", "round*.json"))):
+        res = {r["command"]: r for r in load_json(path)["results"]}
+        if "hql_count" in res and "value" in res:
+            h, v = res["hql_count"]["times"][0], res["value"]["times"][0]
+            hql_t.append(h)
+            val_t.append(v)
+            pair_ratios.append(h / v)
+    if pair_ratios:
+        ratio = statistics.median(pair_ratios)
+        extra = ""
+        if "hql_count" in hf and "value" in hf:
+            extra = (
+                f"; one hyperfine invocation (5 runs each, back to back): "
+                f"{hf['hql_count']['median'] / hf['value']['median']:.2f}×"
+            )
+        add(
+            f"| 1. count path on one core vs `serde_json::Value` program | "
+            f"{ratio:.2f}× (median of {len(pair_ratios)} alternating pairs; HQL "
+            f"{statistics.median(hql_t):.3f} s, Value {statistics.median(val_t):.3f} s{extra}) | "
+            f"≤ 1.0× | {verdict(ratio <= 1.0)} |"
+        )
+    else:
+        add("| 1. count path on one core vs `serde_json::Value` program | not measured | ≤ 1.0× | **not measured** |")
+
+    # Goal 2: threads.
+    g2 = os.path.join(rdir, "bench_goal2.json")
+    if os.path.exists(g2):
+        res = {r["command"]: r for r in load_json(g2)["results"]}
+        one, two = res["hql_count_1core"]["median"], res["hql_threads"]["median"]
+        add(
+            f"| 2. `--threads 2` on 2 cores vs 1 core | {two / one:.2f}× ({two:.3f} s vs {one:.3f} s) | "
+            f"≤ 0.6× | {verdict(two / one <= 0.6)} |"
+        )
+    else:
+        add("| 2. `--threads 2` on 2 cores vs 1 core | `hql run --help` has no `--threads` | ≤ 0.6× | **not measured** |")
+
+    # Goal 3: report vs count.
+    g3 = os.path.join(rdir, "bench_goal3.json")
+    if os.path.exists(g3):
+        res = {r["command"]: r for r in load_json(g3)["results"]}
+        cnt, rep = res["hql_count_g3"]["median"], res["hql_report"]["median"]
+        add(
+            f"| 3. `report()` path vs count path | {rep / cnt:.2f}× ({rep:.3f} s vs {cnt:.3f} s) | "
+            f"≤ 1.3× | {verdict(rep / cnt <= 1.3)} |"
+        )
+    else:
+        add("| 3. `report()` path vs count path | not measured | ≤ 1.3× | **not measured** |")
+
+    # Goal 4: peak RSS.
+    limit = 20 * MIB
+    rss_parts, rss_ok, missing10 = [], True, True
+    for key, what in (
+        ("hql_count", "1M count"),
+        ("hql_report", "1M report"),
+        ("hql_threads", "1M --threads 2"),
+        ("hql_count_10m", "10M count"),
+    ):
+        c = counts.get(key)
+        if c:
+            rss_parts.append(f"{what} {c['rss_kb'] / MIB:.1f} MiB")
+            rss_ok = rss_ok and c["rss_kb"] <= limit
+            if key == "hql_count_10m":
+                missing10 = False
+    g4 = ", ".join(rss_parts) or "not measured"
+    if missing10:
+        g4 += "; 10M not measured (run `bench/run.sh --full`)"
+    add(f"| 4. peak RSS of HQL, 1M and 10M records | {g4} | ≤ 20 MiB | "
+        f"{verdict(rss_ok) if not missing10 else ('**met for 1M only**' if rss_ok else '**not met**')} |")
+
+    # Goal 5: start-up.
+    st = os.path.join(rdir, "startup.json")
+    if os.path.exists(st):
+        r = load_json(st)["results"][0]
+        ms = r["median"] * 1000
+        add(
+            f"| 5. `hql run` of a one-line program | {ms:.2f} ms median ({len(r['times'])} runs, "
+            f"mean {r['mean'] * 1000:.2f} ms) | ≤ 10 ms | {verdict(ms <= 10)} |"
+        )
+    else:
+        add("| 5. `hql run` of a one-line program | not measured | ≤ 10 ms | **not measured** |")
+    add("")
+
+    # How far apart the separate measurements of the same HQL command are.
+    same = []
+    for name, fname in (("hql_count", "bench_goal1.json"), ("hql_count_1core", "bench_goal2.json"),
+                        ("hql_count_g3", "bench_goal3.json")):
+        path = os.path.join(rdir, fname)
+        if os.path.exists(path):
+            same += [r["median"] for r in load_json(path)["results"] if r["command"] == name]
+    if hql_t:
+        same.append(statistics.median(hql_t))
+    if len(same) > 1:
+        spread = (max(same) - min(same)) / min(same) * 100
+        notes.append(
+            f"The HQL count path (same command) was measured in {len(same)} separate hyperfine "
+            f"invocations: medians {min(same):.3f}–{max(same):.3f} s, a spread of {spread:.0f}%. "
+            "Read differences smaller than that as noise."
+        )
+    other = [n for n in notes if not n.startswith("env: ")]
+    if other:
+        add("## Notes")
+        add("")
+        for n in other:
+            add(f"- {n}")
+        add("")
+    add("Reproduce: `bench/run.sh` from anywhere (`--full` also generates the 10M-record file, ~1.4 GB,")
+    add("for the memory check). Raw hyperfine exports are in `bench/data/results/`.")
+
+    with open(out_path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
