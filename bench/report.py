@@ -260,6 +260,12 @@ def main():
         for n in other:
             add(f"- {n}")
         add("")
+    # The profile-guided pass is written by hand beside the script.
+    profile = os.path.join(os.path.dirname(os.path.abspath(__file__)), "PROFILE.md")
+    if os.path.exists(profile):
+        with open(profile, encoding="utf-8") as f:
+            lines.extend(f.read().rstrip("\n").split("\n"))
+        add("")
     add("Reproduce: `bench/run.sh` from anywhere (`--full` also generates the 10M-record file, ~1.4 GB,")
     add("for the memory check). Raw hyperfine exports are in `bench/data/results/`.")
 
