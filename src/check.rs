@@ -1141,9 +1141,6 @@ impl Checker {
     }
 
     fn not_a_type(&mut self, n: &str, span: &Span) -> Expr {
-        if self.types.contains_key(n) {
-            return Expr::Const(Value::Null);
-        }
         self.error(CheckError::NotAType {
             name: n.to_string(),
             span: span.clone(),

@@ -73,6 +73,18 @@ struct Run<'a> {
     warnings: Vec<Failure>,
 }
 
+/// The path of a map's value: `m.key`, or `m["odd key"]` when the key is
+/// not a name.
+fn key_path(path: &str, key: &str) -> String {
+    if crate::canonical::is_identifier(key) {
+        join_path(Some(path), key)
+    } else {
+        let mut quoted = String::new();
+        crate::json::write_json_string(&mut quoted, key);
+        format!("{path}[{quoted}]")
+    }
+}
+
 fn join_path(prefix: Option<&str>, field: &str) -> String {
     match prefix {
         Some(p) if !p.is_empty() => format!("{p}.{field}"),
@@ -288,9 +300,7 @@ impl Run<'_> {
                 Value::Record(r) => {
                     let mut changed: Vec<(Key, Value)> = Vec::new();
                     for (k, item) in r.iter() {
-                        if let Some(new) =
-                            self.value(elem, item, &join_path(Some(path), k), ids, field)?
-                        {
+                        if let Some(new) = self.value(elem, item, &key_path(path, k), ids, field)? {
                             changed.push((k.clone(), new));
                         }
                     }

@@ -2287,3 +2287,13 @@ type Cart : DataContract = {
         "[{address: {city: \"Bern\", country: \"CH\"}, items: [{sku: \"a\", qty: 1}, {sku: \"b\", qty: 3}], meta: {source: \"web\"}}]\n"
     );
 }
+
+// §4.9 paths: a map's value under a key that is not a name is written with
+// brackets, as a record literal would quote it.
+#[test]
+fn s4_9_map_paths_quote_odd_keys() {
+    let src = r#"type T : Data = { m: Map[Int] }
+[{m: {"odd key": "x", fine: "y"}}] | validate(T) | errs() | map(e => e.failures | map(f => f.path) | collect())
+"#;
+    assert_eq!(ok_out(src, &[]), "[[\"m[\\\"odd key\\\"]\", \"m.fine\"]]\n");
+}
