@@ -124,6 +124,16 @@ pub enum CheckWarning {
     PresenceOfBool { field: String, span: Span },
 }
 
+impl CheckWarning {
+    pub fn span(&self) -> Span {
+        match self {
+            CheckWarning::NeedlessMark { span, .. } | CheckWarning::PresenceOfBool { span, .. } => {
+                span.clone()
+            }
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Diagnostics {
     pub errors: Vec<CheckError>,

@@ -383,15 +383,6 @@ impl Session {
     }
 }
 
-impl crate::check::CheckWarning {
-    pub fn span(&self) -> Span {
-        match self {
-            crate::check::CheckWarning::NeedlessMark { span, .. }
-            | crate::check::CheckWarning::PresenceOfBool { span, .. } => span.clone(),
-        }
-    }
-}
-
 /// Reads an entry and the files it imports into the session's source map.
 struct Loader<'a> {
     host: &'a dyn Host,
