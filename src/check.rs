@@ -475,7 +475,11 @@ impl Checker {
             .map(|r| self.rule(r, &decl.name.text))
             .collect();
         self.frames.pop();
-        Shape::Refined { base, rules }
+        Shape::Refined {
+            base,
+            rules,
+            ids: FieldIds::new(&decl.name.text),
+        }
     }
 
     /// The chain of declarations from the root kind down to `decl`.

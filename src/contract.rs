@@ -83,6 +83,8 @@ pub enum Shape {
     Refined {
         base: TypeSpec,
         rules: Vec<RuleSpec>,
+        /// `Email.type` and the like, built once.
+        ids: FieldIds,
     },
 }
 
@@ -97,6 +99,7 @@ impl Contract {
             shape: Shape::Refined {
                 base,
                 rules: vec![],
+                ids: FieldIds::new(name),
             },
         }
     }

@@ -49,7 +49,7 @@ pub fn validate_value(
     let checked = match &c.shape {
         Shape::Record { record, .. } => run.top_record(c, record, &value, uniques)?,
         Shape::Refined { .. } => {
-            run.named(c, &value, None, &Key::from(""))?;
+            run.named(c, &value, None, &no_field())?;
             value.clone()
         }
     };
@@ -326,7 +326,7 @@ impl Run<'_> {
             },
             TypeSpec::Named(cell) => {
                 if let Some(c) = cell.get() {
-                    if let Shape::Refined { base, rules } = &c.shape {
+                    if let Shape::Refined { base, rules, .. } = &c.shape {
                         if rules.is_empty() {
                             // An alias is another name for its type: the
                             // field's own identities apply.
@@ -367,8 +367,7 @@ impl Run<'_> {
                 }
                 Ok(replaced(v, filled))
             }
-            Shape::Refined { base, rules } => {
-                let ids = FieldIds::new(&c.name);
+            Shape::Refined { base, rules, ids } => {
                 let mark = self.failures.len();
                 let shown = path.unwrap_or("");
                 let mut changed = None;
@@ -380,7 +379,7 @@ impl Run<'_> {
                         | TypeSpec::Map(_)
                         | TypeSpec::Record(_)
                 ) {
-                    changed = self.value(base, v, shown, &ids, field)?;
+                    changed = self.value(base, v, shown, ids, field)?;
                 } else if !type_matches(base, v) {
                     self.failures.push(Failure {
                         rule: ids.type_.clone(),
@@ -602,6 +601,15 @@ fn replaced(old: &Value, new: Value) -> Option<Value> {
         (Value::Record(a), Value::Record(b)) if Rc::ptr_eq(a, b) => None,
         _ => Some(new),
     }
+}
+
+thread_local! {
+    static NO_FIELD: Key = Key::from("");
+}
+
+/// The empty field name: a value validated on its own is in no field.
+fn no_field() -> Key {
+    NO_FIELD.with(Key::clone)
 }
 
 fn field_list(field: &Key) -> Vec<Key> {
