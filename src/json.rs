@@ -340,7 +340,7 @@ impl<'a> Parser<'a, '_> {
         let mut unescaped: Option<String> = None;
         loop {
             let run_start = self.pos;
-            let special = |b: &u8| matches!(b, b'"' | b'\\' | 0..=0x1F);
+            let special = |b: &u8| ENDS_STRING_RUN[*b as usize];
             let Some(run_len) = self.rest().iter().position(special) else {
                 self.pos = self.bytes.len();
                 return Err(self.fault(END_OF_INPUT));
@@ -679,6 +679,18 @@ fn trim_json_space(bytes: &[u8]) -> &[u8] {
 const SPECIAL_IN_STRING: [bool; 256] = byte_set(b"\"\\\n");
 /// ...and outside one.
 const SPECIAL_IN_ELEMENT: [bool; 256] = byte_set(b"\"[]{},\n");
+
+/// Bytes that end a run of plain characters in a string being decoded:
+/// the quote, a backslash, and control characters.
+const ENDS_STRING_RUN: [bool; 256] = {
+    let mut set = byte_set(b"\"\\");
+    let mut b = 0;
+    while b < 0x20 {
+        set[b] = true;
+        b += 1;
+    }
+    set
+};
 
 const fn byte_set(members: &[u8]) -> [bool; 256] {
     let mut set = [false; 256];
