@@ -7,9 +7,10 @@
 use std::rc::Rc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
+use smallvec::smallvec;
 
 use crate::contract::*;
-use crate::eval::{push_frame, Env, Interp, Origin, Result};
+use crate::eval::{push_frame, Env, Interp, Origin, Result, Slots};
 use crate::value::{Key, Okay, Record, Value};
 
 /// One broken check, before it becomes a record.
@@ -171,7 +172,7 @@ impl Run<'_> {
         };
         slots[0] = filled.clone();
         // One frame serves every rule of the record.
-        let env = push_frame(&None, slots);
+        let env = push_frame(&None, Slots::from_vec(slots));
         self.rules(&shape.rules, &env, &failed, path, None);
         Ok((filled, env))
     }
@@ -396,7 +397,7 @@ impl Run<'_> {
                 }
                 if self.failures.len() == mark {
                     let value = changed.clone().unwrap_or_else(|| v.clone());
-                    let env = push_frame(&None, vec![value]);
+                    let env = push_frame(&None, smallvec![value]);
                     self.rules(rules, &env, &[], path, Some(&field_list(field)));
                 }
                 Ok(changed)
@@ -474,7 +475,7 @@ impl Run<'_> {
         }
         for check in &f.checks {
             let func = self.interp.eval(&check.func, &None)?;
-            let (kind, message) = match self.interp.call(&func, vec![v.clone()]) {
+            let (kind, message) = match self.interp.call(&func, smallvec![v.clone()]) {
                 Ok(Value::Bool(true)) => continue,
                 Ok(_) => (
                     "check",

@@ -128,11 +128,15 @@ impl std::fmt::Debug for Function {
 pub type Env = Option<Rc<Frame>>;
 
 pub struct Frame {
-    pub slots: Vec<Value>,
+    pub slots: Slots,
     pub parent: Env,
 }
 
-pub fn push_frame(parent: &Env, slots: Vec<Value>) -> Env {
+/// A frame's values: a lambda's or a small function's fit inline, so a
+/// call allocates its frame only.
+pub type Slots = smallvec::SmallVec<[Value; 2]>;
+
+pub fn push_frame(parent: &Env, slots: Slots) -> Env {
     Some(Rc::new(Frame {
         slots,
         parent: parent.clone(),
@@ -344,7 +348,10 @@ impl Interp {
             ))),
             Expr::Call { func, args, span } => {
                 let f = self.eval(func, env)?;
-                let args = self.eval_args(args, env)?;
+                let args = args
+                    .iter()
+                    .map(|a| Ok(self.eval(a, env)?.stored()))
+                    .collect::<Result<Slots>>()?;
                 self.call(&f, args).map_err(|e| e.at(span))
             }
             Expr::Builtin {
@@ -460,7 +467,7 @@ impl Interp {
     }
 
     /// Call a function value with evaluated arguments.
-    pub fn call(self: &Rc<Self>, f: &Value, args: Vec<Value>) -> Result<Value> {
+    pub fn call(self: &Rc<Self>, f: &Value, args: Slots) -> Result<Value> {
         let Value::Func(f) = f else {
             return Err(RuntimeError::new(
                 "hql::not_callable",
@@ -468,7 +475,7 @@ impl Interp {
             ));
         };
         match &**f {
-            Function::Builtin(b) => self.call_builtin(*b, args),
+            Function::Builtin(b) => self.call_builtin(*b, args.into_vec()),
             Function::Decl(def) => {
                 check_interrupt()?;
                 check_arg_count(&def.name, def.params, args.len())?;

@@ -8,6 +8,7 @@
 use std::rc::Rc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
+use smallvec::smallvec;
 
 use super::ops::{self, sort_order};
 use super::{Interp, Item, Items, Origin, Result, RuntimeError, Stream};
@@ -79,7 +80,7 @@ fn consume(interp: &Rc<Interp>, b: Builtin, input: Value, arg: Value) -> Result<
         Builtin::Any => quantify(interp, items()?, &arg, true),
         Builtin::Sort => sorted(collect(items()?)?, |_| Ok(None)),
         Builtin::SortBy => sorted(collect(items()?)?, |v| {
-            interp.call(&arg, vec![v.clone()]).map(Some)
+            interp.call(&arg, smallvec![v.clone()]).map(Some)
         }),
         Builtin::CountBy => count_by(interp, items()?, &arg),
         Builtin::GroupBy => group_by(interp, items()?, &arg),
@@ -389,7 +390,7 @@ fn map(interp: &Rc<Interp>, input: Value, f: Value) -> Value {
         Box::new(items.map(move |i| {
             let i = i?;
             let value = interp
-                .call(&f, vec![i.value])
+                .call(&f, smallvec![i.value])
                 .map_err(|e| e.from_record(&i.origin))?;
             Ok(Item {
                 value,
@@ -400,7 +401,7 @@ fn map(interp: &Rc<Interp>, input: Value, f: Value) -> Value {
 }
 
 fn predicate(interp: &Rc<Interp>, p: &Value, v: &Value) -> Result<bool> {
-    match interp.call(p, vec![v.clone()])? {
+    match interp.call(p, smallvec![v.clone()])? {
         Value::Bool(b) => Ok(b),
         Value::Absent | Value::Null => Ok(false),
         other => Err(RuntimeError::new(
@@ -445,7 +446,10 @@ fn flat_map(interp: &Rc<Interp>, input: Value, f: Value) -> Value {
                 Ok(i) => i,
                 Err(e) => return Some(Err(e)),
             };
-            match interp.call(&f, vec![item.value]).and_then(|v| items(&v)) {
+            match interp
+                .call(&f, smallvec![item.value])
+                .and_then(|v| items(&v))
+            {
                 Ok(it) => inner = Some(it),
                 Err(e) => return Some(Err(e.from_record(&item.origin))),
             }
@@ -590,7 +594,7 @@ fn groups(interp: &Rc<Interp>, items: Items, f: &Value) -> Result<Vec<(Value, Ve
     let mut groups: Vec<(Value, Vec<Value>)> = Vec::new();
     for i in items {
         let v = i?.value;
-        let key = interp.call(f, vec![v.clone()])?;
+        let key = interp.call(f, smallvec![v.clone()])?;
         let slot = *index.entry(identity_key(&key)).or_insert_with(|| {
             groups.push((key, Vec::new()));
             groups.len() - 1
