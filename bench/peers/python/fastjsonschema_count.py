@@ -3,33 +3,26 @@ compiled validator per line. `low <= high` cannot be expressed in JSON
 Schema: it is checked in Python after validation."""
 
 import json
-import os
-import sys
 
 import fastjsonschema
 
-SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "order.schema.json")
+from common import count_valid, load_schema, orders_path
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: fastjsonschema_count.py ORDERS.jsonl")
-    with open(SCHEMA, encoding="utf-8") as f:
-        validate = fastjsonschema.compile(json.load(f))
+    path = orders_path("fastjsonschema_count.py")
+    validate = fastjsonschema.compile(load_schema())
     invalid = fastjsonschema.JsonSchemaException
     loads = json.loads
-    count = 0
-    with open(sys.argv[1], "rb") as f:
-        for line in f:
-            if not line.strip():
-                continue
-            try:
-                value = validate(loads(line))
-            except (ValueError, invalid):
-                continue
-            if value["low"] <= value["high"]:
-                count += 1
-    print(count)
+
+    def is_valid(line):
+        try:
+            value = validate(loads(line))
+        except (ValueError, invalid):
+            return False
+        return value["low"] <= value["high"]
+
+    print(count_valid(path, is_valid))
 
 
 if __name__ == "__main__":

@@ -3,33 +3,25 @@
 checked in Python after validation."""
 
 import json
-import os
-import sys
 
 import jsonschema_rs
 
-SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "order.schema.json")
+from common import count_valid, load_schema, orders_path
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: jsonschema_rs_count.py ORDERS.jsonl")
-    with open(SCHEMA, encoding="utf-8") as f:
-        validator = jsonschema_rs.validator_for(json.load(f))
-    is_valid = validator.is_valid
+    path = orders_path("jsonschema_rs_count.py")
+    schema_valid = jsonschema_rs.validator_for(load_schema()).is_valid
     loads = json.loads
-    count = 0
-    with open(sys.argv[1], "rb") as f:
-        for line in f:
-            if not line.strip():
-                continue
-            try:
-                value = loads(line)
-            except ValueError:
-                continue
-            if is_valid(value) and value["low"] <= value["high"]:
-                count += 1
-    print(count)
+
+    def is_valid(line):
+        try:
+            value = loads(line)
+        except ValueError:
+            return False
+        return schema_valid(value) and value["low"] <= value["high"]
+
+    print(count_valid(path, is_valid))
 
 
 if __name__ == "__main__":

@@ -2,10 +2,11 @@
 line. Strict mode, so no value is coerced ("5" is not an Int, as in HQL);
 extra fields are allowed (ignored). `low <= high` is a model_validator."""
 
-import sys
 from typing import Annotated, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+
+from common import count_valid, orders_path
 
 EMAIL = r"^[^@\s]+@[^@\s]+\.[^@\s]+$"
 
@@ -28,20 +29,17 @@ class Order(BaseModel):
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: pydantic_count.py ORDERS.jsonl")
-    adapter = TypeAdapter(Order)
-    count = 0
-    with open(sys.argv[1], "rb") as f:
-        for line in f:
-            if not line.strip():
-                continue
-            try:
-                adapter.validate_json(line)
-            except ValidationError:
-                continue
-            count += 1
-    print(count)
+    path = orders_path("pydantic_count.py")
+    validate_json = TypeAdapter(Order).validate_json
+
+    def is_valid(line):
+        try:
+            validate_json(line)
+        except ValidationError:
+            return False
+        return True
+
+    print(count_valid(path, is_valid))
 
 
 if __name__ == "__main__":
