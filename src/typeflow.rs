@@ -527,6 +527,10 @@ impl Flow<'_> {
             | Builtin::Replace
             | Builtin::Split
             | Builtin::Fmt => Some(("a String", matches!(input, Ty::Str))),
+            Builtin::Len => Some((
+                "a String, a list or a record",
+                !matches!(input, Ty::Int | Ty::Float | Ty::Bool | Ty::Null),
+            )),
             Builtin::Abs | Builtin::Round | Builtin::Floor | Builtin::Ceil => {
                 Some(("a number", input.is_number()))
             }

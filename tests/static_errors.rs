@@ -357,3 +357,14 @@ fn warnings_alone_are_not_static_errors() {
         "{err}"
     );
 }
+
+// §7: a builtin given an argument of a type it cannot take is caught
+// before running when the type is known.
+#[test]
+fn check_len_of_a_number_is_static() {
+    let err = static_error("\"runs?\"\nlen(42)\n", "hql::argument_type");
+    assert!(
+        err.contains("`len` expects a String, a list or a record, not an Int"),
+        "{err}"
+    );
+}
