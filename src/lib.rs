@@ -17,6 +17,7 @@ pub mod json;
 pub mod kernel;
 pub mod lexer;
 pub mod notebook;
+pub mod parallel;
 pub mod parser;
 pub mod prelude;
 pub mod print;

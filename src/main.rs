@@ -7,7 +7,7 @@ use std::rc::Rc;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use hql::eval::Host;
-use hql::run::{check_source, run_source, OutputFormat, Sinks, Source, EXIT_OK, EXIT_STATIC};
+use hql::run::{check_source, run_source_with, OutputFormat, Sinks, Source, EXIT_OK, EXIT_STATIC};
 
 /// HQL: declare what incoming data must look like and mean, check it, and
 /// route what breaks.
@@ -28,6 +28,10 @@ enum Command {
         /// How values are printed.
         #[arg(long, value_enum, default_value_t = Format::Hql)]
         format: Format,
+        /// Threads for `count()` and `report()` over a validated JSON Lines
+        /// file (default: every core).
+        #[arg(long)]
+        threads: Option<usize>,
     },
     /// The interactive REPL (reads entries from standard input when it is not a terminal).
     Repl,
@@ -65,6 +69,17 @@ impl Host for StdHost {
 
     fn stdin(&self) -> Option<Box<dyn BufRead>> {
         Some(Box::new(io::stdin().lock()))
+    }
+
+    fn open_file_at(&self, path: &str, offset: u64) -> io::Result<Box<dyn BufRead>> {
+        use std::io::{Seek, SeekFrom};
+        let mut file = std::fs::File::open(path)?;
+        file.seek(SeekFrom::Start(offset))?;
+        Ok(Box::new(BufReader::with_capacity(1 << 16, file)))
+    }
+
+    fn file_len(&self, path: &str) -> Option<u64> {
+        std::fs::metadata(path).ok().map(|m| m.len())
     }
 }
 
@@ -105,16 +120,25 @@ fn main() -> ExitCode {
             }
             Err(e) => usage_error(&e),
         },
-        Command::Run { file, format } => match read_program(&file) {
+        Command::Run {
+            file,
+            format,
+            threads,
+        } => match read_program(&file) {
             Ok(text) => {
                 let name = if file == "-" { "<stdin>" } else { &file };
                 let format = match format {
                     Format::Hql => OutputFormat::Hql,
                     Format::Json => OutputFormat::Json,
                 };
-                run_source(
+                let threads = threads
+                    .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+                let hosts: hql::session::HostFactory =
+                    std::sync::Arc::new(|| Rc::new(StdHost) as Rc<dyn Host>);
+                run_source_with(
                     &Source { name, text: &text },
                     Rc::new(StdHost),
+                    Some((threads.max(1), hosts)),
                     format,
                     &mut sinks,
                 )

@@ -56,7 +56,12 @@ pub struct Session {
     types: Vec<Rc<Contract>>,
     /// Every `check` run so far, in order (`hql test` reads them).
     pub checks: Vec<CheckResult>,
+    /// Threads `count()` and `report()` may use, and how each gets a host.
+    threads: Option<(usize, HostFactory)>,
 }
+
+/// Makes a host on the thread that calls it (hosts are not `Send`).
+pub type HostFactory = std::sync::Arc<dyn Fn() -> Rc<dyn Host> + Send + Sync>;
 
 /// A `check` statement that ran.
 #[derive(Debug, Clone, PartialEq)]
@@ -91,6 +96,7 @@ impl Session {
             names: Vec::new(),
             types: Vec::new(),
             checks: Vec::new(),
+            threads: None,
         };
         // The library's `let`s run once, like an entry.
         let mut quiet = Sinks {
@@ -102,9 +108,57 @@ impl Session {
         session
     }
 
+    /// Let `count()` and `report()` over a validated JSON Lines file use
+    /// `threads` threads, each with a host from `hosts`.
+    pub fn set_threads(&mut self, threads: usize, hosts: HostFactory) {
+        self.threads = Some((threads, hosts));
+    }
+
+    /// Check and run declarations and `let`s (a worker thread rebuilding a
+    /// session); the exit status.
+    pub fn declare(&mut self, stmts: Vec<Stmt>, sinks: &mut Sinks) -> i32 {
+        self.run_entry(usize::MAX, stmts, sinks, &mut |_, _| Ok(()))
+    }
+
+    pub fn interp(&self) -> &Rc<Interp> {
+        &self.interp
+    }
+
+    /// What a worker thread needs before running the entry's statement
+    /// `at`: the declarations so far, the entry's own, and the entry's
+    /// `let`s before that statement.
+    fn parallel_for(&self, entry: &[Stmt], at: usize) -> Option<crate::eval::Parallel> {
+        let (threads, hosts) = self.threads.clone()?;
+        let user = |s: &&Stmt| crate::check::stmt_start(s) >= self.prelude_end;
+        let mut declarations: Vec<Stmt> = self.history.iter().filter(user).cloned().collect();
+        let mut runs = 0;
+        for stmt in entry {
+            match stmt {
+                Stmt::Type(_) | Stmt::Fn(_) => declarations.push(stmt.clone()),
+                Stmt::Let { .. } if runs < at => declarations.push(stmt.clone()),
+                _ => {}
+            }
+            if matches!(stmt, Stmt::Let { .. } | Stmt::Check { .. } | Stmt::Expr(_)) {
+                runs += 1;
+            }
+        }
+        // Standard input can be read once: a worker rebuilding a `let` or
+        // calling a function that reads it would see something else.
+        if declarations.iter().any(reads_stdin) {
+            return None;
+        }
+        Some(crate::eval::Parallel {
+            threads,
+            declarations,
+            hosts,
+        })
+    }
+
     /// Forget every entry; keep the standard library.
     pub fn reset(&mut self) {
+        let threads = self.threads.take();
         *self = Session::new(self.host.clone());
+        self.threads = threads;
     }
 
     pub fn map(&self) -> &SourceMap {
@@ -244,6 +298,7 @@ impl Session {
         let mut status = EXIT_OK;
         let mut ran = 0;
         for stmt in &checked.program.stmts[first..] {
+            self.interp.set_parallel(self.parallel_for(&entry, ran));
             match self.run_one(stmt, sinks, display) {
                 Ok(true) => {}
                 Ok(false) => status = EXIT_FAILED,
@@ -381,6 +436,15 @@ impl Session {
         names.extend(self.types.iter().map(|c| c.name.clone()));
         names
     }
+}
+
+fn reads_stdin(stmt: &Stmt) -> bool {
+    let text = match stmt {
+        Stmt::Let { value, .. } => crate::canonical::expr_text(value),
+        Stmt::Fn(f) => crate::canonical::expr_text(&f.body),
+        _ => return false,
+    };
+    text.contains("stdin(")
 }
 
 /// Reads an entry and the files it imports into the session's source map.

@@ -20,7 +20,7 @@ use crate::hir::{self, Expr, FnDef, Logic, Program, Stmt};
 use crate::value::{Record, Value};
 
 pub use ops::equal;
-pub use stages::{force, items};
+pub use stages::{force, items, Tally};
 
 /// What the evaluator may ask of the world outside.
 pub trait Host {
@@ -28,6 +28,17 @@ pub trait Host {
     fn open_file(&self, path: &str) -> std::io::Result<Box<dyn BufRead>>;
     /// Standard input (asked for at most once per run).
     fn stdin(&self) -> Option<Box<dyn BufRead>>;
+    /// A file read from byte `offset` on, and the file's length: where
+    /// both are available, `count()` and `report()` over a validated JSON
+    /// Lines file can split the file across threads.
+    fn open_file_at(&self, _path: &str, _offset: u64) -> std::io::Result<Box<dyn BufRead>> {
+        Err(std::io::ErrorKind::Unsupported.into())
+    }
+
+    fn file_len(&self, _path: &str) -> Option<u64> {
+        None
+    }
+
     /// The text of a program file (for `import`).
     fn read_source(&self, path: &str) -> std::io::Result<String> {
         let mut text = String::new();
@@ -65,13 +76,40 @@ pub type Items = Box<dyn Iterator<Item = Result<Item, RuntimeError>>>;
 /// stream bound by `let` can feed several pipelines.
 pub struct Stream {
     recipe: Box<dyn Fn() -> Result<Items, RuntimeError>>,
+    /// What the stream is, when it is a shape that can run on several
+    /// threads (a JSON file validated against a contract).
+    plan: Option<Plan>,
+}
+
+/// The shapes of stream that `count()` and `report()` may split across
+/// threads: their results do not depend on the order records are seen in.
+#[derive(Clone)]
+pub enum Plan {
+    /// `source(file(path), Json)`
+    JsonFile { path: String },
+    /// `… | validate(T)`, and with `oks` `… | validate(T) | oks()`.
+    Validated {
+        path: String,
+        contract: Rc<Contract>,
+        oks: bool,
+    },
 }
 
 impl Stream {
     pub fn new(recipe: impl Fn() -> Result<Items, RuntimeError> + 'static) -> Stream {
         Stream {
             recipe: Box::new(recipe),
+            plan: None,
         }
+    }
+
+    pub fn with_plan(mut self, plan: Option<Plan>) -> Stream {
+        self.plan = plan;
+        self
+    }
+
+    pub fn plan(&self) -> Option<&Plan> {
+        self.plan.as_ref()
     }
 
     pub fn open(&self) -> Result<Items, RuntimeError> {
@@ -231,6 +269,17 @@ pub struct Interp {
     stdin_taken: Cell<bool>,
     /// How deep declared functions are nested in calls right now.
     depth: Cell<usize>,
+    /// How to run a pipeline on other threads, when it may.
+    parallel: RefCell<Option<Parallel>>,
+}
+
+/// What another thread needs to rebuild this session's declarations and
+/// read files: the declarations and `let`s so far, and a host factory.
+#[derive(Clone)]
+pub struct Parallel {
+    pub threads: usize,
+    pub declarations: Vec<crate::ast::Stmt>,
+    pub hosts: std::sync::Arc<dyn Fn() -> Rc<dyn Host> + Send + Sync>,
 }
 
 /// Calls of declared functions may nest this deep; deeper is a runtime
@@ -244,6 +293,7 @@ impl Interp {
             host,
             stdin_taken: Cell::new(false),
             depth: Cell::new(0),
+            parallel: RefCell::new(None),
         })
     }
 
@@ -256,6 +306,18 @@ impl Interp {
         for (slot, def) in &program.functions {
             globals[*slot as usize] = Some(Value::Func(Rc::new(Function::Decl(def.clone()))));
         }
+    }
+
+    pub fn set_parallel(&self, parallel: Option<Parallel>) {
+        *self.parallel.borrow_mut() = parallel;
+    }
+
+    pub fn parallel(&self) -> Option<Parallel> {
+        self.parallel.borrow().clone()
+    }
+
+    pub fn host(&self) -> &Rc<dyn Host> {
+        &self.host
     }
 
     pub fn set_global(&self, slot: u32, value: Value) {

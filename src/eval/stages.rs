@@ -11,7 +11,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use smallvec::smallvec;
 
 use super::ops::{self, sort_order};
-use super::{Interp, Item, Items, Origin, Result, RuntimeError, Stream};
+use super::{Interp, Item, Items, Origin, Plan, Result, RuntimeError, Stream};
 use crate::builtins::Builtin;
 use crate::json::{to_json, JsonSource};
 use crate::validate::{self, failure_rules, Uniques};
@@ -26,7 +26,7 @@ pub fn call_stage(interp: &Rc<Interp>, b: Builtin, args: &[Value]) -> Result<Opt
         Builtin::Stdin => descriptor("stdin", Value::Bool(true)),
         Builtin::Source => source(interp, input, arg)?,
         Builtin::Validate => validate_stage(interp, input, arg)?,
-        Builtin::Oks => filter_map(input, oks)?,
+        Builtin::Oks => with_plan(filter_map(input.clone(), oks)?, oks_plan(&input)),
         Builtin::Errs => filter_map(input, errs)?,
         Builtin::Warnings => flat(input, warnings)?,
         Builtin::Unwrap => lazy(input, |items| {
@@ -57,8 +57,45 @@ pub fn call_stage(interp: &Rc<Interp>, b: Builtin, args: &[Value]) -> Result<Opt
     Ok(Some(value))
 }
 
+/// The plan of a stream value, if any.
+fn plan_of(v: &Value) -> Option<Plan> {
+    match v {
+        Value::Stream(s) => s.plan().cloned(),
+        _ => None,
+    }
+}
+
+fn with_plan(v: Value, plan: Option<Plan>) -> Value {
+    match (v, plan) {
+        (Value::Stream(s), Some(plan)) => match Rc::try_unwrap(s) {
+            Ok(s) => Value::Stream(Rc::new(s.with_plan(Some(plan)))),
+            Err(s) => Value::Stream(s),
+        },
+        (v, _) => v,
+    }
+}
+
+/// `validate(T) | oks()` keeps the plan, marked as keeping oks only.
+fn oks_plan(input: &Value) -> Option<Plan> {
+    match plan_of(input)? {
+        Plan::Validated {
+            path,
+            contract,
+            oks: false,
+        } => Some(Plan::Validated {
+            path,
+            contract,
+            oks: true,
+        }),
+        _ => None,
+    }
+}
+
 /// Stages that read their whole input and give one value.
 fn consume(interp: &Rc<Interp>, b: Builtin, input: Value, arg: Value) -> Result<Value> {
+    if let Some(v) = crate::parallel::try_consume(interp, b, plan_of(&input))? {
+        return Ok(v);
+    }
     let items = || items(&input);
     match b {
         Builtin::Report => report(items()?),
@@ -174,33 +211,37 @@ fn source(interp: &Rc<Interp>, desc: Value, format: Value) -> Result<Value> {
         },
         _ => return Err(not_a_source(&desc)),
     };
+    let plan = path.clone().map(|path| Plan::JsonFile { path });
     let interp = interp.clone();
     let name: Rc<str> = name.into();
-    Ok(Value::Stream(Rc::new(Stream::new(move || {
-        let reader = match &path {
-            Some(p) => interp.host.open_file(p).map_err(|e| {
-                RuntimeError::new("hql::io", format!("cannot read {p}: {e}"))
-                    .with_help("paths are relative to the directory `hql` runs in")
-            })?,
-            None => interp.take_stdin()?,
-        };
-        let name = name.clone();
-        Ok(Box::new(JsonSource::new(reader).map(move |d| {
-            super::check_interrupt()?;
-            let origin = Origin {
-                source: name.clone(),
-                line: d.line,
+    Ok(Value::Stream(Rc::new(
+        Stream::new(move || {
+            let reader = match &path {
+                Some(p) => interp.host.open_file(p).map_err(|e| {
+                    RuntimeError::new("hql::io", format!("cannot read {p}: {e}"))
+                        .with_help("paths are relative to the directory `hql` runs in")
+                })?,
+                None => interp.take_stdin()?,
             };
-            let value = match d.result {
-                Ok(v) => v,
-                Err(f) => validate::decode_failure(&origin, f.raw, f.message),
-            };
-            Ok(Item {
-                value,
-                origin: Some(origin),
-            })
-        })) as Items)
-    }))))
+            let name = name.clone();
+            Ok(Box::new(JsonSource::new(reader).map(move |d| {
+                super::check_interrupt()?;
+                let origin = Origin {
+                    source: name.clone(),
+                    line: d.line,
+                };
+                let value = match d.result {
+                    Ok(v) => v,
+                    Err(f) => validate::decode_failure(&origin, f.raw, f.message),
+                };
+                Ok(Item {
+                    value,
+                    origin: Some(origin),
+                })
+            })) as Items)
+        })
+        .with_plan(plan),
+    )))
 }
 
 fn not_a_source(v: &Value) -> RuntimeError {
@@ -223,27 +264,38 @@ fn validate_stage(interp: &Rc<Interp>, input: Value, ty: Value) -> Result<Value>
     if !matches!(input, Value::Stream(_) | Value::List(_)) {
         return validate::validate_value(interp, &contract, input, None, None);
     }
+    let plan = match plan_of(&input) {
+        Some(Plan::JsonFile { path }) => Some(Plan::Validated {
+            path,
+            contract: contract.clone(),
+            oks: false,
+        }),
+        _ => None,
+    };
     let interp = interp.clone();
-    Ok(Value::Stream(Rc::new(Stream::new(move || {
-        let upstream = items(&input)?;
-        let interp = interp.clone();
-        let contract = contract.clone();
-        let mut uniques = Uniques::default();
-        Ok(Box::new(upstream.map(move |item| {
-            let item = item?;
-            let value = validate::validate_value(
-                &interp,
-                &contract,
-                item.value,
-                item.origin.as_ref(),
-                Some(&mut uniques),
-            )?;
-            Ok(Item {
-                value,
-                origin: item.origin,
-            })
-        })) as Items)
-    }))))
+    Ok(Value::Stream(Rc::new(
+        Stream::new(move || {
+            let upstream = items(&input)?;
+            let interp = interp.clone();
+            let contract = contract.clone();
+            let mut uniques = Uniques::default();
+            Ok(Box::new(upstream.map(move |item| {
+                let item = item?;
+                let value = validate::validate_value(
+                    &interp,
+                    &contract,
+                    item.value,
+                    item.origin.as_ref(),
+                    Some(&mut uniques),
+                )?;
+                Ok(Item {
+                    value,
+                    origin: item.origin,
+                })
+            })) as Items)
+        })
+        .with_plan(plan),
+    )))
 }
 
 fn filter_map(input: Value, f: fn(Item) -> Option<Item>) -> Result<Value> {
@@ -328,57 +380,93 @@ fn unwrap_item(item: Item) -> Result<Item> {
 }
 
 fn report(items: Items) -> Result<Value> {
-    let (mut total, mut ok, mut err, mut warned) = (0i64, 0i64, 0i64, 0i64);
-    let mut by_rule: FxHashMap<(String, String), i64> = FxHashMap::default();
-    let mut count = |failures: &[Value]| {
+    let mut tally = Tally::default();
+    for item in items {
+        tally.add(&item?.value);
+    }
+    Ok(tally.into_value())
+}
+
+/// What `report()` counts, kept apart from values so that counts made on
+/// other threads can be merged.
+#[derive(Debug, Default)]
+pub struct Tally {
+    pub total: i64,
+    pub ok: i64,
+    pub err: i64,
+    pub warned: i64,
+    pub by_rule: FxHashMap<(String, String), i64>,
+}
+
+impl Tally {
+    /// Count one result (a plain value counts as ok).
+    pub fn add(&mut self, v: &Value) {
+        self.total += 1;
+        match v {
+            Value::Ok(o) => {
+                self.ok += 1;
+                self.warned += i64::from(!o.warnings.is_empty());
+                self.rules(&o.warnings);
+            }
+            Value::Err(e) => {
+                self.err += 1;
+                self.rules(&validate::failures_of(e));
+            }
+            _ => self.ok += 1,
+        }
+    }
+
+    fn rules(&mut self, failures: &[Value]) {
         for f in failures {
             let field = |k: &str| match f {
                 Value::Record(r) => r.get(k).and_then(Value::as_str).unwrap_or("").to_string(),
                 _ => String::new(),
             };
-            *by_rule.entry((field("rule"), field("kind"))).or_default() += 1;
-        }
-    };
-    for item in items {
-        total += 1;
-        match &item?.value {
-            Value::Ok(o) => {
-                ok += 1;
-                warned += i64::from(!o.warnings.is_empty());
-                count(&o.warnings);
-            }
-            Value::Err(e) => {
-                err += 1;
-                count(&validate::failures_of(e));
-            }
-            _ => ok += 1,
+            *self
+                .by_rule
+                .entry((field("rule"), field("kind")))
+                .or_default() += 1;
         }
     }
-    let mut rows: Vec<_> = by_rule.into_iter().collect();
-    rows.sort_by(|((r1, k1), c1), ((r2, k2), c2)| {
-        c2.cmp(c1).then_with(|| r1.cmp(r2)).then_with(|| k1.cmp(k2))
-    });
-    let rows = rows
-        .into_iter()
-        .map(|((rule, kind), count)| {
-            let mut r = Record::default();
-            r.insert("rule".into(), Value::str(rule));
-            r.insert("kind".into(), Value::str(kind));
-            r.insert("count".into(), Value::Int(count));
-            Value::record(r)
-        })
-        .collect();
-    let mut r = Record::default();
-    for (k, v) in [
-        ("total", total),
-        ("ok", ok),
-        ("err", err),
-        ("warned", warned),
-    ] {
-        r.insert(k.into(), Value::Int(v));
+
+    pub fn merge(&mut self, other: Tally) {
+        self.total += other.total;
+        self.ok += other.ok;
+        self.err += other.err;
+        self.warned += other.warned;
+        for (key, n) in other.by_rule {
+            *self.by_rule.entry(key).or_default() += n;
+        }
     }
-    r.insert("by_rule".into(), Value::list(rows));
-    Ok(Value::record(r))
+
+    /// The report record: `by_rule` sorted by count, then rule, then kind.
+    pub fn into_value(self) -> Value {
+        let mut rows: Vec<_> = self.by_rule.into_iter().collect();
+        rows.sort_by(|((r1, k1), c1), ((r2, k2), c2)| {
+            c2.cmp(c1).then_with(|| r1.cmp(r2)).then_with(|| k1.cmp(k2))
+        });
+        let rows = rows
+            .into_iter()
+            .map(|((rule, kind), count)| {
+                let mut r = Record::default();
+                r.insert("rule".into(), Value::str(rule));
+                r.insert("kind".into(), Value::str(kind));
+                r.insert("count".into(), Value::Int(count));
+                Value::record(r)
+            })
+            .collect();
+        let mut r = Record::default();
+        for (k, v) in [
+            ("total", self.total),
+            ("ok", self.ok),
+            ("err", self.err),
+            ("warned", self.warned),
+        ] {
+            r.insert(k.into(), Value::Int(v));
+        }
+        r.insert("by_rule".into(), Value::list(rows));
+        Value::record(r)
+    }
 }
 
 // ------------------------------------------------------------ general stages

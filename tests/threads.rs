@@ -1,0 +1,98 @@
+//! `count()` and `report()` over a validated JSON Lines file may run on
+//! several threads (`hql run --threads N`); their results must be exactly
+//! those of one thread, whatever the file holds.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A file over the splitting threshold, with every kind of line: valid and
+/// invalid records, lines that do not decode, blank lines, CRLF endings.
+fn data_file(dir: &Path) -> PathBuf {
+    let mut text = String::from("\u{feff}");
+    for i in 0..20_000 {
+        let line = match i % 97 {
+            0 => "{\"id\": \"broken\"".to_string(),
+            1 => String::new(),
+            2 => format!("{{\"id\": \"r{i}\", \"low\": 9, \"high\": 1}}"),
+            3 => format!(
+                "{{\"id\": {i}, \"low\": 1, \"high\": 2, \"note\": \"{}\"}}",
+                "x".repeat(40)
+            ),
+            _ => format!(
+                "{{\"id\": \"r{i}\", \"low\": {}, \"high\": {}, \"note\": \"{}\"}}",
+                i % 7,
+                10 + i % 5,
+                "y".repeat(i % 50)
+            ),
+        };
+        text.push_str(&line);
+        text.push_str(if i % 3 == 0 { "\r\n" } else { "\n" });
+    }
+    let path = dir.join("records.jsonl");
+    std::fs::write(&path, text).expect("temp file");
+    assert!(
+        std::fs::metadata(&path).unwrap().len() > 1 << 20,
+        "the file must be large enough to split"
+    );
+    path
+}
+
+fn run(dir: &Path, program: &str, threads: usize) -> String {
+    let file = dir.join(format!("p{threads}.hql"));
+    std::fs::write(&file, program).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_hql"))
+        .args(["run", "--threads", &threads.to_string()])
+        .arg(&file)
+        .output()
+        .expect("hql runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn counts_and_reports_agree_across_thread_counts() {
+    let dir = std::env::temp_dir().join(format!("hql-threads-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let data = data_file(&dir);
+    let contract = r#"type R : DataContract = {
+    id: String
+    low: Int
+    high: Int
+    note?: String
+    require ordered: low <= high
+    warn short: len(note? ?? "") < 45
+}
+"#;
+    let source = format!(
+        "source(file({:?}), Json) | validate(R)",
+        data.to_string_lossy()
+    );
+    let program = format!("{contract}{source} | oks() | count()\n{source} | report()\n");
+    let one = run(&dir, &program, 1);
+    // What the generator wrote: blank lines are not records.
+    let kinds: Vec<usize> = (0..20_000).map(|i| i % 97).collect();
+    let blank = kinds.iter().filter(|&&k| k == 1).count();
+    let bad = kinds
+        .iter()
+        .filter(|&&k| k == 0 || k == 2 || k == 3)
+        .count();
+    let good: Vec<usize> = (0..20_000).filter(|i| i % 97 > 3).collect();
+    let warned = good.iter().filter(|i| *i % 50 >= 45).count();
+    let expected = format!(
+        "{}\n{{total: {}, ok: {}, err: {bad}, warned: {warned}, ",
+        good.len(),
+        20_000 - blank,
+        good.len()
+    );
+    assert!(
+        one.starts_with(&expected),
+        "{one}\nexpected to start with {expected}"
+    );
+    for threads in [2, 3, 4] {
+        assert_eq!(run(&dir, &program, threads), one, "{threads} threads");
+    }
+}
