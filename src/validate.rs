@@ -398,7 +398,7 @@ impl Run<'_> {
                 if self.failures.len() == mark {
                     let value = changed.clone().unwrap_or_else(|| v.clone());
                     let env = push_frame(&None, smallvec![value]);
-                    self.rules(rules, &env, &[], path, Some(&field_list(field)));
+                    self.rules(rules, &env, &[], path, Some(field));
                 }
                 Ok(changed)
             }
@@ -428,14 +428,15 @@ impl Run<'_> {
     }
 
     /// Steps 5 and 7: rules over the whole record, skipping those that read
-    /// a field which already failed. A refinement's rules name `fields`.
+    /// a field which already failed. A refinement's rules name the field
+    /// they were checked at (`field`) instead of the fields they read.
     fn rules(
         &mut self,
         rules: &[RuleSpec],
         env: &Env,
         failed: &[bool],
         path: Option<&str>,
-        fields: Option<&[Key]>,
+        field: Option<&Key>,
     ) {
         for rule in rules {
             if rule
@@ -447,16 +448,14 @@ impl Run<'_> {
             }
             if let Some((kind, mut message)) = self.rule_outcome(rule, env) {
                 // A refinement's rule is checked at a field: say which.
-                if let (Some(_), Some(p)) = (fields, path.filter(|p| !p.is_empty())) {
+                if let (Some(_), Some(p)) = (field, path.filter(|p| !p.is_empty())) {
                     message = format!("{message} (field {p})");
                 }
                 let failure = Failure {
                     rule: rule.id.clone(),
                     kind,
                     path: path.map(str::to_string),
-                    fields: fields
-                        .map(<[Key]>::to_vec)
-                        .unwrap_or_else(|| rule.fields.clone()),
+                    fields: field.map(field_list).unwrap_or_else(|| rule.fields.clone()),
                     message,
                 };
                 if rule.severity == crate::ast::Severity::Warn {
