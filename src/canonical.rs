@@ -112,7 +112,7 @@ fn write_bare(out: &mut String, e: &Expr) {
         ExprKind::SelfRef => out.push_str("self"),
         ExprKind::List(items) => {
             out.push('[');
-            write_list(out, items.iter(), |out, e| write_expr(out, e, LAMBDA));
+            write_separated(out, ", ", items.iter(), |out, e| write_expr(out, e, LAMBDA));
             out.push(']');
         }
         ExprKind::Record(fields) => write_record(out, fields),
@@ -139,7 +139,7 @@ fn write_bare(out: &mut String, e: &Expr) {
         ExprKind::Call(f, args) => {
             write_expr(out, f, POSTFIX);
             out.push('(');
-            write_list(out, args.iter(), write_arg);
+            write_separated(out, ", ", args.iter(), write_arg);
             out.push(')');
         }
         ExprKind::Unary(UnOp::Not, x) => {
@@ -189,7 +189,7 @@ fn write_arg(out: &mut String, arg: &Arg) {
 
 fn write_record(out: &mut String, fields: &[(Name, Expr)]) {
     out.push('{');
-    write_list(out, fields.iter(), |out, (k, v)| {
+    write_separated(out, ", ", fields.iter(), |out, (k, v)| {
         write_key(out, &k.text);
         out.push_str(": ");
         write_expr(out, v, LAMBDA);
@@ -197,14 +197,17 @@ fn write_record(out: &mut String, fields: &[(Name, Expr)]) {
     out.push('}');
 }
 
-fn write_list<T>(
+/// Items written by `each`, `sep` between them: the one loop behind every
+/// printed list, record and argument list (here, in `print` and in `json`).
+pub fn write_separated<T>(
     out: &mut String,
+    sep: &str,
     items: impl Iterator<Item = T>,
     mut each: impl FnMut(&mut String, T),
 ) {
     for (i, item) in items.enumerate() {
         if i > 0 {
-            out.push_str(", ");
+            out.push_str(sep);
         }
         each(out, item);
     }

@@ -14,6 +14,7 @@ use std::rc::Rc;
 
 use rustc_hash::FxHashSet;
 
+use crate::canonical::write_separated;
 use crate::value::{Key, Record, Value};
 
 /// How deeply arrays and objects may nest before decoding gives up.
@@ -976,25 +977,17 @@ pub fn to_json(v: &Value) -> String {
 
 fn write_json_list(out: &mut String, items: &[Value]) {
     out.push('[');
-    for (i, item) in items.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        write_json(out, item);
-    }
+    write_separated(out, ",", items.iter(), write_json);
     out.push(']');
 }
 
 fn write_json_record(out: &mut String, record: &Record) {
     out.push('{');
-    for (i, (key, value)) in record.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
+    write_separated(out, ",", record.iter(), |out, (key, value)| {
         write_json_string(out, key);
         out.push(':');
         write_json(out, value);
-    }
+    });
     out.push('}');
 }
 

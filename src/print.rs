@@ -7,6 +7,7 @@
 //! Streams are expanded to lists by the caller; one reaching here prints as
 //! `<stream>`.
 
+use crate::canonical::write_separated;
 use crate::json::{write_float, write_int, write_json_string};
 use crate::value::{Record, Value};
 
@@ -38,25 +39,17 @@ pub fn write_hql(out: &mut String, v: &Value) {
 
 fn write_list(out: &mut String, items: &[Value]) {
     out.push('[');
-    for (i, item) in items.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        write_hql(out, item);
-    }
+    write_separated(out, ", ", items.iter(), write_hql);
     out.push(']');
 }
 
 fn write_record(out: &mut String, record: &Record) {
     out.push('{');
-    for (i, (key, value)) in record.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
+    write_separated(out, ", ", record.iter(), |out, (key, value)| {
         write_field_name(out, key);
         out.push_str(": ");
         write_hql(out, value);
-    }
+    });
     out.push('}');
 }
 
