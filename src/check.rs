@@ -723,6 +723,7 @@ impl Checker {
             .unwrap_or_default();
         let fields = slots
             .iter()
+            .filter(|&&s| s > 0)
             .filter_map(|&s| names.get(s as usize))
             .map(|n| Key::from(n.as_str()))
             .collect();
@@ -733,6 +734,7 @@ impl Checker {
             fields,
             // Frame slot 0 is `self`; field slots start at 1.
             slots: slots.iter().filter(|&&s| s > 0).map(|s| s - 1).collect(),
+            reads_self: slots.contains(&0),
             message: r.message.clone(),
             text: expr_text(&r.cond),
             doc: r.doc.clone(),
@@ -1041,7 +1043,7 @@ impl Checker {
                 let n = self.frames[self.frames.len() - 1 - depth as usize]
                     .names
                     .len() as u32;
-                for s in 1..n {
+                for s in 0..n {
                     self.note_read(s);
                 }
                 Expr::Local { depth, slot }

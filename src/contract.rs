@@ -252,6 +252,8 @@ pub struct RuleSpec {
     pub fields: Vec<Key>,
     /// Their positions in the record's fields (to skip rules over failed ones).
     pub slots: Vec<u32>,
+    /// Does the rule read `self` as a whole (frame slot 0)?
+    pub reads_self: bool,
     pub message: Option<String>,
     /// The condition in canonical form.
     pub text: String,

@@ -23,7 +23,7 @@ const MAX_DEPTH: usize = 512;
 const KEY_CACHE_LIMIT: usize = 4096;
 /// How much of the text after a closed top-level array a failure quotes.
 const TRAILING_QUOTE_LIMIT: usize = 256;
-const BOM: &[u8] = b"\xEF\xBB\xBF";
+pub(crate) const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 const END_OF_INPUT: &str = "unexpected end of input";
 
@@ -71,15 +71,7 @@ impl Decoder {
     /// Decodes exactly one JSON value; whitespace may surround it, nothing
     /// else may follow it.
     pub fn decode(&mut self, bytes: &[u8]) -> Result<Value, JsonError> {
-        self.fields.clear();
-        self.items.clear();
-        let mut parser = Parser {
-            bytes,
-            text: std::str::from_utf8(bytes).ok(),
-            pos: 0,
-            depth: 0,
-            decoder: self,
-        };
+        let mut parser = Parser::new(bytes, self);
         parser.document().map_err(|fault| JsonError {
             message: fault.message.to_string(),
             column: char_column(bytes, fault.pos),
@@ -95,15 +87,17 @@ fn char_column(bytes: &[u8], pos: usize) -> usize {
 }
 
 /// A decoding error at a byte offset.
-struct Fault {
+pub(crate) struct Fault {
     message: &'static str,
     pos: usize,
 }
 
-type Parsed<T> = Result<T, Fault>;
+pub(crate) type Parsed<T> = Result<T, Fault>;
 
-/// A recursive-descent parser over one JSON text.
-struct Parser<'a, 'k> {
+/// A recursive-descent parser over one JSON text. Besides decoding whole
+/// values, it reads tokens one at a time for a caller that checks a record
+/// as it goes (`crate::scan`).
+pub(crate) struct Parser<'a, 'k> {
     bytes: &'a [u8],
     /// The same input as text, when it is valid UTF-8 as a whole (strings
     /// are then sliced from it with no further check).
@@ -113,11 +107,23 @@ struct Parser<'a, 'k> {
     decoder: &'k mut Decoder,
 }
 
-fn is_json_space(byte: u8) -> bool {
+pub(crate) fn is_json_space(byte: u8) -> bool {
     matches!(byte, b' ' | b'\t' | b'\n' | b'\r')
 }
 
-impl<'a> Parser<'a, '_> {
+impl<'a, 'k> Parser<'a, 'k> {
+    pub(crate) fn new(bytes: &'a [u8], decoder: &'k mut Decoder) -> Parser<'a, 'k> {
+        decoder.fields.clear();
+        decoder.items.clear();
+        Parser {
+            bytes,
+            text: std::str::from_utf8(bytes).ok(),
+            pos: 0,
+            depth: 0,
+            decoder,
+        }
+    }
+
     fn document(&mut self) -> Parsed<Value> {
         let value = self.value()?;
         self.skip_space();
@@ -151,19 +157,41 @@ impl<'a> Parser<'a, '_> {
         self.bytes.get(self.pos..).unwrap_or_default()
     }
 
-    fn skip_space(&mut self) {
+    pub(crate) fn skip_space(&mut self) {
         while self.current().is_some_and(is_json_space) {
             self.pos += 1;
         }
     }
 
     /// The next significant byte, left unconsumed.
-    fn peek_token(&mut self) -> Parsed<u8> {
+    pub(crate) fn peek_token(&mut self) -> Parsed<u8> {
         self.skip_space();
         self.current().ok_or_else(|| self.fault(END_OF_INPUT))
     }
 
-    fn value(&mut self) -> Parsed<Value> {
+    /// Consumes the byte `peek_token` returned.
+    pub(crate) fn bump(&mut self) {
+        self.pos += 1;
+    }
+
+    /// Consumes the `{` or `[` `peek_token` returned, counting one level of
+    /// nesting as `value` does.
+    pub(crate) fn open(&mut self) -> Parsed<()> {
+        if self.depth == MAX_DEPTH {
+            return Err(self.fault("arrays and objects nested deeper than 512 levels"));
+        }
+        self.depth += 1;
+        self.pos += 1;
+        Ok(())
+    }
+
+    /// Is nothing but whitespace left?
+    pub(crate) fn at_end(&mut self) -> bool {
+        self.skip_space();
+        self.pos == self.bytes.len()
+    }
+
+    pub(crate) fn value(&mut self) -> Parsed<Value> {
         match self.peek_token()? {
             b'{' => self.nested(Self::record),
             b'[' => self.nested(Self::list),
@@ -176,8 +204,72 @@ impl<'a> Parser<'a, '_> {
         }
     }
 
+    /// Reads one value as `value` does, building nothing: for fields whose
+    /// value no one will look at.
+    pub(crate) fn skip_value(&mut self) -> Parsed<()> {
+        match self.peek_token()? {
+            b'{' => self.nested(Self::skip_record),
+            b'[' => self.nested(Self::skip_list),
+            b'"' => self.string().map(drop),
+            b't' => self.literal("true", ()),
+            b'f' => self.literal("false", ()),
+            b'n' => self.literal("null", ()),
+            b'-' | b'0'..=b'9' => self.number_text().map(drop),
+            _ => Err(self.fault("expected a value")),
+        }
+    }
+
+    fn skip_record(&mut self) -> Parsed<()> {
+        self.members(b'}', |p| {
+            if p.peek_token()? != b'"' {
+                return Err(p.fault("expected a string as object key"));
+            }
+            p.string()?;
+            p.colon()?;
+            p.skip_value()
+        })
+    }
+
+    fn skip_list(&mut self) -> Parsed<()> {
+        self.members(b']', Self::skip_value)
+    }
+
+    /// The members of an object or array, each read by `member`, up to
+    /// `close`; the parser stands on the opening bracket.
+    fn members(
+        &mut self,
+        close: u8,
+        mut member: impl FnMut(&mut Self) -> Parsed<()>,
+    ) -> Parsed<()> {
+        self.pos += 1;
+        if self.peek_token()? != close {
+            loop {
+                member(self)?;
+                match self.peek_token()? {
+                    b',' => self.pos += 1,
+                    b if b == close => break,
+                    _ if close == b'}' => {
+                        return Err(self.fault("expected ',' or '}' after an object field"))
+                    }
+                    _ => return Err(self.fault("expected ',' or ']' after a list element")),
+                }
+            }
+        }
+        self.pos += 1;
+        Ok(())
+    }
+
+    /// The `:` after an object key.
+    pub(crate) fn colon(&mut self) -> Parsed<()> {
+        if self.peek_token()? != b':' {
+            return Err(self.fault("expected ':' after an object key"));
+        }
+        self.pos += 1;
+        Ok(())
+    }
+
     /// Parses a record or list one level deeper, within the depth limit.
-    fn nested(&mut self, parse: fn(&mut Self) -> Parsed<Value>) -> Parsed<Value> {
+    fn nested<T>(&mut self, parse: fn(&mut Self) -> Parsed<T>) -> Parsed<T> {
         if self.depth == MAX_DEPTH {
             return Err(self.fault("arrays and objects nested deeper than 512 levels"));
         }
@@ -189,25 +281,14 @@ impl<'a> Parser<'a, '_> {
 
     /// An object; the parser stands on its `{`.
     fn record(&mut self) -> Parsed<Value> {
-        self.pos += 1;
         let base = self.decoder.fields.len();
-        if self.peek_token()? != b'}' {
-            loop {
-                let key = self.key()?;
-                if self.peek_token()? != b':' {
-                    return Err(self.fault("expected ':' after an object key"));
-                }
-                self.pos += 1;
-                let value = self.value()?;
-                self.decoder.fields.push((key, value));
-                match self.peek_token()? {
-                    b',' => self.pos += 1,
-                    b'}' => break,
-                    _ => return Err(self.fault("expected ',' or '}' after an object field")),
-                }
-            }
-        }
-        self.pos += 1;
+        self.members(b'}', |p| {
+            let key = p.key()?;
+            p.colon()?;
+            let value = p.value()?;
+            p.decoder.fields.push((key, value));
+            Ok(())
+        })?;
         // Collecting inserts in order: a repeated key keeps its first
         // position and takes the last value.
         let record: Record = self.decoder.fields.drain(base..).collect();
@@ -251,24 +332,16 @@ impl<'a> Parser<'a, '_> {
 
     /// An array; the parser stands on its `[`.
     fn list(&mut self) -> Parsed<Value> {
-        self.pos += 1;
         let base = self.decoder.items.len();
-        if self.peek_token()? != b']' {
-            loop {
-                let item = self.value()?;
-                self.decoder.items.push(item);
-                match self.peek_token()? {
-                    b',' => self.pos += 1,
-                    b']' => break,
-                    _ => return Err(self.fault("expected ',' or ']' after a list element")),
-                }
-            }
-        }
-        self.pos += 1;
+        self.members(b']', |p| {
+            let item = p.value()?;
+            p.decoder.items.push(item);
+            Ok(())
+        })?;
         Ok(Value::list(self.decoder.items.drain(base..).collect()))
     }
 
-    fn literal(&mut self, word: &'static str, value: Value) -> Parsed<Value> {
+    pub(crate) fn literal<T>(&mut self, word: &'static str, value: T) -> Parsed<T> {
         let rest = self.rest();
         if rest.starts_with(word.as_bytes()) {
             self.pos += word.len();
@@ -283,6 +356,11 @@ impl<'a> Parser<'a, '_> {
     /// A number, checked against the JSON grammar
     /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
     fn number(&mut self) -> Parsed<Value> {
+        self.number_text().map(Value::from_number_text)
+    }
+
+    /// A number's text, checked as `number` checks it.
+    pub(crate) fn number_text(&mut self) -> Parsed<&'a str> {
         let start = self.pos;
         self.eat(b'-');
         match self.current() {
@@ -304,8 +382,7 @@ impl<'a> Parser<'a, '_> {
         }
         let text = self.bytes.get(start..self.pos).unwrap_or_default();
         // Only ASCII digits, signs, '.', 'e' and 'E' were accepted above.
-        let text = std::str::from_utf8(text).map_err(|_| self.fault("invalid number"))?;
-        Ok(Value::from_number_text(text))
+        std::str::from_utf8(text).map_err(|_| self.fault("invalid number"))
     }
 
     fn eat(&mut self, byte: u8) -> bool {
@@ -336,13 +413,12 @@ impl<'a> Parser<'a, '_> {
 
     /// A string's contents; the parser stands on its opening quote. Borrows
     /// from the input unless the string has escapes.
-    fn string(&mut self) -> Parsed<Cow<'a, str>> {
+    pub(crate) fn string(&mut self) -> Parsed<Cow<'a, str>> {
         self.pos += 1;
         let mut unescaped: Option<String> = None;
         loop {
             let run_start = self.pos;
-            let special = |b: &u8| ENDS_STRING_RUN[*b as usize];
-            let Some(run_len) = self.rest().iter().position(special) else {
+            let Some(run_len) = string_run_len(self.rest()) else {
                 self.pos = self.bytes.len();
                 return Err(self.fault(END_OF_INPUT));
             };
@@ -662,7 +738,7 @@ fn count_newlines(bytes: &[u8]) -> u64 {
     bytes.iter().filter(|&&b| b == b'\n').count() as u64
 }
 
-fn strip_line_end(line: &[u8]) -> &[u8] {
+pub(crate) fn strip_line_end(line: &[u8]) -> &[u8] {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
     line.strip_suffix(b"\r").unwrap_or(line)
 }
@@ -692,6 +768,34 @@ const ENDS_STRING_RUN: [bool; 256] = {
     }
     set
 };
+
+/// How many bytes before the first that ends a run of plain string
+/// characters (`ENDS_STRING_RUN`); `None` when none does. Eight bytes are
+/// tested at a time: a lane is flagged when it is a quote, a backslash or
+/// below 0x20. Borrows can flag lanes above a true match, never below it,
+/// so the lowest flag is exact.
+fn string_run_len(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let zero_lane = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let mut chunks = bytes.chunks_exact(8);
+    let mut done = 0;
+    for chunk in &mut chunks {
+        let mut lanes = [0; 8];
+        lanes.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(lanes);
+        let flags = zero_lane(x ^ (ONES * u64::from(b'"')))
+            | zero_lane(x ^ (ONES * u64::from(b'\\')))
+            | (x.wrapping_sub(ONES * 0x20) & !x & HIGHS);
+        if flags != 0 {
+            return Some(done + flags.trailing_zeros() as usize / 8);
+        }
+        done += 8;
+    }
+    let tail = chunks.remainder();
+    let special = |b: &u8| ENDS_STRING_RUN[*b as usize];
+    tail.iter().position(special).map(|i| done + i)
+}
 
 const fn byte_set(members: &[u8]) -> [bool; 256] {
     let mut set = [false; 256];
@@ -1047,6 +1151,26 @@ mod tests {
 
     fn decode(text: &str) -> Result<Value, JsonError> {
         Decoder::new().decode(text.as_bytes())
+    }
+
+    #[test]
+    fn string_runs_end_where_a_byte_by_byte_scan_ends_them() {
+        let naive = |bytes: &[u8]| bytes.iter().position(|b| ENDS_STRING_RUN[*b as usize]);
+        // Every special byte at every offset of runs up to 40 long, after
+        // plain ASCII, multi-byte UTF-8 and bytes just above the specials.
+        for filler in [b'a', 0xC3, 0x21, 0x5D, 0x23, 0xFF] {
+            for len in 0..40 {
+                for special in [b'"', b'\\', 0x00, 0x1F, 0x0A] {
+                    for at in 0..=len {
+                        let mut bytes = vec![filler; len];
+                        if at < len {
+                            bytes[at] = special;
+                        }
+                        assert_eq!(string_run_len(&bytes), naive(&bytes), "{bytes:?}");
+                    }
+                }
+            }
+        }
     }
 
     /// The decoded value in printed form.

@@ -42,18 +42,7 @@ pub fn validate_value(
         err @ Value::Err(_) => return Ok(err),
         v => v,
     };
-    let mut run = Run {
-        interp,
-        failures: Vec::new(),
-        warnings: Vec::new(),
-    };
-    let checked = match &c.shape {
-        Shape::Record { record, .. } => run.top_record(c, record, &value, uniques)?,
-        Shape::Refined { .. } => {
-            run.named(c, &value, None, &no_field())?;
-            value.clone()
-        }
-    };
+    let (run, checked) = Run::contract(interp, c, &value, uniques)?;
     if run.failures.is_empty() {
         let warnings = run
             .warnings
@@ -66,6 +55,49 @@ pub fn validate_value(
         })));
     }
     Ok(Value::err(failure_record(c, origin, value, run.failures)))
+}
+
+/// The rule and kind of each failure and warning validating a value finds
+/// (`validate_value` without building its result, for `report()`).
+pub struct Findings {
+    pub failures: Vec<(Rc<str>, &'static str)>,
+    pub warnings: Vec<(Rc<str>, &'static str)>,
+}
+
+pub fn findings(interp: &Rc<Interp>, c: &Rc<Contract>, value: &Value) -> Result<Findings> {
+    let (run, _) = Run::contract(interp, c, value, None)?;
+    let pairs = |fs: &[Failure]| fs.iter().map(|f| (f.rule.clone(), f.kind)).collect();
+    Ok(Findings {
+        failures: pairs(&run.failures),
+        warnings: pairs(&run.warnings),
+    })
+}
+
+/// What step 3 of §4.8 made of one field's value.
+pub enum Checked {
+    /// It passed, with nested defaults filled.
+    Clean(Value),
+    /// It passed with warnings.
+    Warned,
+    Failed,
+}
+
+/// Step 3 of §4.8 for the value of field `f` of a record, for callers that
+/// check a record field by field (`crate::scan`).
+pub fn check_field(interp: &Rc<Interp>, f: &FieldSpec, v: Value) -> Result<Checked> {
+    let mut run = Run {
+        interp,
+        failures: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let changed = run.field(f, Some(&v), None)?;
+    Ok(if !run.failures.is_empty() {
+        Checked::Failed
+    } else if !run.warnings.is_empty() {
+        Checked::Warned
+    } else {
+        Checked::Clean(changed.unwrap_or(v))
+    })
 }
 
 struct Run<'a> {
@@ -93,7 +125,30 @@ fn join_path(prefix: Option<&str>, field: &str) -> String {
     }
 }
 
-impl Run<'_> {
+impl<'a> Run<'a> {
+    /// Validate `value` against `c`: the run's findings and the value with
+    /// defaults filled.
+    fn contract(
+        interp: &'a Rc<Interp>,
+        c: &Contract,
+        value: &Value,
+        uniques: Option<&mut Uniques>,
+    ) -> Result<(Run<'a>, Value)> {
+        let mut run = Run {
+            interp,
+            failures: Vec::new(),
+            warnings: Vec::new(),
+        };
+        let checked = match &c.shape {
+            Shape::Record { record, .. } => run.top_record(c, record, value, uniques)?,
+            Shape::Refined { .. } => {
+                run.named(c, value, None, &no_field())?;
+                value.clone()
+            }
+        };
+        Ok((run, checked))
+    }
+
     fn top_record(
         &mut self,
         c: &Contract,

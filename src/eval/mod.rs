@@ -20,7 +20,7 @@ use crate::hir::{self, Expr, FnDef, Logic, Program, Stmt};
 use crate::value::{Record, Value};
 
 pub use ops::equal;
-pub use stages::{force, items, Tally};
+pub use stages::{cannot_read, force, items, Tally};
 
 /// What the evaluator may ask of the world outside.
 pub trait Host {
@@ -165,6 +165,7 @@ impl std::fmt::Debug for Function {
 /// rule's `self` and fields.
 pub type Env = Option<Rc<Frame>>;
 
+#[derive(Clone)]
 pub struct Frame {
     pub slots: Slots,
     pub parent: Env,
@@ -240,7 +241,7 @@ pub fn clear_interrupt() {
 }
 
 /// An error if an interrupt is pending.
-fn check_interrupt() -> Result<()> {
+pub fn check_interrupt() -> Result<()> {
     if INTERRUPTED.load(Ordering::Relaxed) {
         return Err(RuntimeError::new("hql::interrupted", "interrupted")
             .with_help("Ctrl-C stopped the evaluation; what ran before it is kept"));

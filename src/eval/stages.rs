@@ -93,7 +93,7 @@ fn oks_plan(input: &Value) -> Option<Plan> {
 
 /// Stages that read their whole input and give one value.
 fn consume(interp: &Rc<Interp>, b: Builtin, input: Value, arg: Value) -> Result<Value> {
-    if let Some(v) = crate::parallel::try_consume(interp, b, plan_of(&input))? {
+    if let Some(v) = crate::counting::try_consume(interp, b, plan_of(&input))? {
         return Ok(v);
     }
     let items = || items(&input);
@@ -217,10 +217,7 @@ fn source(interp: &Rc<Interp>, desc: Value, format: Value) -> Result<Value> {
     Ok(Value::Stream(Rc::new(
         Stream::new(move || {
             let reader = match &path {
-                Some(p) => interp.host.open_file(p).map_err(|e| {
-                    RuntimeError::new("hql::io", format!("cannot read {p}: {e}"))
-                        .with_help("paths are relative to the directory `hql` runs in")
-                })?,
+                Some(p) => interp.host.open_file(p).map_err(|e| cannot_read(p, &e))?,
                 None => interp.take_stdin()?,
             };
             let name = name.clone();
@@ -242,6 +239,12 @@ fn source(interp: &Rc<Interp>, desc: Value, format: Value) -> Result<Value> {
         })
         .with_plan(plan),
     )))
+}
+
+/// A source file that could not be opened.
+pub fn cannot_read(path: &str, e: &std::io::Error) -> RuntimeError {
+    RuntimeError::new("hql::io", format!("cannot read {path}: {e}"))
+        .with_help("paths are relative to the directory `hql` runs in")
 }
 
 fn not_a_source(v: &Value) -> RuntimeError {
@@ -395,7 +398,8 @@ pub struct Tally {
     pub ok: i64,
     pub err: i64,
     pub warned: i64,
-    pub by_rule: FxHashMap<(String, String), i64>,
+    /// Failures and warnings counted by rule, then kind.
+    pub by_rule: FxHashMap<String, FxHashMap<String, i64>>,
 }
 
 impl Tally {
@@ -419,13 +423,41 @@ impl Tally {
     fn rules(&mut self, failures: &[Value]) {
         for f in failures {
             let field = |k: &str| match f {
-                Value::Record(r) => r.get(k).and_then(Value::as_str).unwrap_or("").to_string(),
-                _ => String::new(),
+                Value::Record(r) => r.get(k).and_then(Value::as_str).unwrap_or(""),
+                _ => "",
             };
-            *self
-                .by_rule
-                .entry((field("rule"), field("kind")))
-                .or_default() += 1;
+            self.count_rule(field("rule"), field("kind"), 1);
+        }
+    }
+
+    /// Count one validation's findings, as `add` counts its result.
+    pub fn add_findings(&mut self, f: &validate::Findings) {
+        self.total += 1;
+        let counted = if f.failures.is_empty() {
+            self.ok += 1;
+            self.warned += i64::from(!f.warnings.is_empty());
+            &f.warnings
+        } else {
+            self.err += 1;
+            &f.failures
+        };
+        for (rule, kind) in counted {
+            self.count_rule(rule, kind, 1);
+        }
+    }
+
+    /// Add `n` to the count of (`rule`, `kind`), allocating only for a
+    /// pair not seen before.
+    fn count_rule(&mut self, rule: &str, kind: &str, n: i64) {
+        let kinds = match self.by_rule.get_mut(rule) {
+            Some(kinds) => kinds,
+            None => self.by_rule.entry(rule.to_string()).or_default(),
+        };
+        match kinds.get_mut(kind) {
+            Some(count) => *count += n,
+            None => {
+                kinds.insert(kind.to_string(), n);
+            }
         }
     }
 
@@ -434,14 +466,24 @@ impl Tally {
         self.ok += other.ok;
         self.err += other.err;
         self.warned += other.warned;
-        for (key, n) in other.by_rule {
-            *self.by_rule.entry(key).or_default() += n;
+        for (rule, kinds) in other.by_rule {
+            for (kind, n) in kinds {
+                self.count_rule(&rule, &kind, n);
+            }
         }
     }
 
     /// The report record: `by_rule` sorted by count, then rule, then kind.
     pub fn into_value(self) -> Value {
-        let mut rows: Vec<_> = self.by_rule.into_iter().collect();
+        let mut rows: Vec<_> = self
+            .by_rule
+            .into_iter()
+            .flat_map(|(rule, kinds)| {
+                kinds
+                    .into_iter()
+                    .map(move |(kind, n)| ((rule.clone(), kind), n))
+            })
+            .collect();
         rows.sort_by(|((r1, k1), c1), ((r2, k2), c2)| {
             c2.cmp(c1).then_with(|| r1.cmp(r2)).then_with(|| k1.cmp(k2))
         });

@@ -1,0 +1,269 @@
+//! `count()` of `validate(T) | oks()` and `report()` of `validate(T)` over a
+//! JSON Lines file: the pipelines that check records and keep only counts.
+//! `try_consume(interp, builtin, plan) -> Option<Value>`.
+//!
+//! No record is built for these: each line is first checked as it is read
+//! ([`LineCheck`]), and only a line that check cannot vouch for — one that
+//! fails, warns, or does not decode — is decoded and validated the ordinary
+//! way, so its failures are counted exactly as `validate` names them.
+//!
+//! With several threads (`--threads`), the file is split into one byte
+//! range a thread. Values are `Rc`-based and stay on the thread that made
+//! them, so each worker builds its own session from the program's
+//! declarations, reads its own range, and sends back only counts
+//! ([`Tally`]), which are merged. Counts do not depend on the order records
+//! are seen in, so the result is exactly the single-threaded one.
+//!
+//! Anything else — other pipelines, stdin, a JSON array, a contract with
+//! unique keys (which depend on order) — takes the ordinary path.
+
+use std::io::BufRead;
+use std::rc::Rc;
+
+use crate::builtins::Builtin;
+use crate::contract::Contract;
+use crate::eval::{cannot_read, Host, Interp, Origin, Parallel, Plan, Result, RuntimeError, Tally};
+use crate::json::{is_json_space, strip_line_end, Decoder, BOM};
+use crate::scan::{LineCheck, Verdict};
+use crate::session::{Session, Sinks};
+use crate::validate::{decode_failure, findings};
+use crate::value::Value;
+
+/// Files smaller than this are not worth starting threads for.
+const MIN_SPLIT_BYTES: u64 = 1 << 20;
+
+/// Run `count()` (of `validate(T) | oks()`) or `report()` (of `validate(T)`)
+/// over a JSON Lines file on the counting path, on several threads when
+/// the file and the host allow it.
+pub fn try_consume(interp: &Rc<Interp>, b: Builtin, plan: Option<Plan>) -> Result<Option<Value>> {
+    let Some(Plan::Validated {
+        path,
+        contract,
+        oks,
+    }) = plan
+    else {
+        return Ok(None);
+    };
+    let wanted = matches!((b, oks), (Builtin::Count, true) | (Builtin::Report, false));
+    let order_free = contract.record().is_some_and(|r| r.uniques.is_empty());
+    if !wanted || !order_free {
+        return Ok(None);
+    }
+    let host = interp.host();
+    let Some(len) = host.file_len(&path) else {
+        return Ok(None);
+    };
+    if !json_lines(host, &path) {
+        return Ok(None);
+    }
+    let split = interp
+        .parallel()
+        .filter(|p| p.threads > 1 && len >= MIN_SPLIT_BYTES);
+    let tally = match split {
+        Some(parallel) => run(&parallel, &contract.name, &path, len, b)?,
+        None => tally_range(interp, &contract, &path, (0, len), b)?,
+    };
+    Ok(Some(match b {
+        Builtin::Count => Value::Int(tally.ok),
+        _ => tally.into_value(),
+    }))
+}
+
+/// Is the file JSON Lines: is its first significant byte, after a
+/// byte-order mark, not `[`?
+fn json_lines(host: &Rc<dyn Host>, path: &str) -> bool {
+    let Ok(mut reader) = host.open_file(path) else {
+        return false;
+    };
+    let Ok(buf) = reader.fill_buf() else {
+        return false;
+    };
+    let buf = buf.strip_prefix(BOM).unwrap_or(buf);
+    let first = buf.iter().copied().find(|&b| !is_json_space(b));
+    first.is_some() && first != Some(b'[')
+}
+
+/// Count the records of the lines that start in `[start, end)` of the file
+/// for `count()` (which needs only the valid ones counted) or `report()`.
+fn tally_range(
+    interp: &Rc<Interp>,
+    contract: &Rc<Contract>,
+    path: &str,
+    (start, end): (u64, u64),
+    consumer: Builtin,
+) -> Result<Tally> {
+    // Start one byte early and drop through the first newline: a range
+    // owns the lines that start inside it.
+    let from = start.saturating_sub(1);
+    let mut reader = interp
+        .host()
+        .open_file_at(path, from)
+        .map_err(|e| cannot_read(path, &e))?;
+    let origin = Origin {
+        source: path.into(),
+        line: 0,
+    };
+    let mut tally = Tally::default();
+    let mut pos = from;
+    let mut line = Vec::new();
+    if start > 0 {
+        match reader.read_until(b'\n', &mut line) {
+            Ok(n) => pos += n as u64,
+            Err(e) => return Ok(read_failed(tally, &origin, &e)),
+        }
+    }
+    let mut check = LineCheck::new(contract);
+    let mut decoder = Decoder::new();
+    while pos < end {
+        crate::eval::check_interrupt()?;
+        line.clear();
+        let n = match reader.read_until(b'\n', &mut line) {
+            Ok(0) => break,
+            Ok(n) => n as u64,
+            Err(e) => return Ok(read_failed(tally, &origin, &e)),
+        };
+        let text = strip_line_end(&line);
+        // As `source` reads it: a byte-order mark may open the file only.
+        let text = match pos {
+            0 => text.strip_prefix(BOM).unwrap_or(text),
+            _ => text,
+        };
+        pos += n;
+        if text.iter().all(|&b| is_json_space(b)) {
+            continue;
+        }
+        let verdict = match check.as_mut() {
+            Some(c) => c.verdict(interp, text),
+            None => Verdict::Unsure,
+        };
+        match (verdict, consumer) {
+            (Verdict::Valid, _) => {
+                tally.total += 1;
+                tally.ok += 1;
+                continue;
+            }
+            (Verdict::Invalid, Builtin::Count) => {
+                tally.total += 1;
+                tally.err += 1;
+                continue;
+            }
+            // `report()` counts failures by rule: only the ordinary path
+            // names them.
+            _ => {}
+        }
+        match decoder.decode(text) {
+            Ok(v) => tally.add_findings(&findings(interp, contract, &v)?),
+            Err(e) => tally.add(&decode_failure(&origin, String::new(), e.to_string())),
+        }
+    }
+    Ok(tally)
+}
+
+/// A read error ends the input after one failure, as `source` has it.
+fn read_failed(mut tally: Tally, origin: &Origin, e: &std::io::Error) -> Tally {
+    tally.add(&decode_failure(
+        origin,
+        String::new(),
+        format!("read error: {e}"),
+    ));
+    tally
+}
+
+/// A worker's error, in a form that crosses threads.
+struct Failed {
+    code: &'static str,
+    message: String,
+    help: Option<String>,
+}
+
+impl From<RuntimeError> for Failed {
+    fn from(e: RuntimeError) -> Failed {
+        Failed {
+            code: e.code,
+            message: e.message,
+            help: e.help,
+        }
+    }
+}
+
+/// Split `[0, len)` into one range a thread and tally each on its own thread.
+fn run(parallel: &Parallel, ty: &str, path: &str, len: u64, consumer: Builtin) -> Result<Tally> {
+    let n = parallel.threads as u64;
+    let bounds: Vec<(u64, u64)> = (0..n).map(|i| (len * i / n, len * (i + 1) / n)).collect();
+    let results: Vec<std::result::Result<Tally, Failed>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = bounds
+            .iter()
+            .map(|&(start, end)| {
+                let job = Job {
+                    declarations: parallel.declarations.clone(),
+                    hosts: parallel.hosts.clone(),
+                    ty: ty.to_string(),
+                    path: path.to_string(),
+                    range: (start, end),
+                    consumer,
+                };
+                scope.spawn(move || job.tally())
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(Failed::from(RuntimeError::new(
+                        "hql::parallel",
+                        "a worker thread stopped unexpectedly",
+                    )))
+                })
+            })
+            .collect()
+    });
+    let mut total = Tally::default();
+    // Ranges are in file order, so the first error is the earliest one.
+    for result in results {
+        let tally = result.map_err(|f| RuntimeError {
+            help: f.help,
+            ..RuntimeError::new(f.code, f.message)
+        })?;
+        total.merge(tally);
+    }
+    Ok(total)
+}
+
+/// One thread's share: everything in it is `Send`.
+struct Job {
+    declarations: Vec<crate::ast::Stmt>,
+    hosts: std::sync::Arc<dyn Fn() -> Rc<dyn Host> + Send + Sync>,
+    ty: String,
+    path: String,
+    range: (u64, u64),
+    consumer: Builtin,
+}
+
+impl Job {
+    fn tally(self) -> std::result::Result<Tally, Failed> {
+        let host = (self.hosts)();
+        let mut session = Session::new(host);
+        let mut quiet = Sinks {
+            out: &mut std::io::sink(),
+            err: &mut std::io::sink(),
+            color: false,
+        };
+        let lost = |what: &str| Failed::from(RuntimeError::new("hql::parallel", what));
+        if session.declare(self.declarations, &mut quiet) != 0 {
+            return Err(lost(
+                "the program's declarations did not load on a worker thread",
+            ));
+        }
+        let contract = session
+            .contract(&self.ty)
+            .ok_or_else(|| lost("the validated type is missing on a worker thread"))?;
+        let interp = session.interp().clone();
+        Ok(tally_range(
+            &interp,
+            &contract,
+            &self.path,
+            self.range,
+            self.consumer,
+        )?)
+    }
+}
