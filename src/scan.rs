@@ -242,7 +242,8 @@ impl LineCheck {
                         }
                         self.seen[i] = self.line;
                         let spec = &record.fields[i];
-                        field(interp, &self.fields[i], spec, &mut p, &mut slots[i + 1])?;
+                        field(interp, &self.fields[i], spec, &mut p, &mut slots[i + 1])
+                            .map_err(|miss| unless_repeated(miss, line, &spec.name))?;
                         next = i + 1;
                     }
                     None if record.open => p.skip_value()?,
@@ -321,6 +322,22 @@ enum Miss {
 }
 
 type Checking = Result<(), Miss>;
+
+/// A field that fails makes the line fail unless the key comes again
+/// later, whose value would count instead: when the line may hold the key
+/// twice (it names it twice, or has an escape that could spell it), only
+/// the ordinary path can tell.
+fn unless_repeated(miss: Miss, line: &[u8], name: &str) -> Miss {
+    let quoted = format!("\"{name}\"");
+    let mentions = line
+        .windows(quoted.len())
+        .filter(|w| *w == quoted.as_bytes())
+        .count();
+    match miss {
+        Miss::Invalid if mentions < 2 && !line.contains(&b'\\') => Miss::Invalid,
+        _ => Miss::Unsure,
+    }
+}
 
 /// JSON that does not decode fails validation.
 impl From<crate::json::Fault> for Miss {
@@ -457,4 +474,322 @@ fn field(
         *slot = v;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    //! The line check against the ordinary path, over many lines: valid
+    //! ones, and each of them broken in the ways data arrives broken.
+
+    use std::io::BufRead;
+
+    use super::*;
+    use crate::eval::{Host, Tally};
+    use crate::session::{Session, Sinks};
+    use crate::validate::{findings, validate_value};
+
+    struct NoFiles;
+
+    impl Host for NoFiles {
+        fn open_file(&self, path: &str) -> std::io::Result<Box<dyn BufRead>> {
+            Err(std::io::Error::other(format!("no file {path} here")))
+        }
+
+        fn stdin(&self) -> Option<Box<dyn BufRead>> {
+            None
+        }
+    }
+
+    fn session(declarations: &str) -> Session {
+        let mut session = Session::new(Rc::new(NoFiles));
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let mut sinks = Sinks {
+            out: &mut out,
+            err: &mut err,
+            color: false,
+        };
+        let status = session.submit("decl.hql", declarations, &mut sinks, &mut |_, _| Ok(()));
+        assert_eq!(status, 0, "{}", String::from_utf8_lossy(&err));
+        session
+    }
+
+    /// What the ordinary path makes of a line.
+    #[derive(Debug, PartialEq)]
+    enum Outcome {
+        Clean,
+        Warned,
+        Failed,
+        Raised,
+    }
+
+    fn ordinary(interp: &Rc<Interp>, c: &Rc<Contract>, line: &str) -> Outcome {
+        let Ok(v) = Decoder::new().decode(line.as_bytes()) else {
+            return Outcome::Failed;
+        };
+        match validate_value(interp, c, v, None, None) {
+            Ok(Value::Ok(ok)) if ok.warnings.is_empty() => Outcome::Clean,
+            Ok(Value::Ok(_)) => Outcome::Warned,
+            Ok(_) => Outcome::Failed,
+            Err(_) => Outcome::Raised,
+        }
+    }
+
+    /// A small deterministic generator (xorshift).
+    struct Dice(u64);
+
+    impl Dice {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n as u64) as usize
+        }
+    }
+
+    /// Values that stand in for a field's value when a line is broken.
+    const ODD_VALUES: &[&str] = &[
+        "null",
+        "true",
+        "false",
+        "0",
+        "-0",
+        "7",
+        "-3",
+        "1.50",
+        "2.5e3",
+        "99999999999999999999",
+        "\"\"",
+        "\"open\"",
+        "\"op\\u0065n\"",
+        "\"a@b.co\"",
+        "\"not an email\"",
+        "\"tab\\there\"",
+        "\"\u{e9}t\u{e9}\"",
+        "[]",
+        "[1, 2]",
+        "[\"x\", null]",
+        "{}",
+        "{\"city\": \"Oslo\", \"zip\": 1}",
+        "{\"city\": 3}",
+        "tru",
+        "01",
+        "\"unterminated",
+        "[1,",
+    ];
+
+    /// Break `line` (a JSON object written with `", "` between fields) in
+    /// one of several ways.
+    fn mutate(line: &str, dice: &mut Dice) -> String {
+        let Some(inner) = line.strip_prefix('{').and_then(|l| l.strip_suffix('}')) else {
+            return format!("{line}}}");
+        };
+        let mut fields: Vec<String> = if inner.is_empty() {
+            vec![]
+        } else {
+            inner.split(", ").map(str::to_string).collect()
+        };
+        let n = fields.len().max(1);
+        match dice.below(9) {
+            0 if !fields.is_empty() => {
+                fields.remove(dice.below(n));
+            }
+            1 if !fields.is_empty() => {
+                let f = fields[dice.below(n)].clone();
+                fields.push(f);
+            }
+            2 | 3 if !fields.is_empty() => {
+                let i = dice.below(n);
+                let key = fields[i].split(':').next().unwrap_or("\"k\"").to_string();
+                let value = ODD_VALUES[dice.below(ODD_VALUES.len())];
+                fields[i] = format!("{key}: {value}");
+            }
+            4 => fields.push(format!(
+                "\"extra{}\": {}",
+                dice.below(3),
+                ODD_VALUES[dice.below(ODD_VALUES.len())]
+            )),
+            5 if fields.len() > 1 => fields.swap(0, n - 1),
+            6 => return line[..dice.below(line.len())].to_string(),
+            7 => return format!("  {line}\t "),
+            8 if !fields.is_empty() => {
+                // The same key, its first letter written as an escape.
+                let i = dice.below(n);
+                let first = fields[i].chars().nth(1).unwrap_or('k');
+                fields[i] = format!("\"\\u{:04x}{}", first as u32, &fields[i][2..]);
+            }
+            _ => return format!("[{line}]"),
+        }
+        format!("{{{}}}", fields.join(", "))
+    }
+
+    /// Does the line's top-level object have a key twice?
+    fn repeats_a_key(line: &str) -> bool {
+        let mut decoder = Decoder::new();
+        let mut p = Parser::new(line.as_bytes(), &mut decoder);
+        let mut keys = Vec::new();
+        if p.peek_token().ok() != Some(b'{') || p.open().is_err() {
+            return false;
+        }
+        while let Ok(b'"') = p.peek_token() {
+            let Ok(key) = p.string() else { break };
+            if keys.contains(&key) {
+                return true;
+            }
+            keys.push(key);
+            if p.colon().is_err() || p.skip_value().is_err() || p.peek_token().ok() != Some(b',') {
+                break;
+            }
+            p.bump();
+        }
+        false
+    }
+
+    /// Check `lines` and broken copies of them against `name`: the line
+    /// check never claims what the ordinary path denies, decides every line
+    /// it can, and `report()`'s findings count as the results do.
+    pub(super) fn agree(declarations: &str, name: &str, lines: &[&str]) {
+        let session = session(declarations);
+        let interp = session.interp().clone();
+        let contract = session.contract(name).expect("declared");
+        let mut check = LineCheck::new(&contract).expect("a line check");
+        let mut dice = Dice(0x9E37_79B9_7F4A_7C15);
+        let mut cases: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        for _ in 0..4000 {
+            let base = lines[dice.below(lines.len())];
+            let once = mutate(base, &mut dice);
+            cases.push(if once.starts_with('{') && dice.below(2) == 0 {
+                mutate(&once, &mut dice)
+            } else {
+                once
+            });
+        }
+        let (mut by_value, mut by_findings) = (Tally::default(), Tally::default());
+        let mut decided = [0; 3];
+        for line in &cases {
+            let expected = ordinary(&interp, &contract, line);
+            let verdict = check.verdict(&interp, line.as_bytes());
+            match verdict {
+                Verdict::Valid => assert_eq!(expected, Outcome::Clean, "{line}"),
+                Verdict::Invalid => assert_eq!(expected, Outcome::Failed, "{line}"),
+                Verdict::Unsure => {}
+            }
+            decided[verdict as usize] += 1;
+            // Only a repeated key, a warning or a contract that may raise
+            // leaves a clean or failing line undecided.
+            let named_twice = contract.record().is_some_and(|r| {
+                r.fields
+                    .iter()
+                    .any(|f| line.matches(&format!("\"{}\"", f.name)).count() > 1)
+            });
+            if !repeats_a_key(line) && !named_twice {
+                match expected {
+                    Outcome::Clean => assert_eq!(verdict, Verdict::Valid, "{line}"),
+                    // A failing field is taken as final only when the
+                    // line cannot name it again (`unless_repeated`).
+                    Outcome::Failed if check.certain && !line.contains('\\') => {
+                        assert_eq!(verdict, Verdict::Invalid, "{line}")
+                    }
+                    _ => {}
+                }
+            }
+            if let Ok(v) = Decoder::new().decode(line.as_bytes()) {
+                if let Ok(result) = validate_value(&interp, &contract, v.clone(), None, None) {
+                    by_value.add(&result);
+                    by_findings.add_findings(&findings(&interp, &contract, &v).expect("same run"));
+                }
+            }
+        }
+        eprintln!("{name}: valid, invalid, unsure = {decided:?}");
+        assert!(decided[Verdict::Valid as usize] > 100, "{decided:?}");
+        assert_eq!(
+            crate::print::to_hql(&by_value.into_value()),
+            crate::print::to_hql(&by_findings.into_value())
+        );
+    }
+}
+
+#[cfg(test)]
+mod agreement {
+    use super::tests::agree;
+
+    #[test]
+    fn orders() {
+        agree(
+            r#"type OrderEmail = String require well_formed: matches(self, r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+type Order : DataContract = {
+    order_id: String
+    status: "open" | "shipped" | "cancelled"
+    amount: Float
+    customer_email?: OrderEmail | Null
+    low: Int
+    high: Int
+    require non_negative_amount: amount >= 0
+    require ordered_bounds: low <= high
+}"#,
+            "Order",
+            &[
+                r#"{"order_id": "A1", "status": "open", "amount": 12.5, "customer_email": "a@b.co", "low": 1, "high": 2}"#,
+                r#"{"order_id": "A2", "status": "shipped", "amount": 0, "low": 5, "high": 5, "channel": "web"}"#,
+                r#"{"order_id": "A3", "status": "cancelled", "amount": 1e2, "customer_email": null, "low": -1, "high": 9}"#,
+            ],
+        );
+    }
+}
+
+#[cfg(test)]
+mod agreement_more {
+    use super::tests::agree;
+
+    /// Closed, with a nested record, a list, a map, a default, a check, a
+    /// warning and an optional field a rule reads: the contract may raise,
+    /// so failures are left to the ordinary path.
+    #[test]
+    fn closed_nested_defaults_checks_and_warnings() {
+        agree(
+            r#"fn short(s) = len(s) < 12
+type Place : Type = { city: String, zip?: Int }
+type Visit : TypeContract = {
+    id: Int | String
+    flag: Bool = false
+    place: Place
+    tags: List[String]
+    scores?: Map[Float]
+    note?: String
+    anything?: Any
+    validate id with short
+    require tagged: len(tags) > 0 or flag
+    warn noted: note? != "todo"
+}"#,
+            "Visit",
+            &[
+                r#"{"id": 1, "flag": true, "place": {"city": "Oslo"}, "tags": [], "note": "x"}"#,
+                r#"{"id": "v-2", "place": {"city": "Rome", "zip": 100}, "tags": ["a", "b"], "scores": {"x": 1.5}}"#,
+                r#"{"id": 3, "place": {"city": "Lima"}, "tags": ["c"], "anything": [1, {"k": null}], "note": "todo"}"#,
+            ],
+        );
+    }
+
+    /// Open, unions of scalars and literals, an alias, `Any`, and rules
+    /// over optional fields.
+    #[test]
+    fn unions_aliases_and_optional_reads() {
+        agree(
+            r#"type Code = String
+type Reading : DataContract = {
+    sensor: Code
+    kind: "temp" | "wind" | 3
+    value: Int | Float | Null
+    ok?: Bool
+    raw?: Any
+    require when_ok: not ok? or value? != null
+    require bounded: value? == null or value? < 1000
+}"#,
+            "Reading",
+            &[
+                r#"{"sensor": "s1", "kind": "temp", "value": 12, "ok": true}"#,
+                r#"{"sensor": "s2", "kind": 3, "value": null, "raw": {"a": [1, 2]}}"#,
+                r#"{"sensor": "s3", "kind": "wind", "value": 7.25, "ok": false, "raw": "x"}"#,
+            ],
+        );
+    }
 }

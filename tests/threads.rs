@@ -1,6 +1,7 @@
-//! `count()` and `report()` over a validated JSON Lines file may run on
-//! several threads (`hql run --threads N`); their results must be exactly
-//! those of one thread, whatever the file holds.
+//! `count()` and `report()` over a validated JSON Lines file take the
+//! counting path and may run on several threads (`hql run --threads N`);
+//! their results must be exactly those of one thread and of the ordinary
+//! path, whatever the file holds.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -95,4 +96,9 @@ fn counts_and_reports_agree_across_thread_counts() {
     for threads in [2, 3, 4] {
         assert_eq!(run(&dir, &program, threads), one, "{threads} threads");
     }
+    // `take` keeps the pipeline off the counting path: every record is
+    // decoded and validated the ordinary way.
+    let ordinary = program.replace("Json) | validate", "Json) | take(1000000) | validate");
+    assert_ne!(ordinary, program);
+    assert_eq!(run(&dir, &ordinary, 1), one, "the ordinary path");
 }
