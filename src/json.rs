@@ -185,6 +185,20 @@ impl<'a, 'k> Parser<'a, 'k> {
         Ok(())
     }
 
+    /// Consumes `"text"` when the input goes on with exactly that: a string
+    /// whose raw bytes are `text`, so it has no escapes to decode.
+    pub(crate) fn eat_plain_string(&mut self, text: &[u8]) -> bool {
+        let rest = self.rest();
+        let found = rest.len() > text.len() + 1
+            && rest[0] == b'"'
+            && rest[text.len() + 1] == b'"'
+            && &rest[1..=text.len()] == text;
+        if found {
+            self.pos += text.len() + 2;
+        }
+        found
+    }
+
     /// Is nothing but whitespace left?
     pub(crate) fn at_end(&mut self) -> bool {
         self.skip_space();
