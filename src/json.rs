@@ -94,6 +94,13 @@ pub(crate) struct Fault {
 
 pub(crate) type Parsed<T> = Result<T, Fault>;
 
+/// A place in the input, with its nesting depth (`Parser::mark`).
+#[derive(Clone, Copy)]
+pub(crate) struct Mark {
+    pos: usize,
+    depth: usize,
+}
+
 /// A recursive-descent parser over one JSON text. Besides decoding whole
 /// values, it reads tokens one at a time for a caller that checks a record
 /// as it goes (`crate::scan`).
@@ -197,6 +204,26 @@ impl<'a, 'k> Parser<'a, 'k> {
             self.pos += text.len() + 2;
         }
         found
+    }
+
+    /// Where the parser stands, to come back to with `rewind`.
+    pub(crate) fn mark(&self) -> Mark {
+        Mark {
+            pos: self.pos,
+            depth: self.depth,
+        }
+    }
+
+    pub(crate) fn rewind(&mut self, mark: Mark) {
+        self.pos = mark.pos;
+        self.depth = mark.depth;
+    }
+
+    /// Consumes the `}` or `]` `peek_token` returned, leaving the level
+    /// `open` entered.
+    pub(crate) fn close(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+        self.pos += 1;
     }
 
     /// Is nothing but whitespace left?
