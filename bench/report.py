@@ -153,55 +153,52 @@ def main():
     add("| goal | measured | target | verdict |")
     add("| --- | --- | --- | --- |")
 
-    # Goal 1: interleaved pairs.
-    pair_ratios, hql_t, val_t = [], [], []
+    # Goals 1-3: rounds that run each command once, alternating.
+    rounds = []
     for path in sorted(glob.glob(os.path.join(rdir, "pairs", "round*.json"))):
-        res = {r["command"]: r for r in load_json(path)["results"]}
-        if "hql_count" in res and "value" in res:
-            h, v = res["hql_count"]["times"][0], res["value"]["times"][0]
-            hql_t.append(h)
-            val_t.append(v)
-            pair_ratios.append(h / v)
-    if pair_ratios:
-        ratio = statistics.median(pair_ratios)
-        extra = ""
-        if "hql_count" in hf and "value" in hf:
-            extra = (
-                f"; one hyperfine invocation (5 runs each, back to back): "
-                f"{hf['hql_count']['median'] / hf['value']['median']:.2f}×"
-            )
-        add(
-            f"| 1. count path on one core vs `serde_json::Value` program | "
-            f"{ratio:.2f}× (median of {len(pair_ratios)} alternating pairs; HQL "
-            f"{statistics.median(hql_t):.3f} s, Value {statistics.median(val_t):.3f} s{extra}) | "
-            f"≤ 1.0× | {verdict(ratio <= 1.0)} |"
-        )
-    else:
-        add("| 1. count path on one core vs `serde_json::Value` program | not measured | ≤ 1.0× | **not measured** |")
+        rounds.append({r["command"]: r["times"][0] for r in load_json(path)["results"]})
 
-    # Goal 2: threads.
-    g2 = os.path.join(rdir, "bench_goal2.json")
-    if os.path.exists(g2):
-        res = {r["command"]: r for r in load_json(g2)["results"]}
-        one, two = res["hql_count_1core"]["median"], res["hql_threads"]["median"]
-        add(
-            f"| 2. `--threads 2` on 2 cores vs 1 core | {two / one:.2f}× ({two:.3f} s vs {one:.3f} s) | "
-            f"≤ 0.6× | {verdict(two / one <= 0.6)} |"
+    def paired(num, den):
+        """Median ratio num/den over the rounds that ran both, and the medians."""
+        both = [r for r in rounds if num in r and den in r]
+        if not both:
+            return None
+        return (
+            statistics.median(r[num] / r[den] for r in both),
+            statistics.median(r[num] for r in both),
+            statistics.median(r[den] for r in both),
+            len(both),
         )
-    else:
-        add("| 2. `--threads 2` on 2 cores vs 1 core | `hql run --help` has no `--threads` | ≤ 0.6× | **not measured** |")
 
-    # Goal 3: report vs count.
-    g3 = os.path.join(rdir, "bench_goal3.json")
-    if os.path.exists(g3):
-        res = {r["command"]: r for r in load_json(g3)["results"]}
-        cnt, rep = res["hql_count_g3"]["median"], res["hql_report"]["median"]
+    def back_to_back(fname, num, den):
+        path = os.path.join(rdir, fname)
+        if not os.path.exists(path):
+            return ""
+        res = {r["command"]: r["median"] for r in load_json(path)["results"]}
+        if num not in res or den not in res:
+            return ""
+        return f"; one hyperfine invocation (5 runs each, back to back): {res[num] / res[den]:.2f}×"
+
+    hql_t = [r["hql_count"] for r in rounds if "hql_count" in r]
+    goals = (
+        ("1. count path on one core vs `serde_json::Value` program", "hql_count", "value",
+         "HQL", "Value", "bench_goal1.json", "hql_count", "value", 1.0),
+        ("2. `--threads 2` on 2 cores vs 1 core", "hql_threads", "hql_count",
+         "2 threads", "1 thread", "bench_goal2.json", "hql_threads", "hql_count_1core", 0.6),
+        ("3. `report()` path vs count path", "hql_report", "hql_count",
+         "report", "count", "bench_goal3.json", "hql_report", "hql_count_g3", 1.3),
+    )
+    for title, num, den, num_name, den_name, fname, bnum, bden, target in goals:
+        got = paired(num, den)
+        if got is None:
+            add(f"| {title} | not measured | ≤ {target}× | **not measured** |")
+            continue
+        ratio, tn, td, n = got
         add(
-            f"| 3. `report()` path vs count path | {rep / cnt:.2f}× ({rep:.3f} s vs {cnt:.3f} s) | "
-            f"≤ 1.3× | {verdict(rep / cnt <= 1.3)} |"
+            f"| {title} | {ratio:.2f}× (median of {n} alternating rounds; {num_name} "
+            f"{tn:.3f} s, {den_name} {td:.3f} s{back_to_back(fname, bnum, bden)}) | "
+            f"≤ {target}× | {verdict(ratio <= target)} |"
         )
-    else:
-        add("| 3. `report()` path vs count path | not measured | ≤ 1.3× | **not measured** |")
 
     # Goal 4: peak RSS.
     limit = 20 * MIB
