@@ -1,6 +1,7 @@
-//! Micro-benchmarks of the hot paths: decoding a line, validating a record,
-//! one rule, one regex check. They guide work on the evaluator; whole-process
-//! comparisons with other tools live in `bench/`.
+//! Micro-benchmarks of the hot paths: decoding a line, checking a line
+//! against a contract as it is read, validating a record, one rule, one
+//! regex check. They guide work on the evaluator; whole-process comparisons
+//! with other tools live in `bench/`.
 
 use std::hint::black_box;
 use std::io::Cursor;
@@ -10,6 +11,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use hql::eval::Host;
 use hql::json::Decoder;
 use hql::kernel::Kernel;
+use hql::scan::LineCheck;
 
 const LINE: &[u8] = br#"{"order_id": "o17", "status": "shipped", "amount": 312.5, "customer_email": "user17@example.com", "low": 3, "high": 40, "note": "leave at door", "channel": "web"}"#;
 
@@ -61,6 +63,20 @@ fn decode(c: &mut Criterion) {
     });
 }
 
+/// The line check `count()` and `report()` use, on one line (no record is
+/// built).
+fn line_check(c: &mut Criterion) {
+    let mut kernel = Kernel::new(Rc::new(Lines::new()));
+    let out = kernel.execute("contract.hql", CONTRACT);
+    assert_eq!(out.status, 0, "{}", out.diagnostics);
+    let contract = kernel.session().contract("Order").expect("declared");
+    let interp = kernel.session().interp().clone();
+    let mut check = LineCheck::new(&contract).expect("a record contract");
+    c.bench_function("line check of one order line", |b| {
+        b.iter(|| check.verdict(&interp, black_box(LINE)))
+    });
+}
+
 /// Run `program` over `RECORDS` lines: the cost of a record is the time
 /// divided by `RECORDS`.
 fn pipeline(c: &mut Criterion, name: &str, program: &str) {
@@ -82,7 +98,7 @@ fn pipeline(c: &mut Criterion, name: &str, program: &str) {
 fn validate(c: &mut Criterion) {
     pipeline(
         c,
-        "decode + validate 50k orders",
+        "decode + validate 50k orders (the ordinary path)",
         r#"source(file("orders.jsonl"), Json) | validate(Order) | oks() | count()"#,
     );
     pipeline(
@@ -105,5 +121,5 @@ fn rule_and_regex(c: &mut Criterion) {
     );
 }
 
-criterion_group!(hot_paths, decode, validate, rule_and_regex);
+criterion_group!(hot_paths, decode, line_check, validate, rule_and_regex);
 criterion_main!(hot_paths);
