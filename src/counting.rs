@@ -23,7 +23,7 @@ use std::rc::Rc;
 use crate::builtins::Builtin;
 use crate::contract::Contract;
 use crate::eval::{cannot_read, Host, Interp, Origin, Parallel, Plan, Result, RuntimeError, Tally};
-use crate::json::{is_json_space, strip_line_end, Decoder, BOM};
+use crate::json::{fill, is_json_space, Decoder, BOM};
 use crate::scan::{LineCheck, Verdict};
 use crate::session::{Session, Sinks};
 use crate::validate::{decode_failure, findings};
@@ -99,74 +99,121 @@ fn tally_range(
         .host()
         .open_file_at(path, from)
         .map_err(|e| cannot_read(path, &e))?;
-    let origin = Origin {
-        source: path.into(),
-        line: 0,
+    let mut counter = Counter {
+        interp,
+        contract,
+        check: LineCheck::new(contract),
+        decoder: Decoder::new(),
+        consumer,
+        tally: Tally::default(),
+        origin: Origin {
+            source: path.into(),
+            line: 0,
+        },
     };
-    let mut tally = Tally::default();
+    // Lines are taken from the reader's buffer where they lie in it; one
+    // that straddles two reads is gathered in `carry`.
+    let mut carry = Vec::new();
     let mut pos = from;
-    let mut line = Vec::new();
-    if start > 0 {
-        match reader.read_until(b'\n', &mut line) {
-            Ok(n) => pos += n as u64,
-            Err(e) => return Ok(read_failed(tally, &origin, &e)),
-        }
-    }
-    let mut check = LineCheck::new(contract);
-    let mut decoder = Decoder::new();
-    while pos < end {
+    let mut line_start = from;
+    let mut owned = start == 0;
+    while line_start < end || !carry.is_empty() {
         crate::eval::check_interrupt()?;
-        line.clear();
-        let n = match reader.read_until(b'\n', &mut line) {
-            Ok(0) => break,
-            Ok(n) => n as u64,
-            Err(e) => return Ok(read_failed(tally, &origin, &e)),
+        let buf = match fill(&mut reader) {
+            Ok(buf) => buf,
+            Err(e) => {
+                counter.read_failed(&e);
+                break;
+            }
         };
-        let text = strip_line_end(&line);
+        if buf.is_empty() {
+            if owned && !carry.is_empty() {
+                counter.line(&carry, line_start)?;
+            }
+            break;
+        }
+        let Some(i) = memchr::memchr(b'\n', buf) else {
+            carry.extend_from_slice(buf);
+            let n = buf.len();
+            reader.consume(n);
+            pos += n as u64;
+            continue;
+        };
+        if owned {
+            if carry.is_empty() {
+                counter.line(&buf[..i], line_start)?;
+            } else {
+                carry.extend_from_slice(&buf[..i]);
+                counter.line(&carry, line_start)?;
+            }
+        }
+        carry.clear();
+        owned = true;
+        reader.consume(i + 1);
+        pos += i as u64 + 1;
+        line_start = pos;
+    }
+    Ok(counter.tally)
+}
+
+/// What one range's lines are counted with.
+struct Counter<'a> {
+    interp: &'a Rc<Interp>,
+    contract: &'a Rc<Contract>,
+    check: Option<LineCheck<'a>>,
+    decoder: Decoder,
+    consumer: Builtin,
+    tally: Tally,
+    origin: Origin,
+}
+
+impl Counter<'_> {
+    /// Count the line starting at byte `at` (its newline left off).
+    fn line(&mut self, line: &[u8], at: u64) -> Result<()> {
+        let text = line.strip_suffix(b"\r").unwrap_or(line);
         // As `source` reads it: a byte-order mark may open the file only.
-        let text = match pos {
+        let text = match at {
             0 => text.strip_prefix(BOM).unwrap_or(text),
             _ => text,
         };
-        pos += n;
         if text.iter().all(|&b| is_json_space(b)) {
-            continue;
+            return Ok(());
         }
-        let verdict = match check.as_mut() {
-            Some(c) => c.verdict(interp, text),
+        let verdict = match self.check.as_mut() {
+            Some(c) => c.verdict(self.interp, text),
             None => Verdict::Unsure,
         };
-        match (verdict, consumer) {
+        let tally = &mut self.tally;
+        match (verdict, self.consumer) {
             (Verdict::Valid, _) => {
                 tally.total += 1;
                 tally.ok += 1;
-                continue;
+                return Ok(());
             }
             (Verdict::Invalid, Builtin::Count) => {
                 tally.total += 1;
                 tally.err += 1;
-                continue;
+                return Ok(());
             }
             // `report()` counts failures by rule: only the ordinary path
             // names them.
             _ => {}
         }
-        match decoder.decode(text) {
-            Ok(v) => tally.add_findings(&findings(interp, contract, &v)?),
-            Err(e) => tally.add(&decode_failure(&origin, String::new(), e.to_string())),
+        match self.decoder.decode(text) {
+            Ok(v) => tally.add_findings(&findings(self.interp, self.contract, &v)?),
+            Err(e) => tally.add(&decode_failure(&self.origin, String::new(), e.to_string())),
         }
+        Ok(())
     }
-    Ok(tally)
-}
 
-/// A read error ends the input after one failure, as `source` has it.
-fn read_failed(mut tally: Tally, origin: &Origin, e: &std::io::Error) -> Tally {
-    tally.add(&decode_failure(
-        origin,
-        String::new(),
-        format!("read error: {e}"),
-    ));
-    tally
+    /// A read error ends the input after one failure, as `source` has it.
+    fn read_failed(&mut self, e: &std::io::Error) {
+        self.tally.add(&decode_failure(
+            &self.origin,
+            String::new(),
+            format!("read error: {e}"),
+        ));
+    }
 }
 
 /// A worker's error, in a form that crosses threads.

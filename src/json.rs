@@ -762,7 +762,7 @@ impl<R: BufRead> Iterator for JsonSource<R> {
 
 /// The reader's buffered bytes, reading more if there are none; empty at
 /// the end of the input. Retries reads interrupted by a signal.
-fn fill<R: BufRead>(reader: &mut R) -> io::Result<&[u8]> {
+pub(crate) fn fill<R: BufRead>(reader: &mut R) -> io::Result<&[u8]> {
     loop {
         match reader.fill_buf() {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -779,7 +779,7 @@ fn count_newlines(bytes: &[u8]) -> u64 {
     bytes.iter().filter(|&&b| b == b'\n').count() as u64
 }
 
-pub(crate) fn strip_line_end(line: &[u8]) -> &[u8] {
+fn strip_line_end(line: &[u8]) -> &[u8] {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
     line.strip_suffix(b"\r").unwrap_or(line)
 }

@@ -102,3 +102,46 @@ fn counts_and_reports_agree_across_thread_counts() {
     assert_ne!(ordinary, program);
     assert_eq!(run(&dir, &ordinary, 1), one, "the ordinary path");
 }
+
+/// Lines longer than a read, a last line with no newline, blank lines of
+/// spaces, tabs or a lone CR, and a byte-order mark: the counting path
+/// reads them as `source` does.
+#[test]
+fn the_counting_path_reads_lines_as_source_does() {
+    let dir = std::env::temp_dir().join(format!("hql-edges-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let long = "z".repeat(200_000);
+    let lines = [
+        "\u{feff}{\"id\": \"a\", \"low\": 1, \"high\": 2}".to_string(),
+        format!("{{\"id\": \"long\", \"low\": 1, \"high\": 2, \"note\": \"{long}\"}}"),
+        "  \t ".to_string(),
+        "\r".to_string(),
+        format!("{{\"id\": \"bad\", \"low\": 3, \"high\": 2, \"pad\": \"{long}\"}}\r"),
+        "{\"id\": \"c\", \"low\": 1, \"high\": 2, \"id\": 7}".to_string(),
+        format!("{{\"id\": \"broken {long}"),
+        "{\"id\": \"last\", \"low\": 0, \"high\": 0}".to_string(),
+    ];
+    let data = dir.join("edges.jsonl");
+    std::fs::write(&data, lines.join("\n")).unwrap();
+    let contract = r#"type R : DataContract = {
+    id: String
+    low: Int
+    high: Int
+    note?: String
+    require ordered: low <= high
+}
+"#;
+    let source = format!(
+        "source(file({:?}), Json) | validate(R)",
+        data.to_string_lossy()
+    );
+    let program = format!("{contract}{source} | oks() | count()\n{source} | report()\n");
+    let counted = run(&dir, &program, 1);
+    assert!(
+        counted.starts_with("3\n{total: 6, ok: 3, err: 3,"),
+        "{counted}"
+    );
+    let ordinary = program.replace("Json) | validate", "Json) | take(100) | validate");
+    assert_eq!(run(&dir, &ordinary, 1), counted);
+    assert_eq!(run(&dir, &program, 2), counted);
+}
