@@ -784,7 +784,7 @@ impl Checker {
                         .insert(spec.name.clone(), record.fields.len() as u32);
                     record.fields.push(spec);
                 }
-                TypeSpec::Record(Box::new(record))
+                TypeSpec::Record(Rc::new(record))
             }
             ast::TypeExpr::Union(members) => TypeSpec::Union(
                 members

@@ -278,7 +278,7 @@ pub enum TypeSpec {
     List(Box<TypeSpec>),
     Map(Box<TypeSpec>),
     /// An inline record, with the openness of its declaration.
-    Record(Box<RecordShape>),
+    Record(Rc<RecordShape>),
     Union(Vec<TypeSpec>),
     Literal(Value),
     /// A declared type, filled in once every declaration is compiled.

@@ -160,7 +160,7 @@ fn tally_range(
 struct Counter<'a> {
     interp: &'a Rc<Interp>,
     contract: &'a Rc<Contract>,
-    check: Option<LineCheck<'a>>,
+    check: Option<LineCheck>,
     decoder: Decoder,
     consumer: Builtin,
     tally: Tally,

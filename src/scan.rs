@@ -32,9 +32,9 @@ use crate::value::Value;
 /// (this also bounds the compiling of a recursive type).
 const MAX_NESTING: usize = 6;
 
-/// A record contract compiled for checking lines. It borrows the contract.
-pub struct LineCheck<'c> {
-    top: RecordCheck<'c>,
+/// A record contract compiled for checking lines.
+pub struct LineCheck {
+    top: RecordCheck,
     /// Is a line that fails certainly an `err` (see `cannot_raise`)?
     certain: bool,
     decoder: Decoder,
@@ -42,9 +42,9 @@ pub struct LineCheck<'c> {
 
 /// One record shape, compiled: its fields, and the state of the record
 /// being read.
-struct RecordCheck<'c> {
-    shape: &'c RecordShape,
-    fields: Vec<FieldCheck<'c>>,
+struct RecordCheck {
+    shape: Held,
+    fields: Vec<FieldCheck>,
     /// Does `validate` evaluate the warnings here (a declared type's
     /// record, not an inline one)?
     warns: bool,
@@ -59,8 +59,8 @@ struct RecordCheck<'c> {
 }
 
 /// How one declared field is checked.
-struct FieldCheck<'c> {
-    how: How<'c>,
+struct FieldCheck {
+    how: How,
     /// Does a rule read the field (its value goes into the frame)?
     read: bool,
     /// Is the value, once checked, read again to be built?
@@ -71,28 +71,43 @@ struct FieldCheck<'c> {
 }
 
 /// How a value is checked.
-enum How<'c> {
+enum How {
     /// By its token: scalars.
     Tokens(Tokens),
     /// As a record, field by field.
-    Record(Box<RecordCheck<'c>>),
+    Record(Box<RecordCheck>),
     /// As a list, element by element.
-    List(Box<Elements<'c>>),
+    List(Box<Elements>),
     /// Decoded, then checked as `validate` checks it (a field only).
     Value,
 }
 
 /// The elements of a list type.
-struct Elements<'c> {
-    how: How<'c>,
+struct Elements {
+    how: How,
     /// Does the element type admit null? (Elements have no null step of
     /// their own: null is checked against the type like any value.)
     admits_null: bool,
 }
 
-impl<'c> How<'c> {
+/// A record shape, held through what owns it.
+enum Held {
+    Declared(Rc<Contract>),
+    Inline(Rc<RecordShape>),
+}
+
+impl Held {
+    fn get(&self) -> Option<&RecordShape> {
+        match self {
+            Held::Declared(c) => c.record(),
+            Held::Inline(shape) => Some(shape),
+        }
+    }
+}
+
+impl How {
     /// How values of `spec` are checked without decoding them, if they can be.
-    fn of(spec: &'c TypeSpec, depth: usize) -> Option<How<'c>> {
+    fn of(spec: &TypeSpec, depth: usize) -> Option<How> {
         if let Some(tokens) = Tokens::of(spec) {
             return Some(How::Tokens(tokens));
         }
@@ -101,7 +116,8 @@ impl<'c> How<'c> {
         }
         match spec {
             TypeSpec::Record(shape) => {
-                RecordCheck::new(shape, false, depth + 1).map(|r| How::Record(Box::new(r)))
+                RecordCheck::new(Held::Inline(shape.clone()), false, depth + 1)
+                    .map(|r| How::Record(Box::new(r)))
             }
             TypeSpec::List(elem) => {
                 let how = How::of(elem, depth + 1)?;
@@ -111,8 +127,9 @@ impl<'c> How<'c> {
                 })))
             }
             TypeSpec::Named(cell) => match &cell.get()?.shape {
-                Shape::Record { record, .. } => {
-                    RecordCheck::new(record, true, depth + 1).map(|r| How::Record(Box::new(r)))
+                Shape::Record { .. } => {
+                    let held = Held::Declared(cell.get()?.clone());
+                    RecordCheck::new(held, true, depth + 1).map(|r| How::Record(Box::new(r)))
                 }
                 Shape::Refined { base, rules, .. } if rules.is_empty() => How::of(base, depth),
                 Shape::Refined { .. } => None,
@@ -223,18 +240,18 @@ fn pattern(rule: &RuleSpec) -> Option<Rc<Regex>> {
     }
 }
 
-impl<'c> LineCheck<'c> {
+impl LineCheck {
     /// The check for `contract`, when it is a record type whose rules do
     /// not read `self` whole and which claims no unique keys (those depend
     /// on the records before).
-    pub fn new(contract: &'c Contract) -> Option<LineCheck<'c>> {
+    pub fn new(contract: &Rc<Contract>) -> Option<LineCheck> {
         let record = contract.record()?;
         if !record.uniques.is_empty() {
             return None;
         }
         Some(LineCheck {
-            top: RecordCheck::new(record, true, 0)?,
             certain: cannot_raise(record, 0),
+            top: RecordCheck::new(Held::Declared(contract.clone()), true, 0)?,
             decoder: Decoder::new(),
         })
     }
@@ -262,10 +279,11 @@ impl<'c> LineCheck<'c> {
     }
 }
 
-impl<'c> RecordCheck<'c> {
+impl RecordCheck {
     /// `None` when a rule reads `self` whole: the frame would need the
     /// record itself.
-    fn new(shape: &'c RecordShape, warns: bool, depth: usize) -> Option<RecordCheck<'c>> {
+    fn new(held: Held, warns: bool, depth: usize) -> Option<RecordCheck> {
+        let shape = held.get()?;
         let rules = || shape.rules.iter().chain(&shape.warns);
         if rules().any(|r| r.reads_self) {
             return None;
@@ -296,12 +314,13 @@ impl<'c> RecordCheck<'c> {
                 }
             })
             .collect();
-        let slots: Slots = std::iter::repeat_n(Value::Absent, shape.fields.len() + 1).collect();
+        let n = shape.fields.len();
+        let slots: Slots = std::iter::repeat_n(Value::Absent, n + 1).collect();
         Some(RecordCheck {
-            shape,
+            shape: held,
             fields,
             warns,
-            seen: vec![0; shape.fields.len()],
+            seen: vec![0; n],
             visit: 0,
             extras: Vec::new(),
             env: push_frame(&None, slots),
@@ -312,17 +331,28 @@ impl<'c> RecordCheck<'c> {
     /// parser: every field present is checked and those the rules read are
     /// put in the frame, then the rules run.
     fn read(&mut self, interp: &Rc<Interp>, p: &mut Parser, line: &[u8]) -> Checking {
-        self.visit = self.visit.wrapping_add(1);
-        if self.visit == 0 {
-            self.seen.fill(0);
-            self.visit = 1;
+        let RecordCheck {
+            shape: held,
+            fields,
+            warns,
+            seen,
+            visit,
+            extras,
+            env,
+        } = self;
+        let Some(shape) = held.get() else {
+            return Err(Miss::Unsure);
+        };
+        *visit = visit.wrapping_add(1);
+        if *visit == 0 {
+            seen.fill(0);
+            *visit = 1;
         }
-        let shape = self.shape;
-        let Some(frame) = self.env.as_mut() else {
+        let Some(frame) = env.as_mut() else {
             return Err(Miss::Unsure);
         };
         let slots = &mut Rc::make_mut(frame).slots;
-        for (i, f) in self.fields.iter().enumerate() {
+        for (i, f) in fields.iter().enumerate() {
             if f.read {
                 slots[i + 1] = Value::Absent;
             }
@@ -331,16 +361,16 @@ impl<'c> RecordCheck<'c> {
         let mut next = 0;
         if p.peek_token()? != b'}' {
             loop {
-                match key(p, shape, &self.fields, &mut self.extras, next)? {
+                match key(p, shape, fields, extras, next)? {
                     Some(i) => {
-                        if self.seen[i] == self.visit {
+                        if seen[i] == *visit {
                             // A repeated key: the last value counts.
                             return Err(Miss::Unsure);
                         }
-                        self.seen[i] = self.visit;
+                        seen[i] = *visit;
                         let spec = &shape.fields[i];
                         let start = p.mark();
-                        self.fields[i]
+                        fields[i]
                             .check(interp, spec, p, &mut slots[i + 1], line)
                             .map_err(|miss| settle(miss, p, start, &spec.name))?;
                         next = i + 1;
@@ -359,14 +389,14 @@ impl<'c> RecordCheck<'c> {
         // Fields the record left out: optional ones stay absent, defaults
         // are filled and checked as `validate` does.
         for (i, spec) in shape.fields.iter().enumerate() {
-            if self.seen[i] == self.visit {
+            if seen[i] == *visit {
                 continue;
             }
             match &spec.default {
                 Some(d) => {
                     let v = interp.eval(d, &None).map_err(|_| Miss::Unsure)?;
                     let v = checked(interp, spec, v.stored())?;
-                    if self.fields[i].read {
+                    if fields[i].read {
                         slots[i + 1] = v;
                     }
                 }
@@ -374,29 +404,29 @@ impl<'c> RecordCheck<'c> {
                 None => return Err(Miss::Invalid),
             }
         }
-        self.rules(interp)
-    }
-
-    /// Steps 5 and 7: the rules, in the frame `read` filled. A warning
-    /// is left to the ordinary path, which names it.
-    fn rules(&self, interp: &Rc<Interp>) -> Checking {
-        let holds = |r: &RuleSpec| {
-            matches!(
-                interp.eval(&r.cond, &self.env),
-                Ok(Value::Bool(true) | Value::Absent)
-            )
-        };
-        if !self.shape.rules.iter().all(holds) {
-            return Err(Miss::Invalid);
-        }
-        if self.warns && !self.shape.warns.iter().all(holds) {
-            return Err(Miss::Unsure);
-        }
-        Ok(())
+        rules(interp, shape, env, *warns)
     }
 }
 
-impl FieldCheck<'_> {
+/// Steps 5 and 7: the rules, in the frame `read` filled. A warning
+/// is left to the ordinary path, which names it.
+fn rules(interp: &Rc<Interp>, shape: &RecordShape, env: &Env, warns: bool) -> Checking {
+    let holds = |r: &RuleSpec| {
+        matches!(
+            interp.eval(&r.cond, env),
+            Ok(Value::Bool(true) | Value::Absent)
+        )
+    };
+    if !shape.rules.iter().all(holds) {
+        return Err(Miss::Invalid);
+    }
+    if warns && !shape.warns.iter().all(holds) {
+        return Err(Miss::Unsure);
+    }
+    Ok(())
+}
+
+impl FieldCheck {
     /// Step 3 for one field's value: null and type, then its checks.
     /// Writes the value to `slot` when a rule reads it.
     fn check(
@@ -438,7 +468,7 @@ impl FieldCheck<'_> {
     }
 }
 
-impl How<'_> {
+impl How {
     /// Check the value at the parser (not null); with `build`, return it.
     fn check(
         &mut self,
@@ -488,7 +518,7 @@ impl How<'_> {
     }
 }
 
-impl Elements<'_> {
+impl Elements {
     /// The list at the parser, element by element.
     fn read(&mut self, interp: &Rc<Interp>, p: &mut Parser, line: &[u8]) -> Checking {
         p.open()?;
