@@ -611,7 +611,13 @@ pub struct JsonSource<R: BufRead> {
     /// The JSON line being read, reused from line to line.
     line: Vec<u8>,
     layout: Layout,
+    /// Turns a JSON line straight into the value to yield, when it can.
+    line_reader: Option<LineReader>,
 }
+
+/// Reads one JSON line into the value a source yields for it, or `None`
+/// to have it decoded as usual (`JsonSource::with_line_reader`).
+pub type LineReader = Box<dyn FnMut(&[u8]) -> Option<Value>>;
 
 enum Layout {
     Unknown,
@@ -628,7 +634,15 @@ impl<R: BufRead> JsonSource<R> {
             lines_read: 0,
             line: Vec::new(),
             layout: Layout::Unknown,
+            line_reader: None,
         }
+    }
+
+    /// Offer each line of JSON Lines input to `reader` before decoding it
+    /// (elements of an array are always decoded).
+    pub fn with_line_reader(mut self, reader: LineReader) -> JsonSource<R> {
+        self.line_reader = Some(reader);
+        self
     }
 
     fn io_failure(&mut self, error: &io::Error) -> Decoded {
@@ -706,10 +720,14 @@ impl<R: BufRead> JsonSource<R> {
                 self.line.clear();
                 continue;
             }
-            let result = self
-                .decoder
-                .decode(text)
-                .map_err(|e| DecodeFailure::new(e.to_string(), text));
+            let direct = self.line_reader.as_mut().and_then(|read| read(text));
+            let result = match direct {
+                Some(v) => Ok(v),
+                None => self
+                    .decoder
+                    .decode(text)
+                    .map_err(|e| DecodeFailure::new(e.to_string(), text)),
+            };
             self.line.clear();
             return Some(Decoded {
                 line: self.lines_read,

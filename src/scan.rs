@@ -26,7 +26,7 @@ use crate::eval::{push_frame, Env, Interp, Slots};
 use crate::hir::Expr;
 use crate::json::{Decoder, Mark, Parsed, Parser};
 use crate::validate::{check_field, type_matches, Checked};
-use crate::value::Value;
+use crate::value::{Key, Okay, Record, Value};
 
 /// Nested records and lists deeper than this are checked the ordinary way
 /// (this also bounds the compiling of a recursive type).
@@ -37,6 +37,11 @@ pub struct LineCheck {
     top: RecordCheck,
     /// Is a line that fails certainly an `err` (see `cannot_raise`)?
     certain: bool,
+    /// Does validating leave every record as it was read (no defaults to
+    /// fill, at any depth)?
+    keeps_records: bool,
+    /// The fields of the record `validated` builds, reused.
+    built: Vec<(Key, Value)>,
     decoder: Decoder,
 }
 
@@ -52,7 +57,7 @@ struct RecordCheck {
     seen: Vec<u32>,
     visit: u32,
     /// Undeclared keys seen so far (see `key`).
-    extras: Vec<Box<str>>,
+    extras: Vec<Key>,
     /// The rules' frame: slot 0 is `self` (never read: see `new`), then
     /// each field. Reused from record to record while nothing else holds it.
     env: Env,
@@ -63,8 +68,6 @@ struct FieldCheck {
     how: How,
     /// Does a rule read the field (its value goes into the frame)?
     read: bool,
-    /// Is the value, once checked, read again to be built?
-    rebuild: bool,
     admits_null: bool,
     /// Can the name be compared with a key's bytes (`is_plain`)?
     plain_name: bool,
@@ -251,9 +254,36 @@ impl LineCheck {
         }
         Some(LineCheck {
             certain: cannot_raise(record, 0),
+            keeps_records: every_field(record, 0, &|f| f.default.is_none()),
+            built: Vec::new(),
             top: RecordCheck::new(Held::Declared(contract.clone()), true, 0)?,
             decoder: Decoder::new(),
         })
+    }
+
+    /// `validate`'s result for `line` — `ok` of the record, built as the
+    /// line is read — when the record is valid with no warnings; `None`
+    /// when the ordinary path must decide. Only for a contract that fills
+    /// no defaults (which would change the record).
+    pub fn validated(&mut self, interp: &Rc<Interp>, line: &[u8]) -> Option<Value> {
+        if !self.keeps_records {
+            return None;
+        }
+        let mut p = Parser::new(line, &mut self.decoder);
+        if p.peek_token().ok()? != b'{' {
+            return None;
+        }
+        let mut fields = std::mem::take(&mut self.built);
+        fields.clear();
+        let read = self.top.read(interp, &mut p, line, Some(&mut fields));
+        let value = (read.is_ok() && p.at_end()).then(|| {
+            Value::Ok(Rc::new(Okay {
+                value: Value::record(Record::from_distinct(fields.drain(..))),
+                warnings: Vec::new(),
+            }))
+        });
+        self.built = fields;
+        value
     }
 
     /// What `validate` would make of `line`, when that can be told without
@@ -261,7 +291,7 @@ impl LineCheck {
     pub fn verdict(&mut self, interp: &Rc<Interp>, line: &[u8]) -> Verdict {
         let mut p = Parser::new(line, &mut self.decoder);
         let outcome = match p.peek_token() {
-            Ok(b'{') => self.top.read(interp, &mut p, line).and_then(|()| {
+            Ok(b'{') => self.top.read(interp, &mut p, line, None).and_then(|()| {
                 if p.at_end() {
                     Ok(())
                 } else {
@@ -306,7 +336,6 @@ impl RecordCheck {
                     _ => How::Value,
                 };
                 FieldCheck {
-                    rebuild: read && matches!(how, How::Record(_) | How::List(_)),
                     how,
                     read,
                     admits_null: f.ty.admits_null(),
@@ -330,7 +359,14 @@ impl RecordCheck {
     /// Steps 2–5 (and 7 for a declared type) of §4.8 for the object at the
     /// parser: every field present is checked and those the rules read are
     /// put in the frame, then the rules run.
-    fn read(&mut self, interp: &Rc<Interp>, p: &mut Parser, line: &[u8]) -> Checking {
+    /// With `out`, the record's fields are built into it as they are read.
+    fn read(
+        &mut self,
+        interp: &Rc<Interp>,
+        p: &mut Parser,
+        line: &[u8],
+        mut out: Option<&mut Vec<(Key, Value)>>,
+    ) -> Checking {
         let RecordCheck {
             shape: held,
             fields,
@@ -361,8 +397,8 @@ impl RecordCheck {
         let mut next = 0;
         if p.peek_token()? != b'}' {
             loop {
-                match key(p, shape, fields, extras, next)? {
-                    Some(i) => {
+                match key(p, shape, fields, extras, next, out.is_some())? {
+                    Found::Declared(i) => {
                         if seen[i] == *visit {
                             // A repeated key: the last value counts.
                             return Err(Miss::Unsure);
@@ -370,13 +406,30 @@ impl RecordCheck {
                         seen[i] = *visit;
                         let spec = &shape.fields[i];
                         let start = p.mark();
-                        fields[i]
-                            .check(interp, spec, p, &mut slots[i + 1], line)
+                        let value = fields[i]
+                            .check(interp, spec, p, line, out.is_some())
                             .map_err(|miss| settle(miss, p, start, &spec.name))?;
+                        if let Some(v) = value {
+                            if fields[i].read {
+                                slots[i + 1] = v.clone();
+                            }
+                            if let Some(out) = out.as_deref_mut() {
+                                out.push((spec.name.clone(), v));
+                            }
+                        }
                         next = i + 1;
                     }
-                    None if shape.open => p.skip_value()?,
-                    None => return Err(Miss::Invalid),
+                    Found::Extra(name) if shape.open => match (name, out.as_deref_mut()) {
+                        (Some(name), Some(out)) => {
+                            if out.iter().any(|(k, _)| *k == name) {
+                                // A repeated key: the last value counts.
+                                return Err(Miss::Unsure);
+                            }
+                            out.push((name, p.value()?));
+                        }
+                        _ => p.skip_value()?,
+                    },
+                    Found::Extra(_) => return Err(Miss::Invalid),
                 }
                 match p.peek_token()? {
                     b',' => p.bump(),
@@ -428,43 +481,36 @@ fn rules(interp: &Rc<Interp>, shape: &RecordShape, env: &Env, warns: bool) -> Ch
 
 impl FieldCheck {
     /// Step 3 for one field's value: null and type, then its checks.
-    /// Writes the value to `slot` when a rule reads it.
+    /// Returns the value when a rule reads it or `build` asks for it.
     fn check(
         &mut self,
         interp: &Rc<Interp>,
         spec: &FieldSpec,
         p: &mut Parser,
-        slot: &mut Value,
         line: &[u8],
-    ) -> Checking {
+        build: bool,
+    ) -> Result<Option<Value>, Miss> {
+        let build = build || self.read;
         if p.peek_token()? == b'n' {
             p.literal("null", ())?;
             if !self.admits_null {
                 return Err(Miss::Invalid);
             }
-            if self.read {
-                *slot = Value::Null;
-            }
-            return Ok(());
+            return Ok(build.then_some(Value::Null));
         }
         if let How::Value = self.how {
             // Rules, `validate … with`, values a rule reads: decode the
             // value, check it as `validate` does.
-            let v = checked(interp, spec, p.value()?)?;
-            if self.read {
-                *slot = v;
-            }
-            return Ok(());
+            return checked(interp, spec, p.value()?).map(Some);
         }
         let start = p.mark();
-        if let Some(v) = self.how.check(interp, p, line, self.read)? {
-            *slot = v;
-        }
-        if self.rebuild {
+        let value = self.how.check(interp, p, line, build)?;
+        if build && matches!(self.how, How::Record(_) | How::List(_)) {
+            // Checked in place; now read again to be built.
             p.rewind(start);
-            *slot = p.value()?;
+            return Ok(Some(p.value()?));
         }
-        Ok(())
+        Ok(value)
     }
 }
 
@@ -481,7 +527,7 @@ impl How {
         let tokens = match self {
             How::Tokens(tokens) => tokens,
             How::Record(record) if byte == b'{' => {
-                return record.read(interp, p, line).map(|()| None)
+                return record.read(interp, p, line, None).map(|()| None)
             }
             How::List(elements) if byte == b'[' => {
                 return elements.read(interp, p, line).map(|()| None)
@@ -606,68 +652,92 @@ impl From<crate::json::Fault> for Miss {
 
 /// Can validating against `record` only ever give `ok` or `err`? Defaults
 /// and `validate … with` checks evaluate code that may raise a runtime
-/// error, which stops the program instead; a type nested deeper than a
-/// few levels (or recursive) is not looked into.
+/// error, which stops the program instead.
 fn cannot_raise(record: &RecordShape, depth: usize) -> bool {
-    depth < 8
-        && record.fields.iter().all(|f| {
-            f.default.is_none() && f.checks.is_empty() && type_cannot_raise(&f.ty, depth + 1)
-        })
+    every_field(record, depth, &|f| {
+        f.default.is_none() && f.checks.is_empty()
+    })
 }
 
 fn type_cannot_raise(spec: &TypeSpec, depth: usize) -> bool {
+    every_field_of(spec, depth, &|f| f.default.is_none() && f.checks.is_empty())
+}
+
+/// Does every field of `record`, and of the records its fields hold at any
+/// depth, satisfy `test`? A type nested deeper than a few levels (or
+/// recursive) counts as failing it.
+fn every_field(record: &RecordShape, depth: usize, test: &dyn Fn(&FieldSpec) -> bool) -> bool {
+    depth < 8
+        && record
+            .fields
+            .iter()
+            .all(|f| test(f) && every_field_of(&f.ty, depth + 1, test))
+}
+
+fn every_field_of(spec: &TypeSpec, depth: usize, test: &dyn Fn(&FieldSpec) -> bool) -> bool {
     match spec {
-        TypeSpec::List(t) | TypeSpec::Map(t) => type_cannot_raise(t, depth),
-        TypeSpec::Record(shape) => cannot_raise(shape, depth),
-        TypeSpec::Union(ms) => ms.iter().all(|m| type_cannot_raise(m, depth)),
+        TypeSpec::List(t) | TypeSpec::Map(t) => every_field_of(t, depth, test),
+        TypeSpec::Record(shape) => every_field(shape, depth, test),
+        TypeSpec::Union(ms) => ms.iter().all(|m| every_field_of(m, depth, test)),
         TypeSpec::Named(cell) => match cell.get().map(|c| &c.shape) {
-            Some(Shape::Record { record, .. }) => cannot_raise(record, depth),
-            Some(Shape::Refined { base, .. }) => depth < 8 && type_cannot_raise(base, depth + 1),
+            Some(Shape::Record { record, .. }) => every_field(record, depth, test),
+            Some(Shape::Refined { base, .. }) => depth < 8 && every_field_of(base, depth + 1, test),
             None => false,
         },
         _ => true,
     }
 }
 
-/// The key at the parser and its `:`, as the position of its declared
-/// field (`None` for an undeclared one). The field after the one before
-/// (`next`) is tried first, then the undeclared keys seen before: lines of
-/// one file tend to keep one order and one set of extra fields, and
-/// comparing bytes is cheaper than hashing them.
+/// What a key names.
+enum Found {
+    Declared(usize),
+    /// An undeclared field, with its name when it is wanted.
+    Extra(Option<Key>),
+}
+
+/// The key at the parser and its `:`. Written with no escapes, a key is
+/// found by its bytes: first the field after the one before (`next`), then
+/// the undeclared keys seen before, then any field of a small record; lines
+/// of one file tend to keep one order and one set of extra fields, and
+/// comparing bytes is cheaper than hashing them. With `named`, an
+/// undeclared key comes with its name.
 fn key(
     p: &mut Parser,
     record: &RecordShape,
     checks: &[FieldCheck],
-    extras: &mut Vec<Box<str>>,
+    extras: &mut Vec<Key>,
     next: usize,
-) -> Result<Option<usize>, Miss> {
+    named: bool,
+) -> Result<Found, Miss> {
     if p.peek_token()? != b'"' {
         return Err(Miss::Invalid);
     }
-    // Written with no escapes, a key is found by its bytes: first the field
-    // after the one before, then the undeclared keys seen before, then any
-    // field of a small record.
     let plain = |p: &mut Parser, i: usize| match (record.fields.get(i), checks.get(i)) {
         (Some(f), Some(c)) => c.plain_name && p.eat_plain_string(f.name.as_bytes()),
         _ => false,
     };
     let few = record.fields.len() <= FEW_FIELDS;
-    let i = if plain(p, next) {
-        Some(next)
-    } else if extras.iter().any(|e| p.eat_plain_string(e.as_bytes())) {
-        None
+    let found = if plain(p, next) {
+        Found::Declared(next)
+    } else if let Some(e) = extras.iter().find(|e| p.eat_plain_string(e.as_bytes())) {
+        Found::Extra(named.then(|| e.clone()))
     } else if let Some(i) = (0..record.fields.len()).find(|&i| few && plain(p, i)) {
-        Some(i)
+        Found::Declared(i)
     } else {
         let name = p.string()?;
-        let i = record.index.get(&*name).map(|&i| i as usize);
-        if i.is_none() && extras.len() < MAX_EXTRAS && is_plain(&name) {
-            extras.push(name.into());
+        match record.index.get(&*name) {
+            Some(&i) => Found::Declared(i as usize),
+            None => {
+                let key = Key::from(&*name);
+                if extras.len() < MAX_EXTRAS && is_plain(&name) {
+                    extras.push(key.clone());
+                }
+                Found::Extra(named.then_some(key))
+            }
         }
-        i
     };
     p.colon()?;
-    Ok(i)
+    Ok(found)
 }
 
 /// Is `name` written in JSON as itself between quotes (no character in
@@ -701,6 +771,7 @@ mod tests {
 
     use super::*;
     use crate::eval::{Host, Tally};
+    use crate::print::to_hql;
     use crate::session::{Session, Sinks};
     use crate::validate::{findings, validate_value};
 
@@ -929,6 +1000,20 @@ mod tests {
                     _ => {}
                 }
             }
+            // A record built as it is read is the one `validate` gives.
+            let built = check.validated(&interp, line.as_bytes());
+            if let Some(built) = &built {
+                let v = Decoder::new().decode(line.as_bytes()).expect("it decodes");
+                let result = validate_value(&interp, &contract, v, None, None).expect("no error");
+                assert_eq!(to_hql(built), to_hql(&result), "{line}");
+                assert_eq!(crate::json::to_json(built), crate::json::to_json(&result));
+            }
+            let keeps = contract
+                .record()
+                .is_some_and(|r| r.fields.iter().all(|f| f.default.is_none()));
+            if expected == Outcome::Clean && keeps && !repeats_a_key(line) {
+                assert!(built.is_some(), "{line}");
+            }
             if let Ok(v) = Decoder::new().decode(line.as_bytes()) {
                 if let Ok(result) = validate_value(&interp, &contract, v.clone(), None, None) {
                     by_value.add(&result);
@@ -939,8 +1024,8 @@ mod tests {
         eprintln!("{name}: valid, invalid, unsure = {decided:?}");
         assert!(decided[Verdict::Valid as usize] > 100, "{decided:?}");
         assert_eq!(
-            crate::print::to_hql(&by_value.into_value()),
-            crate::print::to_hql(&by_findings.into_value())
+            to_hql(&by_value.into_value()),
+            to_hql(&by_findings.into_value())
         );
     }
 }

@@ -37,6 +37,13 @@ impl Record {
         })
     }
 
+    /// A record of fields whose keys are known to be distinct (no lookups).
+    pub fn from_distinct(fields: impl IntoIterator<Item = (Key, Value)>) -> Record {
+        Record {
+            fields: fields.into_iter().collect(),
+        }
+    }
+
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.position(key).map(|i| &self.fields[i].1)
     }

@@ -145,3 +145,44 @@ fn the_counting_path_reads_lines_as_source_does() {
     assert_eq!(run(&dir, &ordinary, 1), counted);
     assert_eq!(run(&dir, &program, 2), counted);
 }
+
+/// `source(file(…), Json) | validate(T)` builds valid records as it reads
+/// them; whatever follows sees exactly what the ordinary path gives, down
+/// to number text, field order, origins and failures.
+#[test]
+fn a_validated_file_reads_as_the_ordinary_path_reads_it() {
+    let dir = std::env::temp_dir().join(format!("hql-fused-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let lines = [
+        "\u{feff}{\"id\": \"a\", \"low\": 1, \"high\": 2.50, \"tags\": [\"x\"]}",
+        "",
+        "{\"extra\": {\"deep\": [1, -0, 1e2]}, \"high\": 99999999999999999999, \"id\": \"b\", \"low\": -0}\r",
+        "{\"id\": \"c\", \"low\": 3, \"high\": 2}",
+        "{\"\\u0069d\": \"d\\n\\u00e9\", \"low\": 1, \"high\": 1, \"x\": 1, \"x\": 2}",
+        "{\"id\": 5, \"low\": 1}",
+        "[1, 2]",
+        "{\"id\": \"e\", \"low\": 1, \"high\": 1, \"tags\": [\"y\", null]}",
+        "{\"id\": \"f\", \"low\": 1, \"high\": 1",
+        "{\"id\": \"g\", \"low\": 1, \"high\": 4, \"tags\": []}",
+    ];
+    let data = dir.join("mixed.jsonl");
+    std::fs::write(&data, lines.join("\n")).unwrap();
+    let contract = r#"type R : DataContract = {
+    id: String
+    low: Int
+    high: Float
+    tags?: List[String | Null]
+    require ordered: low <= high
+}
+"#;
+    let source = format!("source(file({:?}), Json)", data.to_string_lossy());
+    let program = format!(
+        "{contract}{source} | validate(R)\n{source} | validate(R) | oks() | map(r => r.high)\n"
+    );
+    let read = run(&dir, &program, 1);
+    let ordinary = program.replace("Json) | validate", "Json) | take(100) | validate");
+    assert_ne!(ordinary, program);
+    assert_eq!(run(&dir, &ordinary, 1), read);
+    assert!(read.contains("origin: {source: "), "{read}");
+    assert!(read.contains("99999999999999999999"), "{read}");
+}

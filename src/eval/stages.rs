@@ -14,6 +14,7 @@ use super::ops::{self, sort_order};
 use super::{Interp, Item, Items, Origin, Plan, Result, RuntimeError, Stream};
 use crate::builtins::Builtin;
 use crate::json::{to_json, JsonSource};
+use crate::scan::LineCheck;
 use crate::validate::{self, failure_rules, Uniques};
 use crate::value::{Record, Value};
 
@@ -220,25 +221,30 @@ fn source(interp: &Rc<Interp>, desc: Value, format: Value) -> Result<Value> {
                 Some(p) => interp.host.open_file(p).map_err(|e| cannot_read(p, &e))?,
                 None => interp.take_stdin()?,
             };
-            let name = name.clone();
-            Ok(Box::new(JsonSource::new(reader).map(move |d| {
-                super::check_interrupt()?;
-                let origin = Origin {
-                    source: name.clone(),
-                    line: d.line,
-                };
-                let value = match d.result {
-                    Ok(v) => v,
-                    Err(f) => validate::decode_failure(&origin, f.raw, f.message),
-                };
-                Ok(Item {
-                    value,
-                    origin: Some(origin),
-                })
-            })) as Items)
+            Ok(json_items(JsonSource::new(reader), name.clone()))
         })
         .with_plan(plan),
     )))
+}
+
+/// The records of a JSON source as stream items, each with its origin; one
+/// that does not decode becomes an `err` of kind `decode`.
+fn json_items(source: JsonSource<Box<dyn std::io::BufRead>>, name: Rc<str>) -> Items {
+    Box::new(source.map(move |d| {
+        super::check_interrupt()?;
+        let origin = Origin {
+            source: name.clone(),
+            line: d.line,
+        };
+        let value = match d.result {
+            Ok(v) => v,
+            Err(f) => validate::decode_failure(&origin, f.raw, f.message),
+        };
+        Ok(Item {
+            value,
+            origin: Some(origin),
+        })
+    }))
 }
 
 /// A source file that could not be opened.
@@ -267,23 +273,32 @@ fn validate_stage(interp: &Rc<Interp>, input: Value, ty: Value) -> Result<Value>
     if !matches!(input, Value::Stream(_) | Value::List(_)) {
         return validate::validate_value(interp, &contract, input, None, None);
     }
-    let plan = match plan_of(&input) {
-        Some(Plan::JsonFile { path }) => Some(Plan::Validated {
-            path,
-            contract: contract.clone(),
-            oks: false,
-        }),
+    let path = match plan_of(&input) {
+        Some(Plan::JsonFile { path }) => Some(path),
         _ => None,
     };
+    let plan = path.clone().map(|path| Plan::Validated {
+        path,
+        contract: contract.clone(),
+        oks: false,
+    });
     let interp = interp.clone();
     Ok(Value::Stream(Rc::new(
         Stream::new(move || {
-            let upstream = items(&input)?;
+            let (upstream, fused) = match (&path, LineCheck::new(&contract)) {
+                (Some(path), Some(check)) => (read_validated(&interp, path, check)?, true),
+                _ => (items(&input)?, false),
+            };
             let interp = interp.clone();
             let contract = contract.clone();
             let mut uniques = Uniques::default();
             Ok(Box::new(upstream.map(move |item| {
                 let item = item?;
+                // Records the line check built are validated already (a
+                // decoded line is never an `ok`).
+                if fused && matches!(item.value, Value::Ok(_)) {
+                    return Ok(item);
+                }
                 let value = validate::validate_value(
                     &interp,
                     &contract,
@@ -299,6 +314,20 @@ fn validate_stage(interp: &Rc<Interp>, input: Value, ty: Value) -> Result<Value>
         })
         .with_plan(plan),
     )))
+}
+
+/// `source(file(path), Json) | validate(T)` read as one: each JSON line
+/// goes through `check`, which builds `ok` of a valid record as it reads
+/// it; any other line is decoded as `source` decodes it, for `validate`.
+fn read_validated(interp: &Rc<Interp>, path: &str, mut check: LineCheck) -> Result<Items> {
+    let reader = interp
+        .host
+        .open_file(path)
+        .map_err(|e| cannot_read(path, &e))?;
+    let hook_interp = interp.clone();
+    let source = JsonSource::new(reader)
+        .with_line_reader(Box::new(move |line| check.validated(&hook_interp, line)));
+    Ok(json_items(source, path.into()))
 }
 
 fn filter_map(input: Value, f: fn(Item) -> Option<Item>) -> Result<Value> {
