@@ -38,6 +38,49 @@ fn data_file(dir: &Path) -> PathBuf {
     path
 }
 
+/// A fresh directory for one test's files.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("hql-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A file of `lines`, the last with no newline after it.
+fn write_lines(dir: &Path, name: &str, lines: &[impl AsRef<str>]) -> PathBuf {
+    let text: Vec<&str> = lines.iter().map(AsRef::as_ref).collect();
+    let path = dir.join(name);
+    std::fs::write(&path, text.join("\n")).unwrap();
+    path
+}
+
+/// The contract the counting tests check records against, with `more` in
+/// its body.
+fn contract_r(more: &str) -> String {
+    format!(
+        "type R : DataContract = {{\n    id: String\n    low: Int\n    high: Int\n    \
+         note?: String\n    require ordered: low <= high\n{more}}}\n"
+    )
+}
+
+/// `contract` (which declares `R`), then the count of the valid records of
+/// `data` and its report.
+fn count_and_report(contract: &str, data: &Path) -> String {
+    let source = format!(
+        "source(file({:?}), Json) | validate(R)",
+        data.to_string_lossy()
+    );
+    format!("{contract}{source} | oks() | count()\n{source} | report()\n")
+}
+
+/// `program` with `take` before each `validate` of a source, which keeps
+/// it off the counting path and the one-pass read: every record is decoded
+/// and validated the ordinary way.
+fn on_the_ordinary_path(program: &str) -> String {
+    let ordinary = program.replace("Json) | validate", "Json) | take(1000000) | validate");
+    assert_ne!(ordinary, program);
+    ordinary
+}
+
 fn run(dir: &Path, program: &str, threads: usize) -> String {
     let file = dir.join(format!("p{threads}.hql"));
     std::fs::write(&file, program).unwrap();
@@ -56,23 +99,10 @@ fn run(dir: &Path, program: &str, threads: usize) -> String {
 
 #[test]
 fn counts_and_reports_agree_across_thread_counts() {
-    let dir = std::env::temp_dir().join(format!("hql-threads-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("threads");
     let data = data_file(&dir);
-    let contract = r#"type R : DataContract = {
-    id: String
-    low: Int
-    high: Int
-    note?: String
-    require ordered: low <= high
-    warn short: len(note? ?? "") < 45
-}
-"#;
-    let source = format!(
-        "source(file({:?}), Json) | validate(R)",
-        data.to_string_lossy()
-    );
-    let program = format!("{contract}{source} | oks() | count()\n{source} | report()\n");
+    let contract = contract_r("    warn short: len(note? ?? \"\") < 45\n");
+    let program = count_and_report(&contract, &data);
     let one = run(&dir, &program, 1);
     // What the generator wrote: blank lines are not records.
     let kinds: Vec<usize> = (0..20_000).map(|i| i % 97).collect();
@@ -96,11 +126,11 @@ fn counts_and_reports_agree_across_thread_counts() {
     for threads in [2, 3, 4] {
         assert_eq!(run(&dir, &program, threads), one, "{threads} threads");
     }
-    // `take` keeps the pipeline off the counting path: every record is
-    // decoded and validated the ordinary way.
-    let ordinary = program.replace("Json) | validate", "Json) | take(1000000) | validate");
-    assert_ne!(ordinary, program);
-    assert_eq!(run(&dir, &ordinary, 1), one, "the ordinary path");
+    assert_eq!(
+        run(&dir, &on_the_ordinary_path(&program), 1),
+        one,
+        "the ordinary path"
+    );
 }
 
 /// Lines longer than a read, a last line with no newline, blank lines of
@@ -108,8 +138,7 @@ fn counts_and_reports_agree_across_thread_counts() {
 /// reads them as `source` does.
 #[test]
 fn the_counting_path_reads_lines_as_source_does() {
-    let dir = std::env::temp_dir().join(format!("hql-edges-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("edges");
     let long = "z".repeat(200_000);
     let lines = [
         "\u{feff}{\"id\": \"a\", \"low\": 1, \"high\": 2}".to_string(),
@@ -121,28 +150,14 @@ fn the_counting_path_reads_lines_as_source_does() {
         format!("{{\"id\": \"broken {long}"),
         "{\"id\": \"last\", \"low\": 0, \"high\": 0}".to_string(),
     ];
-    let data = dir.join("edges.jsonl");
-    std::fs::write(&data, lines.join("\n")).unwrap();
-    let contract = r#"type R : DataContract = {
-    id: String
-    low: Int
-    high: Int
-    note?: String
-    require ordered: low <= high
-}
-"#;
-    let source = format!(
-        "source(file({:?}), Json) | validate(R)",
-        data.to_string_lossy()
-    );
-    let program = format!("{contract}{source} | oks() | count()\n{source} | report()\n");
+    let data = write_lines(&dir, "edges.jsonl", &lines);
+    let program = count_and_report(&contract_r(""), &data);
     let counted = run(&dir, &program, 1);
     assert!(
         counted.starts_with("3\n{total: 6, ok: 3, err: 3,"),
         "{counted}"
     );
-    let ordinary = program.replace("Json) | validate", "Json) | take(100) | validate");
-    assert_eq!(run(&dir, &ordinary, 1), counted);
+    assert_eq!(run(&dir, &on_the_ordinary_path(&program), 1), counted);
     assert_eq!(run(&dir, &program, 2), counted);
 }
 
@@ -151,8 +166,7 @@ fn the_counting_path_reads_lines_as_source_does() {
 /// to number text, field order, origins and failures.
 #[test]
 fn a_validated_file_reads_as_the_ordinary_path_reads_it() {
-    let dir = std::env::temp_dir().join(format!("hql-fused-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("one-pass");
     let lines = [
         "\u{feff}{\"id\": \"a\", \"low\": 1, \"high\": 2.50, \"tags\": [\"x\"]}",
         "",
@@ -165,8 +179,7 @@ fn a_validated_file_reads_as_the_ordinary_path_reads_it() {
         "{\"id\": \"f\", \"low\": 1, \"high\": 1",
         "{\"id\": \"g\", \"low\": 1, \"high\": 4, \"tags\": []}",
     ];
-    let data = dir.join("mixed.jsonl");
-    std::fs::write(&data, lines.join("\n")).unwrap();
+    let data = write_lines(&dir, "mixed.jsonl", &lines);
     let contract = r#"type R : DataContract = {
     id: String
     low: Int
@@ -180,9 +193,7 @@ fn a_validated_file_reads_as_the_ordinary_path_reads_it() {
         "{contract}{source} | validate(R)\n{source} | validate(R) | oks() | map(r => r.high)\n"
     );
     let read = run(&dir, &program, 1);
-    let ordinary = program.replace("Json) | validate", "Json) | take(100) | validate");
-    assert_ne!(ordinary, program);
-    assert_eq!(run(&dir, &ordinary, 1), read);
+    assert_eq!(run(&dir, &on_the_ordinary_path(&program), 1), read);
     assert!(read.contains("origin: {source: "), "{read}");
     assert!(read.contains("99999999999999999999"), "{read}");
 }
