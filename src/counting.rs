@@ -9,9 +9,9 @@
 //!
 //! With several threads (`--threads`), the file is split into one byte
 //! range a thread. Values are `Rc`-based and stay on the thread that made
-//! them, so each worker builds its own session from the program's
-//! declarations, reads its own range, and sends back only counts
-//! ([`Tally`]), which are merged. Counts do not depend on the order records
+//! them, so the first range is counted on the calling thread and each
+//! worker builds its own session from the program's declarations, reads
+//! its own range, and sends back only counts ([`Tally`]), which are merged. Counts do not depend on the order records
 //! are seen in, so the result is exactly the single-threaded one.
 //!
 //! Anything else — other pipelines, stdin, a JSON array, a contract with
@@ -60,7 +60,7 @@ pub fn try_consume(interp: &Rc<Interp>, b: Builtin, plan: Option<Plan>) -> Resul
         .parallel()
         .filter(|p| p.threads > 1 && len >= MIN_SPLIT_BYTES);
     let tally = match split {
-        Some(parallel) => run(&parallel, &contract.name, &path, len, b)?,
+        Some(parallel) => run(interp, &contract, &parallel, &path, len, b)?,
         None => tally_range(interp, &contract, &path, (0, len), b)?,
     };
     Ok(Some(match b {
@@ -233,47 +233,59 @@ impl From<RuntimeError> for Failed {
     }
 }
 
-/// Split `[0, len)` into one range a thread and tally each on its own thread.
-fn run(parallel: &Parallel, ty: &str, path: &str, len: u64, consumer: Builtin) -> Result<Tally> {
+/// Split `[0, len)` into one range a thread: the first is counted on this
+/// thread, with the session it has; each other on a thread of its own.
+fn run(
+    interp: &Rc<Interp>,
+    contract: &Rc<Contract>,
+    parallel: &Parallel,
+    path: &str,
+    len: u64,
+    consumer: Builtin,
+) -> Result<Tally> {
     let n = parallel.threads as u64;
     let bounds: Vec<(u64, u64)> = (0..n).map(|i| (len * i / n, len * (i + 1) / n)).collect();
-    let results: Vec<std::result::Result<Tally, Failed>> = std::thread::scope(|scope| {
+    std::thread::scope(|scope| {
         let handles: Vec<_> = bounds
             .iter()
-            .map(|&(start, end)| {
+            .skip(1)
+            .map(|&range| {
                 let job = Job {
                     declarations: parallel.declarations.clone(),
                     hosts: parallel.hosts.clone(),
-                    ty: ty.to_string(),
+                    ty: contract.name.clone(),
                     path: path.to_string(),
-                    range: (start, end),
+                    range,
                     consumer,
                 };
                 scope.spawn(move || job.tally())
             })
             .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
+        // Ranges are in file order, so the first error is the earliest one.
+        let mut total = tally_range(
+            interp,
+            contract,
+            path,
+            bounds.first().copied().unwrap_or((0, len)),
+            consumer,
+        )?;
+        for handle in handles {
+            let tally = handle
+                .join()
+                .unwrap_or_else(|_| {
                     Err(Failed::from(RuntimeError::new(
                         "hql::parallel",
                         "a worker thread stopped unexpectedly",
                     )))
                 })
-            })
-            .collect()
-    });
-    let mut total = Tally::default();
-    // Ranges are in file order, so the first error is the earliest one.
-    for result in results {
-        let tally = result.map_err(|f| RuntimeError {
-            help: f.help,
-            ..RuntimeError::new(f.code, f.message)
-        })?;
-        total.merge(tally);
-    }
-    Ok(total)
+                .map_err(|f| RuntimeError {
+                    help: f.help,
+                    ..RuntimeError::new(f.code, f.message)
+                })?;
+            total.merge(tally);
+        }
+        Ok(total)
+    })
 }
 
 /// One thread's share: everything in it is `Send`.

@@ -409,13 +409,16 @@ impl RecordCheck {
                         let value = fields[i]
                             .check(interp, spec, p, line, out.is_some())
                             .map_err(|miss| settle(miss, p, start, &spec.name))?;
-                        if let Some(v) = value {
-                            if fields[i].read {
-                                slots[i + 1] = v.clone();
-                            }
-                            if let Some(out) = out.as_deref_mut() {
+                        match (value, out.as_deref_mut()) {
+                            (Some(v), Some(out)) => {
+                                if fields[i].read {
+                                    slots[i + 1] = v.clone();
+                                }
                                 out.push((spec.name.clone(), v));
                             }
+                            // Not building: a value comes back only for a rule.
+                            (Some(v), None) => slots[i + 1] = v,
+                            (None, _) => {}
                         }
                         next = i + 1;
                     }
