@@ -196,10 +196,10 @@ impl<'a, 'k> Parser<'a, 'k> {
     /// whose raw bytes are `text`, so it has no escapes to decode.
     pub(crate) fn eat_plain_string(&mut self, text: &[u8]) -> bool {
         let rest = self.rest();
-        let found = rest.len() > text.len() + 1
-            && rest[0] == b'"'
-            && rest[text.len() + 1] == b'"'
-            && &rest[1..=text.len()] == text;
+        let n = text.len();
+        let found = rest.get(n + 1) == Some(&b'"')
+            && rest.first() == Some(&b'"')
+            && rest.get(1..=n) == Some(text);
         if found {
             self.pos += text.len() + 2;
         }
