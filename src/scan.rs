@@ -13,8 +13,13 @@
 //!
 //! The verdict is one-sided: `Valid` and `Invalid` are what `validate`
 //! would say; `Unsure` sends the line down the ordinary path (decode, then
-//! validate), which also names every failure when they are wanted. The
-//! differential tests at the end hold it to that.
+//! validate), which also names every failure when they are wanted.
+//!
+//! Where the records are wanted — any other pipeline after
+//! `source(file(…), Json) | validate(T)` — [`LineCheck::validated`] builds
+//! the record of a valid line in the same pass, and the line is decoded
+//! only when it is not valid. The differential tests at the end hold both
+//! to what the ordinary path gives.
 
 use std::rc::Rc;
 
@@ -275,7 +280,7 @@ impl LineCheck {
         }
         let mut fields = std::mem::take(&mut self.built);
         fields.clear();
-        let read = self.top.read(interp, &mut p, line, Some(&mut fields));
+        let read = self.top.read(interp, &mut p, Some(&mut fields));
         let value = (read.is_ok() && p.at_end()).then(|| {
             Value::Ok(Rc::new(Okay {
                 value: Value::record(Record::from_distinct(fields.drain(..))),
@@ -291,7 +296,7 @@ impl LineCheck {
     pub fn verdict(&mut self, interp: &Rc<Interp>, line: &[u8]) -> Verdict {
         let mut p = Parser::new(line, &mut self.decoder);
         let outcome = match p.peek_token() {
-            Ok(b'{') => self.top.read(interp, &mut p, line, None).and_then(|()| {
+            Ok(b'{') => self.top.read(interp, &mut p, None).and_then(|()| {
                 if p.at_end() {
                     Ok(())
                 } else {
@@ -358,13 +363,12 @@ impl RecordCheck {
 
     /// Steps 2–5 (and 7 for a declared type) of §4.8 for the object at the
     /// parser: every field present is checked and those the rules read are
-    /// put in the frame, then the rules run.
-    /// With `out`, the record's fields are built into it as they are read.
+    /// put in the frame, then the rules run. With `out`, the record's
+    /// fields are built into it as they are read.
     fn read(
         &mut self,
         interp: &Rc<Interp>,
         p: &mut Parser,
-        line: &[u8],
         mut out: Option<&mut Vec<(Key, Value)>>,
     ) -> Checking {
         let RecordCheck {
@@ -407,7 +411,7 @@ impl RecordCheck {
                         let spec = &shape.fields[i];
                         let start = p.mark();
                         let value = fields[i]
-                            .check(interp, spec, p, line, out.is_some())
+                            .check(interp, spec, p, out.is_some())
                             .map_err(|miss| settle(miss, p, start, &spec.name))?;
                         match (value, out.as_deref_mut()) {
                             (Some(v), Some(out)) => {
@@ -490,7 +494,6 @@ impl FieldCheck {
         interp: &Rc<Interp>,
         spec: &FieldSpec,
         p: &mut Parser,
-        line: &[u8],
         build: bool,
     ) -> Result<Option<Value>, Miss> {
         let build = build || self.read;
@@ -507,7 +510,7 @@ impl FieldCheck {
             return checked(interp, spec, p.value()?).map(Some);
         }
         let start = p.mark();
-        let value = self.how.check(interp, p, line, build)?;
+        let value = self.how.check(interp, p, build)?;
         if build && matches!(self.how, How::Record(_) | How::List(_)) {
             // Checked in place; now read again to be built.
             p.rewind(start);
@@ -523,18 +526,15 @@ impl How {
         &mut self,
         interp: &Rc<Interp>,
         p: &mut Parser,
-        line: &[u8],
         build: bool,
     ) -> Result<Option<Value>, Miss> {
         let byte = p.peek_token()?;
         let tokens = match self {
             How::Tokens(tokens) => tokens,
             How::Record(record) if byte == b'{' => {
-                return record.read(interp, p, line, None).map(|()| None)
+                return record.read(interp, p, None).map(|()| None)
             }
-            How::List(elements) if byte == b'[' => {
-                return elements.read(interp, p, line).map(|()| None)
-            }
+            How::List(elements) if byte == b'[' => return elements.read(interp, p).map(|()| None),
             _ => return Err(Miss::Invalid),
         };
         Ok(match byte {
@@ -569,7 +569,7 @@ impl How {
 
 impl Elements {
     /// The list at the parser, element by element.
-    fn read(&mut self, interp: &Rc<Interp>, p: &mut Parser, line: &[u8]) -> Checking {
+    fn read(&mut self, interp: &Rc<Interp>, p: &mut Parser) -> Checking {
         p.open()?;
         if p.peek_token()? != b']' {
             loop {
@@ -579,7 +579,7 @@ impl Elements {
                         return Err(Miss::Invalid);
                     }
                 } else {
-                    self.how.check(interp, p, line, false)?;
+                    self.how.check(interp, p, false)?;
                 }
                 match p.peek_token()? {
                     b',' => p.bump(),
