@@ -401,8 +401,10 @@ impl RecordCheck {
         let mut next = 0;
         if p.peek_token()? != b'}' {
             loop {
-                match key(p, shape, fields, extras, next, out.is_some())? {
-                    Found::Declared(i) => {
+                let mut name = None;
+                let wanted = out.is_some().then_some(&mut name);
+                match key(p, shape, fields, extras, next, wanted)? {
+                    Some(i) => {
                         if seen[i] == *visit {
                             // A repeated key: the last value counts.
                             return Err(Miss::Unsure);
@@ -426,7 +428,7 @@ impl RecordCheck {
                         }
                         next = i + 1;
                     }
-                    Found::Extra(name) if shape.open => match (name, out.as_deref_mut()) {
+                    None if shape.open => match (name, out.as_deref_mut()) {
                         (Some(name), Some(out)) => {
                             if out.iter().any(|(k, _)| *k == name) {
                                 // A repeated key: the last value counts.
@@ -436,7 +438,7 @@ impl RecordCheck {
                         }
                         _ => p.skip_value()?,
                     },
-                    Found::Extra(_) => return Err(Miss::Invalid),
+                    None => return Err(Miss::Invalid),
                 }
                 match p.peek_token()? {
                     b',' => p.bump(),
@@ -691,27 +693,21 @@ fn every_field_of(spec: &TypeSpec, depth: usize, test: &dyn Fn(&FieldSpec) -> bo
     }
 }
 
-/// What a key names.
-enum Found {
-    Declared(usize),
-    /// An undeclared field, with its name when it is wanted.
-    Extra(Option<Key>),
-}
-
-/// The key at the parser and its `:`. Written with no escapes, a key is
-/// found by its bytes: first the field after the one before (`next`), then
-/// the undeclared keys seen before, then any field of a small record; lines
-/// of one file tend to keep one order and one set of extra fields, and
-/// comparing bytes is cheaper than hashing them. With `named`, an
-/// undeclared key comes with its name.
+/// The key at the parser and its `:`, as the position of its declared
+/// field (`None` for an undeclared one, whose name goes to `name` when that
+/// is given). Written with no escapes, a key is found by its bytes: first
+/// the field after the one before (`next`), then the undeclared keys seen
+/// before, then any field of a small record; lines of one file tend to keep
+/// one order and one set of extra fields, and comparing bytes is cheaper
+/// than hashing them.
 fn key(
     p: &mut Parser,
     record: &RecordShape,
     checks: &[FieldCheck],
     extras: &mut Vec<Key>,
     next: usize,
-    named: bool,
-) -> Result<Found, Miss> {
+    name: Option<&mut Option<Key>>,
+) -> Result<Option<usize>, Miss> {
     if p.peek_token()? != b'"' {
         return Err(Miss::Invalid);
     }
@@ -721,23 +717,27 @@ fn key(
     };
     let few = record.fields.len() <= FEW_FIELDS;
     let found = if plain(p, next) {
-        Found::Declared(next)
+        Some(next)
     } else if let Some(e) = extras.iter().find(|e| p.eat_plain_string(e.as_bytes())) {
-        Found::Extra(named.then(|| e.clone()))
+        if let Some(name) = name {
+            *name = Some(e.clone());
+        }
+        None
     } else if let Some(i) = (0..record.fields.len()).find(|&i| few && plain(p, i)) {
-        Found::Declared(i)
+        Some(i)
     } else {
-        let name = p.string()?;
-        match record.index.get(&*name) {
-            Some(&i) => Found::Declared(i as usize),
-            None => {
-                let key = Key::from(&*name);
-                if extras.len() < MAX_EXTRAS && is_plain(&name) {
-                    extras.push(key.clone());
-                }
-                Found::Extra(named.then_some(key))
+        let text = p.string()?;
+        let i = record.index.get(&*text).map(|&i| i as usize);
+        if i.is_none() {
+            let key = Key::from(&*text);
+            if extras.len() < MAX_EXTRAS && is_plain(&text) {
+                extras.push(key.clone());
+            }
+            if let Some(name) = name {
+                *name = Some(key);
             }
         }
+        i
     };
     p.colon()?;
     Ok(found)
