@@ -179,11 +179,23 @@ impl Counter<'_> {
         if text.iter().all(|&b| is_json_space(b)) {
             return Ok(());
         }
+        let tally = &mut self.tally;
+        if self.consumer == Builtin::Report {
+            // `report()` counts failures by rule: the check names them for
+            // a record of scalar fields; the ordinary path, for the rest.
+            if let Some(found) = self
+                .check
+                .as_mut()
+                .and_then(|c| c.findings(self.interp, text))
+            {
+                tally.add_findings(&found);
+                return Ok(());
+            }
+        }
         let verdict = match self.check.as_mut() {
             Some(c) => c.verdict(self.interp, text),
             None => Verdict::Unsure,
         };
-        let tally = &mut self.tally;
         match (verdict, self.consumer) {
             (Verdict::Valid, _) => {
                 tally.total += 1;

@@ -181,6 +181,12 @@ impl<'a, 'k> Parser<'a, 'k> {
         self.pos += 1;
     }
 
+    /// A fault that means "not decided here" to a caller reading on its
+    /// own terms (`crate::scan`).
+    pub(crate) fn give_up(&self) -> Fault {
+        self.fault("left to the ordinary path")
+    }
+
     /// Consumes the `{` or `[` `peek_token` returned, counting one level of
     /// nesting as `value` does.
     pub(crate) fn open(&mut self) -> Parsed<()> {

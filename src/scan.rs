@@ -30,7 +30,7 @@ use crate::contract::{Contract, FieldSpec, RecordShape, RuleSpec, Shape, TypeSpe
 use crate::eval::{push_frame, Env, Interp, Slots};
 use crate::hir::Expr;
 use crate::json::{Decoder, Mark, Parsed, Parser};
-use crate::validate::{check_field, type_matches, Checked};
+use crate::validate::{check_field, type_matches, Checked, Findings};
 use crate::value::{Key, Okay, Record, Value};
 
 /// Nested records and lists deeper than this are checked the ordinary way
@@ -47,6 +47,9 @@ pub struct LineCheck {
     keeps_records: bool,
     /// The fields of the record `validated` builds, reused.
     built: Vec<(Key, Value)>,
+    /// Can `findings` name every failure (a record of scalar fields whose
+    /// validation cannot raise)?
+    flat: bool,
     decoder: Decoder,
 }
 
@@ -76,6 +79,9 @@ struct FieldCheck {
     admits_null: bool,
     /// Can the name be compared with a key's bytes (`is_plain`)?
     plain_name: bool,
+    /// The identity of the field's type failure (its own, or that of the
+    /// refinement it is declared as).
+    type_id: Rc<str>,
 }
 
 /// How a value is checked.
@@ -162,8 +168,9 @@ enum Member {
     String,
     /// A string literal type: `"open"`.
     Literal(Box<str>),
-    /// A `String` refined by `require matches(self, r"…")` rules only.
-    Matching(Vec<Rc<Regex>>),
+    /// A `String` refined by `require matches(self, r"…")` rules only,
+    /// with their identities.
+    Matching(Vec<(Rc<Regex>, Rc<str>)>),
 }
 
 impl Tokens {
@@ -178,9 +185,26 @@ impl Tokens {
         self.members.iter().find_map(|m| match m {
             Member::Any | Member::String => Some(true),
             Member::Literal(l) if **l == *s => Some(true),
-            Member::Matching(patterns) => Some(patterns.iter().all(|r| r.is_match(s))),
+            Member::Matching(patterns) => Some(patterns.iter().all(|(r, _)| r.is_match(s))),
             _ => None,
         }) == Some(true)
+    }
+
+    /// The rules a string breaks (none when it passes); `None` when no
+    /// member has its type.
+    fn string_breaks(&self, s: &str) -> Option<Vec<Rc<str>>> {
+        self.members.iter().find_map(|m| match m {
+            Member::Any | Member::String => Some(Vec::new()),
+            Member::Literal(l) if **l == *s => Some(Vec::new()),
+            Member::Matching(patterns) => Some(
+                patterns
+                    .iter()
+                    .filter(|(r, _)| !r.is_match(s))
+                    .map(|(_, id)| id.clone())
+                    .collect(),
+            ),
+            _ => None,
+        })
     }
 
     fn admits_number(&self, text: &str) -> bool {
@@ -235,14 +259,14 @@ fn flatten(spec: &TypeSpec, members: &mut Vec<Member>) -> bool {
     true
 }
 
-/// The pattern of a `require matches(self, r"…")` rule.
-fn pattern(rule: &RuleSpec) -> Option<Rc<Regex>> {
+/// The pattern of a `require matches(self, r"…")` rule, with its identity.
+fn pattern(rule: &RuleSpec) -> Option<(Rc<Regex>, Rc<str>)> {
     match &rule.cond {
         Expr::Matches { subject, regex, .. }
             if rule.severity == Severity::Require
                 && matches!(**subject, Expr::Local { depth: 0, slot: 0 }) =>
         {
-            Some(regex.clone())
+            Some((regex.clone(), rule.id.clone()))
         }
         _ => None,
     }
@@ -261,9 +285,36 @@ impl LineCheck {
             certain: cannot_raise(record, 0),
             keeps_records: every_field(record, 0, &|f| f.default.is_none()),
             built: Vec::new(),
+            flat: false,
             top: RecordCheck::new(Held::Declared(contract.clone()), true, 0)?,
             decoder: Decoder::new(),
         })
+        .map(|mut check| {
+            check.flat = check.certain
+                && check
+                    .top
+                    .fields
+                    .iter()
+                    .all(|f| matches!(f.how, How::Tokens(_)));
+            check
+        })
+    }
+
+    /// The rule and kind of every failure and warning `validate` would find
+    /// in `line`, as [`crate::validate::findings`] gives them, when they can
+    /// be told without building the record; `None` when the ordinary path
+    /// must tell (the line does not decode, repeats a key, or the contract
+    /// has nested records, defaults or checks).
+    pub fn findings(&mut self, interp: &Rc<Interp>, line: &[u8]) -> Option<Findings> {
+        if !self.flat {
+            return None;
+        }
+        let mut p = Parser::new(line, &mut self.decoder);
+        if p.peek_token().ok()? != b'{' {
+            return None;
+        }
+        let found = self.top.findings(interp, &mut p).ok()?;
+        p.at_end().then_some(found)
     }
 
     /// `validate`'s result for `line` — `ok` of the record, built as the
@@ -345,6 +396,7 @@ impl RecordCheck {
                     read,
                     admits_null: f.ty.admits_null(),
                     plain_name: is_plain(&f.name),
+                    type_id: type_failure_id(f),
                 }
             })
             .collect();
@@ -468,6 +520,212 @@ impl RecordCheck {
         }
         rules(interp, shape, env, *warns)
     }
+}
+
+impl RecordCheck {
+    /// Steps 2–7 of §4.8 for a record of scalar fields, collecting every
+    /// failure (and, when there is none, every warning) as `validate` does.
+    /// A malformed object or a repeated key is `Err`: the ordinary path
+    /// decides those.
+    fn findings(&mut self, interp: &Rc<Interp>, p: &mut Parser) -> Parsed<Findings> {
+        let RecordCheck {
+            shape: held,
+            fields,
+            seen,
+            visit,
+            extras,
+            env,
+            ..
+        } = self;
+        let (Some(shape), Some(frame)) = (held.get(), env.as_mut()) else {
+            return Err(p.give_up());
+        };
+        *visit = visit.wrapping_add(1);
+        if *visit == 0 {
+            seen.fill(0);
+            *visit = 1;
+        }
+        let slots = &mut Rc::make_mut(frame).slots;
+        for (i, f) in fields.iter().enumerate() {
+            if f.read {
+                slots[i + 1] = Value::Absent;
+            }
+        }
+        let mut found = Findings {
+            failures: Vec::new(),
+            warnings: Vec::new(),
+        };
+        let mut failed = vec![false; fields.len()];
+        p.open()?;
+        let mut next = 0;
+        if p.peek_token()? != b'}' {
+            loop {
+                let mut name = None;
+                let i = key(p, shape, fields, extras, next, Some(&mut name))
+                    .map_err(|_| p.give_up())?;
+                match i {
+                    Some(i) => {
+                        if seen[i] == *visit {
+                            return Err(p.give_up());
+                        }
+                        seen[i] = *visit;
+                        let spec = &shape.fields[i];
+                        match fields[i].judge(p)? {
+                            Judged::Passed(v) => {
+                                if fields[i].read {
+                                    slots[i + 1] = v;
+                                }
+                            }
+                            Judged::Broke(ids) => {
+                                failed[i] = true;
+                                found.failures.extend(ids);
+                            }
+                            Judged::Null => {
+                                failed[i] = true;
+                                found.failures.push((spec.ids.null.clone(), "null"));
+                            }
+                        }
+                        next = i + 1;
+                    }
+                    None if shape.open => p.skip_value()?,
+                    None => {
+                        let name = name.map(|n| n.to_string()).unwrap_or_default();
+                        let rule: Rc<str> = format!("{}.{name}.extra", owner(held)).into();
+                        if found.failures.iter().any(|(r, _)| *r == rule) {
+                            // A repeated key is one field to `validate`.
+                            return Err(p.give_up());
+                        }
+                        found.failures.push((rule, "extra"));
+                        p.skip_value()?;
+                    }
+                }
+                match p.peek_token()? {
+                    b',' => p.bump(),
+                    b'}' => break,
+                    _ => return Err(p.give_up()),
+                }
+            }
+        }
+        p.close();
+        for (i, spec) in shape.fields.iter().enumerate() {
+            if seen[i] != *visit && !spec.optional {
+                failed[i] = true;
+                found.failures.push((spec.ids.missing.clone(), "missing"));
+            }
+        }
+        let outcome = |r: &RuleSpec| match interp.eval(&r.cond, env) {
+            Ok(Value::Bool(true) | Value::Absent) => None,
+            Ok(Value::Bool(false)) if r.severity == Severity::Warn => Some((r.id.clone(), "warn")),
+            Ok(Value::Bool(false)) => Some((r.id.clone(), "require")),
+            _ => Some((r.id.clone(), "eval")),
+        };
+        for rule in &shape.rules {
+            if !rule.slots.iter().any(|&s| failed[s as usize]) {
+                found.failures.extend(outcome(rule));
+            }
+        }
+        if found.failures.is_empty() {
+            found
+                .warnings
+                .extend(shape.warns.iter().filter_map(outcome));
+        }
+        Ok(found)
+    }
+}
+
+/// What one scalar field's value came to.
+enum Judged {
+    /// It passed (the value, when a rule reads it; else null).
+    Passed(Value),
+    /// It broke these rules: a type failure, or a refinement's rules.
+    Broke(Vec<(Rc<str>, &'static str)>),
+    /// Null where the type does not admit it.
+    Null,
+}
+
+impl FieldCheck {
+    /// Step 3 for a scalar field, naming what fails.
+    fn judge(&self, p: &mut Parser) -> Parsed<Judged> {
+        let How::Tokens(tokens) = &self.how else {
+            return Err(p.give_up());
+        };
+        let byte = p.peek_token()?;
+        let type_failure = || Judged::Broke(vec![(self.type_id.clone(), "type")]);
+        Ok(match byte {
+            b'n' => {
+                p.literal("null", ())?;
+                if self.admits_null {
+                    Judged::Passed(Value::Null)
+                } else {
+                    Judged::Null
+                }
+            }
+            b'"' => {
+                let s = p.string()?;
+                match tokens.string_breaks(&s) {
+                    None => type_failure(),
+                    Some(broken) if broken.is_empty() => Judged::Passed(if self.read {
+                        Value::str(s)
+                    } else {
+                        Value::Null
+                    }),
+                    Some(broken) => {
+                        Judged::Broke(broken.into_iter().map(|id| (id, "require")).collect())
+                    }
+                }
+            }
+            b'-' | b'0'..=b'9' => {
+                let text = p.number_text()?;
+                if !tokens.admits_number(text) {
+                    type_failure()
+                } else if self.read {
+                    Judged::Passed(Value::from_number_text(text))
+                } else {
+                    Judged::Passed(Value::Null)
+                }
+            }
+            b't' | b'f' => {
+                let truth = byte == b't';
+                p.literal(if truth { "true" } else { "false" }, ())?;
+                if tokens.admits_bool() {
+                    Judged::Passed(Value::Bool(truth))
+                } else {
+                    type_failure()
+                }
+            }
+            _ => {
+                p.skip_value()?;
+                if tokens.admits_any() {
+                    Judged::Passed(Value::Null)
+                } else {
+                    type_failure()
+                }
+            }
+        })
+    }
+}
+
+/// The name `validate` gives a record's owner in identities.
+fn owner(held: &Held) -> &str {
+    match held {
+        Held::Declared(c) => &c.name,
+        Held::Inline(_) => "",
+    }
+}
+
+/// The identity of a type failure of field `f`: a field declared as a
+/// refinement with rules fails as that type (`Email.type`), any other as
+/// itself (`T.f.type`).
+fn type_failure_id(f: &FieldSpec) -> Rc<str> {
+    let mut spec = &f.ty;
+    while let TypeSpec::Named(cell) = spec {
+        match cell.get().map(|c| (c, &c.shape)) {
+            Some((_, Shape::Refined { base, rules, .. })) if rules.is_empty() => spec = base,
+            Some((_, Shape::Refined { ids, .. })) => return ids.type_.clone(),
+            _ => break,
+        }
+    }
+    f.ids.type_.clone()
 }
 
 /// Steps 5 and 7: the rules, in the frame `read` filled. A warning
@@ -699,7 +957,9 @@ fn every_field_of(spec: &TypeSpec, depth: usize, test: &dyn Fn(&FieldSpec) -> bo
 /// the field after the one before (`next`), then the undeclared keys seen
 /// before, then any field of a small record; lines of one file tend to keep
 /// one order and one set of extra fields, and comparing bytes is cheaper
-/// than hashing them.
+/// than hashing them. Inlined into each reader: it runs once a key, and a
+/// call here costs the count path several percent.
+#[inline(always)]
 fn key(
     p: &mut Parser,
     record: &RecordShape,
@@ -983,6 +1243,7 @@ mod tests {
         }
         let (mut by_value, mut by_findings) = (Tally::default(), Tally::default());
         let mut decided = [0; 3];
+        let mut named = 0;
         for line in &cases {
             let expected = ordinary(&interp, &contract, line);
             let verdict = check.verdict(&interp, line.as_bytes());
@@ -1017,14 +1278,37 @@ mod tests {
             if expected == Outcome::Clean && keeps && !repeats_a_key(line) {
                 assert!(built.is_some(), "{line}");
             }
-            if let Ok(v) = Decoder::new().decode(line.as_bytes()) {
+            // Failures named as the line is read are the ones `validate`
+            // finds.
+            let sorted = |mut pairs: Vec<(Rc<str>, &'static str)>| {
+                pairs.sort();
+                pairs
+            };
+            let decoded = Decoder::new().decode(line.as_bytes());
+            match (check.findings(&interp, line.as_bytes()), &decoded) {
+                (Some(found), Ok(v)) => {
+                    let wanted = findings(&interp, &contract, v).expect("no error");
+                    assert_eq!(sorted(found.failures), sorted(wanted.failures), "{line}");
+                    assert_eq!(sorted(found.warnings), sorted(wanted.warnings), "{line}");
+                    named += 1;
+                }
+                (Some(_), Err(e)) => {
+                    panic!("named failures of a line that does not decode ({e}): {line}")
+                }
+                (None, Ok(Value::Record(_))) if check.flat && !repeats_a_key(line) => {
+                    panic!("failures left unnamed: {line}")
+                }
+                (None, _) => {}
+            }
+            if let Ok(v) = decoded {
                 if let Ok(result) = validate_value(&interp, &contract, v.clone(), None, None) {
                     by_value.add(&result);
                     by_findings.add_findings(&findings(&interp, &contract, &v).expect("same run"));
                 }
             }
         }
-        eprintln!("{name}: valid, invalid, unsure = {decided:?}");
+        eprintln!("{name}: valid, invalid, unsure = {decided:?}; failures named for {named}");
+        assert_eq!(check.flat, named > 0, "{name}");
         assert!(decided[Verdict::Valid as usize] > 100, "{decided:?}");
         assert_eq!(
             to_hql(&by_value.into_value()),
@@ -1147,6 +1431,39 @@ type Order : DataContract = {
                 r#"{"id": "o1", "customer": {"name":"Ann","address":{"city":"Oslo","zip":"0150"}}, "items": [{"sku":"a","qty":1,"price":2.5},{"sku":"b","qty":3,"price":0}], "tags": ["x",null]}"#,
                 r#"{"id": "o2", "customer": {"name":"Bo","email":null,"address":{"city":"Rome"}}, "items": [{"sku":"c","qty":2,"price":1e1,"note":"gift"}], "tags": [], "codes": [[1,2],[]]}"#,
                 r#"{"id": "o3", "customer": {"name":"Cy","email":"c@d.e","address":{"city":"Lima"}}, "items": [{"sku":"d","qty":9,"price":4}], "tags": ["y"], "codes": []}"#,
+            ],
+        );
+    }
+}
+
+#[cfg(test)]
+mod agreement_flat {
+    use super::tests::agree;
+
+    /// A closed record of scalars: literals, a refinement declared
+    /// directly and one in a union, `Any`, optional fields read by rules,
+    /// a warning. Failures are named as lines are read.
+    #[test]
+    fn closed_scalars_with_refinements_and_warnings() {
+        agree(
+            r#"type Code = String require shape: matches(self, r"^[A-Z]{2}-[0-9]+$") require short: matches(self, r"^.{0,8}$")
+type Mail = String require at: matches(self, r"@")
+type Ticket : TypeContract = {
+    code: Code
+    state: "new" | "done"
+    urgent: Bool
+    contact?: Mail | Null
+    size?: Int
+    note?: Any
+    require sized: size? == null or size? > 0
+    require done_ok: state != "done" or not urgent
+    warn big: size? == null or size? < 100
+}"#,
+            "Ticket",
+            &[
+                r#"{"code": "AB-1", "state": "new", "urgent": true, "contact": "a@b", "size": 3}"#,
+                r#"{"code": "CD-22", "state": "done", "urgent": false, "note": [1, {"x": null}]}"#,
+                r#"{"code": "EF-333", "state": "new", "urgent": false, "contact": null, "size": 150}"#,
             ],
         );
     }
