@@ -85,38 +85,13 @@ cp target/release/hql $HQL.tmp && mv -f $HQL.tmp $HQL
 log "building the Rust baselines"
 quiet cargo build --release --quiet --manifest-path $B/baseline/Cargo.toml
 
+log "installing the peers where missing (bench/peers/install.sh)"
+bash $B/peers/install.sh 2>"$R/install.log" ||
+    peer_failed "bench/peers/install.sh: $(grep '^install.sh:' "$R/install.log" | tr '\n' ' ')"
 HAVE_AJV=0
-if command -v node >/dev/null && command -v npm >/dev/null; then
-    if [ ! -f $B/peers/ajv/node_modules/ajv/package.json ]; then
-        log "installing ajv (npm)"
-        if [ -f $B/peers/ajv/package-lock.json ]; then
-            npm_cmd=(npm ci --no-audit --no-fund --silent)
-        else
-            npm_cmd=(npm install --no-audit --no-fund --silent)
-        fi
-        if ! (cd $B/peers/ajv && "${npm_cmd[@]}") >"$R/npm.log" 2>&1; then
-            peer_failed "ajv: \`${npm_cmd[*]}\` failed: $(tail -n 3 "$R/npm.log" | tr '\n' ' ')"
-        fi
-    fi
-    [ -f $B/peers/ajv/node_modules/ajv/package.json ] && HAVE_AJV=1
-else
-    peer_failed "ajv: node/npm not found"
-fi
-
+command -v node >/dev/null && [ -f $B/peers/ajv/node_modules/ajv/package.json ] && HAVE_AJV=1
 HAVE_PY=0
-REQ=$B/peers/python/requirements.txt
-STAMP=$B/.venv/.requirements.sha256
-want=$(sha256sum "$REQ" | cut -d' ' -f1)
-if [ ! -x "$PY" ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; then
-    log "setting up bench/.venv (pip install -r $REQ)"
-    if { [ -x "$PY" ] || python3 -m venv $B/.venv; } >"$R/pip.log" 2>&1 &&
-        $B/.venv/bin/pip install -q --disable-pip-version-check -r "$REQ" >>"$R/pip.log" 2>&1; then
-        echo "$want" >"$STAMP"
-    else
-        peer_failed "python peers: venv/pip failed: $(tail -n 3 "$R/pip.log" | tr '\n' ' ')"
-    fi
-fi
-[ -f "$STAMP" ] && HAVE_PY=1
+[ -f $B/.venv/.requirements.sha256 ] && [ -x "$PY" ] && HAVE_PY=1
 HAVE_JQ=0
 command -v jq >/dev/null && HAVE_JQ=1
 
