@@ -22,6 +22,8 @@ done
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+# The binaries are taken from ./target, whatever the environment says.
+export CARGO_TARGET_DIR="$ROOT/target"
 B=bench
 DATA=$B/data
 R=$DATA/results
@@ -83,7 +85,7 @@ quiet cargo build --release --quiet
 mkdir -p $DATA
 cp target/release/hql $HQL.tmp && mv -f $HQL.tmp $HQL
 log "building the Rust baselines"
-quiet cargo build --release --quiet --manifest-path $B/baseline/Cargo.toml
+quiet cargo build --release --quiet --manifest-path $B/baseline/Cargo.toml --target-dir $B/baseline/target
 
 log "installing the peers where missing (bench/peers/install.sh)"
 bash $B/peers/install.sh 2>"$R/install.log" ||

@@ -83,14 +83,17 @@ fn every_tool_counts_the_valid_orders_the_generator_wrote() {
     counts.push(("hql report() ok", ok));
 
     // The hand-written Rust baselines.
-    let manifest = bench.join("baseline").join("Cargo.toml");
+    // Their own target directory, whatever CARGO_TARGET_DIR says.
+    let baseline = bench.join("baseline");
     stdout_of(
         Command::new(env!("CARGO"))
             .args(["build", "--release", "--quiet", "--manifest-path"])
-            .arg(&manifest),
+            .arg(baseline.join("Cargo.toml"))
+            .arg("--target-dir")
+            .arg(baseline.join("target")),
     );
     for name in ["value", "typed"] {
-        let exe = bench.join("baseline/target/release").join(name);
+        let exe = baseline.join("target/release").join(name);
         counts.push((name, count_in(&stdout_of(Command::new(exe).arg(&data)))));
     }
 
