@@ -190,11 +190,17 @@ impl<'a, 'k> Parser<'a, 'k> {
     /// Consumes the `{` or `[` `peek_token` returned, counting one level of
     /// nesting as `value` does.
     pub(crate) fn open(&mut self) -> Parsed<()> {
+        self.descend()?;
+        self.pos += 1;
+        Ok(())
+    }
+
+    /// One level deeper, within the depth limit.
+    fn descend(&mut self) -> Parsed<()> {
         if self.depth == MAX_DEPTH {
             return Err(self.fault("arrays and objects nested deeper than 512 levels"));
         }
         self.depth += 1;
-        self.pos += 1;
         Ok(())
     }
 
@@ -317,10 +323,7 @@ impl<'a, 'k> Parser<'a, 'k> {
 
     /// Parses a record or list one level deeper, within the depth limit.
     fn nested<T>(&mut self, parse: fn(&mut Self) -> Parsed<T>) -> Parsed<T> {
-        if self.depth == MAX_DEPTH {
-            return Err(self.fault("arrays and objects nested deeper than 512 levels"));
-        }
-        self.depth += 1;
+        self.descend()?;
         let value = parse(self);
         self.depth -= 1;
         value

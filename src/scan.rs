@@ -309,10 +309,7 @@ impl LineCheck {
         if !self.flat {
             return None;
         }
-        let mut p = Parser::new(line, &mut self.decoder);
-        if p.peek_token().ok()? != b'{' {
-            return None;
-        }
+        let mut p = object(line, &mut self.decoder)?;
         let found = self.top.findings(interp, &mut p).ok()?;
         p.at_end().then_some(found)
     }
@@ -325,10 +322,7 @@ impl LineCheck {
         if !self.keeps_records {
             return None;
         }
-        let mut p = Parser::new(line, &mut self.decoder);
-        if p.peek_token().ok()? != b'{' {
-            return None;
-        }
+        let mut p = object(line, &mut self.decoder)?;
         let mut fields = std::mem::take(&mut self.built);
         fields.clear();
         let read = self.top.read(interp, &mut p, Some(&mut fields));
@@ -340,6 +334,12 @@ impl LineCheck {
         });
         self.built = fields;
         value
+    }
+
+    /// Does validating leave every record as it was read, so that
+    /// `validated` can build it?
+    pub fn keeps_records(&self) -> bool {
+        self.keeps_records
     }
 
     /// What `validate` would make of `line`, when that can be told without
@@ -726,6 +726,13 @@ fn type_failure_id(f: &FieldSpec) -> Rc<str> {
         }
     }
     f.ids.type_.clone()
+}
+
+/// A parser over `line` standing on its opening `{`; `None` when the line
+/// holds something else (left to the ordinary path).
+fn object<'a, 'k>(line: &'a [u8], decoder: &'k mut Decoder) -> Option<Parser<'a, 'k>> {
+    let mut p = Parser::new(line, decoder);
+    (p.peek_token().ok()? == b'{').then_some(p)
 }
 
 /// Steps 5 and 7: the rules, in the frame `read` filled. A warning

@@ -285,7 +285,10 @@ fn validate_stage(interp: &Rc<Interp>, input: Value, ty: Value) -> Result<Value>
     let interp = interp.clone();
     Ok(Value::Stream(Rc::new(
         Stream::new(move || {
-            let (upstream, fused) = match (&path, LineCheck::new(&contract)) {
+            // A contract that fills defaults changes records, so the check
+            // could not build them: the line is decoded then.
+            let check = LineCheck::new(&contract).filter(LineCheck::keeps_records);
+            let (upstream, fused) = match (&path, check) {
                 (Some(path), Some(check)) => (read_validated(&interp, path, check)?, true),
                 _ => (items(&input)?, false),
             };
