@@ -27,7 +27,7 @@ use regex::Regex;
 
 use crate::ast::Severity;
 use crate::contract::{Contract, FieldSpec, RecordShape, RuleSpec, Shape, TypeSpec};
-use crate::eval::{push_frame, Env, Interp, Slots};
+use crate::eval::{push_frame, Env, Frame, Interp, Slots};
 use crate::hir::Expr;
 use crate::json::{Decoder, Mark, Parsed, Parser};
 use crate::validate::{check_field, type_matches, Checked, Findings};
@@ -435,20 +435,10 @@ impl RecordCheck {
         let Some(shape) = held.get() else {
             return Err(Miss::Unsure);
         };
-        *visit = visit.wrapping_add(1);
-        if *visit == 0 {
-            seen.fill(0);
-            *visit = 1;
-        }
         let Some(frame) = env.as_mut() else {
             return Err(Miss::Unsure);
         };
-        let slots = &mut Rc::make_mut(frame).slots;
-        for (i, f) in fields.iter().enumerate() {
-            if f.read {
-                slots[i + 1] = Value::Absent;
-            }
-        }
+        let slots = start_record(fields, seen, visit, frame);
         p.open()?;
         let mut next = 0;
         if p.peek_token()? != b'}' {
@@ -540,17 +530,7 @@ impl RecordCheck {
         let (Some(shape), Some(frame)) = (held.get(), env.as_mut()) else {
             return Err(p.give_up());
         };
-        *visit = visit.wrapping_add(1);
-        if *visit == 0 {
-            seen.fill(0);
-            *visit = 1;
-        }
-        let slots = &mut Rc::make_mut(frame).slots;
-        for (i, f) in fields.iter().enumerate() {
-            if f.read {
-                slots[i + 1] = Value::Absent;
-            }
-        }
+        let slots = start_record(fields, seen, visit, frame);
         let mut found = Findings {
             failures: Vec::new(),
             warnings: Vec::new(),
@@ -726,6 +706,28 @@ fn type_failure_id(f: &FieldSpec) -> Rc<str> {
         }
     }
     f.ids.type_.clone()
+}
+
+/// A new record visit: counts it (for spotting repeated keys), and clears
+/// the frame slots the rules read, which the record then fills.
+fn start_record<'f>(
+    fields: &[FieldCheck],
+    seen: &mut [u32],
+    visit: &mut u32,
+    frame: &'f mut Rc<Frame>,
+) -> &'f mut Slots {
+    *visit = visit.wrapping_add(1);
+    if *visit == 0 {
+        seen.fill(0);
+        *visit = 1;
+    }
+    let slots = &mut Rc::make_mut(frame).slots;
+    for (i, f) in fields.iter().enumerate() {
+        if f.read {
+            slots[i + 1] = Value::Absent;
+        }
+    }
+    slots
 }
 
 /// A parser over `line` standing on its opening `{`; `None` when the line
