@@ -66,6 +66,8 @@ struct RecordCheck {
     visit: u32,
     /// Undeclared keys seen so far (see `key`).
     extras: Vec<Key>,
+    /// Per field, whether it failed in the record being read (`findings`).
+    failed: Vec<bool>,
     /// The rules' frame: slot 0 is `self` (never read: see `new`), then
     /// each field. Reused from record to record while nothing else holds it.
     env: Env,
@@ -409,6 +411,7 @@ impl RecordCheck {
             seen: vec![0; n],
             visit: 0,
             extras: Vec::new(),
+            failed: vec![false; n],
             env: push_frame(&None, slots),
         })
     }
@@ -431,6 +434,7 @@ impl RecordCheck {
             visit,
             extras,
             env,
+            ..
         } = self;
         let Some(shape) = held.get() else {
             return Err(Miss::Unsure);
@@ -525,6 +529,7 @@ impl RecordCheck {
             visit,
             extras,
             env,
+            failed,
             ..
         } = self;
         let (Some(shape), Some(frame)) = (held.get(), env.as_mut()) else {
@@ -535,7 +540,7 @@ impl RecordCheck {
             failures: Vec::new(),
             warnings: Vec::new(),
         };
-        let mut failed = vec![false; fields.len()];
+        failed.fill(false);
         p.open()?;
         let mut next = 0;
         if p.peek_token()? != b'}' {
