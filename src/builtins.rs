@@ -97,24 +97,48 @@ impl Builtin {
     }
 }
 
-/// The formats a source or file target reads and writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The formats a source reads and a file target writes (tooling.md,
+/// "Sources, targets and the schema boundary").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Format {
+    /// JSON Lines, or one JSON array of records.
     Json,
+    /// Comma-separated values with a header row.
+    Csv,
 }
 
 impl Format {
+    pub const ALL: &'static [Format] = &[Format::Json, Format::Csv];
+
     pub fn lookup(name: &str) -> Option<Format> {
-        match name {
-            "Json" => Some(Format::Json),
-            _ => None,
-        }
+        Format::ALL.iter().copied().find(|f| f.name() == name)
     }
 
     pub fn name(self) -> &'static str {
         match self {
             Format::Json => "Json",
+            Format::Csv => "Csv",
         }
+    }
+
+    /// The format a file's extension names: `.jsonl`/`.ndjson`/`.json` →
+    /// `Json`, `.csv` → `Csv`.
+    pub fn from_path(path: &str) -> Option<Format> {
+        let ext = std::path::Path::new(path).extension()?.to_str()?;
+        match ext.to_ascii_lowercase().as_str() {
+            "jsonl" | "ndjson" | "json" => Some(Format::Json),
+            "csv" => Some(Format::Csv),
+            _ => None,
+        }
+    }
+
+    /// Does a file of this format hold one JSON array when written (a
+    /// `.json` file) rather than one record a line?
+    pub fn writes_array(self, path: &str) -> bool {
+        self == Format::Json
+            && std::path::Path::new(path)
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("json"))
     }
 }
 

@@ -8,6 +8,7 @@ pub mod ast;
 pub mod builtins;
 pub mod canonical;
 pub mod check;
+pub mod config;
 pub mod contract;
 pub mod counting;
 pub mod diagnostic;

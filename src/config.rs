@@ -1,0 +1,1 @@
+//! `hql.toml`: configured sources and targets, and the schema boundary.
