@@ -20,6 +20,7 @@ LABELS = {
     "hql_count": "HQL count path, 1 core (`taskset -c 0`)",
     "hql_report": "HQL `report()` path, 1 core",
     "hql_threads": "HQL count path, `--threads 2`, 2 cores",
+    "hql_route": "HQL `route()` to clean.jsonl + dead.jsonl, 1 core",
     "hql_wide": "HQL wide nested shape (wide-1m), 1 core",
     "value": "Rust `serde_json::Value` + hand checks, 1 core",
     "typed": "Rust serde derive struct + hand checks, 1 core",
@@ -30,6 +31,12 @@ LABELS = {
     "jq": "jq (optional)",
 }
 ORDER = list(LABELS)
+# The same orders as CSV (orders-1m.csv), in a table of their own.
+CSV_LABELS = {
+    "hql_csv": "HQL CSV count path, 1 core (`taskset -c 0`, `--threads 1`)",
+    "pydantic_csv": "pydantic 2 + `csv` module, `validate_python` per row",
+    "pandera": "pandas `read_csv` (pyarrow engine) + pandera, lazy",
+}
 MIB = 1024.0
 
 
@@ -86,6 +93,28 @@ def verdict(ok):
     return "**met**" if ok else "**not met**"
 
 
+def table(add, labels, hf, counts):
+    """One row a tool of `labels` that was timed or counted."""
+    add("| tool | wall s | records/s | peak RSS | valid count |")
+    add("| --- | ---: | ---: | ---: | ---: |")
+    for key, label in labels.items():
+        r = hf.get(key)
+        c = counts.get(key)
+        if r is None and c is None:
+            continue
+        records = c["records"] if c else 1_000_000
+        if r is not None:
+            med = r["median"]
+            runs = len(r["times"])
+            wall = f"{med:.3f}" + ("" if runs == 5 else f" ({runs} runs)")
+            rate = f"{records / med:,.0f}"
+        else:
+            wall, rate = "not timed", "–"
+        rss = f"{c['rss_kb'] / MIB:.1f} MiB" if c else "–"
+        cnt = c["count"] if c else "–"
+        add(f"| {label} | {wall} | {rate} | {rss} | {cnt} |")
+
+
 def main():
     rdir, out_path = sys.argv[1], sys.argv[2]
     hf = hyperfine_results(rdir)
@@ -122,30 +151,37 @@ def main():
     add("(`--warmup 1 --runs 5` unless noted). Peak RSS is `/usr/bin/time -v` of one separate run.")
     add("Every tool's count was checked against the generator's expected count before timing.")
     add("")
-    add("| tool | wall s | records/s | peak RSS | valid count |")
-    add("| --- | ---: | ---: | ---: | ---: |")
-    for key in ORDER:
-        r = hf.get(key)
-        c = counts.get(key)
-        if r is None and c is None:
-            continue
-        records = c["records"] if c else 1_000_000
-        if r is not None:
-            med = r["median"]
-            runs = len(r["times"])
-            wall = f"{med:.3f}" + ("" if runs == 5 else f" ({runs} runs)")
-            rate = f"{records / med:,.0f}"
-        else:
-            wall, rate = "not timed", "–"
-        rss = f"{c['rss_kb'] / MIB:.1f} MiB" if c else "–"
-        cnt = c["count"] if c else "–"
-        add(f"| {LABELS[key]} | {wall} | {rate} | {rss} | {cnt} |")
+    table(add, LABELS, hf, counts)
     add("")
     add("HQL and the two Rust baselines run pinned to CPU 0 with `taskset -c 0`; the peers")
     add("(Node, Python, jq) run unpinned, as they would be used. JSON Schema cannot express")
     add("`low <= high`: the ajv, jsonschema-rs and fastjsonschema peers check it in code after")
     add("validation. pydantic runs in strict mode (no coercion, as HQL) with a `model_validator`.")
+    if "hql_route" in hf or "hql_route" in counts:
+        add("The `route()` row writes the valid orders to `bench/data/clean.jsonl` and the failure")
+        add("records to `bench/data/dead.jsonl`; their line counts were checked after the run.")
     add("")
+    csv_meta_path = os.path.join(rdir, "..", "orders-1m.csv.meta.json")
+    if any(k in hf or k in counts for k in CSV_LABELS):
+        add("### CSV input")
+        add("")
+        if os.path.exists(csv_meta_path):
+            m = load_json(csv_meta_path)
+            variants = ", ".join(f"{k} {v:,}" for k, v in m.get("wrong_type_by_variant", {}).items())
+            add(f"The same orders as CSV, `bench/data/orders-1m.csv` ({m['bytes'] / 1e6:.1f} MB, "
+                f"{m['valid']:,} valid; `bench/gen.py --format csv`):")
+            add("a header row, one row an order, empty cells for absent and null values. The JSON type")
+            add("errors, which CSV text cannot carry, are cells that do not convert to the column's type")
+            add(f"(wrong_type: {variants}).")
+            add("")
+        table(add, CSV_LABELS, hf, counts)
+        add("")
+        add("The peers convert cells as HQL's CSV decoding does (an empty cell is absent, or null")
+        add("where the type admits it; an Int is an optional sign and digits, a Float a decimal or")
+        add("exponent number; anything else stays text and fails), then validate: pydantic strict, the")
+        add("model of the JSON peer; pandera a DataFrameSchema with the same checks, rows counted")
+        add("valid when no failure case names them. HQL is pinned to CPU 0, the peers run unpinned.")
+        add("")
 
     # Goals.
     add("## Goals")
@@ -232,12 +268,51 @@ def main():
         )
     else:
         add("| 5. `hql run` of a one-line program | not measured | ≤ 10 ms | **not measured** |")
+
+    # Goals 6 and 7: like goals 1-3, from the alternating rounds.
+    got = paired("hql_route", "hql_count")
+    if got is None:
+        add("| 6. `route()` path vs count path | not measured | ≤ 1.5× | **not measured** |")
+    else:
+        ratio, tn, td, n = got
+        add(
+            f"| 6. `route()` path vs count path | {ratio:.2f}× (median of {n} alternating rounds; "
+            f"route {tn:.3f} s, count {td:.3f} s"
+            f"{back_to_back('bench_route.json', 'hql_route', 'hql_count_g6')}) | ≤ 1.5× | "
+            f"{verdict(ratio <= 1.5)} |"
+        )
+    got = paired("hql_csv", "hql_count")
+    target7 = "≤ 1.3×; faster than pydantic + csv and pandas + pandera"
+    if got is None:
+        add(f"| 7. CSV count path vs JSON Lines count path, and the CSV peers | not measured | {target7} | "
+            "**not measured** |")
+    else:
+        ratio, tn, td, n = got
+        hql_csv = hf.get("hql_csv")
+        peers = [(name, hf.get(key)) for key, name in (("pydantic_csv", "pydantic + csv"),
+                                                     ("pandera", "pandas + pandera"))]
+        peer_parts, faster = [], hql_csv is not None
+        for name, r in peers:
+            if r is None or hql_csv is None:
+                peer_parts.append(f"{name} not timed")
+                faster = False
+            else:
+                peer_parts.append(f"{name} {r['median']:.3f} s ({r['median'] / hql_csv['median']:.1f}× HQL's)")
+                faster = faster and hql_csv["median"] < r["median"]
+        hql_part = f"HQL CSV {hql_csv['median']:.3f} s" if hql_csv else "HQL CSV not timed"
+        add(
+            f"| 7. CSV count path vs JSON Lines count path, and the CSV peers | {ratio:.2f}× (median of "
+            f"{n} alternating rounds; CSV {tn:.3f} s, JSON Lines {td:.3f} s"
+            f"{back_to_back('bench_csv.json', 'hql_csv', 'hql_count_g7')}); {hql_part}, "
+            f"{', '.join(peer_parts)} (5 runs each) | {target7} | {verdict(ratio <= 1.3 and faster)} |"
+        )
     add("")
 
     # How far apart the separate measurements of the same HQL command are.
     same = []
     for name, fname in (("hql_count", "bench_goal1.json"), ("hql_count_1core", "bench_goal2.json"),
-                        ("hql_count_g3", "bench_goal3.json")):
+                        ("hql_count_g3", "bench_goal3.json"), ("hql_count_g6", "bench_route.json"),
+                        ("hql_count_g7", "bench_csv.json")):
         path = os.path.join(rdir, fname)
         if os.path.exists(path):
             same += [r["median"] for r in load_json(path)["results"] if r["command"] == name]

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # HQL benchmark: validate 1,000,000 JSON Lines orders and count the valid ones,
-# against hand-written Rust baselines and the usual peers; writes bench/RESULTS.md.
+# against hand-written Rust baselines and the usual peers; the same orders as
+# CSV (HQL, pydantic + csv, pandas + pandera); route() of the orders to a clean
+# and a dead-letter file; writes bench/RESULTS.md.
 #
 #   bench/run.sh          # everything except the 10M-record file
 #   bench/run.sh --full   # also generate orders-10m.jsonl (~1.4 GB) for the memory check
@@ -36,6 +38,10 @@ PY=$B/.venv/bin/python
 ORDERS=$DATA/orders-1m.jsonl
 WIDE=$DATA/wide-1m.jsonl
 ORDERS10=$DATA/orders-10m.jsonl
+ORDERS_CSV=$DATA/orders-1m.csv
+# Written by bench/orders_route.hql (paths fixed there).
+CLEAN=$DATA/clean.jsonl
+DEAD=$DATA/dead.jsonl
 
 log() { echo "run.sh: $*" >&2; }
 die() { echo "run.sh: FAILED: $*" >&2; exit 1; }
@@ -100,6 +106,20 @@ command -v jq >/dev/null && HAVE_JQ=1
 HAVE_THREADS=0
 run_help=$($HQL run --help 2>&1) || die "\`$HQL run --help\` failed: $run_help"
 grep -q -- '--threads' <<<"$run_help" && HAVE_THREADS=1
+# CSV sources and route() are measured once `hql check` accepts the programs
+# that use them (before, `Csv` and `route` are unknown names).
+HAVE_CSV=0
+if csv_check=$($HQL check $B/orders_csv.hql 2>&1); then
+    HAVE_CSV=1
+else
+    note "HQL CSV count path not measured: \`hql check bench/orders_csv.hql\` refused it: $(grep -m1 '×' <<<"$csv_check" | sed 's/^ *× *//')"
+fi
+HAVE_ROUTE=0
+if route_check=$($HQL check $B/orders_route.hql 2>&1); then
+    HAVE_ROUTE=1
+else
+    note "HQL route path not measured: \`hql check bench/orders_route.hql\` refused it: $(grep -m1 '×' <<<"$route_check" | sed 's/^ *× *//')"
+fi
 
 # ---------------------------------------------------------------- data
 if [ ! -f $ORDERS.meta.json ] || [ ! -f $ORDERS ]; then
@@ -110,6 +130,10 @@ if [ ! -f $WIDE.meta.json ] || [ ! -f $WIDE ]; then
     log "generating $WIDE"
     quiet python3 $B/gen.py --shape wide --records 1000000 --out $WIDE
 fi
+if [ ! -f $ORDERS_CSV.meta.json ] || [ ! -f $ORDERS_CSV ]; then
+    log "generating $ORDERS_CSV"
+    quiet python3 $B/gen.py --format csv --records 1000000 --out $ORDERS_CSV
+fi
 if [ "$FULL" -eq 1 ] && { [ ! -f $ORDERS10.meta.json ] || [ ! -f $ORDERS10 ]; }; then
     log "generating $ORDERS10 (--full)"
     quiet python3 $B/gen.py --records 10000000 --out $ORDERS10
@@ -117,6 +141,11 @@ fi
 expected() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["valid"])' "$1.meta.json"; }
 EXP=$(expected $ORDERS)
 EXP_WIDE=$(expected $WIDE)
+EXP_CSV=$(expected $ORDERS_CSV)
+# The CSV holds the same orders with the same valid ones (bench/gen.py), so
+# that its count path compares with the JSON Lines one on equal work.
+[ "$EXP_CSV" = "$EXP" ] ||
+    die "$ORDERS_CSV has $EXP_CSV valid orders, $ORDERS $EXP: delete both (and their .meta.json) to regenerate them"
 
 # ---------------------------------------------------------------- verify counts (+ peak RSS)
 # verify KEY EXPECTED RECORDS CMD...: one run under /usr/bin/time -v; the
@@ -131,7 +160,7 @@ verify() {
         die "$key: \`$*\` exited non-zero"
     fi
     local got
-    if [ "$key" = hql_report ]; then
+    if [ "$key" = hql_report ] || [ "$key" = hql_route ]; then
         got=$(grep -o 'ok: [0-9]*' "$out" | head -n1 | cut -d' ' -f2)
     else
         got=$(grep -Eo '^[0-9]+$' "$out" | tail -n1)
@@ -145,7 +174,22 @@ verify() {
     fi
 }
 
+# routed_lines FILE EXPECTED: route() wrote EXPECTED lines to FILE.
+routed_lines() {
+    local lines=missing
+    [ -f "$1" ] && lines=$(wc -l <"$1")
+    if [ "$lines" != "$2" ]; then
+        echo "run.sh: COUNT MISMATCH: hql_route wrote $lines lines to $1, expected $2" >&2
+        MISMATCH=1
+    fi
+}
+
 HQL1=(taskset -c 0 $HQL run)
+# The CSV and route sections name the thread count. Under `taskset -c 0` the
+# default is one thread already (hql counts the cores it may run on), so
+# HQL1's count path is the same single-threaded path.
+HQL1T=("${HQL1[@]}")
+[ "$HAVE_THREADS" -eq 1 ] && HQL1T+=(--threads 1)
 log "verifying counts (expected $EXP valid of 1,000,000)"
 verify hql_count "$EXP" 1000000 "${HQL1[@]}" $B/orders.hql
 verify hql_report "$EXP" 1000000 "${HQL1[@]}" $B/orders_report.hql
@@ -160,6 +204,20 @@ if [ "$HAVE_PY" -eq 1 ]; then
     verify fastjsonschema "$EXP" 1000000 $PY $B/peers/python/fastjsonschema_count.py $ORDERS
 fi
 [ "$HAVE_JQ" -eq 1 ] && verify jq "$EXP" 1000000 jq -n -f $B/peers/jq/count.jq $ORDERS
+log "verifying the CSV counts (expected $EXP_CSV valid of 1,000,000)"
+[ "$HAVE_CSV" -eq 1 ] && verify hql_csv "$EXP_CSV" 1000000 "${HQL1T[@]}" $B/orders_csv.hql
+if [ "$HAVE_PY" -eq 1 ]; then
+    verify pydantic_csv "$EXP_CSV" 1000000 $PY $B/peers/python/pydantic_csv_count.py $ORDERS_CSV
+    verify pandera "$EXP_CSV" 1000000 $PY $B/peers/python/pandera_count.py $ORDERS_CSV
+fi
+if [ "$HAVE_ROUTE" -eq 1 ]; then
+    log "verifying route(): $EXP lines to $CLEAN, $((1000000 - EXP)) to $DEAD"
+    rm -f $CLEAN $DEAD
+    verify hql_route "$EXP" 1000000 "${HQL1T[@]}" $B/orders_route.hql
+    routed_lines $CLEAN "$EXP"
+    routed_lines $DEAD "$((1000000 - EXP))"
+    note "route(): $(wc -l <$CLEAN) lines in $CLEAN (valid orders), $(wc -l <$DEAD) in $DEAD (failure records), as expected."
+fi
 if [ -f $ORDERS10 ] && [ -f $ORDERS10.meta.json ]; then
     log "10M-record memory check (HQL only)"
     sed "s|bench/data/orders-1m.jsonl|$ORDERS10|; s|import \"orders_contract.hql\"|import \"../orders_contract.hql\"|" \
@@ -180,12 +238,14 @@ log "timing goal 1: HQL count path vs serde_json::Value, one core"
 # hyperfine runs each command's runs back to back, so a burst of load on the
 # machine lands on one command; the goals' ratios are taken from rounds that
 # run each command once, alternating, instead (median of the rounds).
-log "timing goals 1-3 in alternating rounds"
+log "timing goals 1-3, 6 and 7 in alternating rounds"
 rm -f $R/pairs/round*.json
 for i in 1 2 3 4 5 6 7; do
     round=(-n hql_count "${HQL1[*]} $B/orders.hql" -n value "taskset -c 0 $VALUE $ORDERS"
         -n hql_report "${HQL1[*]} $B/orders_report.hql")
     [ "$HAVE_THREADS" -eq 1 ] && round+=(-n hql_threads "taskset -c 0,1 $HQL run --threads 2 $B/orders.hql")
+    [ "$HAVE_CSV" -eq 1 ] && round+=(-n hql_csv "${HQL1T[*]} $B/orders_csv.hql")
+    [ "$HAVE_ROUTE" -eq 1 ] && round+=(-n hql_route "${HQL1T[*]} $B/orders_route.hql")
     hyperfine --shell=none --style none --runs 1 --export-json $R/pairs/round$i.json "${round[@]}"
 done
 
@@ -202,6 +262,26 @@ log "timing goal 3: report() vs count"
 "${HF[@]}" --export-json $R/bench_goal3.json \
     -n hql_count_g3 "${HQL1[*]} $B/orders.hql" \
     -n hql_report "${HQL1[*]} $B/orders_report.hql"
+
+if [ "$HAVE_ROUTE" -eq 1 ]; then
+    log "timing goal 6: route() vs count"
+    "${HF[@]}" --export-json $R/bench_route.json \
+        -n hql_route "${HQL1T[*]} $B/orders_route.hql" \
+        -n hql_count_g6 "${HQL1T[*]} $B/orders.hql"
+fi
+
+if [ "$HAVE_CSV" -eq 1 ]; then
+    log "timing goal 7: CSV count vs JSON Lines count"
+    "${HF[@]}" --export-json $R/bench_csv.json \
+        -n hql_csv "${HQL1T[*]} $B/orders_csv.hql" \
+        -n hql_count_g7 "${HQL1T[*]} $B/orders.hql"
+fi
+if [ "$HAVE_PY" -eq 1 ]; then
+    log "timing the CSV peers"
+    "${HF[@]}" --export-json $R/bench_peers_csv.json \
+        -n pydantic_csv "$PY $B/peers/python/pydantic_csv_count.py $ORDERS_CSV" \
+        -n pandera "$PY $B/peers/python/pandera_count.py $ORDERS_CSV"
+fi
 
 log "timing the typed baseline and the wide shape"
 "${HF[@]}" --export-json $R/bench_rust.json \
@@ -234,7 +314,7 @@ note "env: load average (1, 5, 15 min) at start $LOAD_START, at end $(cut -d' ' 
 note "env: hql $(git rev-parse --short HEAD 2>/dev/null || echo '?') (files changed under src/ in the working tree: $(git status --porcelain -- src 2>/dev/null | wc -l); binary sha256 $(sha256sum $HQL | cut -c1-12)), $(rustc --version)"
 note "env: $(hyperfine --version), node $(node --version 2>/dev/null || echo absent), $($PY --version 2>/dev/null || echo 'python absent'), $(jq --version 2>/dev/null || echo 'jq absent')"
 if [ "$HAVE_PY" -eq 1 ]; then
-    note "env: python packages: $($B/.venv/bin/pip freeze 2>/dev/null | grep -iE '^(pydantic|pydantic.core|jsonschema.rs|fastjsonschema)==' | tr '\n' ' ')"
+    note "env: python packages: $($B/.venv/bin/pip freeze 2>/dev/null | grep -iE '^(pydantic|pydantic.core|jsonschema.rs|fastjsonschema|pandas|pandera|pyarrow)==' | tr '\n' ' ')"
 fi
 [ "$HAVE_AJV" -eq 1 ] && note "env: ajv $(node -p 'require("./bench/peers/ajv/node_modules/ajv/package.json").version')"
 exec 1>&3 3>&-

@@ -55,6 +55,10 @@ builtins! {
     CountBy = "count_by" (2..=2) [];
     GroupBy = "group_by" (2..=2) [];
     Collect = "collect" (1..=1) [];
+    Write = "write" (2..=3) [];
+    Route = "route" (1..=1) ["ok", "err"];
+    Param = "param" (1..=2) [];
+    Env = "env" (1..=2) [];
     Fmt = "fmt" (1..=64) [];
     Len = "len" (1..=1) [];
     Lower = "lower" (1..=1) [];

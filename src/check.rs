@@ -63,6 +63,14 @@ pub enum CheckError {
     },
     /// `f(a: 1, a: 2)` — the same named argument twice.
     RepeatedNamedArg { name: String, span: Span },
+    /// `route(ok: file("a.jsonl"))` — a named argument the function needs.
+    MissingNamedArg {
+        name: String,
+        func: String,
+        span: Span,
+    },
+    /// `validate(T) | write(file("x.jsonl"))` — results written as values.
+    WriteResults { span: Span },
     /// `9223372036854775808` — an integer literal beyond i64.
     IntOutOfRange { span: Span },
     /// `matches(s, "(")` — a regex literal that does not compile.
@@ -1097,7 +1105,7 @@ impl Checker {
             return Expr::Type(entry.cell.clone());
         }
         if let Some(f) = Format::lookup(n) {
-            return Expr::Const(Value::str(f.name()));
+            return Expr::Const(Value::Format(f));
         }
         self.unknown(n, span)
     }
@@ -1146,7 +1154,7 @@ impl Checker {
         names.extend(self.globals.keys().cloned());
         names.extend(Builtin::ALL.iter().map(|b| b.name().to_string()));
         names.extend(self.types.keys().cloned());
-        names.push("Json".into());
+        names.extend(Format::ALL.iter().map(|f| f.name().to_string()));
         let candidates = closest(n, names.iter().map(String::as_str));
         self.error(CheckError::UnknownName {
             name: n.to_string(),
@@ -1175,7 +1183,7 @@ impl Checker {
     ) -> Expr {
         let ExprKind::Name(name) = &func.kind else {
             let f = self.expr(func, Pos::Value);
-            let args = self.call_args(piped, args, None, &name_of(func));
+            let args = self.call_args(piped, args, None, &name_of(func), span);
             return Expr::Call {
                 func: Box::new(f),
                 args,
@@ -1192,7 +1200,7 @@ impl Checker {
             Expr::Global(slot, _) => self.fn_params(*slot),
             _ => None,
         };
-        let lowered = self.call_args(piped, args, None, name);
+        let lowered = self.call_args(piped, args, None, name, span);
         if let Some(p) = params {
             self.check_arity(name, p, p, lowered.len(), span);
         }
@@ -1231,12 +1239,14 @@ impl Checker {
         args: &[ast::Arg],
         builtin: Option<Builtin>,
         func: &str,
+        span: &Span,
     ) -> Vec<Expr> {
         let mut out = Vec::new();
         if let Some(lhs) = piped {
             out.push(self.expr(lhs, Pos::Value));
         }
         let mut seen: Vec<&str> = Vec::new();
+        let mut named: Vec<(&str, Expr)> = Vec::new();
         for (i, arg) in args.iter().enumerate() {
             if let Some(n) = &arg.name {
                 self.check_named_arg(n, builtin, func, &seen);
@@ -1248,7 +1258,26 @@ impl Checker {
                 ExprKind::Lambda(p, body) => self.lambda(p, body, predicate),
                 _ => self.expr(&arg.value, Pos::Value),
             };
-            out.push(lowered);
+            match (&arg.name, builtin) {
+                (Some(n), Some(_)) => named.push((&n.text, lowered)),
+                _ => out.push(lowered),
+            }
+        }
+        // A builtin's named arguments follow its positional ones in the
+        // order it declares them, whatever order they are written in.
+        let params = builtin.map(|b| b.named_params()).unwrap_or(&[]);
+        for param in params {
+            match named.iter().position(|(n, _)| n == param) {
+                Some(i) => out.push(named.swap_remove(i).1),
+                None => {
+                    self.error(CheckError::MissingNamedArg {
+                        name: param.to_string(),
+                        func: func.to_string(),
+                        span: span.clone(),
+                    });
+                    out.push(Expr::Const(Value::Null));
+                }
+            }
         }
         out
     }
@@ -1297,7 +1326,7 @@ impl Checker {
                 return m;
             }
         }
-        let args = self.call_args(piped, args, Some(b), b.name());
+        let args = self.call_args(piped, args, Some(b), b.name(), span);
         Expr::Builtin {
             builtin: b,
             args,

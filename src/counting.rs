@@ -20,9 +20,11 @@
 use std::io::BufRead;
 use std::rc::Rc;
 
-use crate::builtins::Builtin;
+use crate::builtins::{Builtin, Format};
 use crate::contract::Contract;
-use crate::eval::{cannot_read, Host, Interp, Origin, Parallel, Plan, Result, RuntimeError, Tally};
+use crate::eval::{
+    cannot_read, Host, Interp, Origin, Parallel, Plan, Result, RuntimeError, SourceSpec, Tally,
+};
 use crate::json::{fill, is_json_space, Decoder, BOM};
 use crate::scan::{LineCheck, Verdict};
 use crate::session::{Session, Sinks};
@@ -37,11 +39,14 @@ const MIN_SPLIT_BYTES: u64 = 1 << 20;
 /// the file and the host allow it.
 pub fn try_consume(interp: &Rc<Interp>, b: Builtin, plan: Option<Plan>) -> Result<Option<Value>> {
     let Some(Plan::Validated {
-        path,
+        source,
         contract,
         oks,
     }) = plan
     else {
+        return Ok(None);
+    };
+    let Some(path) = json_file(&source) else {
         return Ok(None);
     };
     let wanted = matches!((b, oks), (Builtin::Count, true) | (Builtin::Report, false));
@@ -67,6 +72,13 @@ pub fn try_consume(interp: &Rc<Interp>, b: Builtin, plan: Option<Plan>) -> Resul
         Builtin::Count => Value::Int(tally.ok),
         _ => tally.into_value(),
     }))
+}
+
+/// The file of a source the line check can read: a JSON file whose keys
+/// are the program's field names.
+pub fn json_file(source: &SourceSpec) -> Option<String> {
+    let plain = source.format == Format::Json && source.boundary.columns.is_empty();
+    source.path().filter(|_| plain).map(str::to_string)
 }
 
 /// Is the file JSON Lines: is its first significant byte, after a

@@ -181,6 +181,20 @@ impl From<&CheckError> for Diag {
                 "unknown",
             )
             .help_opt(did_you_mean(candidates)),
+            MissingNamedArg { name, func, span } => Diag::error(
+                "hql::missing_named_argument",
+                format!("`{func}` needs the named argument `{name}`"),
+                span.clone(),
+                "missing",
+            )
+            .help(format!("pass it by name: `{func}(…, {name}: …)`")),
+            WriteResults { span } => Diag::error(
+                "hql::write_results",
+                "`write` takes values, not results",
+                span.clone(),
+                "a stream of `ok`/`err`",
+            )
+            .help("keep the valid records with `oks()`, stop at the first failure with `unwrap()`, or send both to files with `route(ok: …, err: …)`"),
             RepeatedNamedArg { name, span } => {
                 Diag::error("hql::repeated_named_argument", format!("`{name}` is given twice"), span.clone(), "again here")
             }

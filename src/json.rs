@@ -1137,6 +1137,7 @@ pub fn write_json(out: &mut String, v: &Value) {
         Value::Err(error) => write_json_tagged(out, "err", error),
         Value::Func(function) => write_json_string(out, &function.display_name()),
         Value::Type(contract) => write_json_string(out, &contract.name),
+        Value::Format(format) => write_json_string(out, format.name()),
     }
 }
 

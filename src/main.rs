@@ -1,12 +1,14 @@
 //! The `hql` command: a thin shell around the library (tooling.md).
 
-use std::io::{self, BufRead, BufReader, IsTerminal, Read};
+use std::collections::HashMap;
+use std::io::{self, IsTerminal, Read};
 use std::process::ExitCode;
 use std::rc::Rc;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
 use hql::eval::Host;
+use hql::host::FsHost;
 use hql::run::{check_source, run_source_with, OutputFormat, Sinks, Source, EXIT_OK, EXIT_STATIC};
 
 /// HQL: declare what incoming data must look like and mean, check it, and
@@ -32,6 +34,9 @@ enum Command {
         /// file (default: every core).
         #[arg(long)]
         threads: Option<usize>,
+        /// A parameter the program reads with `param("NAME")` (repeatable).
+        #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_setting)]
+        set: Vec<(String, String)>,
     },
     /// The interactive REPL (reads entries from standard input when it is not a terminal).
     Repl,
@@ -56,31 +61,6 @@ enum Command {
 enum Format {
     Hql,
     Json,
-}
-
-/// Files and standard input of the real machine.
-struct StdHost;
-
-impl Host for StdHost {
-    fn open_file(&self, path: &str) -> io::Result<Box<dyn BufRead>> {
-        let file = std::fs::File::open(path)?;
-        Ok(Box::new(BufReader::with_capacity(1 << 16, file)))
-    }
-
-    fn stdin(&self) -> Option<Box<dyn BufRead>> {
-        Some(Box::new(io::stdin().lock()))
-    }
-
-    fn open_file_at(&self, path: &str, offset: u64) -> io::Result<Box<dyn BufRead>> {
-        use std::io::{Seek, SeekFrom};
-        let mut file = std::fs::File::open(path)?;
-        file.seek(SeekFrom::Start(offset))?;
-        Ok(Box::new(BufReader::with_capacity(1 << 16, file)))
-    }
-
-    fn file_len(&self, path: &str) -> Option<u64> {
-        std::fs::metadata(path).ok().map(|m| m.len())
-    }
 }
 
 fn read_program(file: &str) -> Result<String, String> {
@@ -116,7 +96,7 @@ fn main() -> ExitCode {
         Command::Test { paths, update } => match collect_tests(&paths) {
             Ok(files) => {
                 let mut save = |path: &str, text: &str| write_atomically(path, text);
-                hql::run::test_files(&files, Rc::new(StdHost), update, sinks.out, &mut save)
+                hql::run::test_files(&files, Rc::new(FsHost::new()), update, sinks.out, &mut save)
             }
             Err(e) => usage_error(&e),
         },
@@ -124,6 +104,7 @@ fn main() -> ExitCode {
             file,
             format,
             threads,
+            set,
         } => match read_program(&file) {
             Ok(text) => {
                 let name = if file == "-" { "<stdin>" } else { &file };
@@ -133,11 +114,14 @@ fn main() -> ExitCode {
                 };
                 let threads = threads
                     .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+                let host = FsHost::new().with_params(set.into_iter().collect::<HashMap<_, _>>());
+                let worker_host = host.clone();
                 let hosts: hql::session::HostFactory =
-                    std::sync::Arc::new(|| Rc::new(StdHost) as Rc<dyn Host>);
+                    std::sync::Arc::new(move || Rc::new(worker_host.clone()) as Rc<dyn Host>);
+                stop_on_signals();
                 run_source_with(
                     &Source { name, text: &text },
-                    Rc::new(StdHost),
+                    Rc::new(host),
                     Some((threads.max(1), hosts)),
                     format,
                     &mut sinks,
@@ -152,7 +136,7 @@ fn main() -> ExitCode {
                         name: file,
                         text: &text,
                     },
-                    Rc::new(StdHost),
+                    Rc::new(FsHost::new()),
                     &mut sinks,
                 ),
                 Err(e) => usage_error(&e),
@@ -209,7 +193,7 @@ fn write_atomically(path: &str, text: &str) -> io::Result<()> {
 
 fn repl() -> i32 {
     if io::stdin().is_terminal() {
-        return hql::repl::run_interactive(Rc::new(StdHost), color());
+        return hql::repl::run_interactive(Rc::new(FsHost::new()), color());
     }
     let input = io::stdin().lock();
     let mut out = io::BufWriter::new(io::stdout().lock());
@@ -220,7 +204,28 @@ fn repl() -> i32 {
         color: false,
     };
     // Entries come from standard input, so sources read files only.
-    hql::repl::run_piped(input, Rc::new(StdHost), &mut sinks)
+    hql::repl::run_piped(input, Rc::new(FsHost::new()), &mut sinks)
+}
+
+/// `--set NAME=VALUE`.
+fn parse_setting(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((name, value)) if !name.is_empty() => Ok((name.to_string(), value.to_string())),
+        _ => Err(format!("expected NAME=VALUE, found `{text}`")),
+    }
+}
+
+/// Ctrl-C or a termination signal stops the run at the next record, which
+/// abandons its targets; a second one ends the process at once.
+fn stop_on_signals() {
+    let handled = ctrlc::set_handler(|| {
+        if hql::eval::interrupted() {
+            std::process::exit(130);
+        }
+        hql::eval::interrupt();
+    });
+    // Without a handler the signal ends the process, as it would anyway.
+    let _ = handled;
 }
 
 fn usage_error(message: &str) -> i32 {

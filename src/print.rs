@@ -33,6 +33,7 @@ pub fn write_hql(out: &mut String, v: &Value) {
         Value::Err(error) => write_wrapped(out, "err", error),
         Value::Func(function) => out.push_str(&function.display_name()),
         Value::Type(contract) => out.push_str(&contract.name),
+        Value::Format(format) => out.push_str(format.name()),
         Value::Stream(_) => out.push_str("<stream>"),
     }
 }

@@ -88,7 +88,7 @@ impl Session {
         let prelude = loader.stmts;
         let prelude_end = map.add("", "");
         let mut session = Session {
-            interp: Interp::new(host.clone()),
+            interp: Interp::new(host.clone(), crate::formats::codec),
             host,
             map,
             history: Vec::new(),
@@ -297,6 +297,7 @@ impl Session {
         let first = checked.program.stmts.len() - runs;
         let mut status = EXIT_OK;
         let mut ran = 0;
+        let mut stopped = false;
         for stmt in &checked.program.stmts[first..] {
             self.interp.set_parallel(self.parallel_for(&entry, ran));
             match self.run_one(stmt, sinks, display) {
@@ -305,10 +306,19 @@ impl Session {
                 Err(e) => {
                     sinks.diag(&self.map, &Diag::from(&e));
                     status = EXIT_FAILED;
+                    stopped = true;
                     break;
                 }
             }
             ran += 1;
+        }
+        // Targets commit when the entry ends, even after a failed `check`;
+        // a runtime error, `unwrap()` or an interrupt leaves them untouched.
+        if stopped {
+            self.interp.abandon_targets();
+        } else if let Err(e) = self.interp.commit_targets() {
+            sinks.diag(&self.map, &Diag::from(&e));
+            status = EXIT_FAILED;
         }
         self.remember(entry, ran);
         let _ = sinks.out.flush();

@@ -517,6 +517,10 @@ impl Flow<'_> {
 
     /// The first argument of a builtin, where its type is known.
     fn check_input(&mut self, b: Builtin, input: &Ty, span: ast::Span) {
+        if b == Builtin::Write && matches!(input.element(), Ty::Result(_)) {
+            self.errors
+                .push(CheckError::WriteResults { span: span.clone() });
+        }
         let expected = match b {
             Builtin::Lower
             | Builtin::Upper
@@ -599,6 +603,8 @@ fn is_stage(b: Builtin) -> bool {
             | GroupBy
             | Collect
             | Join
+            | Write
+            | Route
     )
 }
 

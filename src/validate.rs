@@ -759,12 +759,19 @@ fn failure_record(
 
 /// The `err` a source yields for a line that does not decode (§4.9).
 pub fn decode_failure(origin: &Origin, raw: String, message: String) -> Value {
+    let message = format!("line {} is not valid JSON: {message}", origin.line);
+    undecodable(origin, raw, message)
+}
+
+/// The `err` of a record that did not decode, with the whole message
+/// (`decode_failure` words it for JSON).
+pub fn undecodable(origin: &Origin, raw: String, message: String) -> Value {
     let failure = Failure {
         rule: "decode".into(),
         kind: "decode",
         path: None,
         fields: vec![],
-        message: format!("line {} is not valid JSON: {message}", origin.line),
+        message,
     };
     Value::err(envelope(
         Value::Null,
@@ -773,6 +780,19 @@ pub fn decode_failure(origin: &Origin, raw: String, message: String) -> Value {
         Value::str(raw),
         vec![failure_value(failure, "error")],
     ))
+}
+
+/// A failure record whose `input` is `received` (a CSV row's text cells,
+/// not their conversions).
+pub fn with_input(failure: &Value, received: Value) -> Value {
+    match failure {
+        Value::Record(r) if r.contains_key("input") => {
+            let mut r = (**r).clone();
+            r.insert("input".into(), received);
+            Value::record(r)
+        }
+        other => other.clone(),
+    }
 }
 
 /// The `failures` list of a failure record.

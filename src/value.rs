@@ -122,6 +122,8 @@ pub enum Value {
     Func(Rc<Function>),
     /// A declared type used as a value (`validate(T)`).
     Type(Rc<Contract>),
+    /// A format used as a value (`source(file(p), Csv)`).
+    Format(crate::builtins::Format),
     Stream(Rc<Stream>),
     /// The result of reading a missing or null optional field with `?`
     /// (language.md §4.4). Never stored: it becomes `null` when it is.
@@ -233,6 +235,7 @@ impl Value {
             Value::Ok(_) | Value::Err(_) => "Result",
             Value::Func(_) => "Function",
             Value::Type(_) => "Type",
+            Value::Format(_) => "Format",
             Value::Stream(_) => "Stream",
             Value::Absent => "absent",
         }

@@ -5,6 +5,7 @@
 //! of iterators pulled one record at a time.
 
 mod funcs;
+pub mod io;
 mod ops;
 mod stages;
 
@@ -14,11 +15,12 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::ast::Span;
-use crate::builtins::Builtin;
+use crate::builtins::{Builtin, Format};
 use crate::contract::Contract;
 use crate::hir::{self, Expr, FnDef, Logic, Program, Stmt};
 use crate::value::{Record, Value};
 
+pub use io::{Codec, PendingFile, Place, SourceSpec, TargetSpec};
 pub use ops::equal;
 pub use stages::{cannot_read, force, items, Tally};
 
@@ -39,12 +41,52 @@ pub trait Host {
         None
     }
 
+    /// Create a target file: what is written goes to a temporary beside
+    /// `path` until it is committed.
+    fn create_file(&self, _path: &str) -> std::io::Result<Box<dyn PendingFile>> {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "this host writes no files",
+        ))
+    }
+
+    /// `param("name")`: a value given on the command line (`--set name=value`).
+    fn param(&self, _name: &str) -> Option<String> {
+        None
+    }
+
+    /// `env("VAR")`: a variable of the environment.
+    fn env(&self, _name: &str) -> Option<String> {
+        None
+    }
+
+    /// `source("id")`: a source configured in `hql.toml`.
+    fn configured_source(&self, id: &str) -> Result<SourceSpec> {
+        Err(no_configuration("source", id))
+    }
+
+    /// `write("id")`: a target configured in `hql.toml`.
+    fn configured_target(&self, id: &str) -> Result<TargetSpec> {
+        Err(no_configuration("target", id))
+    }
+
     /// The text of a program file (for `import`).
     fn read_source(&self, path: &str) -> std::io::Result<String> {
         let mut text = String::new();
         self.open_file(path)?.read_to_string(&mut text)?;
         Ok(text)
     }
+}
+
+/// A configured source or target asked of a host without a configuration.
+pub fn no_configuration(what: &str, id: &str) -> RuntimeError {
+    RuntimeError::new(
+        "hql::config",
+        format!("no {what} `{id}` is configured: no hql.toml was found"),
+    )
+    .with_help(format!(
+        "add `[{what}s.{id}]` with a `file = \"…\"` to an hql.toml in the program's folder or above"
+    ))
 }
 
 /// Where a value was read from: `{source, line}` (language.md §4.9).
@@ -81,18 +123,35 @@ pub struct Stream {
     plan: Option<Plan>,
 }
 
-/// The shapes of stream that `count()` and `report()` may split across
-/// threads: their results do not depend on the order records are seen in.
+/// What a stream is, where the stages after it can use that: a source, or
+/// a source validated against a contract. `count()` and `report()` may
+/// split a validated JSON Lines file across threads, and `validate` reads
+/// a source together with it.
 #[derive(Clone)]
 pub enum Plan {
-    /// `source(file(path), Json)`
-    JsonFile { path: String },
+    /// `source(…)`
+    Source(Rc<SourceSpec>),
     /// `… | validate(T)`, and with `oks` `… | validate(T) | oks()`.
     Validated {
-        path: String,
+        source: Rc<SourceSpec>,
         contract: Rc<Contract>,
         oks: bool,
     },
+}
+
+impl Plan {
+    /// The contract of the records a stream yields, when it is known: the
+    /// valid records of `validate(T) | oks()`.
+    pub fn shape(&self) -> Option<&Rc<Contract>> {
+        match self {
+            Plan::Validated {
+                contract,
+                oks: true,
+                ..
+            } => Some(contract),
+            _ => None,
+        }
+    }
 }
 
 impl Stream {
@@ -235,6 +294,11 @@ pub fn interrupt() {
     INTERRUPTED.store(true, Ordering::Relaxed);
 }
 
+/// Is an interrupt pending?
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::Relaxed)
+}
+
 /// Forget an earlier interrupt (before each REPL entry).
 pub fn clear_interrupt() {
     INTERRUPTED.store(false, Ordering::Relaxed);
@@ -272,7 +336,14 @@ pub struct Interp {
     depth: Cell<usize>,
     /// How to run a pipeline on other threads, when it may.
     parallel: RefCell<Option<Parallel>>,
+    /// The codec of each format.
+    codecs: Codecs,
+    /// Targets written so far in this run, committed when it ends.
+    pending: RefCell<Vec<Box<dyn PendingFile>>>,
 }
+
+/// The codec of each format, handed to the evaluator by the session.
+pub type Codecs = fn(Format) -> &'static dyn Codec;
 
 /// What another thread needs to rebuild this session's declarations and
 /// read files: the declarations and `let`s so far, and a host factory.
@@ -288,14 +359,48 @@ pub struct Parallel {
 const MAX_CALL_DEPTH: usize = 800;
 
 impl Interp {
-    pub fn new(host: Rc<dyn Host>) -> Rc<Interp> {
+    pub fn new(host: Rc<dyn Host>, codecs: Codecs) -> Rc<Interp> {
         Rc::new(Interp {
             globals: RefCell::new(Vec::new()),
             host,
             stdin_taken: Cell::new(false),
             depth: Cell::new(0),
             parallel: RefCell::new(None),
+            codecs,
+            pending: RefCell::new(Vec::new()),
         })
+    }
+
+    pub fn codec(&self, format: Format) -> &'static dyn Codec {
+        (self.codecs)(format)
+    }
+
+    /// Keep a written target until the run ends.
+    pub fn hold(&self, file: Box<dyn PendingFile>) {
+        self.pending.borrow_mut().push(file);
+    }
+
+    /// The run ended: every target written replaces its file, in the order
+    /// they were written (a later write of the same file wins).
+    pub fn commit_targets(&self) -> Result<()> {
+        let pending = std::mem::take(&mut *self.pending.borrow_mut());
+        let mut first_error = None;
+        for file in pending {
+            if let Err(e) = file.commit() {
+                first_error.get_or_insert(RuntimeError::new(
+                    "hql::io",
+                    format!("cannot commit a target: {e}"),
+                ));
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// The run stopped: no target changes, and no temporary is left.
+    pub fn abandon_targets(&self) {
+        for file in std::mem::take(&mut *self.pending.borrow_mut()) {
+            file.abandon();
+        }
     }
 
     /// Make room for a program's globals and store its functions.
@@ -570,6 +675,7 @@ impl Interp {
 
     fn call_builtin(self: &Rc<Self>, b: Builtin, args: Vec<Value>) -> Result<Value> {
         let (min, max) = b.arity();
+        let max = max + b.named_params().len();
         if args.len() < min || args.len() > max {
             let expected = if min == max {
                 format!("{min}")

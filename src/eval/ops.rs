@@ -91,6 +91,7 @@ pub fn equal(a: &Value, b: &Value) -> bool {
         (Value::Ok(x), Value::Ok(y)) => equal(&x.value, &y.value),
         (Value::Err(x), Value::Err(y)) => equal(x, y),
         (Value::Type(x), Value::Type(y)) => std::rc::Rc::ptr_eq(x, y),
+        (Value::Format(x), Value::Format(y)) => x == y,
         (Value::Func(x), Value::Func(y)) => std::rc::Rc::ptr_eq(x, y),
         _ if a.is_number() && b.is_number() => compare_numbers(a, b) == Some(Ordering::Equal),
         _ => false,

@@ -10,9 +10,11 @@ use std::rc::Rc;
 use rustc_hash::{FxHashMap, FxHashSet};
 use smallvec::smallvec;
 
+use super::io::{DecodedRecords, PendingFile, Place, RecordWriter, SourceSpec, TargetSpec};
 use super::ops::{self, sort_order};
 use super::{Interp, Item, Items, Origin, Plan, Result, RuntimeError, Stream};
 use crate::builtins::Builtin;
+use crate::contract::Contract;
 use crate::json::{to_json, JsonSource};
 use crate::scan::LineCheck;
 use crate::validate::{self, failure_rules, Uniques};
@@ -39,6 +41,19 @@ pub fn call_stage(interp: &Rc<Interp>, b: Builtin, args: &[Value]) -> Result<Opt
         Builtin::Take => take_skip(input, &arg, true)?,
         Builtin::Skip => take_skip(input, &arg, false)?,
         Builtin::Distinct => distinct(input),
+        Builtin::Write => write(
+            interp,
+            input,
+            arg,
+            args.get(2).cloned().unwrap_or(Value::Null),
+        )?,
+        Builtin::Route => route(
+            interp,
+            input,
+            arg,
+            args.get(2).cloned().unwrap_or(Value::Null),
+        )?,
+        Builtin::Param | Builtin::Env => setting(interp, b, &input, args.get(1))?,
         Builtin::Report
         | Builtin::Count
         | Builtin::Sum
@@ -80,11 +95,11 @@ fn with_plan(v: Value, plan: Option<Plan>) -> Value {
 fn oks_plan(input: &Value) -> Option<Plan> {
     match plan_of(input)? {
         Plan::Validated {
-            path,
+            source,
             contract,
             oks: false,
         } => Some(Plan::Validated {
-            path,
+            source,
             contract,
             oks: true,
         }),
@@ -198,37 +213,217 @@ fn lazy(input: Value, wrap: impl Fn(Items) -> Items + 'static) -> Value {
 // ------------------------------------------------------------------- sources
 
 fn source(interp: &Rc<Interp>, desc: Value, format: Value) -> Result<Value> {
-    if !matches!(format.as_str(), Some("Json")) {
-        return Err(
-            RuntimeError::new("hql::format", "this source format is not supported")
-                .with_help("read JSON with `source(file(path), Json)`"),
-        );
-    }
-    let (name, path) = match &desc {
-        Value::Record(r) if r.contains_key("stdin") => ("<stdin>".to_string(), None),
-        Value::Record(r) => match r.get("file").and_then(Value::as_str) {
-            Some(p) => (p.to_string(), Some(p.to_string())),
-            None => return Err(not_a_source(&desc)),
-        },
-        _ => return Err(not_a_source(&desc)),
-    };
-    let plan = path.clone().map(|path| Plan::JsonFile { path });
+    let spec = Rc::new(source_spec(interp, &desc, &format)?);
+    let plan = Plan::Source(spec.clone());
     let interp = interp.clone();
-    let name: Rc<str> = name.into();
+    Ok(Value::Stream(Rc::new(
+        Stream::new(move || Ok(decoded_items(interp.open_source(&spec, None)?)))
+            .with_plan(Some(plan)),
+    )))
+}
+
+/// What `source(desc, format)` reads: a file or standard input in a
+/// format, or a source configured by id.
+fn source_spec(interp: &Interp, desc: &Value, format: &Value) -> Result<SourceSpec> {
+    if let Some(id) = desc.as_str() {
+        if !matches!(format, Value::Null) {
+            return Err(RuntimeError::new(
+                "hql::source",
+                format!("source `{id}` is configured: its format is set in hql.toml"),
+            )
+            .with_help(format!("write `source({id:?})`")));
+        }
+        return interp.host.configured_source(id);
+    }
+    let (name, place) = match desc {
+        Value::Record(r) if r.contains_key("stdin") => ("<stdin>".to_string(), Place::Stdin),
+        Value::Record(r) => match r.get("file").and_then(Value::as_str) {
+            Some(p) => (p.to_string(), Place::File(p.to_string())),
+            None => return Err(not_a_source(desc)),
+        },
+        _ => return Err(not_a_source(desc)),
+    };
+    let format = match format {
+        Value::Format(f) => *f,
+        Value::Null => {
+            return Err(RuntimeError::new(
+                "hql::format",
+                format!("`source` of {name} needs a format"),
+            )
+            .with_help("add the format: `, Json` or `, Csv`"))
+        }
+        other => {
+            return Err(RuntimeError::new(
+                "hql::format",
+                format!("`{}` is not a format", crate::print::to_hql(other)),
+            )
+            .with_help("the formats are `Json` and `Csv`"))
+        }
+    };
+    Ok(SourceSpec::new(&name, place, format))
+}
+
+impl Interp {
+    /// The records of a source, read by its format's codec; with a
+    /// `shape`, text cells convert to the contract's types.
+    pub fn open_source(
+        &self,
+        spec: &SourceSpec,
+        shape: Option<&Rc<Contract>>,
+    ) -> Result<DecodedRecords> {
+        let reader = match &spec.place {
+            Place::File(p) => self.host.open_file(p).map_err(|e| cannot_read(p, &e))?,
+            Place::Stdin => self.take_stdin()?,
+        };
+        Ok(self.codec(spec.format).read(reader, spec, shape))
+    }
+}
+
+/// A source's records as stream items.
+fn decoded_items(records: DecodedRecords) -> Items {
+    Box::new(records.map(|d| {
+        d.map(|d| Item {
+            value: d.value,
+            origin: Some(d.origin),
+        })
+    }))
+}
+
+/// A source file that could not be opened.
+pub fn cannot_read(path: &str, e: &std::io::Error) -> RuntimeError {
+    RuntimeError::new("hql::io", format!("cannot read {path}: {e}"))
+        .with_help("paths are relative to the directory `hql` runs in")
+}
+
+fn not_a_source(v: &Value) -> RuntimeError {
+    RuntimeError::new(
+        "hql::source",
+        format!("cannot read from {}", crate::print::to_hql(v)),
+    )
+    .with_help(
+        "write `source(file(\"path.jsonl\"), Json)`, `source(stdin(), Json)` or `source(\"id\")`",
+    )
+}
+
+// ---------------------------------------------------------------- validation
+
+fn validate_stage(interp: &Rc<Interp>, input: Value, ty: Value) -> Result<Value> {
+    let Value::Type(contract) = ty else {
+        return Err(
+            RuntimeError::new("hql::type", "`validate` takes a type name")
+                .with_help("write `validate(T)`"),
+        );
+    };
+    if !matches!(input, Value::Stream(_) | Value::List(_)) {
+        return validate::validate_value(interp, &contract, input, None, None);
+    }
+    let source = match plan_of(&input) {
+        Some(Plan::Source(source)) => Some(source),
+        _ => None,
+    };
+    let plan = source.clone().map(|source| Plan::Validated {
+        source,
+        contract: contract.clone(),
+        oks: false,
+    });
+    let interp = interp.clone();
     Ok(Value::Stream(Rc::new(
         Stream::new(move || {
-            let reader = match &path {
-                Some(p) => interp.host.open_file(p).map_err(|e| cannot_read(p, &e))?,
-                None => interp.take_stdin()?,
+            let upstream = match &source {
+                Some(source) => read_source_for(&interp, source, &contract)?,
+                None => Upstream::Items(items(&input)?),
             };
-            Ok(json_items(JsonSource::new(reader), name.clone()))
+            Ok(validated(&interp, &contract, upstream))
         })
         .with_plan(plan),
     )))
 }
 
-/// The records of a JSON source as stream items, each with its origin; one
-/// that does not decode becomes an `err` of kind `decode`.
+/// What `validate` reads: records of a source read together with it, or
+/// any other stream's items.
+enum Upstream {
+    /// A JSON file read by the line check: its valid records come already
+    /// validated (a decoded line is never an `ok`).
+    Checked(Items),
+    /// A source whose format converts by the contract: failure records
+    /// show each record as received.
+    Converted(DecodedRecords),
+    Items(Items),
+}
+
+fn read_source_for(
+    interp: &Rc<Interp>,
+    source: &SourceSpec,
+    contract: &Rc<Contract>,
+) -> Result<Upstream> {
+    // A contract that fills defaults changes records, so the check could
+    // not build them: the line is decoded then.
+    let check = LineCheck::new(contract).filter(LineCheck::keeps_records);
+    if let (Some(path), Some(check)) = (crate::counting::json_file(source), check) {
+        return Ok(Upstream::Checked(read_validated(interp, &path, check)?));
+    }
+    if interp.codec(source.format).reads_by_shape() {
+        return Ok(Upstream::Converted(
+            interp.open_source(source, Some(contract))?,
+        ));
+    }
+    Ok(Upstream::Items(decoded_items(
+        interp.open_source(source, None)?,
+    )))
+}
+
+fn validated(interp: &Rc<Interp>, contract: &Rc<Contract>, upstream: Upstream) -> Items {
+    let interp = interp.clone();
+    let contract = contract.clone();
+    let mut uniques = Uniques::default();
+    let mut check = move |value: Value, origin: Option<Origin>| -> Result<Item> {
+        let value = validate::validate_value(
+            &interp,
+            &contract,
+            value,
+            origin.as_ref(),
+            Some(&mut uniques),
+        )?;
+        Ok(Item { value, origin })
+    };
+    match upstream {
+        Upstream::Checked(items) => Box::new(items.map(move |item| {
+            let item = item?;
+            if matches!(item.value, Value::Ok(_)) {
+                return Ok(item);
+            }
+            check(item.value, item.origin)
+        })),
+        Upstream::Converted(records) => Box::new(records.map(move |d| {
+            let d = d?;
+            let mut item = check(d.value, Some(d.origin))?;
+            if let (Value::Err(failure), Some(received)) = (&item.value, d.received) {
+                item.value = Value::err(validate::with_input(failure, received));
+            }
+            Ok(item)
+        })),
+        Upstream::Items(items) => Box::new(items.map(move |item| {
+            let item = item?;
+            check(item.value, item.origin)
+        })),
+    }
+}
+
+/// `source(file(path), Json) | validate(T)` read as one: each JSON line
+/// goes through `check`, which builds `ok` of a valid record as it reads
+/// it; any other line is decoded as `source` decodes it, for `validate`.
+fn read_validated(interp: &Rc<Interp>, path: &str, mut check: LineCheck) -> Result<Items> {
+    let reader = interp
+        .host
+        .open_file(path)
+        .map_err(|e| cannot_read(path, &e))?;
+    let hook_interp = interp.clone();
+    let source = JsonSource::new(reader)
+        .with_line_reader(Box::new(move |line| check.validated(&hook_interp, line)));
+    Ok(json_items(source, path.into()))
+}
+
+/// The records of a JSON source read with the line check, as stream items.
 fn json_items(source: JsonSource<Box<dyn std::io::BufRead>>, name: Rc<str>) -> Items {
     Box::new(source.map(move |d| {
         super::check_interrupt()?;
@@ -247,90 +442,176 @@ fn json_items(source: JsonSource<Box<dyn std::io::BufRead>>, name: Rc<str>) -> I
     }))
 }
 
-/// A source file that could not be opened.
-pub fn cannot_read(path: &str, e: &std::io::Error) -> RuntimeError {
-    RuntimeError::new("hql::io", format!("cannot read {path}: {e}"))
-        .with_help("paths are relative to the directory `hql` runs in")
-}
+// ------------------------------------------------------------------- writing
 
-fn not_a_source(v: &Value) -> RuntimeError {
-    RuntimeError::new(
-        "hql::source",
-        format!("cannot read from {}", crate::print::to_hql(v)),
-    )
-    .with_help("write `source(file(\"path.jsonl\"), Json)` or `source(stdin(), Json)`")
-}
-
-// ---------------------------------------------------------------- validation
-
-fn validate_stage(interp: &Rc<Interp>, input: Value, ty: Value) -> Result<Value> {
-    let Value::Type(contract) = ty else {
-        return Err(
-            RuntimeError::new("hql::type", "`validate` takes a type name")
-                .with_help("write `validate(T)`"),
-        );
-    };
-    if !matches!(input, Value::Stream(_) | Value::List(_)) {
-        return validate::validate_value(interp, &contract, input, None, None);
+/// `write(target)` / `write(file(path), Format)`: the number of records written.
+fn write(interp: &Rc<Interp>, input: Value, target: Value, format: Value) -> Result<Value> {
+    let spec = target_spec(interp, &target, &format)?;
+    let shape = plan_of(&input).and_then(|p| p.shape().cloned());
+    let mut sink = Sink::open(interp, spec, shape.as_ref())?;
+    for item in items(&input)? {
+        let item = item?;
+        if matches!(item.value, Value::Ok(_) | Value::Err(_)) {
+            return Err(write_of_results().from_record(&item.origin));
+        }
+        sink.put(&item.value)
+            .map_err(|e| e.from_record(&item.origin))?;
     }
-    let path = match plan_of(&input) {
-        Some(Plan::JsonFile { path }) => Some(path),
+    Ok(Value::Int(sink.close(interp)?))
+}
+
+fn write_of_results() -> RuntimeError {
+    RuntimeError::new("hql::write_results", "`write` takes values, not results")
+        .with_help("keep the valid records with `oks()`, stop at the first failure with `unwrap()`, or send both to files with `route(ok: …, err: …)`")
+}
+
+/// `route(ok: target, err: target)`: oks to one, failure records to the
+/// other, in one pass; `{ok: n, err: m}`.
+fn route(interp: &Rc<Interp>, input: Value, ok: Value, err: Value) -> Result<Value> {
+    let shape = plan_of(&input).and_then(|p| match p {
+        Plan::Validated { contract, .. } => Some(contract),
+        _ => None,
+    });
+    let ok_spec = target_spec(interp, &ok, &Value::Null)?;
+    let err_spec = target_spec(interp, &err, &Value::Null)?;
+    if !interp.codec(err_spec.format).keeps_nesting() {
+        return Err(RuntimeError::new(
+            "hql::route",
+            format!("the `err` target {} is not JSON", err_spec.name),
+        )
+        .with_help("failure records are nested: send them to a `.jsonl` or `.json` file"));
+    }
+    let mut oks = Sink::open(interp, ok_spec, shape.as_ref())?;
+    let mut errs = Sink::open(interp, err_spec, None)?;
+    for item in items(&input)? {
+        let item = item?;
+        let written = match &item.value {
+            Value::Ok(ok) => oks.put(&ok.value),
+            Value::Err(failure) => errs.put(failure),
+            other => oks.put(other),
+        };
+        written.map_err(|e| e.from_record(&item.origin))?;
+    }
+    let mut counts = Record::default();
+    counts.insert("ok".into(), Value::Int(oks.close(interp)?));
+    counts.insert("err".into(), Value::Int(errs.close(interp)?));
+    Ok(Value::record(counts))
+}
+
+/// Where `write` or `route` sends records: a file (its format given or
+/// from its extension) or a target configured by id.
+fn target_spec(interp: &Interp, target: &Value, format: &Value) -> Result<TargetSpec> {
+    if let Some(id) = target.as_str() {
+        return interp.host.configured_target(id);
+    }
+    let path = match target {
+        Value::Record(r) => r.get("file").and_then(Value::as_str),
         _ => None,
     };
-    let plan = path.clone().map(|path| Plan::Validated {
-        path,
-        contract: contract.clone(),
-        oks: false,
-    });
-    let interp = interp.clone();
-    Ok(Value::Stream(Rc::new(
-        Stream::new(move || {
-            // A contract that fills defaults changes records, so the check
-            // could not build them: the line is decoded then.
-            let check = LineCheck::new(&contract).filter(LineCheck::keeps_records);
-            let (upstream, fused) = match (&path, check) {
-                (Some(path), Some(check)) => (read_validated(&interp, path, check)?, true),
-                _ => (items(&input)?, false),
-            };
-            let interp = interp.clone();
-            let contract = contract.clone();
-            let mut uniques = Uniques::default();
-            Ok(Box::new(upstream.map(move |item| {
-                let item = item?;
-                // Records the line check built are validated already (a
-                // decoded line is never an `ok`).
-                if fused && matches!(item.value, Value::Ok(_)) {
-                    return Ok(item);
-                }
-                let value = validate::validate_value(
-                    &interp,
-                    &contract,
-                    item.value,
-                    item.origin.as_ref(),
-                    Some(&mut uniques),
-                )?;
-                Ok(Item {
-                    value,
-                    origin: item.origin,
-                })
-            })) as Items)
-        })
-        .with_plan(plan),
-    )))
+    let Some(path) = path else {
+        return Err(RuntimeError::new(
+            "hql::target",
+            format!("cannot write to {}", crate::print::to_hql(target)),
+        )
+        .with_help(
+            "write to `file(\"path.jsonl\")` or to a target configured in hql.toml by its id",
+        ));
+    };
+    let format = match format {
+        Value::Format(f) => Some(*f),
+        _ => None,
+    };
+    TargetSpec::file(path, format).ok_or_else(|| {
+        RuntimeError::new(
+            "hql::format",
+            format!("cannot tell the format of {path} from its extension"),
+        )
+        .with_help(format!("name it: `write(file({path:?}), Json)` (or `Csv`)"))
+    })
 }
 
-/// `source(file(path), Json) | validate(T)` read as one: each JSON line
-/// goes through `check`, which builds `ok` of a valid record as it reads
-/// it; any other line is decoded as `source` decodes it, for `validate`.
-fn read_validated(interp: &Rc<Interp>, path: &str, mut check: LineCheck) -> Result<Items> {
-    let reader = interp
-        .host
-        .open_file(path)
-        .map_err(|e| cannot_read(path, &e))?;
-    let hook_interp = interp.clone();
-    let source = JsonSource::new(reader)
-        .with_line_reader(Box::new(move |line| check.validated(&hook_interp, line)));
-    Ok(json_items(source, path.into()))
+/// A target being written. Dropped before `close`, it is abandoned.
+struct Sink {
+    file: Option<Box<dyn PendingFile>>,
+    writer: Box<dyn RecordWriter>,
+    written: i64,
+}
+
+impl Sink {
+    fn open(interp: &Interp, spec: TargetSpec, shape: Option<&Rc<Contract>>) -> Result<Sink> {
+        let file = interp.host.create_file(&spec.path).map_err(|e| {
+            RuntimeError::new("hql::io", format!("cannot write {}: {e}", spec.path))
+                .with_help("the target's folder must exist and be writable")
+        })?;
+        Ok(Sink {
+            file: Some(file),
+            writer: interp.codec(spec.format).writer(&spec, shape),
+            written: 0,
+        })
+    }
+
+    fn put(&mut self, record: &Value) -> Result<()> {
+        let Some(file) = self.file.as_mut() else {
+            return Ok(());
+        };
+        self.writer.write(file, &force(record.clone())?)?;
+        self.written += 1;
+        Ok(())
+    }
+
+    /// Finish the output and hand it to the run, which commits it when it ends.
+    fn close(mut self, interp: &Interp) -> Result<i64> {
+        if let Some(mut file) = self.file.take() {
+            if let Err(e) = self.writer.finish(&mut file).and_then(|()| {
+                file.flush().map_err(|e| {
+                    RuntimeError::new("hql::io", format!("cannot write the target: {e}"))
+                })
+            }) {
+                file.abandon();
+                return Err(e);
+            }
+            interp.hold(file);
+        }
+        Ok(self.written)
+    }
+}
+
+impl Drop for Sink {
+    fn drop(&mut self) {
+        if let Some(file) = self.file.take() {
+            file.abandon();
+        }
+    }
+}
+
+// ---------------------------------------------------------------- parameters
+
+/// `param("name")`, `env("VAR")`: the host's value, else the fallback, else
+/// an error naming what is missing.
+fn setting(interp: &Interp, b: Builtin, name: &Value, fallback: Option<&Value>) -> Result<Value> {
+    let Some(key) = name.as_str() else {
+        return Err(super::funcs::expected(b.name(), "a String", name));
+    };
+    let found = match b {
+        Builtin::Param => interp.host.param(key),
+        _ => interp.host.env(key),
+    };
+    match (found, fallback) {
+        (Some(v), _) => Ok(Value::str(v)),
+        (None, Some(v)) => Ok(v.clone()),
+        (None, None) if b == Builtin::Param => Err(RuntimeError::new(
+            "hql::param",
+            format!("parameter `{key}` is not set"),
+        )
+        .with_help(format!(
+            "pass `--set {key}=VALUE`, or give a fallback: `param({key:?}, \"…\")`"
+        ))),
+        (None, None) => Err(RuntimeError::new(
+            "hql::env",
+            format!("environment variable `{key}` is not set"),
+        )
+        .with_help(format!("set it, or give a fallback: `env({key:?}, \"…\")`"))),
+    }
 }
 
 fn filter_map(input: Value, f: fn(Item) -> Option<Item>) -> Result<Value> {

@@ -1,0 +1,506 @@
+//! CSV sources and targets (language.md §6.1; tooling.md, "Sources,
+//! targets and the schema boundary").
+//!
+//! Reading: a header row names the columns (or, with `header = false`, the
+//! contract's fields in order); each later row is one record of text cells,
+//! an empty cell absent. Read for `validate(T)`, a cell converts to its
+//! field's declared scalar type when its text parses as that type, and the
+//! record as received keeps the text. A ragged row or one that is not UTF-8
+//! is an `err` of kind `decode` with its line, and reading goes on.
+//!
+//! Writing: the header is the contract's fields when they are known, then
+//! the first record's other fields; nested values are JSON text in a cell.
+
+use std::io::{BufRead, Write};
+use std::rc::Rc;
+
+use super::write_error;
+use crate::contract::{Contract, FieldSpec, Shape, TypeSpec};
+use crate::eval::io::{
+    Boundary, Codec, Column, CsvOptions, Decoded, DecodedRecords, Physical, RecordWriter,
+    SourceSpec, TargetSpec,
+};
+use crate::eval::{check_interrupt, Origin, Result, RuntimeError};
+use crate::json::{write_json, Decoder};
+use crate::print::write_hql;
+use crate::validate::undecodable;
+use crate::value::{Key, Record, Value};
+
+pub struct Csv;
+
+pub static CSV: Csv = Csv;
+
+const BOM: &str = "\u{feff}";
+
+impl Codec for Csv {
+    fn read(
+        &self,
+        input: Box<dyn BufRead>,
+        spec: &SourceSpec,
+        shape: Option<&Rc<Contract>>,
+    ) -> DecodedRecords {
+        let options = spec.boundary.csv;
+        let reader = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .delimiter(options.delimiter)
+            .quote(options.quote)
+            .from_reader(input);
+        Box::new(Rows {
+            reader,
+            row: csv::ByteRecord::new(),
+            columns: None,
+            spec: spec.clone(),
+            shape: shape.cloned(),
+            decoder: Decoder::new(),
+            finished: false,
+        })
+    }
+
+    fn reads_by_shape(&self) -> bool {
+        true
+    }
+
+    fn keeps_nesting(&self) -> bool {
+        false
+    }
+
+    fn writer(&self, spec: &TargetSpec, shape: Option<&Rc<Contract>>) -> Box<dyn RecordWriter> {
+        let encoded = Encoded::default();
+        let declared = shape
+            .and_then(|c| c.record())
+            .map(|r| r.fields.iter().map(|f| f.name.clone()).collect())
+            .unwrap_or_default();
+        Box::new(CsvWriter {
+            target: spec.name.clone(),
+            boundary: spec.boundary.clone(),
+            declared,
+            header: None,
+            row: Vec::new(),
+            bytes: csv::WriterBuilder::new()
+                .delimiter(spec.boundary.csv.delimiter)
+                .quote(spec.boundary.csv.quote)
+                .from_writer(encoded.clone()),
+            encoded,
+        })
+    }
+}
+
+// ------------------------------------------------------------------ reading
+
+/// The rows of a CSV source, as records.
+struct Rows {
+    reader: csv::Reader<Box<dyn BufRead>>,
+    row: csv::ByteRecord,
+    /// What each column holds, once the header is read.
+    columns: Option<Vec<ColumnPlan>>,
+    spec: SourceSpec,
+    shape: Option<Rc<Contract>>,
+    decoder: Decoder,
+    finished: bool,
+}
+
+/// One column: the field it fills, and how its cells convert.
+struct ColumnPlan {
+    field: Key,
+    boundary: Option<Column>,
+    /// The field's position in the contract, when it declares the field.
+    declared: Option<usize>,
+}
+
+impl Iterator for Rows {
+    type Item = Result<Decoded>;
+
+    fn next(&mut self) -> Option<Result<Decoded>> {
+        while !self.finished {
+            if let Err(e) = check_interrupt() {
+                return Some(Err(e));
+            }
+            match self.reader.read_byte_record(&mut self.row) {
+                Ok(true) => {}
+                Ok(false) => self.finished = true,
+                Err(e) => {
+                    self.finished = true;
+                    let line = e.position().map_or(0, |p| p.line());
+                    return Some(Ok(self.failure(line, format!("cannot read: {e}"))));
+                }
+            }
+            if self.finished {
+                break;
+            }
+            let line = self.row.position().map_or(0, |p| p.line());
+            if self.columns.is_none() {
+                if let Some(failure) = self.read_header(line) {
+                    return Some(Ok(failure));
+                }
+                if self.spec.boundary.csv.header {
+                    continue;
+                }
+            }
+            return Some(Ok(self.record(line)));
+        }
+        None
+    }
+}
+
+/// The fields a contract declares (none for a refinement or no contract).
+fn fields_of(shape: Option<&Contract>) -> &[FieldSpec] {
+    match shape.map(|c| &c.shape) {
+        Some(Shape::Record { record, .. }) => &record.fields,
+        _ => &[],
+    }
+}
+
+impl Rows {
+    fn fields(&self) -> &[FieldSpec] {
+        fields_of(self.shape.as_deref())
+    }
+
+    /// Name the columns from the header row (or, without one, from the
+    /// contract's fields); a header that is not UTF-8 is a failure.
+    fn read_header(&mut self, line: u64) -> Option<Decoded> {
+        let options: CsvOptions = self.spec.boundary.csv;
+        let mut names: Vec<String> = Vec::new();
+        let mut failure = None;
+        if options.header {
+            for (i, cell) in self.row.iter().enumerate() {
+                let text = match std::str::from_utf8(cell) {
+                    Ok(t) => t.to_string(),
+                    Err(_) => {
+                        failure = Some(self.failure(line, "the header is not valid UTF-8".into()));
+                        String::from_utf8_lossy(cell).into_owned()
+                    }
+                };
+                let text = if i == 0 {
+                    text.strip_prefix(BOM).unwrap_or(&text).to_string()
+                } else {
+                    text
+                };
+                names.push(text);
+            }
+        } else {
+            names = self.fields().iter().map(|f| f.name.to_string()).collect();
+            let (declared, cells) = (names.len(), self.row.len());
+            names.extend((declared + 1..=cells).map(|i| format!("column_{i}")));
+        }
+        let columns = names.iter().map(|n| self.plan_column(n)).collect();
+        self.columns = Some(columns);
+        failure
+    }
+
+    fn plan_column(&self, external: &str) -> ColumnPlan {
+        let (field, column) = self.spec.boundary.field_of(external);
+        ColumnPlan {
+            field: field.into(),
+            boundary: column.cloned(),
+            declared: self.fields().iter().position(|f| &*f.name == field),
+        }
+    }
+
+    /// The record of the current row; with a contract, its cells
+    /// converted and the text kept as received.
+    fn record(&mut self, line: u64) -> Decoded {
+        let columns = self.columns.take().unwrap_or_default();
+        let decoded = self.convert_row(&columns, line);
+        self.columns = Some(columns);
+        decoded
+    }
+
+    fn convert_row(&mut self, columns: &[ColumnPlan], line: u64) -> Decoded {
+        if self.row.len() != columns.len() {
+            let message = format!(
+                "line {line} has {} cells where the header has {}",
+                self.row.len(),
+                columns.len()
+            );
+            return self.failure(line, message);
+        }
+        let mut typed = Record::default();
+        let mut text = Record::default();
+        for (cell, column) in self.row.iter().zip(columns) {
+            let Ok(cell) = std::str::from_utf8(cell) else {
+                let message = format!("line {line} is not valid UTF-8 (column {})", column.field);
+                return self.failure(line, message);
+            };
+            if !cell.is_empty() && self.shape.is_some() {
+                text.insert(column.field.clone(), Value::str(cell));
+            }
+            let ty = column
+                .declared
+                .map(|i| &fields_of(self.shape.as_deref())[i].ty);
+            if let Some(v) = cell_value(cell, column, ty, &mut self.decoder) {
+                typed.insert(column.field.clone(), v);
+            }
+        }
+        Decoded {
+            value: Value::record(typed),
+            received: self.shape.as_ref().map(|_| Value::record(text)),
+            origin: self.origin(line),
+        }
+    }
+
+    fn origin(&self, line: u64) -> Origin {
+        Origin {
+            source: self.spec.name.clone(),
+            line,
+        }
+    }
+
+    /// The `decode` failure of the current row, its cells as the input.
+    fn failure(&self, line: u64, message: String) -> Decoded {
+        let delimiter = char::from(self.spec.boundary.csv.delimiter).to_string();
+        let raw = self
+            .row
+            .iter()
+            .map(String::from_utf8_lossy)
+            .collect::<Vec<_>>()
+            .join(&delimiter);
+        let origin = self.origin(line);
+        Decoded {
+            value: undecodable(&origin, raw, message),
+            received: None,
+            origin,
+        }
+    }
+}
+
+/// A cell's value: absent when empty (null where the column is nullable
+/// or the field admits `Null`), else its text converted by the boundary's
+/// physical type, then by the field's declared type where it parses.
+fn cell_value(
+    cell: &str,
+    column: &ColumnPlan,
+    ty: Option<&TypeSpec>,
+    decoder: &mut Decoder,
+) -> Option<Value> {
+    let nullable = column.boundary.as_ref().is_some_and(|c| c.nullable);
+    if cell.is_empty() {
+        let null = nullable || ty.is_some_and(TypeSpec::admits_null);
+        return null.then_some(Value::Null);
+    }
+    if let Some(physical) = column.boundary.as_ref().and_then(|c| c.physical) {
+        if let Some(v) = physical_value(cell, physical) {
+            return Some(v);
+        }
+    }
+    Some(
+        ty.and_then(|t| convert(cell, t, decoder))
+            .unwrap_or_else(|| Value::str(cell)),
+    )
+}
+
+fn physical_value(cell: &str, physical: Physical) -> Option<Value> {
+    match physical {
+        Physical::String => Some(Value::str(cell)),
+        Physical::Int => int(cell),
+        Physical::Float => float(cell),
+        Physical::Bool => boolean(cell),
+    }
+}
+
+/// The value of a text cell as type `ty`, when the text parses as it
+/// (language.md §6.1); `None` leaves the text, for `validate` to judge.
+pub fn convert(cell: &str, ty: &TypeSpec, decoder: &mut Decoder) -> Option<Value> {
+    match ty {
+        TypeSpec::Any | TypeSpec::String | TypeSpec::Null => None,
+        TypeSpec::Int => int(cell),
+        TypeSpec::Float => float(cell),
+        TypeSpec::Bool => boolean(cell),
+        TypeSpec::Literal(v) => match v {
+            Value::Int(_) => int(cell),
+            Value::Float(_) => float(cell),
+            Value::Bool(_) => boolean(cell),
+            _ => None,
+        },
+        TypeSpec::Union(members) => members.iter().find_map(|m| {
+            // A text member takes the cell as it is.
+            if matches!(m, TypeSpec::String | TypeSpec::Any)
+                || matches!(m, TypeSpec::Literal(Value::Str(_)))
+            {
+                return Some(Value::str(cell));
+            }
+            convert(cell, m, decoder)
+        }),
+        TypeSpec::Named(c) => match c.get().map(|c| &c.shape) {
+            Some(Shape::Refined { base, .. }) => convert(cell, base, decoder),
+            Some(Shape::Record { .. }) => decoder.decode(cell.as_bytes()).ok(),
+            None => None,
+        },
+        TypeSpec::List(_) | TypeSpec::Map(_) | TypeSpec::Record(_) => {
+            decoder.decode(cell.as_bytes()).ok()
+        }
+    }
+}
+
+/// An optional sign and digits: an Int (beyond i64, kept as text).
+fn int(cell: &str) -> Option<Value> {
+    let digits = cell.strip_prefix(['-', '+']).unwrap_or(cell);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    match cell.parse::<i64>() {
+        Ok(n) => Some(Value::Int(n)),
+        Err(_) => Some(Value::from_number_text(
+            cell.strip_prefix('+').unwrap_or(cell),
+        )),
+    }
+}
+
+/// A decimal or exponent number: a Float (`"7"` is `7.0`). Words Rust's
+/// parser would take (`inf`, `NaN`) are not numbers here.
+fn float(cell: &str) -> Option<Value> {
+    let body = cell.strip_prefix(['-', '+']).unwrap_or(cell);
+    let (mantissa, exponent) = match body.find(['e', 'E']) {
+        Some(i) => (&body[..i], Some(&body[i + 1..])),
+        None => (body, None),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    let exponent_ok = exponent.is_none_or(|e| {
+        let e = e.strip_prefix(['-', '+']).unwrap_or(e);
+        !e.is_empty() && digits(e)
+    });
+    let ok = !(whole.is_empty() && fraction.is_empty())
+        && digits(whole)
+        && digits(fraction)
+        && exponent_ok;
+    let f: f64 = cell.parse().ok().filter(|_| ok)?;
+    f.is_finite().then_some(Value::Float(f))
+}
+
+fn boolean(cell: &str) -> Option<Value> {
+    match cell {
+        "true" => Some(Value::Bool(true)),
+        "false" => Some(Value::Bool(false)),
+        _ => None,
+    }
+}
+
+// ------------------------------------------------------------------ writing
+
+struct CsvWriter {
+    target: String,
+    boundary: Boundary,
+    /// The contract's fields, when the records' contract is known.
+    declared: Vec<Key>,
+    /// The columns, fixed by the first record.
+    header: Option<Vec<Key>>,
+    row: Vec<String>,
+    /// Rows are encoded into `encoded`, then moved to the output.
+    bytes: csv::Writer<Encoded>,
+    encoded: Encoded,
+}
+
+/// The bytes the CSV writer encodes, shared with the writer that moves
+/// them to the target.
+#[derive(Clone, Default)]
+struct Encoded(Rc<std::cell::RefCell<Vec<u8>>>);
+
+impl Write for Encoded {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl RecordWriter for CsvWriter {
+    fn write(&mut self, out: &mut dyn Write, record: &Value) -> Result<()> {
+        let Value::Record(r) = record else {
+            return Err(RuntimeError::new(
+                "hql::type",
+                format!(
+                    "a CSV target takes records, found {}",
+                    record.kind_article()
+                ),
+            )
+            .with_help("`map` each value to a record first"));
+        };
+        if self.header.is_none() {
+            let mut header = self.declared.clone();
+            let extra: Vec<Key> = r.keys().filter(|k| !header.contains(k)).cloned().collect();
+            header.extend(extra);
+            self.emit_header(&header)?;
+            self.header = Some(header);
+        }
+        let header = self.header.as_deref().unwrap_or_default();
+        if let Some(extra) = r.keys().find(|k| !header.contains(k)) {
+            return Err(self.outside_header(extra, header));
+        }
+        self.row.clear();
+        for column in header {
+            self.row.push(cell_text(r.get(column)));
+        }
+        let row = std::mem::take(&mut self.row);
+        let written = self.emit(out, &row);
+        self.row = row;
+        written
+    }
+
+    fn finish(&mut self, out: &mut dyn Write) -> Result<()> {
+        if self.header.is_none() && !self.declared.is_empty() {
+            let header = self.declared.clone();
+            self.emit_header(&header)?;
+        }
+        self.flush(out)
+    }
+}
+
+impl CsvWriter {
+    fn emit_header(&mut self, header: &[Key]) -> Result<()> {
+        let names: Vec<String> = header
+            .iter()
+            .map(|f| self.boundary.external_of(f).to_string())
+            .collect();
+        self.bytes.write_record(&names).map_err(csv_error)
+    }
+
+    fn emit(&mut self, out: &mut dyn Write, row: &[String]) -> Result<()> {
+        self.bytes.write_record(row).map_err(csv_error)?;
+        self.flush(out)
+    }
+
+    fn flush(&mut self, out: &mut dyn Write) -> Result<()> {
+        self.bytes.flush().map_err(write_error)?;
+        let mut buffer = self.encoded.0.borrow_mut();
+        out.write_all(&buffer).map_err(write_error)?;
+        buffer.clear();
+        Ok(())
+    }
+
+    fn outside_header(&self, field: &str, header: &[Key]) -> RuntimeError {
+        let columns: Vec<&str> = header.iter().map(|k| &**k).collect();
+        RuntimeError::new(
+            "hql::csv_header",
+            format!(
+                "field `{field}` is not a column of {}: its header is {}",
+                self.target,
+                columns.join(", ")
+            ),
+        )
+        .with_help(
+            "a CSV header is fixed by the contract and the first record; declare the field, or `map` the records to one shape",
+        )
+    }
+}
+
+/// A value as the text of a cell: nested values as JSON.
+fn cell_text(v: Option<&Value>) -> String {
+    let mut text = String::new();
+    match v {
+        None | Some(Value::Null | Value::Absent) => {}
+        Some(Value::Str(s)) => text.push_str(s),
+        Some(v @ (Value::List(_) | Value::Record(_) | Value::Ok(_) | Value::Err(_))) => {
+            write_json(&mut text, v)
+        }
+        Some(v) => write_hql(&mut text, v),
+    }
+    text
+}
+
+fn csv_error(e: csv::Error) -> RuntimeError {
+    RuntimeError::new("hql::io", format!("cannot write the target: {e}"))
+}

@@ -1,0 +1,103 @@
+//! JSON sources (JSON Lines or one array, language.md §6) and targets
+//! (JSON Lines, or one array for a `.json` file).
+//!
+//! Reading is `crate::json::JsonSource`'s; this module gives its records
+//! their origins and the schema boundary's names, and writes records back
+//! as compact JSON.
+
+use std::io::{BufRead, Write};
+use std::rc::Rc;
+
+use super::write_error;
+use crate::contract::Contract;
+use crate::eval::io::{
+    Boundary, Codec, Decoded, DecodedRecords, RecordWriter, SourceSpec, TargetSpec,
+};
+use crate::eval::{check_interrupt, Origin, Result};
+use crate::json::{write_json, JsonSource};
+use crate::validate::decode_failure;
+use crate::value::{Record, Value};
+
+pub struct Json;
+
+pub static JSON: Json = Json;
+
+impl Codec for Json {
+    fn read(
+        &self,
+        input: Box<dyn BufRead>,
+        spec: &SourceSpec,
+        _shape: Option<&Rc<Contract>>,
+    ) -> DecodedRecords {
+        let name = spec.name.clone();
+        let boundary = spec.boundary.clone();
+        Box::new(JsonSource::new(input).map(move |d| {
+            check_interrupt()?;
+            let origin = Origin {
+                source: name.clone(),
+                line: d.line,
+            };
+            let value = match d.result {
+                Ok(v) => renamed(v, &boundary),
+                Err(f) => decode_failure(&origin, f.raw, f.message),
+            };
+            Ok(Decoded {
+                value,
+                received: None,
+                origin,
+            })
+        }))
+    }
+
+    fn writer(&self, spec: &TargetSpec, _shape: Option<&Rc<Contract>>) -> Box<dyn RecordWriter> {
+        Box::new(JsonWriter {
+            array: spec.array,
+            written: 0,
+            line: String::new(),
+        })
+    }
+}
+
+/// A record's keys under the program's names, where the boundary renames
+/// columns.
+fn renamed(v: Value, boundary: &Boundary) -> Value {
+    match v {
+        Value::Record(r) if !boundary.columns.is_empty() => Value::record(
+            r.iter()
+                .map(|(k, v)| (boundary.field_of(k).0.into(), v.clone()))
+                .collect::<Record>(),
+        ),
+        v => v,
+    }
+}
+
+struct JsonWriter {
+    array: bool,
+    written: u64,
+    line: String,
+}
+
+impl RecordWriter for JsonWriter {
+    fn write(&mut self, out: &mut dyn Write, record: &Value) -> Result<()> {
+        self.line.clear();
+        if self.array {
+            self.line
+                .push_str(if self.written == 0 { "[\n" } else { ",\n" });
+        }
+        write_json(&mut self.line, record);
+        if !self.array {
+            self.line.push('\n');
+        }
+        self.written += 1;
+        out.write_all(self.line.as_bytes()).map_err(write_error)
+    }
+
+    fn finish(&mut self, out: &mut dyn Write) -> Result<()> {
+        let end = match (self.array, self.written) {
+            (false, _) => "",
+            (true, 0) => "[]\n",
+            (true, _) => "\n]\n",
+        };
+        out.write_all(end.as_bytes()).map_err(write_error)
+    }
+}

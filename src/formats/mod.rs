@@ -1,0 +1,28 @@
+//! The formats of sources and targets, one module each, each one
+//! [`Codec`]: `codec(Format) -> &'static dyn Codec`.
+//!
+//! A codec frames and decodes bytes into records with their origins, and
+//! encodes records into bytes; where the bytes come from and go to — files,
+//! standard input, the temporaries of atomic writes — is the host's
+//! business. The session hands [`codec`] to the evaluator, which names no
+//! format itself.
+
+mod csv;
+mod json;
+
+use crate::builtins::Format;
+use crate::eval::io::Codec;
+use crate::eval::RuntimeError;
+
+/// The codec of a format.
+pub fn codec(format: Format) -> &'static dyn Codec {
+    match format {
+        Format::Json => &json::JSON,
+        Format::Csv => &csv::CSV,
+    }
+}
+
+/// A target that could not take more bytes (a full disk, say).
+fn write_error(e: std::io::Error) -> RuntimeError {
+    RuntimeError::new("hql::io", format!("cannot write the target: {e}"))
+}
