@@ -167,3 +167,79 @@ pub fn squash(s: &str) -> String {
 pub fn lines(s: &str) -> Vec<&str> {
     s.lines().collect()
 }
+
+/// A folder of real files for one test, removed when the test ends.
+pub struct Scratch {
+    pub path: std::path::PathBuf,
+}
+
+impl Scratch {
+    pub fn new(name: &str) -> Scratch {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static N: AtomicU32 = AtomicU32::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let path =
+            std::env::temp_dir().join(format!("hql-{name}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).expect("scratch folder");
+        Scratch { path }
+    }
+
+    pub fn write(&self, name: &str, text: impl AsRef<[u8]>) -> std::path::PathBuf {
+        let path = self.path.join(name);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).expect("scratch subfolder");
+        }
+        std::fs::write(&path, text).expect("scratch file");
+        path
+    }
+
+    pub fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.path.join(name))
+            .unwrap_or_else(|e| panic!("cannot read {name}: {e}"))
+    }
+
+    pub fn exists(&self, name: &str) -> bool {
+        self.path.join(name).exists()
+    }
+
+    /// The names of the files in the folder, sorted (temporaries included).
+    pub fn files(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(&self.path)
+            .expect("scratch folder")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// `hql ARGS…` run in the folder.
+    pub fn hql(&self, args: &[&str]) -> Run {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_hql"))
+            .args(args)
+            .current_dir(&self.path)
+            .env("HQL_PROGRESS", "0")
+            .output()
+            .expect("hql runs");
+        Run {
+            out: String::from_utf8_lossy(&out.stdout).into_owned(),
+            err: String::from_utf8_lossy(&out.stderr).into_owned(),
+            status: out.status.code().unwrap_or(-1),
+        }
+    }
+
+    /// `hql run PROGRAM ARGS…`, the program written to `main.hql` first.
+    pub fn run(&self, program: &str, args: &[&str]) -> Run {
+        self.write("main.hql", program);
+        let mut all = vec!["run", "main.hql"];
+        all.extend_from_slice(args);
+        self.hql(&all)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
