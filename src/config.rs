@@ -8,8 +8,8 @@
 //!
 //! The keys are walked by hand over a `toml::Table` rather than through
 //! serde, so that an unknown key is reported with its whole path and a
-//! "did you mean". `toml::Table` keeps keys sorted, so ids and columns come
-//! in alphabetical order, not the file's. Nothing here opens a data file:
+//! "did you mean". Ids and columns keep the file's order (the `toml` crate's
+//! `preserve_order`). Nothing here opens a data file:
 //! that is the runtime's, which reports a missing one as `hql::io`.
 
 use std::fmt;
@@ -20,6 +20,7 @@ use toml::{Table, Value};
 
 use crate::builtins::Format;
 use crate::check::closest;
+pub use crate::eval::io::{Column, CsvOptions, Physical};
 
 /// The file name looked up from a program's folder upward.
 pub const FILE_NAME: &str = "hql.toml";
@@ -108,38 +109,6 @@ impl Place {
         match self {
             Place::File { format, .. } => Some(*format),
             Place::Sqlite { .. } => None,
-        }
-    }
-}
-
-/// One entry of `columns`: an HQL field and the external column it reads.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Column {
-    /// The name the program uses.
-    pub field: String,
-    /// The name in the file or table (the field's own name when not renamed).
-    pub external: String,
-    /// Converts the cell before the field's declared HQL type applies.
-    pub physical: Option<PhysicalType>,
-    /// An empty cell is `null` rather than absent.
-    pub nullable: bool,
-}
-
-/// `csv = { delimiter, quote, header }`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CsvOptions {
-    pub delimiter: u8,
-    pub quote: u8,
-    /// Without a header row, columns take the contract's field order.
-    pub header: bool,
-}
-
-impl Default for CsvOptions {
-    fn default() -> Self {
-        CsvOptions {
-            delimiter: b',',
-            quote: b'"',
-            header: true,
         }
     }
 }
@@ -245,16 +214,14 @@ config_enum! {
     }
 }
 
-config_enum! {
-    /// `columns.F.type`: the conversion applied to a cell before the field's
-    /// declared HQL type.
-    PhysicalType {
-        String = "string",
-        Int = "int",
-        Float = "float",
-        Bool = "bool",
-    }
-}
+/// `columns.F.type`'s spellings: the conversion applied to a cell before
+/// the field's declared HQL type.
+const PHYSICAL: &[(&str, Physical)] = &[
+    ("string", Physical::String),
+    ("int", Physical::Int),
+    ("float", Physical::Float),
+    ("bool", Physical::Bool),
+];
 
 /// `format`'s spellings: lower case, like every other value in the file
 /// (`Format::lookup` takes the language's `Json`/`Csv`).
@@ -771,7 +738,7 @@ fn parse_column(columns: &Node, field: &str, value: &Value) -> Result<Column, Co
             if let Some(name) = node.string("name")? {
                 column.external = name.to_string();
             }
-            column.physical = node.choice("type", PhysicalType::CHOICES)?;
+            column.physical = node.choice("type", PHYSICAL)?;
             column.nullable = node.flag("nullable")?.unwrap_or(false);
             Ok(column)
         }
@@ -965,7 +932,7 @@ schema = { on_drift = "evolve", allow_type_widening = false, on_incompatible = "
         );
         let amount = orders.columns.iter().find(|c| c.field == "amount").unwrap();
         assert_eq!(amount.external, "Amount");
-        assert_eq!(amount.physical, Some(PhysicalType::Float));
+        assert_eq!(amount.physical, Some(Physical::Float));
         assert!(amount.nullable);
         let id = orders
             .columns
@@ -1042,7 +1009,7 @@ schema = { on_drift = "evolve", allow_type_widening = false, on_incompatible = "
             parse("[sources.s]\nfile = \"s.csv\"\ncolumns = { n = { type = \"int\" } }").unwrap();
         let column = &config.source("s").unwrap().columns[0];
         assert_eq!(column.external, "n");
-        assert_eq!(column.physical, Some(PhysicalType::Int));
+        assert_eq!(column.physical, Some(Physical::Int));
     }
 
     #[test]

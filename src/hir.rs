@@ -123,3 +123,40 @@ pub enum Expr {
         span: Span,
     },
 }
+
+impl Expr {
+    /// Visit this expression and every expression inside it, lambda bodies
+    /// included.
+    pub fn walk(&self, visit: &mut dyn FnMut(&Expr)) {
+        visit(self);
+        match self {
+            Expr::Const(_) | Expr::Local { .. } | Expr::Global(..) | Expr::Type(_) => {}
+            Expr::List(items) => items.iter().for_each(|e| e.walk(visit)),
+            Expr::Record(fields) | Expr::Construct { fields, .. } => {
+                fields.iter().for_each(|(_, e)| e.walk(visit))
+            }
+            Expr::Field { target, .. } => target.walk(visit),
+            Expr::Index { target, index, .. } => {
+                target.walk(visit);
+                index.walk(visit);
+            }
+            Expr::Soft(x) | Expr::Presence(x) | Expr::Not(x, _) | Expr::Neg(x, _) => x.walk(visit),
+            Expr::Matches { subject, .. } => subject.walk(visit),
+            Expr::Call { func, args, .. } => {
+                func.walk(visit);
+                args.iter().for_each(|e| e.walk(visit));
+            }
+            Expr::Builtin { args, .. } => args.iter().for_each(|e| e.walk(visit)),
+            Expr::Logic(_, a, b, _) | Expr::Binary(_, a, b, _) => {
+                a.walk(visit);
+                b.walk(visit);
+            }
+            Expr::Lambda(lambda) => lambda.body.walk(visit),
+            Expr::If(c, a, b, _) => {
+                c.walk(visit);
+                a.walk(visit);
+                b.walk(visit);
+            }
+        }
+    }
+}

@@ -12,12 +12,17 @@ use std::io::{self, BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::eval::{Host, PendingFile};
+use std::sync::Arc;
+
+use crate::config::{self, Config, ConfigError};
+use crate::eval::io::{Boundary, Column, CsvOptions};
+use crate::eval::{Host, PendingFile, Place, Result, RuntimeError, SourceSpec, TargetSpec};
 
 /// Files and standard input of the machine `hql` runs on.
 #[derive(Default, Clone)]
 pub struct FsHost {
     params: HashMap<String, String>,
+    config: Option<Arc<Config>>,
 }
 
 impl FsHost {
@@ -29,6 +34,16 @@ impl FsHost {
     pub fn with_params(mut self, params: HashMap<String, String>) -> FsHost {
         self.params = params;
         self
+    }
+
+    /// The `hql.toml` that configures sources and targets by id.
+    pub fn with_config(mut self, config: Option<Config>) -> FsHost {
+        self.config = config.map(Arc::new);
+        self
+    }
+
+    pub fn config(&self) -> Option<&Config> {
+        self.config.as_deref()
     }
 }
 
@@ -62,6 +77,35 @@ impl Host for FsHost {
 
     fn env(&self, name: &str) -> Option<String> {
         std::env::var(name).ok()
+    }
+
+    fn configured_source(&self, id: &str) -> Result<SourceSpec> {
+        let Some(config) = &self.config else {
+            return Err(crate::eval::no_configuration("source", id));
+        };
+        let source = config.source(id).map_err(config_error)?;
+        let (path, format) = file_place(&source.place, "source", id)?;
+        Ok(SourceSpec {
+            name: id.into(),
+            place: Place::File(path),
+            format,
+            boundary: boundary(&source.columns, &source.csv),
+        })
+    }
+
+    fn configured_target(&self, id: &str) -> Result<TargetSpec> {
+        let Some(config) = &self.config else {
+            return Err(crate::eval::no_configuration("target", id));
+        };
+        let target = config.target(id).map_err(config_error)?;
+        let (path, format) = file_place(&target.place, "target", id)?;
+        Ok(TargetSpec {
+            name: id.to_string(),
+            array: format.writes_array(&path),
+            path,
+            format,
+            boundary: boundary(&[], &target.csv),
+        })
     }
 }
 
@@ -164,5 +208,43 @@ fn remove_stale(dir: &Path, prefix: &str) {
         if pid.is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists()) {
             let _ = std::fs::remove_file(entry.path());
         }
+    }
+}
+
+/// A configuration error met while running: `hql::config`.
+pub fn config_error(e: ConfigError) -> RuntimeError {
+    let error = RuntimeError::new(
+        "hql::config",
+        e.to_string().lines().next().unwrap_or("").to_string(),
+    );
+    match e.help {
+        Some(help) => error.with_help(help),
+        None => error,
+    }
+}
+
+/// The path and format of a file place; a SQLite place cannot be read yet.
+fn file_place(
+    place: &config::Place,
+    what: &str,
+    id: &str,
+) -> Result<(String, crate::builtins::Format)> {
+    match place {
+        config::Place::File { path, format, .. } => {
+            Ok((path.to_string_lossy().into_owned(), *format))
+        }
+        config::Place::Sqlite { .. } => Err(RuntimeError::new(
+            "hql::config",
+            format!("{what} `{id}` is a SQLite database, which this version of hql cannot open"),
+        )
+        .with_help("configure a JSON or CSV file for it")),
+    }
+}
+
+/// The schema boundary of a configured source or target.
+fn boundary(columns: &[Column], csv: &CsvOptions) -> Boundary {
+    Boundary {
+        columns: columns.to_vec(),
+        csv: *csv,
     }
 }

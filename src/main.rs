@@ -114,7 +114,13 @@ fn main() -> ExitCode {
                 };
                 let threads = threads
                     .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-                let host = FsHost::new().with_params(set.into_iter().collect::<HashMap<_, _>>());
+                let config = match find_config(&file) {
+                    Ok(config) => config,
+                    Err(e) => return ExitCode::from(usage_error(&e) as u8),
+                };
+                let host = FsHost::new()
+                    .with_params(set.into_iter().collect::<HashMap<_, _>>())
+                    .with_config(config);
                 let worker_host = host.clone();
                 let hosts: hql::session::HostFactory =
                     std::sync::Arc::new(move || Rc::new(worker_host.clone()) as Rc<dyn Host>);
@@ -205,6 +211,16 @@ fn repl() -> i32 {
     };
     // Entries come from standard input, so sources read files only.
     hql::repl::run_piped(input, Rc::new(FsHost::new()), &mut sinks)
+}
+
+/// The `hql.toml` of a program: looked up from its folder upward (from the
+/// current folder for a program read from standard input).
+fn find_config(program: &str) -> Result<Option<hql::config::Config>, String> {
+    let start = match std::path::Path::new(program).parent() {
+        Some(dir) if program != "-" && !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    hql::config::Config::find(&start).map_err(|e| e.to_string())
 }
 
 /// `--set NAME=VALUE`.

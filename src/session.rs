@@ -11,6 +11,7 @@ use std::path::{Component, Path, PathBuf};
 use std::rc::Rc;
 
 use crate::ast::{Expr, ExprKind, Lit, Module, Span, Stmt};
+use crate::builtins::Builtin;
 use crate::check::{check_program, Checked};
 use crate::contract::Contract;
 use crate::diagnostic::{render, Diag};
@@ -290,11 +291,18 @@ impl Session {
             Ok(p) => p,
             Err(status) => return status,
         };
+        let first = checked.program.stmts.len() - runs;
+        let unknown = self.unknown_ids(&checked.program.stmts[first..]);
+        if !unknown.is_empty() {
+            for e in &unknown {
+                sinks.diag(&self.map, &Diag::from(e));
+            }
+            return EXIT_STATIC;
+        }
         self.history = self.history_without_redefined(&entry);
         self.names = checked.program.names.clone();
         self.types = checked.types.clone();
         self.interp.load(&checked.program);
-        let first = checked.program.stmts.len() - runs;
         let mut status = EXIT_OK;
         let mut ran = 0;
         let mut stopped = false;
@@ -323,6 +331,47 @@ impl Session {
         self.remember(entry, ran);
         let _ = sinks.out.flush();
         status
+    }
+
+    /// Sources and targets named by id (`source("orders")`, `write("clean")`,
+    /// `route(ok: "a", err: "b")`) that no `hql.toml` configures: static
+    /// errors, found before anything runs.
+    fn unknown_ids(&self, stmts: &[crate::hir::Stmt]) -> Vec<RuntimeError> {
+        use crate::hir::{Expr as HExpr, Stmt as HStmt};
+        let mut errors = Vec::new();
+        let mut visit = |e: &HExpr| {
+            let HExpr::Builtin {
+                builtin,
+                args,
+                span,
+            } = e
+            else {
+                return;
+            };
+            let ids = match builtin {
+                Builtin::Source => args.get(..1),
+                Builtin::Write => args.get(1..2),
+                Builtin::Route => args.get(1..3),
+                _ => None,
+            };
+            for arg in ids.unwrap_or_default() {
+                let HExpr::Const(Value::Str(id)) = arg else {
+                    continue;
+                };
+                let known = match builtin {
+                    Builtin::Source => self.host.configured_source(id).err(),
+                    _ => self.host.configured_target(id).err(),
+                };
+                errors.extend(known.map(|e| e.at(span)));
+            }
+        };
+        for stmt in stmts {
+            match stmt {
+                HStmt::Let { value, .. } | HStmt::Expr(value) => value.walk(&mut visit),
+                HStmt::Check(c) => c.cond.walk(&mut visit),
+            }
+        }
+        errors
     }
 
     /// Keep the entry's declarations, and the `let`s that ran.

@@ -178,8 +178,7 @@ impl Scratch {
         use std::sync::atomic::{AtomicU32, Ordering};
         static N: AtomicU32 = AtomicU32::new(0);
         let n = N.fetch_add(1, Ordering::Relaxed);
-        let path =
-            std::env::temp_dir().join(format!("hql-{name}-{}-{n}", std::process::id()));
+        let path = std::env::temp_dir().join(format!("hql-{name}-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&path);
         std::fs::create_dir_all(&path).expect("scratch folder");
         Scratch { path }

@@ -10,8 +10,8 @@ is an optional sign and digits, a Float cell when it is a decimal or exponent
 number; a cell that does not convert is a type error. pandas' own inference
 would read "12.0" as an integer column's 12, so the columns are read as text
 and converted with those rules: a cell that does not convert becomes a null,
-which the schema refuses in a required column. Rows with more cells than the
-header are skipped by the reader (they do not decode)."""
+which the schema refuses in a required column. Rows with another number of
+cells than the header are skipped by the reader (they do not decode)."""
 
 import sys
 
