@@ -32,3 +32,4 @@ pub mod source;
 pub mod typeflow;
 pub mod validate;
 pub mod value;
+pub mod vet;

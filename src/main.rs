@@ -49,6 +49,31 @@ enum Command {
         #[arg(long)]
         update: bool,
     },
+    /// Validate data files against a contract, without a program: a report per file.
+    Vet {
+        /// The file declaring the contract.
+        contracts: String,
+        /// Data files (format from the extension: .jsonl, .json, .csv; `-` for
+        /// standard input as JSON) or configured source ids.
+        #[arg(required = true)]
+        data: Vec<String>,
+        /// The type to validate against (default: the only record type the
+        /// contracts file declares).
+        #[arg(long = "type", value_name = "T")]
+        ty: Option<String>,
+        /// Print up to N failure records under each file's report.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        errors: usize,
+        /// Write every failure record to PATH (JSON Lines, atomically).
+        #[arg(long, value_name = "PATH")]
+        dead_letters: Option<String>,
+        /// `hql` prints reports in HQL's form; `json`, one object a line.
+        #[arg(long, value_enum, default_value_t = Format::Hql)]
+        format: Format,
+        /// Threads for the reports (default: every core).
+        #[arg(long)]
+        threads: Option<usize>,
+    },
     /// Check programs without running them: every diagnostic, nothing run.
     Check {
         /// The programs to check.
@@ -112,8 +137,6 @@ fn main() -> ExitCode {
                     Format::Hql => OutputFormat::Hql,
                     Format::Json => OutputFormat::Json,
                 };
-                let threads = threads
-                    .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
                 let config = match find_config(&file) {
                     Ok(config) => config,
                     Err(e) => return ExitCode::from(usage_error(&e) as u8),
@@ -121,20 +144,45 @@ fn main() -> ExitCode {
                 let host = FsHost::new()
                     .with_params(set.into_iter().collect::<HashMap<_, _>>())
                     .with_config(config);
-                let worker_host = host.clone();
-                let hosts: hql::session::HostFactory =
-                    std::sync::Arc::new(move || Rc::new(worker_host.clone()) as Rc<dyn Host>);
+                let hosts = host_factory(host.clone());
                 stop_on_signals();
                 run_source_with(
                     &Source { name, text: &text },
                     Rc::new(host),
-                    Some((threads.max(1), hosts)),
+                    Some((thread_count(threads), hosts)),
                     format,
                     &mut sinks,
                 )
             }
             Err(e) => usage_error(&e),
         },
+        Command::Vet {
+            contracts,
+            data,
+            ty,
+            errors,
+            dead_letters,
+            format,
+            threads,
+        } => {
+            let config = match find_config(&contracts) {
+                Ok(config) => config,
+                Err(e) => return ExitCode::from(usage_error(&e) as u8),
+            };
+            let host = FsHost::new().with_config(config);
+            let job = hql::vet::VetJob {
+                contracts,
+                data,
+                ty,
+                errors,
+                dead_letters,
+                json: matches!(format, Format::Json),
+            };
+            stop_on_signals();
+            let mut session = hql::session::Session::new(Rc::new(host.clone()));
+            session.set_threads(thread_count(threads), host_factory(host));
+            hql::vet::vet(&job, session, &mut sinks)
+        }
         Command::Check { files } => files.iter().fold(EXIT_OK, |status, file| {
             let one = match read_program(file) {
                 Ok(text) => check_source(
@@ -221,6 +269,18 @@ fn find_config(program: &str) -> Result<Option<hql::config::Config>, String> {
         _ => std::path::PathBuf::from("."),
     };
     hql::config::Config::find(&start).map_err(|e| e.to_string())
+}
+
+/// Threads for the counting path: as asked, else every core.
+fn thread_count(asked: Option<usize>) -> usize {
+    asked
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1)
+}
+
+/// Hosts for worker threads, each a copy of `host`.
+fn host_factory(host: FsHost) -> hql::session::HostFactory {
+    std::sync::Arc::new(move || Rc::new(host.clone()) as Rc<dyn Host>)
 }
 
 /// `--set NAME=VALUE`.
