@@ -74,7 +74,7 @@ pub fn vet(job: &VetJob, mut session: Session, sinks: &mut Sinks) -> i32 {
     };
     let mut status = EXIT_OK;
     for (data, source) in job.data.iter().zip(&sources) {
-        match vet_one(&mut session, job, &source, &ty, dead.as_mut(), sinks) {
+        match vet_one(&mut session, job, source, &ty, dead.as_mut(), sinks) {
             Ok(vetted) => {
                 let failed = report_count(&vetted.report, "err") > 0;
                 print_file(job, data, &vetted, sinks);
