@@ -19,9 +19,11 @@
 
 use std::io::BufRead;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::builtins::{Builtin, Format};
 use crate::contract::Contract;
+use crate::eval::meter::Meter;
 use crate::eval::{
     cannot_read, Host, Interp, Origin, Parallel, Plan, Result, RuntimeError, SourceSpec, Tally,
 };
@@ -61,12 +63,13 @@ pub fn try_consume(interp: &Rc<Interp>, b: Builtin, plan: Option<Plan>) -> Resul
     if !json_lines(host, &path) {
         return Ok(None);
     }
+    interp.meter().start_source(Some(len));
     let split = interp
         .parallel()
         .filter(|p| p.threads > 1 && len >= MIN_SPLIT_BYTES);
     let tally = match split {
         Some(parallel) => run(interp, &contract, &parallel, &path, len, b)?,
-        None => tally_range(interp, &contract, &path, (0, len), b)?,
+        None => tally_range(interp, &contract, &path, (0, len), b, interp.meter())?,
     };
     Ok(Some(match b {
         Builtin::Count => Value::Int(tally.ok),
@@ -103,6 +106,7 @@ fn tally_range(
     path: &str,
     (start, end): (u64, u64),
     consumer: Builtin,
+    meter: &Arc<Meter>,
 ) -> Result<Tally> {
     // Start one byte early and drop through the first newline: a range
     // owns the lines that start inside it.
@@ -122,7 +126,9 @@ fn tally_range(
             source: path.into(),
             line: 0,
         },
+        meter: meter.clone(),
     };
+
     // Lines are taken from the reader's buffer where they lie in it; one
     // that straddles two reads is gathered in `carry`.
     let mut carry = Vec::new();
@@ -149,6 +155,7 @@ fn tally_range(
             let n = buf.len();
             reader.consume(n);
             pos += n as u64;
+            meter.read_bytes(n as u64);
             continue;
         };
         if owned {
@@ -163,6 +170,7 @@ fn tally_range(
         owned = true;
         reader.consume(i + 1);
         pos += i as u64 + 1;
+        meter.read_bytes(i as u64 + 1);
         line_start = pos;
     }
     Ok(counter.tally)
@@ -177,11 +185,22 @@ struct Counter<'a> {
     consumer: Builtin,
     tally: Tally,
     origin: Origin,
+    meter: Arc<Meter>,
 }
 
 impl Counter<'_> {
-    /// Count the line starting at byte `at` (its newline left off).
+    /// Count the line starting at byte `at` (its newline left off), and
+    /// show it on the meter.
     fn line(&mut self, line: &[u8], at: u64) -> Result<()> {
+        let (total, ok, err) = (self.tally.total, self.tally.ok, self.tally.err);
+        let counted = self.count_line(line, at);
+        self.meter.read_records((self.tally.total - total) as u64);
+        self.meter
+            .judged((self.tally.ok - ok) as u64, (self.tally.err - err) as u64);
+        counted
+    }
+
+    fn count_line(&mut self, line: &[u8], at: u64) -> Result<()> {
         let text = line.strip_suffix(b"\r").unwrap_or(line);
         // As `source` reads it: a byte-order mark may open the file only.
         let text = match at {
@@ -281,6 +300,7 @@ fn run(
                     path: path.to_string(),
                     range,
                     consumer,
+                    meter: interp.meter().clone(),
                 };
                 scope.spawn(move || job.tally())
             })
@@ -292,6 +312,7 @@ fn run(
             path,
             bounds.first().copied().unwrap_or((0, len)),
             consumer,
+            interp.meter(),
         )?;
         for handle in handles {
             let tally = handle
@@ -320,6 +341,7 @@ struct Job {
     path: String,
     range: (u64, u64),
     consumer: Builtin,
+    meter: Arc<Meter>,
 }
 
 impl Job {
@@ -347,6 +369,7 @@ impl Job {
             &self.path,
             self.range,
             self.consumer,
+            &self.meter,
         )?)
     }
 }

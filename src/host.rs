@@ -63,8 +63,13 @@ impl Host for FsHost {
         Ok(Box::new(BufReader::with_capacity(1 << 16, file)))
     }
 
+    /// The length of a regular file: a FIFO or a device has none, so it is
+    /// read once, front to back, and never split or peeked at.
     fn file_len(&self, path: &str) -> Option<u64> {
-        std::fs::metadata(path).ok().map(|m| m.len())
+        std::fs::metadata(path)
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| m.len())
     }
 
     fn create_file(&self, path: &str) -> io::Result<Box<dyn PendingFile>> {

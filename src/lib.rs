@@ -24,6 +24,7 @@ pub mod notebook;
 pub mod parser;
 pub mod prelude;
 pub mod print;
+pub mod progress;
 pub mod repl;
 pub mod run;
 pub mod scan;

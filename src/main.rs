@@ -9,7 +9,12 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use hql::eval::Host;
 use hql::host::FsHost;
-use hql::run::{check_source, run_source_with, OutputFormat, Sinks, Source, EXIT_OK, EXIT_STATIC};
+use std::sync::Arc;
+
+use hql::eval::meter::Meter;
+use hql::progress::Progress;
+use hql::run::{check_source, print_value, OutputFormat, Sinks, Source, EXIT_OK, EXIT_STATIC};
+use hql::session::Session;
 
 /// HQL: declare what incoming data must look like and mean, check it, and
 /// route what breaks.
@@ -37,6 +42,9 @@ enum Command {
         /// A parameter the program reads with `param("NAME")` (repeatable).
         #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_setting)]
         set: Vec<(String, String)>,
+        /// No progress line on a terminal.
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// The interactive REPL (reads entries from standard input when it is not a terminal).
     Repl,
@@ -73,6 +81,9 @@ enum Command {
         /// Threads for the reports (default: every core).
         #[arg(long)]
         threads: Option<usize>,
+        /// No progress line on a terminal.
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// Check programs without running them: every diagnostic, nothing run.
     Check {
@@ -130,6 +141,7 @@ fn main() -> ExitCode {
             format,
             threads,
             set,
+            quiet,
         } => match read_program(&file) {
             Ok(text) => {
                 let name = if file == "-" { "<stdin>" } else { &file };
@@ -144,15 +156,15 @@ fn main() -> ExitCode {
                 let host = FsHost::new()
                     .with_params(set.into_iter().collect::<HashMap<_, _>>())
                     .with_config(config);
-                let hosts = host_factory(host.clone());
+                let mut session = Session::new(Rc::new(host.clone()));
+                session.set_threads(thread_count(threads), host_factory(host));
                 stop_on_signals();
-                run_source_with(
-                    &Source { name, text: &text },
-                    Rc::new(host),
-                    Some((thread_count(threads), hosts)),
-                    format,
-                    &mut sinks,
-                )
+                let meter = session.interp().meter().clone();
+                with_progress(meter, quiet, || {
+                    session.submit(name, &text, &mut sinks, &mut |v, sinks| {
+                        print_value(v, format, sinks.out)
+                    })
+                })
             }
             Err(e) => usage_error(&e),
         },
@@ -164,6 +176,7 @@ fn main() -> ExitCode {
             dead_letters,
             format,
             threads,
+            quiet,
         } => {
             let config = match find_config(&contracts) {
                 Ok(config) => config,
@@ -179,9 +192,10 @@ fn main() -> ExitCode {
                 json: matches!(format, Format::Json),
             };
             stop_on_signals();
-            let mut session = hql::session::Session::new(Rc::new(host.clone()));
+            let mut session = Session::new(Rc::new(host.clone()));
             session.set_threads(thread_count(threads), host_factory(host));
-            hql::vet::vet(&job, session, &mut sinks)
+            let meter = session.interp().meter().clone();
+            with_progress(meter, quiet, || hql::vet::vet(&job, session, &mut sinks))
         }
         Command::Check { files } => files.iter().fold(EXIT_OK, |status, file| {
             let one = match read_program(file) {
@@ -269,6 +283,16 @@ fn find_config(program: &str) -> Result<Option<hql::config::Config>, String> {
         _ => std::path::PathBuf::from("."),
     };
     hql::config::Config::find(&start).map_err(|e| e.to_string())
+}
+
+/// Run `job` with a progress line on a terminal (unless `quiet`).
+fn with_progress(meter: Arc<Meter>, quiet: bool, job: impl FnOnce() -> i32) -> i32 {
+    let progress = hql::progress::wanted(quiet).then(|| Progress::start(meter));
+    let status = job();
+    if let Some(p) = progress {
+        p.finish();
+    }
+    status
 }
 
 /// Threads for the counting path: as asked, else every core.

@@ -6,6 +6,7 @@
 
 mod funcs;
 pub mod io;
+pub mod meter;
 mod ops;
 mod stages;
 
@@ -340,6 +341,8 @@ pub struct Interp {
     codecs: Codecs,
     /// Targets written so far in this run, committed when it ends.
     pending: RefCell<Vec<Box<dyn PendingFile>>>,
+    /// What the run has read so far, for a progress line.
+    meter: std::sync::Arc<meter::Meter>,
 }
 
 /// The codec of each format, handed to the evaluator by the session.
@@ -368,7 +371,12 @@ impl Interp {
             parallel: RefCell::new(None),
             codecs,
             pending: RefCell::new(Vec::new()),
+            meter: Default::default(),
         })
+    }
+
+    pub fn meter(&self) -> &std::sync::Arc<meter::Meter> {
+        &self.meter
     }
 
     pub fn codec(&self, format: Format) -> &'static dyn Codec {

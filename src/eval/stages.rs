@@ -10,6 +10,7 @@ use std::rc::Rc;
 use rustc_hash::{FxHashMap, FxHashSet};
 use smallvec::smallvec;
 
+use super::meter::Metered;
 use super::io::{DecodedRecords, PendingFile, Place, RecordWriter, SourceSpec, TargetSpec};
 use super::ops::{self, sort_order};
 use super::{Interp, Item, Items, Origin, Plan, Result, RuntimeError, Stream};
@@ -275,7 +276,18 @@ impl Interp {
             Place::File(p) => self.host.open_file(p).map_err(|e| cannot_read(p, &e))?,
             Place::Stdin => self.take_stdin()?,
         };
-        Ok(self.codec(spec.format).read(reader, spec, shape))
+        let reader = self.metered(reader, spec.path());
+        let meter = self.meter.clone();
+        let records = self.codec(spec.format).read(reader, spec, shape);
+        Ok(Box::new(records.inspect(move |_| meter.read_records(1))))
+    }
+}
+
+impl Interp {
+    /// A source's reader, its bytes counted into the meter.
+    fn metered(&self, reader: Box<dyn std::io::BufRead>, path: Option<&str>) -> Box<dyn std::io::BufRead> {
+        self.meter.start_source(path.and_then(|p| self.host.file_len(p)));
+        Box::new(Metered::new(reader, self.meter.clone()))
     }
 }
 
@@ -376,6 +388,7 @@ fn validated(interp: &Rc<Interp>, contract: &Rc<Contract>, upstream: Upstream) -
     let interp = interp.clone();
     let contract = contract.clone();
     let mut uniques = Uniques::default();
+    let meter = interp.meter.clone();
     let mut check = move |value: Value, origin: Option<Origin>| -> Result<Item> {
         let value = validate::validate_value(
             &interp,
@@ -386,7 +399,13 @@ fn validated(interp: &Rc<Interp>, contract: &Rc<Contract>, upstream: Upstream) -
         )?;
         Ok(Item { value, origin })
     };
-    match upstream {
+    let judged = move |item: &Result<Item>| {
+        if let Ok(item) = item {
+            let ok = !matches!(item.value, Value::Err(_));
+            meter.judged(u64::from(ok), u64::from(!ok));
+        }
+    };
+    let items: Items = match upstream {
         Upstream::Checked(items) => Box::new(items.map(move |item| {
             let item = item?;
             if matches!(item.value, Value::Ok(_)) {
@@ -406,7 +425,8 @@ fn validated(interp: &Rc<Interp>, contract: &Rc<Contract>, upstream: Upstream) -
             let item = item?;
             check(item.value, item.origin)
         })),
-    }
+    };
+    Box::new(items.inspect(judged))
 }
 
 /// `source(file(path), Json) | validate(T)` read as one: each JSON line
@@ -417,10 +437,14 @@ fn read_validated(interp: &Rc<Interp>, path: &str, mut check: LineCheck) -> Resu
         .host
         .open_file(path)
         .map_err(|e| cannot_read(path, &e))?;
+    let reader = interp.metered(reader, Some(path));
+    let meter = interp.meter.clone();
     let hook_interp = interp.clone();
     let source = JsonSource::new(reader)
         .with_line_reader(Box::new(move |line| check.validated(&hook_interp, line)));
-    Ok(json_items(source, path.into()))
+    Ok(Box::new(
+        json_items(source, path.into()).inspect(move |_| meter.read_records(1)),
+    ))
 }
 
 /// The records of a JSON source read with the line check, as stream items.
