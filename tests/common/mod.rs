@@ -242,3 +242,65 @@ impl Drop for Scratch {
         let _ = std::fs::remove_dir_all(&self.path);
     }
 }
+
+/// What `hql` does with real processes: standard input, signals, temporaries.
+impl Scratch {
+    /// `hql ARGS…` run in the folder with `stdin` piped in.
+    pub fn hql_stdin(&self, args: &[&str], stdin: impl AsRef<[u8]>) -> Run {
+        use std::io::Write;
+        let mut child = self.spawn(args);
+        let mut input = child.stdin.take().expect("piped stdin");
+        let bytes = stdin.as_ref().to_vec();
+        // Fed from a thread, so that a large output cannot block the input;
+        // a program may stop reading early: a broken pipe is no failure here.
+        let feeder = std::thread::spawn(move || {
+            let _ = input.write_all(&bytes);
+        });
+        let out = child.wait_with_output().expect("hql runs");
+        feeder.join().expect("stdin fed");
+        Run {
+            out: String::from_utf8_lossy(&out.stdout).into_owned(),
+            err: String::from_utf8_lossy(&out.stderr).into_owned(),
+            status: out.status.code().unwrap_or(-1),
+        }
+    }
+
+    /// `hql ARGS…` started in the folder, its three streams piped.
+    pub fn spawn(&self, args: &[&str]) -> std::process::Child {
+        use std::process::Stdio;
+        std::process::Command::new(env!("CARGO_BIN_EXE_hql"))
+            .args(args)
+            .current_dir(&self.path)
+            .env("HQL_PROGRESS", "0")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("hql starts")
+    }
+
+    /// The bytes of a file.
+    pub fn bytes(&self, name: &str) -> Vec<u8> {
+        std::fs::read(self.path.join(name)).unwrap_or_else(|e| panic!("cannot read {name}: {e}"))
+    }
+
+    /// The temporaries of targets (`.NAME.hql-tmp-PID-N`) in the folder.
+    pub fn temporaries(&self) -> Vec<String> {
+        self.files()
+            .into_iter()
+            .filter(|f| f.contains(".hql-tmp-"))
+            .collect()
+    }
+
+    /// Wait up to `seconds` for `ready`; whether it became true.
+    pub fn wait_until(&self, seconds: u64, mut ready: impl FnMut(&Scratch) -> bool) -> bool {
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+        while std::time::Instant::now() < end {
+            if ready(self) {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        ready(self)
+    }
+}

@@ -1,0 +1,363 @@
+//! `hql.toml` on real folders (tooling.md "Sources, targets and the schema
+//! boundary"): configured sources and targets by id, the schema boundary
+//! (renamed columns, physical types, nullable columns, CSV options), the
+//! lookup from the program's folder upward, and its errors.
+
+mod common;
+use common::*;
+
+const TOML: &str = r#"[sources.orders]
+file = "data/orders.csv"
+columns = { order_id = "Order ID", amount = { name = "Amount", type = "float" }, note = { name = "Note", nullable = true } }
+csv = { delimiter = ";" }
+
+[targets.clean]
+file = "out/clean.jsonl"
+
+[targets.dead]
+file = "out/dead.jsonl"
+
+[targets.sheet]
+file = "out/sheet.txt"
+format = "csv"
+csv = { delimiter = ";" }
+"#;
+
+/// Line 1 header; `A2` has an amount that is no number.
+const ORDERS_CSV: &str = "Order ID;Amount;Note;qty\nA1;10;;2\nA2;x;hi;3\nA3;2.5;;\n";
+
+const ORDER: &str = "type Order : DataContract = { order_id: String, amount: Float, note?: String | Null, qty: Int }\n";
+
+/// A project folder `proj/` with the toml, its data and an `out/` folder.
+fn project(name: &str) -> Scratch {
+    let s = Scratch::new(name);
+    s.write("proj/hql.toml", TOML);
+    s.write("proj/data/orders.csv", ORDERS_CSV);
+    std::fs::create_dir_all(s.path.join("proj/out")).expect("out folder");
+    s
+}
+
+/// `hql run proj/progs/main.hql` from the scratch folder (not the
+/// toml's): the toml is found from the program's folder upward.
+fn run_in_project(s: &Scratch, program: &str) -> Run {
+    s.write("proj/progs/main.hql", program);
+    s.hql(&["run", "proj/progs/main.hql"])
+}
+
+#[track_caller]
+fn ok(r: &Run) -> &str {
+    assert_eq!(
+        r.status, 0,
+        "expected status 0\nstdout:\n{}\nstderr:\n{}",
+        r.out, r.err
+    );
+    assert!(r.err.is_empty(), "expected empty stderr:\n{}", r.err);
+    &r.out
+}
+
+#[test]
+fn a_configured_csv_source_applies_the_schema_boundary() {
+    let s = project("cfg-source");
+    let r = run_in_project(&s, "source(\"orders\")\n");
+    // Renamed columns, `Amount` read as float, the nullable `Note` null when
+    // empty; `qty` has no contract here, so it stays text.
+    assert_eq!(
+        ok(&r),
+        "[{order_id: \"A1\", amount: 10.0, note: null, qty: \"2\"}, \
+         {order_id: \"A2\", amount: \"x\", note: \"hi\", qty: \"3\"}, \
+         {order_id: \"A3\", amount: 2.5, note: null}]\n"
+    );
+}
+
+#[test]
+fn route_to_configured_targets_writes_under_the_tomls_folder() {
+    let s = project("cfg-route");
+    let r = run_in_project(
+        &s,
+        &format!(
+            "{ORDER}source(\"orders\") | validate(Order) | route(ok: \"clean\", err: \"dead\")\n"
+        ),
+    );
+    assert_eq!(ok(&r), "{ok: 1, err: 2}\n");
+    assert_eq!(
+        s.read("proj/out/clean.jsonl"),
+        "{\"order_id\":\"A1\",\"amount\":10.0,\"note\":null,\"qty\":2}\n"
+    );
+    // Failure records carry the configured id and the cells as received,
+    // under the HQL names.
+    assert_eq!(
+        s.read("proj/out/dead.jsonl"),
+        "{\"type\":\"Order\",\"version\":null,\"origin\":{\"source\":\"orders\",\"line\":3},\
+         \"input\":{\"order_id\":\"A2\",\"amount\":\"x\",\"note\":\"hi\",\"qty\":\"3\"},\
+         \"failures\":[{\"rule\":\"Order.amount.type\",\"kind\":\"type\",\"path\":\"amount\",\"fields\":[\"amount\"],\
+         \"severity\":\"error\",\"message\":\"field amount must be Float\"}]}\n\
+         {\"type\":\"Order\",\"version\":null,\"origin\":{\"source\":\"orders\",\"line\":4},\
+         \"input\":{\"order_id\":\"A3\",\"amount\":\"2.5\"},\
+         \"failures\":[{\"rule\":\"Order.qty.missing\",\"kind\":\"missing\",\"path\":\"qty\",\"fields\":[\"qty\"],\
+         \"severity\":\"error\",\"message\":\"required field qty (Int) is missing\"}]}\n"
+    );
+    assert!(
+        !s.exists("out"),
+        "nothing is written beside the current folder"
+    );
+}
+
+#[test]
+fn write_to_configured_targets_with_csv_options_and_a_named_format() {
+    let s = project("cfg-write");
+    let r = run_in_project(
+        &s,
+        &format!(
+            "{ORDER}source(\"orders\") | validate(Order) | oks() | write(\"clean\")\n\
+             source(\"orders\") | validate(Order) | oks() | write(\"sheet\")\n"
+        ),
+    );
+    assert_eq!(ok(&r), "1\n1\n");
+    assert_eq!(
+        s.read("proj/out/clean.jsonl"),
+        "{\"order_id\":\"A1\",\"amount\":10.0,\"note\":null,\"qty\":2}\n"
+    );
+    assert_eq!(
+        s.read("proj/out/sheet.txt"),
+        "order_id;amount;note;qty\nA1;10.0;;2\n"
+    );
+}
+
+#[test]
+fn the_toml_is_found_from_the_programs_folder_upward() {
+    let s = project("cfg-parent");
+    // Deeper still, and run from a folder that has no toml of its own.
+    s.write(
+        "proj/a/b/c/main.hql",
+        "source(\"orders\") | count()\n[{x: 1}] | write(\"clean\")\n",
+    );
+    let r = s.hql(&["run", "proj/a/b/c/main.hql"]);
+    assert_eq!(ok(&r), "3\n1\n");
+    assert_eq!(s.read("proj/out/clean.jsonl"), "{\"x\":1}\n");
+    // The nearest toml wins.
+    s.write(
+        "proj/a/hql.toml",
+        "[sources.orders]\nfile = \"other.jsonl\"\n",
+    );
+    s.write("proj/a/other.jsonl", "{\"id\":1}\n");
+    let r = s.hql(&["run", "proj/a/b/c/main.hql"]);
+    assert_eq!(r.status, 2, "`clean` is not in the nearer toml: {}", r.err);
+    s.write("proj/a/b/c/main.hql", "source(\"orders\")\n");
+    let r = s.hql(&["run", "proj/a/b/c/main.hql"]);
+    assert_eq!(ok(&r), "[{id: 1}]\n");
+}
+
+#[test]
+fn an_unknown_id_is_a_static_error_with_did_you_mean_and_nothing_runs() {
+    let s = project("cfg-unknown");
+    let r = run_in_project(
+        &s,
+        "[{a: 1}] | write(\"clean\")\n\"runs?\"\nsource(\"ordrs\") | count()\n",
+    );
+    assert_eq!(r.status, 2, "{}", r.err);
+    assert_eq!(r.out, "", "nothing runs");
+    let err = squash(&r.err);
+    assert!(err.contains("hql::config"), "{err}");
+    assert!(err.contains("unknown source `ordrs`"), "{err}");
+    assert!(err.contains("help: did you mean `orders`?"), "{err}");
+    assert!(err.contains("hql.toml"), "the file is named: {err}");
+    assert!(!s.exists("proj/out/clean.jsonl"), "nothing was written");
+
+    let r = run_in_project(
+        &s,
+        "\"runs?\"\n[{a: 1}] | route(ok: \"clean\", err: \"daed\")\n",
+    );
+    assert_eq!(r.status, 2, "{}", r.err);
+    assert_eq!(r.out, "");
+    let err = squash(&r.err);
+    assert!(err.contains("unknown target `daed`"), "{err}");
+    assert!(err.contains("did you mean `dead`?"), "{err}");
+}
+
+#[test]
+fn an_id_without_any_toml_is_a_static_error() {
+    let s = Scratch::new("cfg-none");
+    let r = s.run("\"runs?\"\nsource(\"orders\") | count()\n", &[]);
+    assert_eq!(r.status, 2, "{}", r.err);
+    assert_eq!(r.out, "");
+    let err = squash(&r.err);
+    assert!(err.contains("hql::config"), "{err}");
+    assert!(err.contains("no hql.toml was found"), "{err}");
+    assert!(err.contains("[sources.orders]"), "{err}");
+}
+
+#[test]
+fn a_bad_key_is_an_error_naming_the_key_and_the_file() {
+    let s = project("cfg-bad-key");
+    s.write(
+        "proj/hql.toml",
+        TOML.replace(
+            "csv = { delimiter = \";\" }\n\n[targets.clean]",
+            "cvs = { delimiter = \";\" }\n\n[targets.clean]",
+        ),
+    );
+    let r = run_in_project(&s, "\"runs?\"\n[{a: 1}] | write(file(\"x.jsonl\"))\n");
+    assert_eq!(r.status, 2, "{}", r.err);
+    assert_eq!(r.out, "");
+    let toml = s.path.join("proj/hql.toml");
+    let err = squash(&r.err);
+    assert!(
+        err.contains(&format!(
+            "{}: `sources.orders.cvs`: unknown key `cvs`",
+            toml.display()
+        )),
+        "{err}"
+    );
+    assert!(err.contains("did you mean `csv`?"), "{err}");
+    assert!(!s.exists("x.jsonl"));
+
+    // A bad value names its dotted key too.
+    s.write(
+        "proj/hql.toml",
+        TOML.replace("type = \"float\"", "type = \"flaot\""),
+    );
+    let r = run_in_project(&s, "\"runs?\"\n");
+    assert_eq!(r.status, 2, "{}", r.err);
+    assert_eq!(r.out, "");
+    let err = squash(&r.err);
+    assert!(
+        err.contains("`sources.orders.columns.amount.type`: unknown value `flaot`"),
+        "{err}"
+    );
+    assert!(err.contains("did you mean `float`?"), "{err}");
+}
+
+#[test]
+fn a_missing_data_file_is_a_runtime_io_error() {
+    let s = project("cfg-missing-data");
+    std::fs::remove_file(s.path.join("proj/data/orders.csv")).expect("remove");
+    let r = run_in_project(&s, "\"before\"\nsource(\"orders\") | count()\n\"after\"\n");
+    assert_eq!(r.status, 1, "{}", r.err);
+    assert_eq!(r.out, "\"before\"\n");
+    let err = squash(&r.err);
+    assert!(err.contains("hql::io"), "{err}");
+    let data = s.path.join("proj/data/orders.csv");
+    assert!(
+        err.contains(&format!("cannot read {}", data.display())),
+        "{err}"
+    );
+}
+
+#[test]
+#[ignore = "bug: a missing file read by a printed stream (`source(\"orders\")` as a statement) gives an hql::io diagnostic without the statement's source line and span"]
+fn a_missing_data_files_diagnostic_shows_the_statement() {
+    let s = project("cfg-missing-span");
+    std::fs::remove_file(s.path.join("proj/data/orders.csv")).expect("remove");
+    let r = run_in_project(&s, "\"before\"\nsource(\"orders\")\n");
+    assert_eq!(r.status, 1, "{}", r.err);
+    assert!(r.err.contains("hql::io"), "{}", r.err);
+    assert!(
+        r.err.contains("main.hql:2:1"),
+        "the diagnostic points at the statement:\n{}",
+        r.err
+    );
+}
+
+#[test]
+#[ignore = "bug: the help of a missing configured file says paths are relative to the directory `hql` runs in, but hql.toml paths are relative to the toml's folder"]
+fn a_missing_configured_files_help_points_at_the_tomls_folder() {
+    let s = project("cfg-missing-help");
+    std::fs::remove_file(s.path.join("proj/data/orders.csv")).expect("remove");
+    let r = run_in_project(&s, "source(\"orders\") | count()\n");
+    assert_eq!(r.status, 1, "{}", r.err);
+    assert!(
+        !squash(&r.err).contains("relative to the directory `hql` runs in"),
+        "{}",
+        r.err
+    );
+}
+
+#[test]
+fn header_false_takes_the_contracts_field_order() {
+    let s = Scratch::new("cfg-no-header");
+    s.write(
+        "hql.toml",
+        "[sources.people]\nfile = \"people.csv\"\ncsv = { header = false }\n",
+    );
+    s.write("people.csv", "ann,31\nbob,x\ncy,4,extra\n");
+    let out = s.run(
+        "type P : DataContract = { name: String, age: Int }\n\
+         source(\"people\") | validate(P) | oks()\n\
+         source(\"people\") | validate(P) | errs() | map(e => {line: e.origin.line, rule: e.failures[0].rule, input: e.input})\n\
+         source(\"people\")\n",
+        &[],
+    );
+    assert_eq!(
+        ok(&out),
+        "[{name: \"ann\", age: 31}]\n\
+         [{line: 2, rule: \"P.age.type\", input: {name: \"bob\", age: \"x\"}}, \
+         {line: 3, rule: \"decode\", input: \"cy,4,extra\"}]\n\
+         [{column_1: \"ann\", column_2: \"31\"}, {column_1: \"bob\", column_2: \"x\"}, \
+         err({type: null, version: null, origin: {source: \"people\", line: 3}, input: \"cy,4,extra\", \
+         failures: [{rule: \"decode\", kind: \"decode\", path: null, fields: [], severity: \"error\", \
+         message: \"line 3 has 3 cells where the header has 2\"}]})]\n"
+    );
+}
+
+#[test]
+fn run_from_stdin_looks_up_the_toml_from_the_current_folder() {
+    let s = project("cfg-stdin");
+    let r = s.hql_stdin(&["run", "-"], "source(\"orders\") | count()\n");
+    assert_eq!(
+        r.status, 2,
+        "no toml in the scratch folder itself: {}",
+        r.err
+    );
+    s.write(
+        "hql.toml",
+        "[sources.orders]\nfile = \"proj/data/orders.csv\"\ncsv = { delimiter = \";\" }\n",
+    );
+    let r = s.hql_stdin(&["run", "-"], "source(\"orders\") | count()\n");
+    assert_eq!(ok(&r), "3\n");
+}
+
+#[test]
+#[ignore = "bug: `hql check` does not load hql.toml, so an unknown id that `hql run` rejects statically (exit 2) passes `hql check` (exit 0)"]
+fn check_reports_an_unknown_id_like_run() {
+    let s = project("cfg-check");
+    s.write("proj/progs/main.hql", "source(\"ordrs\") | count()\n");
+    let run = s.hql(&["run", "proj/progs/main.hql"]);
+    assert_eq!(run.status, 2, "{}", run.err);
+    let check = s.hql(&["check", "proj/progs/main.hql"]);
+    assert_eq!(
+        check.status, 2,
+        "stdout:\n{}\nstderr:\n{}",
+        check.out, check.err
+    );
+    assert!(
+        check.err.contains("unknown source `ordrs`"),
+        "{}",
+        check.err
+    );
+}
+
+#[test]
+#[ignore = "bug: `hql test` does not load hql.toml: every configured id is reported as `no hql.toml was found`"]
+fn test_command_uses_the_toml_of_the_tested_file() {
+    let s = project("cfg-test-cmd");
+    s.write(
+        "proj/progs/orders.hql",
+        "check \"three orders\": (source(\"orders\") | count()) == 3\n",
+    );
+    let r = s.hql(&["test", "proj/progs/orders.hql"]);
+    assert_eq!(r.status, 0, "stdout:\n{}\nstderr:\n{}", r.out, r.err);
+    assert!(r.out.contains("1 passed, 0 failed"), "{}", r.out);
+}
+
+#[test]
+#[ignore = "bug: the piped REPL does not load the hql.toml of the current folder (tooling.md: for `run -` and the REPL, the current folder)"]
+fn piped_repl_uses_the_toml_of_the_current_folder() {
+    let s = project("cfg-repl");
+    s.write(
+        "hql.toml",
+        "[sources.orders]\nfile = \"proj/data/orders.csv\"\ncsv = { delimiter = \";\" }\n",
+    );
+    let r = s.hql_stdin(&["repl"], "source(\"orders\") | count()\n");
+    assert_eq!(r.status, 0, "stdout:\n{}\nstderr:\n{}", r.out, r.err);
+    assert_eq!(r.out, "3\n");
+}

@@ -1,0 +1,641 @@
+//! Targets on real files (language.md §6.1; tooling.md "Sources, targets
+//! and the schema boundary"): `write` and `route`, their formats, their
+//! atomicity (commit when the run ends, abandon on a runtime error, an
+//! `unwrap()` stop or a signal; a `kill -9` temporary cleaned up by the next
+//! write) and the parameters `param` / `env` that name files.
+
+mod common;
+use common::*;
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+/// Run `program` in `scratch`; it must succeed with nothing on stderr.
+#[track_caller]
+fn ok_run(scratch: &Scratch, program: &str, args: &[&str]) -> String {
+    let r = scratch.run(program, args);
+    assert_eq!(
+        r.status, 0,
+        "expected status 0\nprogram:\n{program}\nstdout:\n{}\nstderr:\n{}",
+        r.out, r.err
+    );
+    assert!(r.err.is_empty(), "expected empty stderr, got:\n{}", r.err);
+    r.out
+}
+
+/// Run `program`; it must stop with a runtime error (exit 1) naming `code`.
+#[track_caller]
+fn failing_run(scratch: &Scratch, program: &str, code: &str) -> Run {
+    let r = scratch.run(program, &[]);
+    assert_eq!(
+        r.status, 1,
+        "expected a runtime error (exit 1)\nprogram:\n{program}\nstdout:\n{}\nstderr:\n{}",
+        r.out, r.err
+    );
+    assert!(r.err.contains(code), "expected {code} in:\n{}", r.err);
+    r
+}
+
+/// Run `program`; it must be rejected statically: exit 2, nothing printed.
+#[track_caller]
+fn static_run(scratch: &Scratch, program: &str, code: &str) -> Run {
+    let r = scratch.run(program, &[]);
+    assert_eq!(
+        r.status, 2,
+        "expected a static error (exit 2)\nprogram:\n{program}\nstdout:\n{}\nstderr:\n{}",
+        r.out, r.err
+    );
+    assert!(r.out.is_empty(), "nothing may run: {}", r.out);
+    assert!(r.err.contains(code), "expected {code} in:\n{}", r.err);
+    r
+}
+
+const ORDERS: &str = "{\"id\":1,\"name\":\"a\",\"tags\":[1,2]}\n\
+                      {\"id\":2,\"name\":\"b\",\"tags\":{\"k\":1}}\n\
+                      {\"id\":\"bad\"}\n";
+
+const ORDER: &str = "type T : DataContract = { id: Int, name: String }\n";
+
+// ------------------------------------------------------------ write
+
+#[test]
+fn write_jsonl_writes_json_lines_and_returns_the_count() {
+    let s = Scratch::new("t-jsonl");
+    s.write("in.jsonl", ORDERS);
+    s.write(
+        "num.jsonl",
+        "{\"p\":1.50,\"big\":12345678901234567890123}\n",
+    );
+    let out = ok_run(
+        &s,
+        "source(file(\"in.jsonl\"), Json) | write(file(\"out.jsonl\"))\n\
+         source(file(\"num.jsonl\"), Json) | write(file(\"num-out.jsonl\"))\n\
+         [{a: 1, b: \"x\"}, {a: [true, null]}] | write(file(\"built.jsonl\"))\n",
+        &[],
+    );
+    assert_eq!(out, "3\n1\n2\n");
+    assert_eq!(s.read("out.jsonl"), ORDERS);
+    // Numbers read from JSON are written back exactly as they came.
+    assert_eq!(
+        s.read("num-out.jsonl"),
+        "{\"p\":1.50,\"big\":12345678901234567890123}\n"
+    );
+    assert_eq!(
+        s.read("built.jsonl"),
+        "{\"a\":1,\"b\":\"x\"}\n{\"a\":[true,null]}\n"
+    );
+    assert!(s.temporaries().is_empty(), "{:?}", s.files());
+}
+
+#[test]
+fn write_json_writes_one_array_also_of_an_empty_stream() {
+    let s = Scratch::new("t-json");
+    s.write("in.jsonl", ORDERS);
+    let out = ok_run(
+        &s,
+        "source(file(\"in.jsonl\"), Json) | write(file(\"out.json\"))\n\
+         [] | write(file(\"empty.json\"))\n\
+         source(file(\"in.jsonl\"), Json) | filter(r => false) | write(file(\"none.json\"))\n",
+        &[],
+    );
+    assert_eq!(out, "3\n0\n0\n");
+    assert_eq!(
+        s.read("out.json"),
+        "[\n{\"id\":1,\"name\":\"a\",\"tags\":[1,2]},\n\
+         {\"id\":2,\"name\":\"b\",\"tags\":{\"k\":1}},\n\
+         {\"id\":\"bad\"}\n]\n"
+    );
+    assert_eq!(s.read("empty.json"), "[]\n");
+    assert_eq!(s.read("none.json"), "[]\n");
+    // The array reads back as the same records.
+    let back = ok_run(&s, "source(file(\"out.json\"), Json) | count()\n", &[]);
+    assert_eq!(back, "3\n");
+}
+
+#[test]
+fn csv_header_is_the_contracts_fields_then_the_first_records_extras() {
+    let s = Scratch::new("t-csv-contract");
+    s.write(
+        "in.jsonl",
+        "{\"x\":1,\"name\":\"a\",\"id\":1}\n{\"name\":\"b\",\"id\":2,\"note\":\"n\"}\n{\"id\":\"bad\"}\n",
+    );
+    let out = ok_run(
+        &s,
+        "type T : DataContract = { id: Int, name: String, note?: String }\n\
+         source(file(\"in.jsonl\"), Json) | validate(T) | oks() | write(file(\"out.csv\"))\n",
+        &[],
+    );
+    assert_eq!(out, "2\n");
+    assert_eq!(s.read("out.csv"), "id,name,note,x\n1,a,,1\n2,b,n,\n");
+}
+
+#[test]
+fn csv_header_of_an_empty_validated_source_is_the_contracts_fields() {
+    let s = Scratch::new("t-csv-empty");
+    s.write("in.jsonl", "{\"id\":\"bad\"}\n");
+    let out = ok_run(
+        &s,
+        &format!("{ORDER}source(file(\"in.jsonl\"), Json) | validate(T) | oks() | write(file(\"out.csv\"))\n"),
+        &[],
+    );
+    assert_eq!(out, "0\n");
+    assert_eq!(s.read("out.csv"), "id,name\n");
+}
+
+#[test]
+#[ignore = "bug: the CSV header ignores the contract unless `write` follows `source(…) | validate(T) | oks()` directly: after `filter`/`take`, or for a validated list, it is the first record's field order and optional declared fields are left out"]
+fn csv_header_follows_the_contract_after_filter_and_for_lists() {
+    let s = Scratch::new("t-csv-contract-plan");
+    s.write("in.jsonl", "{\"x\":1,\"name\":\"a\",\"id\":1}\n");
+    let out = ok_run(
+        &s,
+        "type T : DataContract = { id: Int, name: String, note?: String }\n\
+         source(file(\"in.jsonl\"), Json) | validate(T) | oks() | filter(r => r.id > 0) | write(file(\"filtered.csv\"))\n\
+         [{x: 1, name: \"a\", id: 1}] | validate(T) | oks() | write(file(\"list.csv\"))\n",
+        &[],
+    );
+    assert_eq!(out, "1\n1\n");
+    assert_eq!(s.read("filtered.csv"), "id,name,note,x\n1,a,,1\n");
+    assert_eq!(s.read("list.csv"), "id,name,note,x\n1,a,,1\n");
+}
+
+#[test]
+fn csv_header_without_a_contract_is_the_first_records_fields() {
+    let s = Scratch::new("t-csv-plain");
+    let out = ok_run(
+        &s,
+        "[{b: 1, a: 1.5, c: true, d: \"x,y\"}, {a: 2, b: null, d: \"say \\\"hi\\\"\"}] | write(file(\"out.csv\"))\n",
+        &[],
+    );
+    assert_eq!(out, "2\n");
+    assert_eq!(
+        s.read("out.csv"),
+        "b,a,c,d\n1,1.5,true,\"x,y\"\n,2,,\"say \"\"hi\"\"\"\n"
+    );
+}
+
+#[test]
+fn csv_cells_hold_nested_values_as_json_text_and_read_back() {
+    let s = Scratch::new("t-csv-nested");
+    s.write(
+        "in.jsonl",
+        "{\"id\":1,\"items\":[1,2],\"addr\":{\"city\":\"Bern\",\"zip\":[3000]}}\n",
+    );
+    let out = ok_run(
+        &s,
+        "type Addr : DataContract = { city: String }\n\
+         type T : DataContract = { id: Int, items: List[Int], addr: Addr }\n\
+         source(file(\"in.jsonl\"), Json) | validate(T) | oks() | write(file(\"out.csv\"))\n",
+        &[],
+    );
+    assert_eq!(out, "1\n");
+    assert_eq!(
+        s.read("out.csv"),
+        "id,items,addr\n1,\"[1,2]\",\"{\"\"city\"\":\"\"Bern\"\",\"\"zip\"\":[3000]}\"\n"
+    );
+    let back = ok_run(
+        &s,
+        "type Addr : DataContract = { city: String }\n\
+         type T : DataContract = { id: Int, items: List[Int], addr: Addr }\n\
+         source(file(\"out.csv\"), Csv) | validate(T)\n",
+        &[],
+    );
+    assert_eq!(
+        back,
+        "[ok({id: 1, items: [1, 2], addr: {city: \"Bern\", zip: [3000]}})]\n"
+    );
+}
+
+#[test]
+fn csv_record_with_a_field_outside_the_header_is_an_error_and_nothing_is_written() {
+    let s = Scratch::new("t-csv-outside");
+    s.write("in.jsonl", ORDERS);
+    s.write("out.csv", "old,contents\n");
+    let r = failing_run(
+        &s,
+        &format!(
+            "{ORDER}[{{a: 1}}] | write(file(\"first.jsonl\"))\n\
+             source(file(\"in.jsonl\"), Json) | map(r => if r.id == 2 then {{id: 2, late: 1}} else {{id: r.id}}) \
+             | write(file(\"out.csv\"))\n\
+             \"not reached\"\n"
+        ),
+        "hql::csv_header",
+    );
+    assert_eq!(r.out, "1\n", "what ran before stays printed");
+    let err = squash(&r.err);
+    assert!(
+        err.contains("field `late` is not a column of out.csv: its header is id"),
+        "{err}"
+    );
+    assert_eq!(s.read("out.csv"), "old,contents\n");
+    assert!(
+        !s.exists("first.jsonl"),
+        "every target of the run is abandoned"
+    );
+    assert!(s.temporaries().is_empty(), "{:?}", s.files());
+}
+
+#[test]
+fn write_to_an_unknown_extension_asks_for_a_format() {
+    let s = Scratch::new("t-txt");
+    let r = failing_run(&s, "[{a: 1}] | write(file(\"x.txt\"))\n", "hql::format");
+    let err = squash(&r.err);
+    assert!(
+        err.contains("cannot tell the format of x.txt from its extension"),
+        "{err}"
+    );
+    assert!(err.contains("write(file(\"x.txt\"), Json)"), "{err}");
+    assert!(!s.exists("x.txt"));
+    assert!(s.temporaries().is_empty(), "{:?}", s.files());
+}
+
+#[test]
+fn write_with_a_named_format_overrides_the_extension() {
+    let s = Scratch::new("t-txt-json");
+    let out = ok_run(
+        &s,
+        "[{a: 1}, {a: 2}] | write(file(\"x.txt\"), Json)\n\
+         [{a: 1}, {a: 2}] | write(file(\"y.txt\"), Csv)\n\
+         [{a: 1}] | write(file(\"z.jsonl\"), Csv)\n",
+        &[],
+    );
+    assert_eq!(out, "2\n2\n1\n");
+    assert_eq!(s.read("x.txt"), "{\"a\":1}\n{\"a\":2}\n");
+    assert_eq!(s.read("y.txt"), "a\n1\n2\n");
+    assert_eq!(s.read("z.jsonl"), "a\n1\n");
+}
+
+#[test]
+fn write_of_validate_results_is_a_static_error() {
+    let s = Scratch::new("t-write-results");
+    s.write("in.jsonl", ORDERS);
+    let r = static_run(
+        &s,
+        &format!("{ORDER}\"runs?\"\nsource(file(\"in.jsonl\"), Json) | validate(T) | write(file(\"out.jsonl\"))\n"),
+        "hql::write_results",
+    );
+    let err = squash(&r.err);
+    assert!(err.contains("`write` takes values, not results"), "{err}");
+    for name in ["oks()", "unwrap()", "route("] {
+        assert!(err.contains(name), "the help names {name}: {err}");
+    }
+    assert!(!s.exists("out.jsonl"));
+}
+
+// ------------------------------------------------------------ route
+
+const FAILURE: &str = "{\"type\":\"T\",\"version\":null,\"origin\":{\"source\":\"in.jsonl\",\"line\":3},\
+    \"input\":{\"id\":\"bad\"},\"failures\":[\
+    {\"rule\":\"T.id.type\",\"kind\":\"type\",\"path\":\"id\",\"fields\":[\"id\"],\"severity\":\"error\",\"message\":\"field id must be Int\"},\
+    {\"rule\":\"T.name.missing\",\"kind\":\"missing\",\"path\":\"name\",\"fields\":[\"name\"],\"severity\":\"error\",\"message\":\"required field name (String) is missing\"}]}";
+
+#[test]
+fn route_sends_oks_and_failure_records_to_two_files_and_returns_counts() {
+    let s = Scratch::new("t-route");
+    s.write("in.jsonl", ORDERS);
+    let out = ok_run(
+        &s,
+        &format!(
+            "{ORDER}source(file(\"in.jsonl\"), Json) | validate(T) \
+             | route(ok: file(\"ok.jsonl\"), err: file(\"dead.jsonl\"))\n"
+        ),
+        &[],
+    );
+    assert_eq!(out, "{ok: 2, err: 1}\n");
+    assert_eq!(
+        s.read("ok.jsonl"),
+        "{\"id\":1,\"name\":\"a\",\"tags\":[1,2]}\n{\"id\":2,\"name\":\"b\",\"tags\":{\"k\":1}}\n"
+    );
+    assert_eq!(s.read("dead.jsonl"), format!("{FAILURE}\n"));
+    // Every record is in one of the two files.
+    let back = ok_run(
+        &s,
+        "(source(file(\"ok.jsonl\"), Json) | count()) + (source(file(\"dead.jsonl\"), Json) | count())\n",
+        &[],
+    );
+    assert_eq!(back, "3\n");
+}
+
+#[test]
+fn route_takes_its_named_arguments_in_either_order() {
+    let s = Scratch::new("t-route-order");
+    s.write("in.jsonl", ORDERS);
+    let out = ok_run(
+        &s,
+        &format!(
+            "{ORDER}source(file(\"in.jsonl\"), Json) | validate(T) \
+             | route(err: file(\"dead.json\"), ok: file(\"ok.csv\"))\n"
+        ),
+        &[],
+    );
+    assert_eq!(out, "{ok: 2, err: 1}\n");
+    assert_eq!(
+        s.read("ok.csv"),
+        "id,name,tags\n1,a,\"[1,2]\"\n2,b,\"{\"\"k\"\":1}\"\n"
+    );
+    assert_eq!(s.read("dead.json"), format!("[\n{FAILURE}\n]\n"));
+}
+
+#[test]
+fn route_to_a_csv_err_target_is_an_error() {
+    let s = Scratch::new("t-route-csv-err");
+    s.write("in.jsonl", ORDERS);
+    s.write("dead.csv", "old\n");
+    let r = failing_run(
+        &s,
+        &format!(
+            "{ORDER}source(file(\"in.jsonl\"), Json) | validate(T) \
+             | route(ok: file(\"ok.jsonl\"), err: file(\"dead.csv\"))\n"
+        ),
+        "hql::route",
+    );
+    let err = squash(&r.err);
+    assert!(
+        err.contains("the `err` target dead.csv is not JSON"),
+        "{err}"
+    );
+    assert!(err.contains(".jsonl"), "{err}");
+    assert_eq!(s.read("dead.csv"), "old\n");
+    assert!(!s.exists("ok.jsonl"));
+    assert!(s.temporaries().is_empty(), "{:?}", s.files());
+}
+
+#[test]
+fn route_without_a_named_argument_is_a_static_error() {
+    let s = Scratch::new("t-route-missing");
+    s.write("in.jsonl", ORDERS);
+    let r = static_run(
+        &s,
+        &format!(
+            "{ORDER}\"runs?\"\nsource(file(\"in.jsonl\"), Json) | validate(T) | route(ok: file(\"ok.jsonl\"))\n"
+        ),
+        "hql::missing_named_argument",
+    );
+    assert!(
+        squash(&r.err).contains("`route` needs the named argument `err`"),
+        "{}",
+        r.err
+    );
+    assert!(!s.exists("ok.jsonl"));
+}
+
+// ------------------------------------------------------------ atomicity
+
+#[test]
+fn a_runtime_error_later_in_the_run_leaves_the_old_target_byte_for_byte() {
+    let s = Scratch::new("t-abandon");
+    let old: &[u8] = b"{\"old\": 1}\r\n\xff not even JSON\n";
+    s.write("out.jsonl", old);
+    let r = failing_run(
+        &s,
+        "[{a: 1}, {a: 2}] | write(file(\"out.jsonl\"))\n[{a: 3}] | write(file(\"new.jsonl\"))\n1 / 0\n",
+        "hql::division_by_zero",
+    );
+    assert_eq!(r.out, "2\n1\n");
+    assert_eq!(s.bytes("out.jsonl"), old);
+    assert!(!s.exists("new.jsonl"));
+    assert!(s.temporaries().is_empty(), "{:?}", s.files());
+}
+
+#[test]
+fn unwrap_with_one_bad_record_names_rule_and_origin_and_writes_nothing() {
+    let s = Scratch::new("t-unwrap");
+    s.write("in.jsonl", "{\"id\":1}\n{\"id\":-2}\n{\"id\":3}\n");
+    s.write("old.jsonl", "old\n");
+    let program = "type T : DataContract = { id: Int, require id > 0 }\n\
+                   source(file(\"in.jsonl\"), Json) | validate(T) | unwrap() | write(file(\"out.jsonl\"))\n\
+                   source(file(\"in.jsonl\"), Json) | validate(T) | unwrap() | write(file(\"old.jsonl\"))\n";
+    let r = failing_run(&s, program, "hql::unwrap");
+    assert_eq!(r.out, "");
+    let err = squash(&r.err);
+    assert!(
+        err.contains("a record fails: T.id > 0 (record at in.jsonl:2)"),
+        "{err}"
+    );
+    assert!(!s.exists("out.jsonl"));
+    assert_eq!(s.read("old.jsonl"), "old\n");
+    assert!(s.temporaries().is_empty(), "{:?}", s.files());
+}
+
+#[test]
+fn a_failed_check_still_commits_the_targets() {
+    let s = Scratch::new("t-check-commits");
+    s.write("out.jsonl", "old\n");
+    let r = s.run(
+        "let n = [{a: 1}, {a: 2}] | write(file(\"out.jsonl\"))\ncheck \"few\": n < 2\n\"after\"\n",
+        &[],
+    );
+    assert_eq!(r.status, 1, "{}", r.err);
+    assert_eq!(r.out, "\"after\"\n");
+    assert!(r.err.contains("hql::check_failed"), "{}", r.err);
+    assert_eq!(s.read("out.jsonl"), "{\"a\":1}\n{\"a\":2}\n");
+    assert!(s.temporaries().is_empty(), "{:?}", s.files());
+}
+
+#[test]
+fn a_target_in_a_missing_folder_is_an_io_error() {
+    let s = Scratch::new("t-missing-folder");
+    let r = failing_run(&s, "[{a: 1}] | write(file(\"nodir/x.jsonl\"))\n", "hql::io");
+    let err = squash(&r.err);
+    assert!(err.contains("cannot write nodir/x.jsonl"), "{err}");
+    assert!(
+        err.contains("the target's folder must exist and be writable"),
+        "{err}"
+    );
+    assert!(!s.exists("nodir"));
+}
+
+#[test]
+fn reading_and_writing_one_file_in_one_pipeline_replaces_it_whole() {
+    let s = Scratch::new("t-in-place");
+    s.write("d.jsonl", "{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n");
+    let out = ok_run(
+        &s,
+        "source(file(\"d.jsonl\"), Json) | filter(r => r.a != 2) | write(file(\"d.jsonl\"))\n",
+        &[],
+    );
+    assert_eq!(out, "2\n");
+    assert_eq!(s.read("d.jsonl"), "{\"a\":1}\n{\"a\":3}\n");
+    assert!(s.temporaries().is_empty(), "{:?}", s.files());
+}
+
+/// The program that copies JSON lines from stdin to `out.jsonl`.
+const COPY: &str = "source(stdin(), Json) | write(file(\"out.jsonl\"))\n";
+
+const OLD: &[u8] = b"{\"old\":true}\n";
+
+/// Start `hql run main.hql` copying stdin to `out.jsonl`, feed it one
+/// line, and wait until its temporary exists.
+fn writing_process(s: &Scratch) -> (std::process::Child, std::process::ChildStdin) {
+    s.write("main.hql", COPY);
+    s.write("out.jsonl", OLD);
+    let mut child = s.spawn(&["run", "main.hql"]);
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    stdin.write_all(b"{\"a\":1}\n").expect("hql reads");
+    stdin.flush().expect("flush");
+    let started = s.wait_until(20, |s| !s.temporaries().is_empty());
+    assert!(started, "no temporary appeared: {:?}", s.files());
+    (child, stdin)
+}
+
+/// Wait for `child` to end, feeding `stdin` a line now and then so a
+/// reader blocked on it wakes up; its exit status and stderr.
+fn wait_feeding(
+    mut child: std::process::Child,
+    mut stdin: std::process::ChildStdin,
+) -> (Option<i32>, String) {
+    let end = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            drop(stdin);
+            let mut err = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                let _ = std::io::Read::read_to_string(&mut e, &mut err);
+            }
+            return (status.code(), err);
+        }
+        if Instant::now() > end {
+            let _ = child.kill();
+            panic!("hql did not stop");
+        }
+        let _ = stdin.write_all(b"{\"b\":2}\n");
+        let _ = stdin.flush();
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn kill_9_leaves_the_old_target_and_a_temporary_the_next_write_removes() {
+    let s = Scratch::new("t-kill9");
+    let (mut child, stdin) = writing_process(&s);
+    child.kill().expect("SIGKILL");
+    child.wait().expect("reaped");
+    drop(stdin);
+    assert_eq!(s.bytes("out.jsonl"), OLD);
+    let left = s.temporaries();
+    assert_eq!(left.len(), 1, "{:?}", s.files());
+    assert!(left[0].starts_with(".out.jsonl.hql-tmp-"), "{left:?}");
+
+    let r = s.hql_stdin(&["run", "main.hql"], "{\"new\":1}\n{\"new\":2}\n");
+    assert_eq!(r.status, 0, "{}", r.err);
+    assert_eq!(r.out, "2\n");
+    assert_eq!(s.read("out.jsonl"), "{\"new\":1}\n{\"new\":2}\n");
+    assert!(
+        s.temporaries().is_empty(),
+        "the stale temporary is removed: {:?}",
+        s.files()
+    );
+}
+
+/// Send `signal` (`-INT`, `-TERM`) to a process.
+fn signal(child: &std::process::Child, signal: &str) {
+    let sent = std::process::Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success(), "kill {signal} failed");
+}
+
+#[test]
+fn sigint_abandons_the_run_exit_1_old_target_intact_no_temporary() {
+    let s = Scratch::new("t-sigint");
+    let (child, stdin) = writing_process(&s);
+    signal(&child, "-INT");
+    let (status, err) = wait_feeding(child, stdin);
+    assert_eq!(status, Some(1), "{err}");
+    assert!(err.contains("hql::interrupted"), "{err}");
+    assert_eq!(s.bytes("out.jsonl"), OLD);
+    assert!(s.temporaries().is_empty(), "{:?}", s.files());
+}
+
+#[test]
+fn sigterm_abandons_the_run_like_sigint() {
+    let s = Scratch::new("t-sigterm");
+    let (child, stdin) = writing_process(&s);
+    signal(&child, "-TERM");
+    let (status, err) = wait_feeding(child, stdin);
+    // Killed by the signal itself, it would leave its temporary behind.
+    assert!(status.is_some_and(|c| c != 0), "{status:?} {err}");
+    assert_eq!(s.bytes("out.jsonl"), OLD);
+    assert!(s.temporaries().is_empty(), "{:?}", s.files());
+}
+
+// ------------------------------------------------------------ parameters
+
+#[test]
+fn set_gives_param_a_value_and_one_program_checks_any_file() {
+    let s = Scratch::new("t-param");
+    s.write("a.jsonl", "{\"id\":1}\n{\"id\":2}\n");
+    s.write("b.jsonl", "{\"id\":1}\n");
+    let program =
+        "source(file(param(\"input\")), Json) | write(file(param(\"out\", \"default.jsonl\")))\n";
+    let out = ok_run(&s, program, &["--set", "input=a.jsonl"]);
+    assert_eq!(out, "2\n");
+    assert_eq!(s.read("default.jsonl"), "{\"id\":1}\n{\"id\":2}\n");
+    let out = ok_run(
+        &s,
+        program,
+        &["--set", "input=b.jsonl", "--set", "out=b-copy.jsonl"],
+    );
+    assert_eq!(out, "1\n");
+    assert_eq!(s.read("b-copy.jsonl"), "{\"id\":1}\n");
+}
+
+#[test]
+fn param_fallback_and_values_with_equals_signs() {
+    let s = Scratch::new("t-param-fallback");
+    let program = "param(\"x\", \"fallback\")\nparam(\"y\", \"unused\")\n";
+    assert_eq!(ok_run(&s, program, &[]), "\"fallback\"\n\"unused\"\n");
+    assert_eq!(
+        ok_run(&s, program, &["--set", "x=given", "--set", "y=a=b"]),
+        "\"given\"\n\"a=b\"\n"
+    );
+    assert_eq!(ok_run(&s, "param(\"e\")\n", &["--set", "e="]), "\"\"\n");
+}
+
+#[test]
+fn a_missing_set_is_a_runtime_error_naming_the_parameter() {
+    let s = Scratch::new("t-param-missing");
+    let r = failing_run(
+        &s,
+        "\"before\"\nsource(file(param(\"input\")), Json) | count()\n\"after\"\n",
+        "hql::param",
+    );
+    assert_eq!(r.out, "\"before\"\n");
+    let err = squash(&r.err);
+    assert!(err.contains("parameter `input` is not set"), "{err}");
+    assert!(err.contains("--set input=VALUE"), "{err}");
+}
+
+#[test]
+fn env_reads_the_environment_with_a_fallback() {
+    let s = Scratch::new("t-env");
+    let home = std::env::var("HOME").expect("HOME is set where the tests run");
+    let out = ok_run(
+        &s,
+        "env(\"HOME\")\nenv(\"NOPE_X\", \"d\")\nenv(\"HOME\", \"unused\")\n",
+        &[],
+    );
+    assert_eq!(out, format!("{home:?}\n\"d\"\n{home:?}\n"));
+    let r = failing_run(&s, "env(\"NOPE_X\")\n", "hql::env");
+    assert!(
+        squash(&r.err).contains("environment variable `NOPE_X` is not set"),
+        "{}",
+        r.err
+    );
+}
+
+#[test]
+fn a_set_without_equals_is_a_usage_error() {
+    let s = Scratch::new("t-set-usage");
+    s.write("main.hql", "[{a: 1}] | write(file(\"out.jsonl\"))\n");
+    let r = s.hql(&["run", "main.hql", "--set", "noequals"]);
+    assert_eq!(r.status, 2, "{}", r.err);
+    assert_eq!(r.out, "");
+    assert!(r.err.contains("expected NAME=VALUE"), "{}", r.err);
+    assert!(r.err.contains("noequals"), "{}", r.err);
+    assert!(!s.exists("out.jsonl"), "nothing ran");
+    let r = s.hql(&["run", "main.hql", "--set", "=v"]);
+    assert_eq!(r.status, 2, "{}", r.err);
+    assert!(!s.exists("out.jsonl"), "nothing ran");
+}
