@@ -132,7 +132,12 @@ fn main() -> ExitCode {
         Command::Test { paths, update } => match collect_tests(&paths) {
             Ok(files) => {
                 let mut save = |path: &str, text: &str| write_atomically(path, text);
-                hql::run::test_files(&files, Rc::new(FsHost::new()), update, sinks.out, &mut save)
+                let host_for = |path: &str| -> Rc<dyn Host> {
+                    // A file whose hql.toml is broken is run without it; its
+                    // cases that need it fail and say so.
+                    Rc::new(FsHost::new().with_config(find_config(path).ok().flatten()))
+                };
+                hql::run::test_files(&files, &host_for, update, sinks.out, &mut save)
             }
             Err(e) => usage_error(&e),
         },
@@ -198,13 +203,17 @@ fn main() -> ExitCode {
             with_progress(meter, quiet, || hql::vet::vet(&job, session, &mut sinks))
         }
         Command::Check { files } => files.iter().fold(EXIT_OK, |status, file| {
+            let config = match find_config(file) {
+                Ok(config) => config,
+                Err(e) => return status.max(usage_error(&e)),
+            };
             let one = match read_program(file) {
                 Ok(text) => check_source(
                     &Source {
                         name: file,
                         text: &text,
                     },
-                    Rc::new(FsHost::new()),
+                    Rc::new(FsHost::new().with_config(config)),
                     &mut sinks,
                 ),
                 Err(e) => usage_error(&e),
@@ -260,8 +269,13 @@ fn write_atomically(path: &str, text: &str) -> io::Result<()> {
 }
 
 fn repl() -> i32 {
+    let config = find_config("-").unwrap_or_else(|e| {
+        eprintln!("hql: {e}\nhql: going on without it");
+        None
+    });
+    let host = FsHost::new().with_config(config);
     if io::stdin().is_terminal() {
-        return hql::repl::run_interactive(Rc::new(FsHost::new()), color());
+        return hql::repl::run_interactive(Rc::new(host), color());
     }
     let input = io::stdin().lock();
     let mut out = io::BufWriter::new(io::stdout().lock());
@@ -272,7 +286,7 @@ fn repl() -> i32 {
         color: false,
     };
     // Entries come from standard input, so sources read files only.
-    hql::repl::run_piped(input, Rc::new(FsHost::new()), &mut sinks)
+    hql::repl::run_piped(input, Rc::new(host), &mut sinks)
 }
 
 /// The `hql.toml` of a program: looked up from its folder upward (from the

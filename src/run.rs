@@ -67,14 +67,14 @@ pub fn run_source_with(
 /// The status is 1 when a case failed, 2 when a `.hql` file has a static error.
 pub fn test_files(
     files: &[(String, String)],
-    host: Rc<dyn Host>,
+    host_for: &dyn Fn(&str) -> Rc<dyn Host>,
     update: bool,
     out: &mut dyn Write,
     save: &mut dyn FnMut(&str, &str) -> std::io::Result<()>,
 ) -> i32 {
     let (mut passed, mut failed, mut status) = (0, 0, EXIT_OK);
     for (path, text) in files {
-        let report = crate::notebook::test_file(path, text, host.clone(), update);
+        let report = crate::notebook::test_file(path, text, host_for(path), update);
         for case in &report.cases {
             let verdict = if case.passed { "PASS" } else { "FAIL" };
             let _ = writeln!(out, "{verdict} {} ({})", case.label, case.place);

@@ -219,6 +219,14 @@ impl Session {
                 for w in checked.warnings.iter().filter(|w| own(&w.span())) {
                     sinks.diag(&self.map, &Diag::from(w));
                 }
+                let first = checked.program.stmts.len() - runs;
+                let unknown = self.unknown_ids(&checked.program.stmts[first..]);
+                for e in &unknown {
+                    sinks.diag(&self.map, &Diag::from(e));
+                }
+                if !unknown.is_empty() {
+                    return Err(EXIT_STATIC);
+                }
                 Ok((checked, runs))
             }
             Err(found) => {
@@ -292,13 +300,6 @@ impl Session {
             Err(status) => return status,
         };
         let first = checked.program.stmts.len() - runs;
-        let unknown = self.unknown_ids(&checked.program.stmts[first..]);
-        if !unknown.is_empty() {
-            for e in &unknown {
-                sinks.diag(&self.map, &Diag::from(e));
-            }
-            return EXIT_STATIC;
-        }
         self.history = self.history_without_redefined(&entry);
         self.names = checked.program.names.clone();
         self.types = checked.types.clone();
@@ -306,12 +307,19 @@ impl Session {
         let mut status = EXIT_OK;
         let mut ran = 0;
         let mut stopped = false;
-        for stmt in &checked.program.stmts[first..] {
+        let spans: Vec<Span> = entry.iter().filter_map(runnable_span).collect();
+        for (i, stmt) in checked.program.stmts[first..].iter().enumerate() {
             self.interp.set_parallel(self.parallel_for(&entry, ran));
             match self.run_one(stmt, sinks, display) {
                 Ok(true) => {}
                 Ok(false) => status = EXIT_FAILED,
                 Err(e) => {
+                    // An error met while printing a stream has no place of
+                    // its own: the statement's.
+                    let e = match spans.get(i) {
+                        Some(span) => e.at(span),
+                        None => e,
+                    };
                     sinks.diag(&self.map, &Diag::from(&e));
                     status = EXIT_FAILED;
                     stopped = true;
@@ -581,4 +589,14 @@ fn normalize(path: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// Where a statement that runs is written (`let`, `check`, an expression).
+fn runnable_span(stmt: &Stmt) -> Option<Span> {
+    match stmt {
+        Stmt::Let { value, .. } => Some(value.span.clone()),
+        Stmt::Check { span, .. } => Some(span.clone()),
+        Stmt::Expr(e) => Some(e.span.clone()),
+        Stmt::Type(_) | Stmt::Fn(_) | Stmt::Import { .. } => None,
+    }
 }

@@ -244,7 +244,6 @@ fn a_missing_data_file_is_a_runtime_io_error() {
 }
 
 #[test]
-#[ignore = "bug: a missing file read by a printed stream (`source(\"orders\")` as a statement) gives an hql::io diagnostic without the statement's source line and span"]
 fn a_missing_data_files_diagnostic_shows_the_statement() {
     let s = project("cfg-missing-span");
     std::fs::remove_file(s.path.join("proj/data/orders.csv")).expect("remove");
@@ -259,7 +258,6 @@ fn a_missing_data_files_diagnostic_shows_the_statement() {
 }
 
 #[test]
-#[ignore = "bug: the help of a missing configured file says paths are relative to the directory `hql` runs in, but hql.toml paths are relative to the toml's folder"]
 fn a_missing_configured_files_help_points_at_the_tomls_folder() {
     let s = project("cfg-missing-help");
     std::fs::remove_file(s.path.join("proj/data/orders.csv")).expect("remove");
@@ -317,7 +315,6 @@ fn run_from_stdin_looks_up_the_toml_from_the_current_folder() {
 }
 
 #[test]
-#[ignore = "bug: `hql check` does not load hql.toml, so an unknown id that `hql run` rejects statically (exit 2) passes `hql check` (exit 0)"]
 fn check_reports_an_unknown_id_like_run() {
     let s = project("cfg-check");
     s.write("proj/progs/main.hql", "source(\"ordrs\") | count()\n");
@@ -337,7 +334,6 @@ fn check_reports_an_unknown_id_like_run() {
 }
 
 #[test]
-#[ignore = "bug: `hql test` does not load hql.toml: every configured id is reported as `no hql.toml was found`"]
 fn test_command_uses_the_toml_of_the_tested_file() {
     let s = project("cfg-test-cmd");
     s.write(
@@ -350,7 +346,6 @@ fn test_command_uses_the_toml_of_the_tested_file() {
 }
 
 #[test]
-#[ignore = "bug: the piped REPL does not load the hql.toml of the current folder (tooling.md: for `run -` and the REPL, the current folder)"]
 fn piped_repl_uses_the_toml_of_the_current_folder() {
     let s = project("cfg-repl");
     s.write(

@@ -122,6 +122,10 @@ pub struct Stream {
     /// What the stream is, when it is a shape that can run on several
     /// threads (a JSON file validated against a contract).
     plan: Option<Plan>,
+    /// The contract its records were validated against (for `validate`'s
+    /// results, the contract of their `ok` values), kept by the stages that
+    /// pass records through: a CSV target's header follows its fields.
+    contract: Option<Rc<Contract>>,
 }
 
 /// What a stream is, where the stages after it can use that: a source, or
@@ -140,27 +144,22 @@ pub enum Plan {
     },
 }
 
-impl Plan {
-    /// The contract of the records a stream yields, when it is known: the
-    /// valid records of `validate(T) | oks()`.
-    pub fn shape(&self) -> Option<&Rc<Contract>> {
-        match self {
-            Plan::Validated {
-                contract,
-                oks: true,
-                ..
-            } => Some(contract),
-            _ => None,
-        }
-    }
-}
-
 impl Stream {
     pub fn new(recipe: impl Fn() -> Result<Items, RuntimeError> + 'static) -> Stream {
         Stream {
             recipe: Box::new(recipe),
             plan: None,
+            contract: None,
         }
+    }
+
+    pub fn with_contract(mut self, contract: Option<Rc<Contract>>) -> Stream {
+        self.contract = contract;
+        self
+    }
+
+    pub fn contract(&self) -> Option<&Rc<Contract>> {
+        self.contract.as_ref()
     }
 
     pub fn with_plan(mut self, plan: Option<Plan>) -> Stream {

@@ -10,8 +10,8 @@ use std::rc::Rc;
 use rustc_hash::{FxHashMap, FxHashSet};
 use smallvec::smallvec;
 
-use super::meter::Metered;
 use super::io::{DecodedRecords, PendingFile, Place, RecordWriter, SourceSpec, TargetSpec};
+use super::meter::Metered;
 use super::ops::{self, sort_order};
 use super::{Interp, Item, Items, Origin, Plan, Result, RuntimeError, Stream};
 use crate::builtins::Builtin;
@@ -31,14 +31,14 @@ pub fn call_stage(interp: &Rc<Interp>, b: Builtin, args: &[Value]) -> Result<Opt
         Builtin::Source => source(interp, input, arg)?,
         Builtin::Validate => validate_stage(interp, input, arg)?,
         Builtin::Oks => with_plan(filter_map(input.clone(), oks)?, oks_plan(&input)),
-        Builtin::Errs => filter_map(input, errs)?,
-        Builtin::Warnings => flat(input, warnings)?,
+        Builtin::Errs => without_contract(filter_map(input, errs)?),
+        Builtin::Warnings => without_contract(flat(input, warnings)?),
         Builtin::Unwrap => lazy(input, |items| {
             Box::new(items.map(|i| i.and_then(unwrap_item)))
         }),
-        Builtin::Map => map(interp, input, arg),
+        Builtin::Map => without_contract(map(interp, input, arg)),
         Builtin::Filter => filter(interp, input, arg),
-        Builtin::FlatMap => flat_map(interp, input, arg),
+        Builtin::FlatMap => without_contract(flat_map(interp, input, arg)),
         Builtin::Take => take_skip(input, &arg, true)?,
         Builtin::Skip => take_skip(input, &arg, false)?,
         Builtin::Distinct => distinct(input),
@@ -207,8 +207,32 @@ fn descriptor(key: &str, v: Value) -> Value {
     Value::record(r)
 }
 
+/// A stage that wraps its input's items; the records it passes on keep
+/// the contract they were validated against.
 fn lazy(input: Value, wrap: impl Fn(Items) -> Items + 'static) -> Value {
-    Value::Stream(Rc::new(Stream::new(move || Ok(wrap(items(&input)?)))))
+    let contract = contract_of(&input);
+    Value::Stream(Rc::new(
+        Stream::new(move || Ok(wrap(items(&input)?))).with_contract(contract),
+    ))
+}
+
+/// The contract a stream's records were validated against, if known.
+fn contract_of(v: &Value) -> Option<Rc<Contract>> {
+    match v {
+        Value::Stream(s) => s.contract().cloned(),
+        _ => None,
+    }
+}
+
+/// A stage that makes new values, which no contract describes.
+fn without_contract(v: Value) -> Value {
+    match v {
+        Value::Stream(s) => match Rc::try_unwrap(s) {
+            Ok(s) => Value::Stream(Rc::new(s.with_contract(None))),
+            Err(s) => Value::Stream(s),
+        },
+        v => v,
+    }
 }
 
 // ------------------------------------------------------------------- sources
@@ -273,6 +297,12 @@ impl Interp {
         shape: Option<&Rc<Contract>>,
     ) -> Result<DecodedRecords> {
         let reader = match &spec.place {
+            Place::File(p) if *spec.name != **p => self.host.open_file(p).map_err(|e| {
+                cannot_read(p, &e).with_help(format!(
+                    "source `{}` is configured in hql.toml; its paths are relative to that file's folder",
+                    spec.name
+                ))
+            })?,
             Place::File(p) => self.host.open_file(p).map_err(|e| cannot_read(p, &e))?,
             Place::Stdin => self.take_stdin()?,
         };
@@ -285,8 +315,13 @@ impl Interp {
 
 impl Interp {
     /// A source's reader, its bytes counted into the meter.
-    fn metered(&self, reader: Box<dyn std::io::BufRead>, path: Option<&str>) -> Box<dyn std::io::BufRead> {
-        self.meter.start_source(path.and_then(|p| self.host.file_len(p)));
+    fn metered(
+        &self,
+        reader: Box<dyn std::io::BufRead>,
+        path: Option<&str>,
+    ) -> Box<dyn std::io::BufRead> {
+        self.meter
+            .start_source(path.and_then(|p| self.host.file_len(p)));
         Box::new(Metered::new(reader, self.meter.clone()))
     }
 }
@@ -339,6 +374,7 @@ fn validate_stage(interp: &Rc<Interp>, input: Value, ty: Value) -> Result<Value>
         oks: false,
     });
     let interp = interp.clone();
+    let shape = contract.clone();
     Ok(Value::Stream(Rc::new(
         Stream::new(move || {
             let upstream = match &source {
@@ -347,7 +383,8 @@ fn validate_stage(interp: &Rc<Interp>, input: Value, ty: Value) -> Result<Value>
             };
             Ok(validated(&interp, &contract, upstream))
         })
-        .with_plan(plan),
+        .with_plan(plan)
+        .with_contract(Some(shape)),
     )))
 }
 
@@ -471,7 +508,7 @@ fn json_items(source: JsonSource<Box<dyn std::io::BufRead>>, name: Rc<str>) -> I
 /// `write(target)` / `write(file(path), Format)`: the number of records written.
 fn write(interp: &Rc<Interp>, input: Value, target: Value, format: Value) -> Result<Value> {
     let spec = target_spec(interp, &target, &format)?;
-    let shape = plan_of(&input).and_then(|p| p.shape().cloned());
+    let shape = contract_of(&input);
     let mut sink = Sink::open(interp, spec, shape.as_ref())?;
     for item in items(&input)? {
         let item = item?;
@@ -492,10 +529,7 @@ fn write_of_results() -> RuntimeError {
 /// `route(ok: target, err: target)`: oks to one, failure records to the
 /// other, in one pass; `{ok: n, err: m}`.
 fn route(interp: &Rc<Interp>, input: Value, ok: Value, err: Value) -> Result<Value> {
-    let shape = plan_of(&input).and_then(|p| match p {
-        Plan::Validated { contract, .. } => Some(contract),
-        _ => None,
-    });
+    let shape = contract_of(&input);
     let ok_spec = target_spec(interp, &ok, &Value::Null)?;
     let err_spec = target_spec(interp, &err, &Value::Null)?;
     if !interp.codec(err_spec.format).keeps_nesting() {

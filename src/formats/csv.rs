@@ -40,14 +40,20 @@ impl Codec for Csv {
         shape: Option<&Rc<Contract>>,
     ) -> DecodedRecords {
         let options = spec.boundary.csv;
+        let tracked = Tracked::new(input);
+        let track = tracked.state.clone();
+        // Rows end at `\n` only, so that the reader's position tells where
+        // each one starts; a `\r` before it is taken off the last cell.
         let reader = csv::ReaderBuilder::new()
             .has_headers(false)
             .flexible(true)
             .delimiter(options.delimiter)
             .quote(options.quote)
-            .from_reader(input);
+            .terminator(csv::Terminator::Any(b'\n'))
+            .from_reader(tracked);
         Box::new(Rows {
             reader,
+            track,
             row: csv::ByteRecord::new(),
             columns: None,
             spec: spec.clone(),
@@ -90,7 +96,8 @@ impl Codec for Csv {
 
 /// The rows of a CSV source, as records.
 struct Rows {
-    reader: csv::Reader<Box<dyn BufRead>>,
+    reader: csv::Reader<Tracked>,
+    track: Rc<Track>,
     row: csv::ByteRecord,
     /// What each column holds, once the header is read.
     columns: Option<Vec<ColumnPlan>>,
@@ -128,7 +135,11 @@ impl Iterator for Rows {
             if self.finished {
                 break;
             }
-            let line = self.row.position().map_or(0, |p| p.line());
+            self.trim_line_end();
+            if self.row.len() == 1 && self.row[0].is_empty() {
+                continue;
+            }
+            let line = self.start_line();
             if self.columns.is_none() {
                 if let Some(failure) = self.read_header(line) {
                     return Some(Ok(failure));
@@ -143,6 +154,50 @@ impl Iterator for Rows {
     }
 }
 
+/// The input of a CSV source, watched so that a row's start line can be
+/// told: how many bytes it has given, its last byte, and whether it ended.
+struct Tracked {
+    input: Box<dyn BufRead>,
+    state: Rc<Track>,
+}
+
+#[derive(Default)]
+struct Track {
+    given: std::cell::Cell<u64>,
+    last: std::cell::Cell<u8>,
+    ended: std::cell::Cell<bool>,
+}
+
+impl Track {
+    /// Is byte offset `at` the end of an input whose last line has no `\n`?
+    fn at_end(&self, at: u64) -> bool {
+        self.ended.get() && at == self.given.get() && self.last.get() != b'\n'
+    }
+}
+
+impl Tracked {
+    fn new(input: Box<dyn BufRead>) -> Tracked {
+        Tracked {
+            input,
+            state: Rc::default(),
+        }
+    }
+}
+
+impl std::io::Read for Tracked {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.input.read(buf)?;
+        match buf[..n].last() {
+            Some(&last) => {
+                self.state.given.set(self.state.given.get() + n as u64);
+                self.state.last.set(last);
+            }
+            None => self.state.ended.set(true),
+        }
+        Ok(n)
+    }
+}
+
 /// The fields a contract declares (none for a refinement or no contract).
 fn fields_of(shape: Option<&Contract>) -> &[FieldSpec] {
     match shape.map(|c| &c.shape) {
@@ -154,6 +209,32 @@ fn fields_of(shape: Option<&Contract>) -> &[FieldSpec] {
 impl Rows {
     fn fields(&self) -> &[FieldSpec] {
         fields_of(self.shape.as_deref())
+    }
+
+    /// Take the `\r` of a CRLF line end off the row's last cell.
+    fn trim_line_end(&mut self) {
+        let Some(last) = self.row.iter().next_back() else {
+            return;
+        };
+        if let Some(kept) = last.strip_suffix(b"\r") {
+            let kept = kept.to_vec();
+            self.row.truncate(self.row.len() - 1);
+            self.row.push_field(&kept);
+        }
+    }
+
+    /// The line the row just read starts on: the reader stands after its
+    /// `\n` (or at the end of an input whose last line has none), and the
+    /// row's own newlines are inside quoted cells.
+    fn start_line(&self) -> u64 {
+        let after = self.reader.position();
+        let unterminated = self.track.at_end(after.byte());
+        let inside: usize = self
+            .row
+            .iter()
+            .map(|cell| memchr::memchr_iter(b'\n', cell).count())
+            .sum();
+        after.line() - u64::from(!unterminated) - inside as u64
     }
 
     /// Name the columns from the header row (or, without one, from the
@@ -182,6 +263,14 @@ impl Rows {
             names = self.fields().iter().map(|f| f.name.to_string()).collect();
             let (declared, cells) = (names.len(), self.row.len());
             names.extend((declared + 1..=cells).map(|i| format!("column_{i}")));
+        }
+        if let Some(twice) = names
+            .iter()
+            .enumerate()
+            .find_map(|(i, n)| names[..i].contains(n).then_some(n))
+        {
+            let message = format!("the header names column `{twice}` twice");
+            failure.get_or_insert(self.failure(line, message));
         }
         let columns = names.iter().map(|n| self.plan_column(n)).collect();
         self.columns = Some(columns);
@@ -239,6 +328,20 @@ impl Rows {
         }
     }
 
+    /// The current row written back as a CSV line.
+    fn row_text(&self) -> String {
+        let options = self.spec.boundary.csv;
+        let mut writer = csv::WriterBuilder::new()
+            .delimiter(options.delimiter)
+            .quote(options.quote)
+            .terminator(csv::Terminator::Any(b'\n'))
+            .from_writer(Vec::new());
+        let _ = writer.write_byte_record(&self.row);
+        let bytes = writer.into_inner().unwrap_or_default();
+        let text = String::from_utf8_lossy(&bytes);
+        text.strip_suffix('\n').unwrap_or(&text).to_string()
+    }
+
     fn origin(&self, line: u64) -> Origin {
         Origin {
             source: self.spec.name.clone(),
@@ -246,15 +349,10 @@ impl Rows {
         }
     }
 
-    /// The `decode` failure of the current row, its cells as the input.
+    /// The `decode` failure of the current row, the row as CSV text as the
+    /// input.
     fn failure(&self, line: u64, message: String) -> Decoded {
-        let delimiter = char::from(self.spec.boundary.csv.delimiter).to_string();
-        let raw = self
-            .row
-            .iter()
-            .map(String::from_utf8_lossy)
-            .collect::<Vec<_>>()
-            .join(&delimiter);
+        let raw = self.row_text();
         let origin = self.origin(line);
         Decoded {
             value: undecodable(&origin, raw, message),
