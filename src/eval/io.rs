@@ -145,13 +145,33 @@ impl TargetSpec {
 pub struct Decoded {
     /// The record, or an `err` of kind `decode`.
     pub value: Value,
-    /// The record as received, where decoding converted it (CSV cells read
-    /// as a contract's types): failure records show this one.
-    pub received: Option<Value>,
     pub origin: Origin,
 }
 
-pub type DecodedRecords = Box<dyn Iterator<Item = Result<Decoded>>>;
+/// The records of a source, one at a time.
+pub trait RecordSource: Iterator<Item = Result<Decoded>> {
+    /// The record last yielded as it was received, where decoding converted
+    /// it (CSV cells read as a contract's types): failure records show this
+    /// one. Built only when asked for, so a valid record costs nothing more.
+    fn received(&self) -> Option<Value> {
+        None
+    }
+}
+
+pub type DecodedRecords = Box<dyn RecordSource>;
+
+/// Records that need no `received` form: any iterator of them.
+pub struct Plain<I>(pub I);
+
+impl<I: Iterator<Item = Result<Decoded>>> Iterator for Plain<I> {
+    type Item = Result<Decoded>;
+
+    fn next(&mut self) -> Option<Result<Decoded>> {
+        self.0.next()
+    }
+}
+
+impl<I: Iterator<Item = Result<Decoded>>> RecordSource for Plain<I> {}
 
 /// A format: how its bytes become records and records become bytes.
 pub trait Codec {

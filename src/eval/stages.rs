@@ -307,9 +307,11 @@ impl Interp {
             Place::Stdin => self.take_stdin()?,
         };
         let reader = self.metered(reader, spec.path());
-        let meter = self.meter.clone();
         let records = self.codec(spec.format).read(reader, spec, shape);
-        Ok(Box::new(records.inspect(move |_| meter.read_records(1))))
+        Ok(Box::new(Counted {
+            records,
+            meter: self.meter.clone(),
+        }))
     }
 }
 
@@ -323,6 +325,30 @@ impl Interp {
         self.meter
             .start_source(path.and_then(|p| self.host.file_len(p)));
         Box::new(Metered::new(reader, self.meter.clone()))
+    }
+}
+
+/// A source's records, counted on the meter as they are read.
+struct Counted {
+    records: DecodedRecords,
+    meter: std::sync::Arc<super::meter::Meter>,
+}
+
+impl Iterator for Counted {
+    type Item = Result<super::io::Decoded>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let next = self.records.next();
+        if next.is_some() {
+            self.meter.read_records(1);
+        }
+        next
+    }
+}
+
+impl super::io::RecordSource for Counted {
+    fn received(&self) -> Option<Value> {
+        self.records.received()
     }
 }
 
@@ -450,13 +476,21 @@ fn validated(interp: &Rc<Interp>, contract: &Rc<Contract>, upstream: Upstream) -
             }
             check(item.value, item.origin)
         })),
-        Upstream::Converted(records) => Box::new(records.map(move |d| {
-            let d = d?;
-            let mut item = check(d.value, Some(d.origin))?;
-            if let (Value::Err(failure), Some(received)) = (&item.value, d.received) {
-                item.value = Value::err(validate::with_input(failure, received));
+        Upstream::Converted(mut records) => Box::new(std::iter::from_fn(move || {
+            let d = match records.next()? {
+                Ok(d) => d,
+                Err(e) => return Some(Err(e)),
+            };
+            let mut item = match check(d.value, Some(d.origin)) {
+                Ok(item) => item,
+                Err(e) => return Some(Err(e)),
+            };
+            if let Value::Err(failure) = &item.value {
+                if let Some(received) = records.received() {
+                    item.value = Value::err(validate::with_input(failure, received));
+                }
             }
-            Ok(item)
+            Some(Ok(item))
         })),
         Upstream::Items(items) => Box::new(items.map(move |item| {
             let item = item?;

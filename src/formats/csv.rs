@@ -17,8 +17,8 @@ use std::rc::Rc;
 use super::write_error;
 use crate::contract::{Contract, FieldSpec, Shape, TypeSpec};
 use crate::eval::io::{
-    Boundary, Codec, Column, CsvOptions, Decoded, DecodedRecords, Physical, RecordWriter,
-    SourceSpec, TargetSpec,
+    Boundary, Codec, Column, CsvOptions, Decoded, DecodedRecords, Physical, RecordSource,
+    RecordWriter, SourceSpec, TargetSpec,
 };
 use crate::eval::{check_interrupt, Origin, Result, RuntimeError};
 use crate::json::{write_json, Decoder};
@@ -60,6 +60,8 @@ impl Codec for Csv {
             shape: shape.cloned(),
             decoder: Decoder::new(),
             finished: false,
+            converted: false,
+            distinct: false,
         })
     }
 
@@ -105,6 +107,16 @@ struct Rows {
     shape: Option<Rc<Contract>>,
     decoder: Decoder,
     finished: bool,
+    /// Was the row last yielded converted by a contract (not a failure)?
+    converted: bool,
+    /// Do the columns name distinct fields (so a row needs no lookups)?
+    distinct: bool,
+}
+
+impl RecordSource for Rows {
+    fn received(&self) -> Option<Value> {
+        self.converted.then(|| self.text_record())
+    }
 }
 
 /// One column: the field it fills, and how its cells convert.
@@ -123,6 +135,7 @@ impl Iterator for Rows {
             if let Err(e) = check_interrupt() {
                 return Some(Err(e));
             }
+            self.converted = false;
             match self.reader.read_byte_record(&mut self.row) {
                 Ok(true) => {}
                 Ok(false) => self.finished = true,
@@ -229,11 +242,7 @@ impl Rows {
     fn start_line(&self) -> u64 {
         let after = self.reader.position();
         let unterminated = self.track.at_end(after.byte());
-        let inside: usize = self
-            .row
-            .iter()
-            .map(|cell| memchr::memchr_iter(b'\n', cell).count())
-            .sum();
+        let inside = memchr::memchr_iter(b'\n', self.row.as_slice()).count();
         after.line() - u64::from(!unterminated) - inside as u64
     }
 
@@ -272,7 +281,11 @@ impl Rows {
             let message = format!("the header names column `{twice}` twice");
             failure.get_or_insert(self.failure(line, message));
         }
-        let columns = names.iter().map(|n| self.plan_column(n)).collect();
+        let columns: Vec<ColumnPlan> = names.iter().map(|n| self.plan_column(n)).collect();
+        self.distinct = columns
+            .iter()
+            .enumerate()
+            .all(|(i, c)| columns[..i].iter().all(|d| d.field != c.field));
         self.columns = Some(columns);
         failure
     }
@@ -304,28 +317,42 @@ impl Rows {
             );
             return self.failure(line, message);
         }
-        let mut typed = Record::default();
-        let mut text = Record::default();
+        let mut typed = Vec::with_capacity(columns.len());
         for (cell, column) in self.row.iter().zip(columns) {
             let Ok(cell) = std::str::from_utf8(cell) else {
                 let message = format!("line {line} is not valid UTF-8 (column {})", column.field);
                 return self.failure(line, message);
             };
-            if !cell.is_empty() && self.shape.is_some() {
-                text.insert(column.field.clone(), Value::str(cell));
-            }
             let ty = column
                 .declared
                 .map(|i| &fields_of(self.shape.as_deref())[i].ty);
             if let Some(v) = cell_value(cell, column, ty, &mut self.decoder) {
-                typed.insert(column.field.clone(), v);
+                typed.push((column.field.clone(), v));
             }
         }
+        self.converted = self.shape.is_some();
+        let typed = match self.distinct {
+            true => Record::from_distinct(typed),
+            false => typed.into_iter().collect(),
+        };
         Decoded {
             value: Value::record(typed),
-            received: self.shape.as_ref().map(|_| Value::record(text)),
             origin: self.origin(line),
         }
+    }
+
+    /// The text cells of the current row under their field names, empty
+    /// cells left out.
+    fn text_record(&self) -> Value {
+        let columns = self.columns.as_deref().unwrap_or_default();
+        let mut text = Record::with_capacity(columns.len());
+        for (cell, column) in self.row.iter().zip(columns) {
+            if !cell.is_empty() {
+                let cell = String::from_utf8_lossy(cell).into_owned();
+                text.insert(column.field.clone(), Value::str(cell));
+            }
+        }
+        Value::record(text)
     }
 
     /// The current row written back as a CSV line.
@@ -356,7 +383,6 @@ impl Rows {
         let origin = self.origin(line);
         Decoded {
             value: undecodable(&origin, raw, message),
-            received: None,
             origin,
         }
     }

@@ -11,7 +11,7 @@ use std::rc::Rc;
 use super::write_error;
 use crate::contract::Contract;
 use crate::eval::io::{
-    Boundary, Codec, Decoded, DecodedRecords, RecordWriter, SourceSpec, TargetSpec,
+    Boundary, Codec, Decoded, DecodedRecords, Plain, RecordWriter, SourceSpec, TargetSpec,
 };
 use crate::eval::{check_interrupt, Origin, Result};
 use crate::json::{write_json, JsonSource};
@@ -31,7 +31,7 @@ impl Codec for Json {
     ) -> DecodedRecords {
         let name = spec.name.clone();
         let boundary = spec.boundary.clone();
-        Box::new(JsonSource::new(input).map(move |d| {
+        Box::new(Plain(JsonSource::new(input).map(move |d| {
             check_interrupt()?;
             let origin = Origin {
                 source: name.clone(),
@@ -41,12 +41,8 @@ impl Codec for Json {
                 Ok(v) => renamed(v, &boundary),
                 Err(f) => decode_failure(&origin, f.raw, f.message),
             };
-            Ok(Decoded {
-                value,
-                received: None,
-                origin,
-            })
-        }))
+            Ok(Decoded { value, origin })
+        })))
     }
 
     fn writer(&self, spec: &TargetSpec, _shape: Option<&Rc<Contract>>) -> Box<dyn RecordWriter> {
