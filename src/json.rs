@@ -13,6 +13,7 @@ use std::io::{self, BufRead};
 use std::rc::Rc;
 
 use rustc_hash::FxHashSet;
+use smallvec::SmallVec;
 
 use crate::canonical::write_separated;
 use crate::value::{Key, Record, Value};
@@ -1119,6 +1120,91 @@ impl ElementScanner {
 // Encoding
 // ---------------------------------------------------------------------------
 
+/// Appends the JSON text `line` to `out` as [`write_json`] would write the
+/// value it decodes to, without decoding it: whitespace between tokens is
+/// dropped, everything else copied. Only for text known to decode; gives
+/// `false` (leaving `out` partly written) where copying could differ from
+/// `write_json` — a backslash (an escape `write_json` may spell otherwise)
+/// or an object with a key twice (which decodes to one field).
+pub fn write_compact(line: &[u8], out: &mut Vec<u8>) -> bool {
+    if memchr::memchr(b'\\', line).is_some() {
+        return false;
+    }
+    // The keys of the open objects (byte ranges of `line`), and for each
+    // open bracket where its keys start — `None` for an array — and
+    // whether a key comes next.
+    let mut keys: SmallVec<[(usize, usize); 32]> = SmallVec::new();
+    let mut open: SmallVec<[(Option<usize>, bool); 8]> = SmallVec::new();
+    let mut i = 0;
+    while let Some(&b) = line.get(i) {
+        match b {
+            b'"' => {
+                let Some(len) = memchr::memchr(b'"', &line[i + 1..]) else {
+                    return false;
+                };
+                let end = i + 1 + len;
+                if let Some((Some(first), key_next @ true)) = open.last_mut() {
+                    let key = &line[i + 1..end];
+                    if keys[*first..].iter().any(|&(s, e)| &line[s..e] == key) {
+                        return false;
+                    }
+                    keys.push((i + 1, end));
+                    *key_next = false;
+                }
+                out.extend_from_slice(&line[i..=end]);
+                i = end + 1;
+                continue;
+            }
+            b' ' | b'\t' | b'\r' | b'\n' => {}
+            b'{' => {
+                open.push((Some(keys.len()), true));
+                out.push(b);
+            }
+            b'[' => {
+                open.push((None, false));
+                out.push(b);
+            }
+            b'}' | b']' => {
+                if let Some((Some(first), _)) = open.pop() {
+                    keys.truncate(first);
+                }
+                out.push(b);
+            }
+            b',' => {
+                if let Some((Some(_), key_next)) = open.last_mut() {
+                    *key_next = true;
+                }
+                out.push(b);
+            }
+            b':' => out.push(b),
+            _ => {
+                // A number or a literal: copied up to the byte that ends it.
+                let run = line[i..]
+                    .iter()
+                    .position(|&c| ENDS_RUN[usize::from(c)])
+                    .unwrap_or(line.len() - i);
+                out.extend_from_slice(&line[i..i + run]);
+                i += run;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The bytes `write_compact` treats one by one: structure, quotes, space.
+const ENDS_RUN: [bool; 256] = {
+    let mut table = [false; 256];
+    let ends = b"\"{}[],: \t\r\n";
+    let mut i = 0;
+    while i < ends.len() {
+        table[ends[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
+
 /// Appends `v` as compact JSON: `{"a":1,"b":[1,2]}`. Numbers from data keep
 /// their source text; `ok(v)` is `{"ok":v}`, `err(e)` is `{"err":e}`; a
 /// function or type is written as the string it prints as. Streams are the
@@ -1739,5 +1825,61 @@ mod tests {
             to_json(&v),
             r#"[{"ok":{"f":"<fn g>","l":"<fn>","t":"Order","a":null,"x":1e16}},{"err":"bad"},null]"#
         );
+    }
+}
+
+#[cfg(test)]
+mod compact_tests {
+    //! `write_compact` against the ordinary path: whenever it copies a line,
+    //! the bytes are exactly `write_json` of the decoded value.
+    use super::*;
+
+    const LINES: &[&str] = &[
+        r#"{"a": 1, "b": "x y", "c": [1, 2.50, -0, 1e5, 12345678901234567890123]}"#,
+        r#"  { "a" :	true , "b":null,"c" : { "d" : [ ] , "e" : { } } }  "#,
+        r#"{"é": "ü ✓ 😀", "": "", "k": "a,b:c{d}[e]"}"#,
+        r#"{"a": 1, "a": 2}"#,
+        r#"{"a": {"x": 1, "x": 2}}"#,
+        r#"{"a": [{"x": 1}, {"x": 2}], "x": 3}"#,
+        r#"{"a": "tab\there"}"#,
+        r#"{"a": "\u00e9"}"#,
+        r#"{"a": "q\"uote"}"#,
+        r#"{"a": 1.0, "b": 1.50, "c": -1.5E-3, "d": 0.1}"#,
+        r#"{"a": [true, false, null, "s", {"k": [1, {"k": 2}]}]}"#,
+        r#"{"": 1, "": 2}"#,
+        r#"{"a": {}, "b": {}, "c": {"a": 1}}"#,
+    ];
+
+    #[test]
+    fn a_copied_line_is_what_write_json_writes() {
+        let mut copied = 0;
+        for line in LINES {
+            let value = Decoder::new()
+                .decode(line.as_bytes())
+                .expect("the corpus decodes");
+            let mut expected = String::new();
+            write_json(&mut expected, &value);
+            let mut out = Vec::new();
+            if write_compact(line.as_bytes(), &mut out) {
+                copied += 1;
+                assert_eq!(String::from_utf8(out).unwrap(), expected, "{line}");
+            }
+        }
+        assert_eq!(
+            copied, 7,
+            "lines without escapes or repeated keys are copied"
+        );
+    }
+
+    #[test]
+    fn escapes_and_repeated_keys_are_left_to_the_ordinary_path() {
+        for line in [
+            r#"{"a": 1, "a": 2}"#,
+            r#"{"a": {"x": 1, "x": 2}}"#,
+            r#"{"a": "\u00e9"}"#,
+            r#"{"": 1, "": 2}"#,
+        ] {
+            assert!(!write_compact(line.as_bytes(), &mut Vec::new()), "{line}");
+        }
     }
 }

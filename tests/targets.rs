@@ -638,3 +638,52 @@ fn a_set_without_equals_is_a_usage_error() {
     assert_eq!(r.status, 2, "{}", r.err);
     assert!(!s.exists("out.jsonl"), "nothing ran");
 }
+
+/// `route` of a validated JSON Lines file copies valid lines as compact
+/// text without building them; the ordinary path (here forced by a
+/// `filter`, which keeps no plan) builds and encodes each record. Both
+/// must write the same bytes, line for line, whatever the lines hold.
+#[test]
+fn route_copying_valid_lines_writes_what_the_ordinary_path_writes() {
+    let dir = Scratch::new("route-copy");
+    let mut lines = Vec::new();
+    for i in 0..3000 {
+        let line = match i % 12 {
+            0 => format!(
+                r#"{{"id": {i}, "name": "n{i}", "tags": ["a", "b"], "at": {{"x": 1.50, "y": -0}}}}"#
+            ),
+            1 => format!(r#"  {{ "id" :	{i} , "name":"sp ace" , "extra" : {{ }} }}  "#),
+            2 => format!(r#"{{"id": {i}, "name": "esc\"aped\u00e9"}}"#),
+            3 => format!(r#"{{"id": {i}, "name": "dup", "name": "again"}}"#),
+            4 => format!(r#"{{"id": {i}, "name": "n", "nested": {{"k": 1, "k": 2}}}}"#),
+            5 => format!(r#"{{"id": -{i}, "name": "negative"}}"#),
+            6 => format!(r#"{{"id": "{i}", "name": "wrong type"}}"#),
+            7 => "{\"id\": 1, \"name\": ".to_string(),
+            8 => String::new(),
+            9 => format!(
+                r#"{{"id": {i}, "name": "ünïcödé ✓", "big": 123456789012345678901234567890}}"#
+            ),
+            10 => format!(
+                r#"{{"id": {i}, "name": "n", "f": 1e5, "g": 2.0, "h": [null, true, false]}}"#
+            ),
+            _ => format!("{{\"id\": {i}, \"name\": \"crlf\"}}\r"),
+        };
+        lines.push(line);
+    }
+    dir.write("in.jsonl", lines.join("\n"));
+    let contract =
+        "type R : DataContract = {\n    id: Int\n    name: String\n    require id >= 0\n}\n";
+    let copying = format!(
+        "{contract}source(file(\"in.jsonl\"), Json) | validate(R) | route(ok: file(\"ok1.jsonl\"), err: file(\"err1.jsonl\"))\n"
+    );
+    let ordinary = format!(
+        "{contract}source(file(\"in.jsonl\"), Json) | validate(R) | filter(r => true) | route(ok: file(\"ok2.jsonl\"), err: file(\"err2.jsonl\"))\n"
+    );
+    let a = dir.run(&copying, &[]);
+    let b = dir.run(&ordinary, &[]);
+    assert_eq!((a.status, b.status), (0, 0), "{}{}", a.err, b.err);
+    assert_eq!(a.out, b.out);
+    assert_eq!(a.out, "{ok: 2000, err: 750}\n");
+    assert_eq!(dir.read("ok1.jsonl"), dir.read("ok2.jsonl"));
+    assert_eq!(dir.read("err1.jsonl"), dir.read("err2.jsonl"));
+}

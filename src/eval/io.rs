@@ -203,6 +203,13 @@ pub trait Codec {
 /// Writes records one at a time, then closes the output (a JSON array's `]`).
 pub trait RecordWriter {
     fn write(&mut self, out: &mut dyn Write, record: &Value) -> Result<()>;
+
+    /// Write a record given as the compact JSON text [`RecordWriter::write`]
+    /// would give it; `false` when this format cannot take it so.
+    fn write_json_text(&mut self, _out: &mut dyn Write, _text: &[u8]) -> Result<bool> {
+        Ok(false)
+    }
+
     fn finish(&mut self, out: &mut dyn Write) -> Result<()>;
 }
 

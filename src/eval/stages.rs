@@ -5,6 +5,7 @@
 //! at a time; stages that must see everything (`sort`, `count_by`, `report`)
 //! consume their input and return a value.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -16,8 +17,8 @@ use super::ops::{self, sort_order};
 use super::{Interp, Item, Items, Origin, Plan, Result, RuntimeError, Stream};
 use crate::builtins::Builtin;
 use crate::contract::Contract;
-use crate::json::{to_json, JsonSource};
-use crate::scan::LineCheck;
+use crate::json::{to_json, write_compact, JsonSource};
+use crate::scan::{LineCheck, Verdict};
 use crate::validate::{self, failure_rules, Uniques};
 use crate::value::{Record, Value};
 
@@ -573,11 +574,40 @@ fn route(interp: &Rc<Interp>, input: Value, ok: Value, err: Value) -> Result<Val
         )
         .with_help("failure records are nested: send them to a `.jsonl` or `.json` file"));
     }
+    let copied = copied_lines(interp, &input, &ok_spec);
     let mut oks = Sink::open(interp, ok_spec, shape.as_ref())?;
     let mut errs = Sink::open(interp, err_spec, None)?;
-    for item in items(&input)? {
+    let (results, copied) = match copied {
+        Some(c) => {
+            let (lines, text, contract) = c?;
+            (lines, Some((text, contract)))
+        }
+        None => (items(&input)?, None),
+    };
+    for item in results {
         let item = item?;
-        let written = match &item.value {
+        let result = match (&item.value, &copied) {
+            // A valid line, already written as compact JSON text.
+            (Value::Absent, Some((text, _))) => {
+                interp.meter.judged(1, 0);
+                oks.put_text(&text.borrow())?;
+                continue;
+            }
+            (_, Some((_, contract))) => {
+                let result = validate::validate_value(
+                    interp,
+                    contract,
+                    item.value,
+                    item.origin.as_ref(),
+                    None,
+                )?;
+                let ok = !matches!(result, Value::Err(_));
+                interp.meter.judged(u64::from(ok), u64::from(!ok));
+                result
+            }
+            _ => item.value,
+        };
+        let written = match &result {
             Value::Ok(ok) => oks.put(&ok.value),
             Value::Err(failure) => errs.put(failure),
             other => oks.put(other),
@@ -588,6 +618,51 @@ fn route(interp: &Rc<Interp>, input: Value, ok: Value, err: Value) -> Result<Val
     counts.insert("ok".into(), Value::Int(oks.close(interp)?));
     counts.insert("err".into(), Value::Int(errs.close(interp)?));
     Ok(Value::record(counts))
+}
+
+/// The lines of a JSON file validated for `route`, read so that a valid
+/// one is never built: the line check vouches for it and its text is
+/// copied, compacted, to the `ok` target's JSON. The items are
+/// `Value::Absent` for such a line (its text in the shared buffer) and the
+/// decoded value of any other, for `validate` to judge; `None` where the
+/// pipeline or the target does not allow it.
+#[allow(clippy::type_complexity)]
+fn copied_lines(
+    interp: &Rc<Interp>,
+    input: &Value,
+    ok: &TargetSpec,
+) -> Option<Result<(Items, Rc<RefCell<Vec<u8>>>, Rc<Contract>)>> {
+    let Some(Plan::Validated {
+        source,
+        contract,
+        oks: false,
+    }) = plan_of(input)
+    else {
+        return None;
+    };
+    let path = crate::counting::json_file(&source)?;
+    let mut check = LineCheck::new(&contract).filter(LineCheck::keeps_records)?;
+    if ok.format != crate::builtins::Format::Json || !ok.boundary.columns.is_empty() {
+        return None;
+    }
+    let reader = match interp.host.open_file(&path) {
+        Ok(r) => interp.metered(r, Some(&path)),
+        Err(e) => return Some(Err(cannot_read(&path, &e))),
+    };
+    let text = Rc::new(RefCell::new(Vec::new()));
+    let copied = text.clone();
+    let hook_interp = interp.clone();
+    let meter = interp.meter.clone();
+    let source = JsonSource::new(reader).with_line_reader(Box::new(move |line| {
+        if check.verdict(&hook_interp, line) != Verdict::Valid {
+            return None;
+        }
+        let mut text = copied.borrow_mut();
+        text.clear();
+        write_compact(line, &mut text).then_some(Value::Absent)
+    }));
+    let lines = json_items(source, path.as_str().into()).inspect(move |_| meter.read_records(1));
+    Some(Ok((Box::new(lines), text, contract)))
 }
 
 /// Where `write` or `route` sends records: a file (its format given or
@@ -640,6 +715,17 @@ impl Sink {
             writer: interp.codec(spec.format).writer(&spec, shape),
             written: 0,
         })
+    }
+
+    /// A record given as its compact JSON text (the target is JSON).
+    fn put_text(&mut self, text: &[u8]) -> Result<()> {
+        let Some(file) = self.file.as_mut() else {
+            return Ok(());
+        };
+        if self.writer.write_json_text(file, text)? {
+            self.written += 1;
+        }
+        Ok(())
     }
 
     fn put(&mut self, record: &Value) -> Result<()> {

@@ -75,17 +75,27 @@ struct JsonWriter {
 
 impl RecordWriter for JsonWriter {
     fn write(&mut self, out: &mut dyn Write, record: &Value) -> Result<()> {
-        self.line.clear();
-        if self.array {
-            self.line
-                .push_str(if self.written == 0 { "[\n" } else { ",\n" });
-        }
-        write_json(&mut self.line, record);
-        if !self.array {
-            self.line.push('\n');
-        }
+        let mut line = std::mem::take(&mut self.line);
+        line.clear();
+        write_json(&mut line, record);
+        let written = self.write_json_text(out, line.as_bytes()).map(|_| ());
+        self.line = line;
+        written
+    }
+
+    fn write_json_text(&mut self, out: &mut dyn Write, text: &[u8]) -> Result<bool> {
+        let before: &[u8] = match (self.array, self.written) {
+            (false, _) => b"",
+            (true, 0) => b"[\n",
+            (true, _) => b",\n",
+        };
+        let after: &[u8] = if self.array { b"" } else { b"\n" };
         self.written += 1;
-        out.write_all(self.line.as_bytes()).map_err(write_error)
+        out.write_all(before)
+            .and_then(|()| out.write_all(text))
+            .and_then(|()| out.write_all(after))
+            .map_err(write_error)?;
+        Ok(true)
     }
 
     fn finish(&mut self, out: &mut dyn Write) -> Result<()> {
