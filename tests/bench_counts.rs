@@ -30,6 +30,15 @@ fn stdout_of(cmd: &mut Command) -> String {
     String::from_utf8(out.stdout).expect("UTF-8 output")
 }
 
+/// Install the peers once: the two tests would otherwise run the installer
+/// side by side into one virtual environment.
+fn install_peers() {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        stdout_of(Command::new("bash").arg(root().join("bench/peers/install.sh")));
+    });
+}
+
 /// The count a tool printed: the last line that is a whole number.
 fn count_in(text: &str) -> Option<u64> {
     text.lines().rev().find_map(|l| l.trim().parse().ok())
@@ -98,7 +107,7 @@ fn every_tool_counts_the_valid_orders_the_generator_wrote() {
     }
 
     // The peers.
-    stdout_of(Command::new("bash").arg(bench.join("peers/install.sh")));
+    install_peers();
     let ajv = Command::new("node")
         .arg(bench.join("peers/ajv/validate.js"))
         .arg(&data)
@@ -133,6 +142,76 @@ fn every_tool_counts_the_valid_orders_the_generator_wrote() {
         counts.push(("jq", count_in(&String::from_utf8_lossy(&out.stdout))));
     }
 
+    // `route` writes every valid order to one file and every other to the
+    // other, in one pass.
+    let route = format!(
+        "{contract}\n{source} | route(ok: file({:?}), err: file({:?}))\n",
+        dir.join("clean.jsonl"),
+        dir.join("dead.jsonl")
+    );
+    let routed = hql(&dir, "route.hql", &route, "1");
+    let lines = |name: &str| {
+        std::fs::read_to_string(dir.join(name))
+            .unwrap()
+            .lines()
+            .count()
+    };
+    counts.push(("hql route ok", Some(lines("clean.jsonl") as u64)));
+    let total: u64 = meta["records"]
+        .as_u64()
+        .expect("the generator's record count");
+    assert_eq!(lines("dead.jsonl") as u64, total - expected, "{routed}");
+    assert_eq!(
+        routed.trim(),
+        format!("{{ok: {expected}, err: {}}}", total - expected)
+    );
+
+    for (tool, got) in &counts {
+        assert_eq!(
+            *got,
+            Some(expected),
+            "{tool} counted {got:?}, not {expected}"
+        );
+    }
+}
+
+/// The same orders as CSV: HQL's CSV source and the CSV peers (Python's
+/// `csv` with pydantic, pandas with pandera) count the valid orders the
+/// generator wrote down for the CSV file.
+#[test]
+fn every_csv_tool_counts_the_valid_orders_the_generator_wrote() {
+    let dir = std::env::temp_dir().join(format!("hql-bench-csv-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let data = dir.join("orders.csv");
+    let bench = root().join("bench");
+    stdout_of(
+        Command::new("python3")
+            .arg(bench.join("gen.py"))
+            .args(["--records", RECORDS, "--quiet", "--format", "csv", "--out"])
+            .arg(&data),
+    );
+    let meta = std::fs::read_to_string(dir.join("orders.csv.meta.json")).unwrap();
+    let meta: serde_json::Value = serde_json::from_str(&meta).unwrap();
+    let expected = meta["valid"].as_u64().expect("the generator's valid count");
+    assert!(expected > 0 && expected < 20_000, "{meta}");
+
+    let contract = std::fs::read_to_string(bench.join("orders_contract.hql")).unwrap();
+    let count = format!(
+        "{contract}\nsource(file({:?}), Csv) | validate(Order) | oks() | count()\n",
+        data
+    );
+    let mut counts = vec![("hql csv", count_in(&hql(&dir, "csv.hql", &count, "1")))];
+    install_peers();
+    let python = bench.join(".venv/bin/python");
+    for script in ["pydantic_csv_count.py", "pandera_count.py"] {
+        let out = stdout_of(
+            Command::new(&python)
+                .arg(bench.join("peers/python").join(script))
+                .arg(&data),
+        );
+        counts.push((script, count_in(&out)));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
     for (tool, got) in &counts {
         assert_eq!(
             *got,
