@@ -1,0 +1,91 @@
+//! The live progress line (tooling.md, "Long runs show progress"): drawn on
+//! a terminal once a run has read a source for about a second, absent when
+//! standard error is not a terminal, with `--quiet` or `HQL_PROGRESS=0`.
+//! The source is a FIFO fed slowly, so the run lasts as long as the test
+//! wants, whatever the machine's speed.
+
+#![cfg(unix)]
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::Scratch;
+use rexpect::session::spawn_command;
+
+const PROGRAM: &str = "type R : DataContract = { n: Int, require n % 7 != 0 }\n\
+    source(file(\"feed.jsonl\"), Json) | validate(R) | report()\n";
+
+/// A folder with the program and a FIFO `feed.jsonl`; a thread writes
+/// `lines` records into it over about two seconds.
+fn slow_feed(name: &str, lines: usize) -> (Scratch, std::thread::JoinHandle<()>) {
+    let dir = Scratch::new(name);
+    dir.write("main.hql", PROGRAM);
+    let fifo = dir.path.join("feed.jsonl");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
+    assert!(made.success());
+    let feeder = std::thread::spawn(move || {
+        // Opening blocks until hql opens the FIFO for reading.
+        let mut feed = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+        for n in 1..=lines {
+            writeln!(feed, "{{\"n\": {n}}}").unwrap();
+            if n % 10 == 0 {
+                feed.flush().unwrap();
+                std::thread::sleep(Duration::from_millis(2000 / lines as u64 * 10));
+            }
+        }
+    });
+    (dir, feeder)
+}
+
+#[test]
+fn a_terminal_shows_records_oks_and_errs_while_a_long_run_reads() {
+    let (dir, feeder) = slow_feed("progress-pty", 300);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hql"));
+    cmd.args(["run", "main.hql"])
+        .current_dir(&dir.path)
+        .env("TERM", "xterm")
+        .env_remove("HQL_PROGRESS");
+    let mut p = match spawn_command(cmd, Some(15_000)) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("skipped: no pseudo-terminal ({e})");
+            return;
+        }
+    };
+    // The line appears while the FIFO is still being fed...
+    let (_, line) = p.exp_regex(r"\d+ records \(\d+/s\) · \d+ ok · \d+ err").expect("a progress line");
+    assert!(line.contains("records"), "{line}");
+    // ...and the report follows when the feed ends.
+    p.exp_string("{total: 300, ok: 258, err: 42").expect("the report");
+    feeder.join().unwrap();
+}
+
+#[test]
+fn piped_stderr_quiet_and_hql_progress_0_show_no_progress() {
+    for (args, env) in [
+        (vec!["run", "main.hql"], None),
+        (vec!["run", "main.hql", "--quiet"], None),
+        (vec!["run", "main.hql"], Some(("HQL_PROGRESS", "0"))),
+    ] {
+        let (dir, feeder) = slow_feed("progress-piped", 150);
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hql"));
+        cmd.args(&args)
+            .current_dir(&dir.path)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some((k, v)) = env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().expect("hql runs");
+        feeder.join().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(stderr, "", "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).starts_with("{total: 150, ok: 129, err: 21"),
+            "{args:?}"
+        );
+    }
+}
