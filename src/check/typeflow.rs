@@ -14,6 +14,7 @@ use rustc_hash::FxHashMap;
 use crate::check::{closest, CheckError};
 use crate::runtime::builtins::Builtin;
 use crate::runtime::contract::{Contract, Shape, TypeSpec};
+use crate::runtime::value::article;
 use crate::syntax::ast::{self, BinOp, Expr, ExprKind, Lit, Member, Stmt, TypeBody, UnOp};
 
 /// A static type, as far as it is known.
@@ -567,12 +568,6 @@ pub fn fits(found: &Ty, want: &Ty) -> bool {
         (Ty::Unknown, _) | (_, Ty::Unknown) => true,
         _ => std::mem::discriminant(found) == std::mem::discriminant(want),
     }
-}
-
-/// `a String`, `an Int`.
-pub fn article(name: &str) -> String {
-    let vowel = name.starts_with(['A', 'E', 'I', 'O', 'U', 'a', 'e', 'i', 'o', 'u']);
-    format!("{} {name}", if vowel { "an" } else { "a" })
 }
 
 fn is_stage(b: Builtin) -> bool {

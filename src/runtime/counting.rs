@@ -25,13 +25,13 @@ use crate::runtime::builtins::{Builtin, Format};
 use crate::runtime::contract::Contract;
 use crate::runtime::eval::meter::Meter;
 use crate::runtime::eval::{
-    cannot_read, Host, Interp, Origin, Parallel, Plan, Result, RuntimeError, SourceSpec, Tally,
+    cannot_read, Host, Interp, Origin, Parallel, Plan, Rebuild, Result, RuntimeError, SourceSpec,
+    Tally,
 };
 use crate::runtime::json::{fill, is_json_space, Decoder, BOM};
 use crate::runtime::scan::{LineCheck, Verdict};
 use crate::runtime::validate::{decode_failure, findings};
 use crate::runtime::value::Value;
-use crate::session::{Session, Sinks};
 
 /// Files smaller than this are not worth starting threads for.
 const MIN_SPLIT_BYTES: u64 = 1 << 20;
@@ -294,8 +294,7 @@ fn run(
             .skip(1)
             .map(|&range| {
                 let job = Job {
-                    declarations: parallel.declarations.clone(),
-                    hosts: parallel.hosts.clone(),
+                    rebuild: parallel.rebuild.clone(),
                     ty: contract.name.clone(),
                     path: path.to_string(),
                     range,
@@ -335,8 +334,7 @@ fn run(
 
 /// One thread's share: everything in it is `Send`.
 struct Job {
-    declarations: Vec<crate::syntax::ast::Stmt>,
-    hosts: std::sync::Arc<dyn Fn() -> Rc<dyn Host> + Send + Sync>,
+    rebuild: Arc<dyn Rebuild>,
     ty: String,
     path: String,
     range: (u64, u64),
@@ -346,23 +344,8 @@ struct Job {
 
 impl Job {
     fn tally(self) -> std::result::Result<Tally, Failed> {
-        let host = (self.hosts)();
-        let mut session = Session::new(host);
-        let mut quiet = Sinks {
-            out: &mut std::io::sink(),
-            err: &mut std::io::sink(),
-            color: false,
-        };
         let lost = |what: &str| Failed::from(RuntimeError::new("hql::parallel", what));
-        if session.declare(self.declarations, &mut quiet) != 0 {
-            return Err(lost(
-                "the program's declarations did not load on a worker thread",
-            ));
-        }
-        let contract = session
-            .contract(&self.ty)
-            .ok_or_else(|| lost("the validated type is missing on a worker thread"))?;
-        let interp = session.interp().clone();
+        let (interp, contract) = self.rebuild.rebuild(&self.ty).map_err(lost)?;
         Ok(tally_range(
             &interp,
             &contract,

@@ -15,7 +15,7 @@ use std::rc::Rc;
 use rustc_hash::FxHashSet;
 
 use crate::runtime::value::{Key, Record, Value};
-use crate::syntax::canonical::write_separated;
+use crate::syntax::canonical::{write_json_string, write_separated};
 
 /// How deeply arrays and objects may nest before decoding gives up.
 const MAX_DEPTH: usize = 512;
@@ -1170,35 +1170,6 @@ fn write_json_tagged(out: &mut String, tag: &str, v: &Value) {
     out.push_str("\":");
     write_json(out, v);
     out.push('}');
-}
-
-/// Appends `s` as a JSON string literal: quotes, backslashes and control
-/// characters escaped, everything else (non-ASCII included) as is.
-pub fn write_json_string(out: &mut String, s: &str) {
-    out.push('"');
-    let mut run_start = 0;
-    for (i, byte) in s.bytes().enumerate() {
-        let escaped = match byte {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            0..=0x1F => "",
-            _ => continue,
-        };
-        // `i` is at an ASCII byte, hence on a char boundary.
-        out.push_str(&s[run_start..i]);
-        if escaped.is_empty() {
-            // Writing to a String cannot fail.
-            let _ = write!(out, "\\u{byte:04x}");
-        } else {
-            out.push_str(escaped);
-        }
-        run_start = i + 1;
-    }
-    out.push_str(&s[run_start..]);
-    out.push('"');
 }
 
 /// Appends an integer in decimal digits.

@@ -7,9 +7,9 @@
 //! Streams are expanded to lists by the caller; one reaching here prints as
 //! `<stream>`.
 
-use crate::runtime::json::{write_float, write_int, write_json_string};
+use crate::runtime::json::{write_float, write_int};
 use crate::runtime::value::{Record, Value};
-use crate::syntax::canonical::write_separated;
+use crate::syntax::canonical::{write_json_string, write_separated};
 
 /// `v` in HQL's printed form.
 pub fn to_hql(v: &Value) -> String {

@@ -113,7 +113,7 @@ fn key_path(path: &str, key: &str) -> String {
         join_path(Some(path), key)
     } else {
         let mut quoted = String::new();
-        crate::runtime::json::write_json_string(&mut quoted, key);
+        crate::syntax::canonical::write_json_string(&mut quoted, key);
         format!("{path}[{quoted}]")
     }
 }

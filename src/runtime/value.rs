@@ -243,7 +243,7 @@ impl Value {
 
     /// The kind with its article, for error messages: `an Int`, `a String`.
     pub fn kind_article(&self) -> String {
-        crate::check::typeflow::article(self.kind_name())
+        article(self.kind_name())
     }
 
     /// Is this an integer by its lexical form (§3)?
@@ -265,6 +265,12 @@ impl Value {
             _ => None,
         }
     }
+}
+
+/// `a String`, `an Int`.
+pub fn article(name: &str) -> String {
+    let vowel = name.starts_with(['A', 'E', 'I', 'O', 'U', 'a', 'e', 'i', 'o', 'u']);
+    format!("{} {name}", if vowel { "an" } else { "a" })
 }
 
 /// Does `f` print (as Rust's `{:?}` does, §8) exactly as `text`?

@@ -7,9 +7,9 @@ use miette::{
     Severity,
 };
 
-use crate::check::typeflow::article;
 use crate::check::{CheckError, CheckWarning};
 use crate::runtime::eval::RuntimeError;
+use crate::runtime::value::article;
 use crate::syntax::ast::Span;
 use crate::syntax::lexer::LexErrorKind;
 use crate::syntax::parser::ParseError;

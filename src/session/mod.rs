@@ -10,6 +10,8 @@ pub mod config;
 pub mod diagnostic;
 pub mod host;
 pub mod prelude;
+#[cfg(test)]
+mod scan_agreement;
 
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
@@ -155,8 +157,10 @@ impl Session {
         }
         Some(crate::runtime::eval::Parallel {
             threads,
-            declarations,
-            hosts,
+            rebuild: std::sync::Arc::new(Declarations {
+                stmts: declarations,
+                hosts,
+            }),
         })
     }
 
@@ -507,6 +511,32 @@ impl Session {
         let mut names: Vec<String> = self.names.iter().map(|(n, _)| n.clone()).collect();
         names.extend(self.types.iter().map(|c| c.name.clone()));
         names
+    }
+}
+
+/// The declarations and `let`s a worker thread rebuilds, and where its host
+/// comes from: the session's side of `count()` and `report()` on several
+/// threads (`eval::Rebuild`).
+struct Declarations {
+    stmts: Vec<Stmt>,
+    hosts: HostFactory,
+}
+
+impl crate::runtime::eval::Rebuild for Declarations {
+    fn rebuild(&self, ty: &str) -> Result<(Rc<Interp>, Rc<Contract>), &'static str> {
+        let mut session = Session::new((self.hosts)());
+        let mut quiet = Sinks {
+            out: &mut std::io::sink(),
+            err: &mut std::io::sink(),
+            color: false,
+        };
+        if session.declare(self.stmts.clone(), &mut quiet) != 0 {
+            return Err("the program's declarations did not load on a worker thread");
+        }
+        let contract = session
+            .contract(ty)
+            .ok_or("the validated type is missing on a worker thread")?;
+        Ok((session.interp().clone(), contract))
     }
 }
 

@@ -5,6 +5,8 @@
 //! is its type's name, a dot and this text (language.md §4.7), so the output
 //! must depend on the tree alone, never on how the source was laid out.
 
+use std::fmt::Write as _;
+
 use crate::syntax::ast::*;
 
 /// Binding strength, loosest first (language.md §5).
@@ -213,6 +215,35 @@ pub fn write_separated<T>(
     }
 }
 
+/// Appends `s` as a JSON string literal: quotes, backslashes and control
+/// characters escaped, everything else (non-ASCII included) as is.
+pub fn write_json_string(out: &mut String, s: &str) {
+    out.push('"');
+    let mut run_start = 0;
+    for (i, byte) in s.bytes().enumerate() {
+        let escaped = match byte {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0..=0x1F => "",
+            _ => continue,
+        };
+        // `i` is at an ASCII byte, hence on a char boundary.
+        out.push_str(&s[run_start..i]);
+        if escaped.is_empty() {
+            // Writing to a String cannot fail.
+            let _ = write!(out, "\\u{byte:04x}");
+        } else {
+            out.push_str(escaped);
+        }
+        run_start = i + 1;
+    }
+    out.push_str(&s[run_start..]);
+    out.push('"');
+}
+
 pub fn write_lit(out: &mut String, lit: &Lit) {
     match lit {
         Lit::Int(t) | Lit::Float(t) => out.push_str(t),
@@ -227,7 +258,7 @@ pub fn write_key(out: &mut String, key: &str) {
     if is_identifier(key) {
         out.push_str(key);
     } else {
-        crate::runtime::json::write_json_string(out, key);
+        write_json_string(out, key);
     }
 }
 

@@ -347,13 +347,22 @@ pub struct Interp {
 /// The codec of each format, handed to the evaluator by the session.
 pub type Codecs = fn(Format) -> &'static dyn Codec;
 
-/// What another thread needs to rebuild this session's declarations and
-/// read files: the declarations and `let`s so far, and a host factory.
+/// How to run a pipeline on other threads: how many, and how each rebuilds
+/// the session's declarations and `let`s so far.
 #[derive(Clone)]
 pub struct Parallel {
     pub threads: usize,
-    pub declarations: Vec<crate::syntax::ast::Stmt>,
-    pub hosts: std::sync::Arc<dyn Fn() -> Rc<dyn Host> + Send + Sync>,
+    pub rebuild: std::sync::Arc<dyn Rebuild>,
+}
+
+/// The program so far, rebuilt on a worker thread. The session, a higher
+/// floor, implements it (checking and running the declarations there); the
+/// counting path calls it on each worker thread.
+pub trait Rebuild: Send + Sync {
+    /// A fresh interpreter, with its own host, that has run the
+    /// declarations and `let`s, and the contract named `ty` in it; or why
+    /// not.
+    fn rebuild(&self, ty: &str) -> std::result::Result<(Rc<Interp>, Rc<Contract>), &'static str>;
 }
 
 /// Calls of declared functions may nest this deep; deeper is a runtime
