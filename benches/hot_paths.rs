@@ -8,10 +8,10 @@ use std::io::Cursor;
 use std::rc::Rc;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use hql::eval::Host;
-use hql::json::Decoder;
-use hql::kernel::Kernel;
-use hql::scan::LineCheck;
+use hql::cli::kernel::Kernel;
+use hql::runtime::eval::Host;
+use hql::runtime::json::Decoder;
+use hql::runtime::scan::LineCheck;
 
 const LINE: &[u8] = br#"{"order_id": "o17", "status": "shipped", "amount": 312.5, "customer_email": "user17@example.com", "low": 3, "high": 40, "note": "leave at door", "channel": "web"}"#;
 

@@ -7,13 +7,13 @@ use std::rc::Rc;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use hql::eval::Host;
-use hql::host::FsHost;
+use hql::runtime::eval::Host;
+use hql::session::host::FsHost;
 use std::sync::Arc;
 
-use hql::eval::meter::Meter;
-use hql::progress::Progress;
-use hql::run::{check_source, print_value, OutputFormat, Sinks, Source, EXIT_OK, EXIT_STATIC};
+use hql::cli::progress::{Line, Progress};
+use hql::cli::run::{check_source, print_value, OutputFormat, Sinks, Source, EXIT_OK, EXIT_STATIC};
+use hql::runtime::eval::meter::Meter;
 use hql::session::Session;
 
 /// HQL: declare what incoming data must look like and mean, check it, and
@@ -120,8 +120,12 @@ fn main() -> ExitCode {
     if matches!(command, Command::Repl) {
         return ExitCode::from(repl() as u8);
     }
-    let mut out = io::BufWriter::new(io::stdout().lock());
-    let mut err = io::stderr().lock();
+    // Output takes the progress line off the screen while it is written;
+    // standard error is not locked for the whole run, since the line's
+    // thread writes there too.
+    let line = Line::default();
+    let mut out = io::BufWriter::new(line.writer(io::stdout().lock()));
+    let mut err = line.writer(io::stderr());
     let mut sinks = Sinks {
         out: &mut out,
         err: &mut err,
@@ -137,7 +141,7 @@ fn main() -> ExitCode {
                     // cases that need it fail and say so.
                     Rc::new(FsHost::new().with_config(find_config(path).ok().flatten()))
                 };
-                hql::run::test_files(&files, &host_for, update, sinks.out, &mut save)
+                hql::cli::run::test_files(&files, &host_for, update, sinks.out, &mut save)
             }
             Err(e) => usage_error(&e),
         },
@@ -165,7 +169,7 @@ fn main() -> ExitCode {
                 session.set_threads(thread_count(threads), host_factory(host));
                 stop_on_signals();
                 let meter = session.interp().meter().clone();
-                with_progress(meter, quiet, || {
+                with_progress(meter, quiet, &line, || {
                     session.submit(name, &text, &mut sinks, &mut |v, sinks| {
                         print_value(v, format, sinks.out)
                     })
@@ -188,7 +192,7 @@ fn main() -> ExitCode {
                 Err(e) => return ExitCode::from(usage_error(&e) as u8),
             };
             let host = FsHost::new().with_config(config);
-            let job = hql::vet::VetJob {
+            let job = hql::cli::vet::VetJob {
                 contracts,
                 data,
                 ty,
@@ -200,7 +204,9 @@ fn main() -> ExitCode {
             let mut session = Session::new(Rc::new(host.clone()));
             session.set_threads(thread_count(threads), host_factory(host));
             let meter = session.interp().meter().clone();
-            with_progress(meter, quiet, || hql::vet::vet(&job, session, &mut sinks))
+            with_progress(meter, quiet, &line, || {
+                hql::cli::vet::vet(&job, session, &mut sinks)
+            })
         }
         Command::Check { files } => files.iter().fold(EXIT_OK, |status, file| {
             let config = match find_config(file) {
@@ -275,7 +281,7 @@ fn repl() -> i32 {
     });
     let host = FsHost::new().with_config(config);
     if io::stdin().is_terminal() {
-        return hql::repl::run_interactive(Rc::new(host), color());
+        return hql::cli::repl::run_interactive(Rc::new(host), color());
     }
     let input = io::stdin().lock();
     let mut out = io::BufWriter::new(io::stdout().lock());
@@ -286,22 +292,22 @@ fn repl() -> i32 {
         color: false,
     };
     // Entries come from standard input, so sources read files only.
-    hql::repl::run_piped(input, Rc::new(host), &mut sinks)
+    hql::cli::repl::run_piped(input, Rc::new(host), &mut sinks)
 }
 
 /// The `hql.toml` of a program: looked up from its folder upward (from the
 /// current folder for a program read from standard input).
-fn find_config(program: &str) -> Result<Option<hql::config::Config>, String> {
+fn find_config(program: &str) -> Result<Option<hql::session::config::Config>, String> {
     let start = match std::path::Path::new(program).parent() {
         Some(dir) if program != "-" && !dir.as_os_str().is_empty() => dir.to_path_buf(),
         _ => std::path::PathBuf::from("."),
     };
-    hql::config::Config::find(&start).map_err(|e| e.to_string())
+    hql::session::config::Config::find(&start).map_err(|e| e.to_string())
 }
 
 /// Run `job` with a progress line on a terminal (unless `quiet`).
-fn with_progress(meter: Arc<Meter>, quiet: bool, job: impl FnOnce() -> i32) -> i32 {
-    let progress = hql::progress::wanted(quiet).then(|| Progress::start(meter));
+fn with_progress(meter: Arc<Meter>, quiet: bool, line: &Line, job: impl FnOnce() -> i32) -> i32 {
+    let progress = hql::cli::progress::wanted(quiet).then(|| Progress::start(meter, line));
     let status = job();
     if let Some(p) = progress {
         p.finish();
@@ -333,10 +339,10 @@ fn parse_setting(text: &str) -> Result<(String, String), String> {
 /// abandons its targets; a second one ends the process at once.
 fn stop_on_signals() {
     let handled = ctrlc::set_handler(|| {
-        if hql::eval::interrupted() {
+        if hql::runtime::eval::interrupted() {
             std::process::exit(130);
         }
-        hql::eval::interrupt();
+        hql::runtime::eval::interrupt();
     });
     // Without a handler the signal ends the process, as it would anyway.
     let _ = handled;

@@ -15,7 +15,7 @@ fn programs(dir: &Path, out: &mut Vec<String>) {
 }
 
 fn front_end(src: &str) {
-    if let Ok(module) = hql::parser::parse(src) {
+    if let Ok(module) = hql::syntax::parser::parse(src) {
         let _ = hql::check::check(&module);
     }
 }

@@ -1,5 +1,5 @@
 //! Spec tests: every normative statement of language.md that the core
-//! covers, driven in-process through `hql::run::run_source`.
+//! covers, driven in-process through `hql::cli::run::run_source`.
 //! Each test names the section it pins down. Expected values come from the
 //! spec, not from what the implementation happens to print.
 

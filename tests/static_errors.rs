@@ -1,5 +1,5 @@
-//! One test per static error kind (src/check.rs `CheckError`, src/parser.rs
-//! `ParseError`, src/lexer.rs `LexErrorKind`): exit status 2, nothing runs
+//! One test per static error kind (src/check/mod.rs `CheckError`, src/syntax/parser.rs
+//! `ParseError`, src/syntax/lexer.rs `LexErrorKind`): exit status 2, nothing runs
 //! (no stdout), the diagnostic code, and the help line where one exists.
 //! Each program starts with a statement that would print if anything ran.
 

@@ -8,7 +8,7 @@ use std::process::Command;
 fn every_stdlib_example_holds() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut examples = Vec::new();
-    for (name, text) in hql::prelude::FILES {
+    for (name, text) in hql::session::prelude::FILES {
         for (n, line) in text.lines().enumerate() {
             if let Some(expr) = line.trim().strip_prefix("/// example:") {
                 examples.push((format!("{name}:{}", n + 1), expr.trim().to_string()));

@@ -15,16 +15,16 @@ use std::io::{BufRead, Write};
 use std::rc::Rc;
 
 use super::write_error;
-use crate::contract::{Contract, FieldSpec, Shape, TypeSpec};
-use crate::eval::io::{
+use crate::runtime::contract::{Contract, FieldSpec, Shape, TypeSpec};
+use crate::runtime::eval::io::{
     Boundary, Codec, Column, CsvOptions, Decoded, DecodedRecords, Physical, RecordSource,
     RecordWriter, SourceSpec, TargetSpec,
 };
-use crate::eval::{check_interrupt, Origin, Result, RuntimeError};
-use crate::json::{write_json, Decoder};
-use crate::print::write_hql;
-use crate::validate::undecodable;
-use crate::value::{Key, Record, Value};
+use crate::runtime::eval::{check_interrupt, Origin, Result, RuntimeError};
+use crate::runtime::json::{write_json, Decoder};
+use crate::runtime::print::write_hql;
+use crate::runtime::validate::undecodable;
+use crate::runtime::value::{Key, Record, Value};
 
 pub struct Csv;
 

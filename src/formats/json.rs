@@ -1,7 +1,7 @@
 //! JSON sources (JSON Lines or one array, language.md §6) and targets
 //! (JSON Lines, or one array for a `.json` file).
 //!
-//! Reading is `crate::json::JsonSource`'s; this module gives its records
+//! Reading is `crate::runtime::json::JsonSource`'s; this module gives its records
 //! their origins and the schema boundary's names, and writes records back
 //! as compact JSON.
 
@@ -9,14 +9,14 @@ use std::io::{BufRead, Write};
 use std::rc::Rc;
 
 use super::write_error;
-use crate::contract::Contract;
-use crate::eval::io::{
+use crate::runtime::contract::Contract;
+use crate::runtime::eval::io::{
     Boundary, Codec, Decoded, DecodedRecords, Plain, RecordWriter, SourceSpec, TargetSpec,
 };
-use crate::eval::{check_interrupt, Origin, Result};
-use crate::json::{write_json, JsonSource};
-use crate::validate::decode_failure;
-use crate::value::{Record, Value};
+use crate::runtime::eval::{check_interrupt, Origin, Result};
+use crate::runtime::json::{write_json, JsonSource};
+use crate::runtime::validate::decode_failure;
+use crate::runtime::value::{Record, Value};
 
 pub struct Json;
 

@@ -10,9 +10,9 @@
 mod csv;
 mod json;
 
-use crate::builtins::Format;
-use crate::eval::io::Codec;
-use crate::eval::RuntimeError;
+use crate::runtime::builtins::Format;
+use crate::runtime::eval::io::Codec;
+use crate::runtime::eval::RuntimeError;
 
 /// The codec of a format.
 pub fn codec(format: Format) -> &'static dyn Codec {

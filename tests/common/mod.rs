@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::io::{BufRead, Cursor};
 use std::rc::Rc;
 
-use hql::eval::Host;
-use hql::run::{run_source, OutputFormat, Sinks, Source};
+use hql::cli::run::{run_source, OutputFormat, Sinks, Source};
+use hql::runtime::eval::Host;
 
 /// A host whose files live in a map; stdin is optional and can be read once.
 pub struct MemHost {

@@ -1,0 +1,1536 @@
+//! Static checking: `check(&ast::Module) -> Result<Checked, Diagnostics>`.
+//!
+//! Resolves every name (with "did you mean" hints), checks the kinds and
+//! members of §4, the `?` discipline of §4.4, defaults against their fields,
+//! builtin arities and named arguments, regex literals; compiles contracts.
+//! All errors are collected; nothing runs when there is one.
+
+pub mod typeflow;
+
+use std::cell::OnceCell;
+use std::rc::Rc;
+
+use regex::Regex;
+use rustc_hash::FxHashMap;
+
+use crate::runtime::builtins::{Builtin, Format};
+use crate::runtime::contract::*;
+use crate::runtime::eval::Function;
+use crate::runtime::hir::{self, CheckStmt, Expr, FnDef, Logic, Program};
+use crate::runtime::validate::type_matches;
+use crate::runtime::value::{Key, Value};
+use crate::syntax::ast::{
+    self, BinOp, Expr as AExpr, ExprKind, Lit, Member, Severity, Span, Stmt as AStmt, TypeBody,
+    UnOp,
+};
+use crate::syntax::canonical::expr_text;
+
+/// A static error. Each variant's doc shows a program that triggers it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CheckError {
+    /// `count_x([1])` — a name that is not declared.
+    UnknownName {
+        name: String,
+        span: Span,
+        candidates: Vec<String>,
+    },
+    /// `type T : Data = { a: Int\n require a > 0 }` — a member only contracts have.
+    MemberNotAllowed {
+        member: &'static str,
+        kind: Kind,
+        span: Span,
+    },
+    /// `require age > 3` with `age?: Int` — an optional field read without `?`.
+    OptionalWithoutMark { field: String, span: Span },
+    /// `n: Int = "x"` — a default of the wrong type.
+    DefaultType {
+        field: String,
+        expected: String,
+        span: Span,
+    },
+    /// `count([1], 2)` — a builtin or function given the wrong number of arguments.
+    Arity {
+        name: String,
+        min: usize,
+        max: usize,
+        found: usize,
+        span: Span,
+    },
+    /// `count(xs, by: 1)` — a named argument the function does not take.
+    UnknownNamedArg {
+        name: String,
+        func: String,
+        span: Span,
+        candidates: Vec<String>,
+    },
+    /// `f(a: 1, a: 2)` — the same named argument twice.
+    RepeatedNamedArg { name: String, span: Span },
+    /// `route(ok: file("a.jsonl"))` — a named argument the function needs.
+    MissingNamedArg {
+        name: String,
+        func: String,
+        span: Span,
+    },
+    /// `validate(T) | write(file("x.jsonl"))` — results written as values.
+    WriteResults { span: Span },
+    /// `9223372036854775808` — an integer literal beyond i64.
+    IntOutOfRange { span: Span },
+    /// `matches(s, "(")` — a regex literal that does not compile.
+    InvalidRegex { message: String, span: Span },
+    /// Two declarations of one name: `type A : Data = {}` twice.
+    Duplicate {
+        what: &'static str,
+        name: String,
+        span: Span,
+        first: Span,
+    },
+    /// `validate(count)` — a place that takes a type name got something else.
+    NotAType { name: String, span: Span },
+    /// `type O : Sighting = {…}` where Sighting inherits from O.
+    InheritanceCycle { name: String, span: Span },
+    /// A field the parent already declares.
+    RedeclaredField {
+        field: String,
+        parent: String,
+        span: Span,
+    },
+    /// `unique nme` — a member naming a field that is not declared.
+    UnknownField {
+        field: String,
+        ty: String,
+        span: Span,
+        candidates: Vec<String>,
+    },
+    /// `type A : List[Int] = {…}` — a record body under something that is not a record type.
+    NotARecordParent { name: String, span: Span },
+    /// `1 < "a"` — an operator given operands it cannot take.
+    OperandTypes {
+        op: String,
+        left: String,
+        right: String,
+        span: Span,
+    },
+    /// `upper(3)` — an argument of a type the function does not take.
+    ArgumentType {
+        func: String,
+        expected: String,
+        found: String,
+        span: Span,
+    },
+    /// `let y = x` before `let x = …`.
+    UsedBeforeLet {
+        name: String,
+        span: Span,
+        declared: Span,
+    },
+}
+
+/// A static warning: printed, the exit status unchanged.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CheckWarning {
+    /// `a?` on a field that is required and not nullable.
+    NeedlessMark { field: String, span: Span },
+    /// `require flag?` on a Bool field tests presence, not the value.
+    PresenceOfBool { field: String, span: Span },
+}
+
+impl CheckWarning {
+    pub fn span(&self) -> Span {
+        match self {
+            CheckWarning::NeedlessMark { span, .. } | CheckWarning::PresenceOfBool { span, .. } => {
+                span.clone()
+            }
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct Diagnostics {
+    pub errors: Vec<CheckError>,
+    pub warnings: Vec<CheckWarning>,
+}
+
+#[derive(Debug)]
+pub struct Checked {
+    pub program: Program,
+    pub warnings: Vec<CheckWarning>,
+    /// Every declared type, compiled.
+    pub types: Vec<Rc<Contract>>,
+    /// The static type of the last expression statement, where known.
+    pub last_type: Option<crate::check::typeflow::Ty>,
+}
+
+/// Check a parsed module and lower it to a `hir::Program`.
+pub fn check(module: &ast::Module) -> Result<Checked, Diagnostics> {
+    check_program(module, 0)
+}
+
+/// Check a module whose statements before offset `prelude_end` are the
+/// standard library: a program's own declaration of a name the library
+/// declares shadows it instead of clashing.
+pub fn check_program(module: &ast::Module, prelude_end: usize) -> Result<Checked, Diagnostics> {
+    let mut checker = Checker {
+        prelude_end,
+        ..Checker::default()
+    };
+    let program = checker.check_module(module);
+    if checker.diags.errors.is_empty() {
+        let mut types: Vec<(usize, Rc<Contract>)> = checker
+            .types
+            .values()
+            .filter_map(|e| Some((e.decl.span.start, e.cell.get()?.clone())))
+            .collect();
+        types.sort_by_key(|(at, _)| *at);
+        Ok(Checked {
+            program,
+            warnings: checker.diags.warnings,
+            types: types.into_iter().map(|(_, c)| c).collect(),
+            last_type: checker.last_type,
+        })
+    } else {
+        Err(checker.diags)
+    }
+}
+
+type Cell = Rc<OnceCell<Rc<Contract>>>;
+
+struct TypeEntry {
+    cell: Cell,
+    decl: ast::TypeDecl,
+    compiling: bool,
+}
+
+#[derive(Clone)]
+struct Global {
+    slot: u32,
+    /// Statement index of the declaration (lets are visible after it).
+    at: usize,
+    span: Span,
+    /// Parameter count for `fn`s.
+    params: Option<usize>,
+}
+
+/// What a rule frame knows about a field, for the `?` discipline.
+#[derive(Clone)]
+struct FieldMeta {
+    may_be_absent: bool,
+    is_bool: bool,
+}
+
+struct Frame {
+    names: Vec<String>,
+    /// `Some` in a rule frame: slot 0 is `self`, then one slot per field.
+    fields: Option<Vec<FieldMeta>>,
+}
+
+/// Where an expression stands: a bare `x?` as a condition is a presence test.
+#[derive(Clone, Copy, PartialEq)]
+enum Pos {
+    Value,
+    Condition,
+}
+
+#[derive(Default)]
+struct Checker {
+    diags: Diagnostics,
+    types: FxHashMap<String, TypeEntry>,
+    globals: FxHashMap<String, Vec<Global>>,
+    n_globals: u32,
+    frames: Vec<Frame>,
+    /// The statement being checked (None inside hoisted bodies).
+    stmt_index: Option<usize>,
+    /// Fields read by the rule being lowered, in order of first mention.
+    reads: Option<Vec<u32>>,
+    /// Declarations before this offset come from the standard library.
+    prelude_end: usize,
+    /// The static type of the last expression statement.
+    last_type: Option<crate::check::typeflow::Ty>,
+    /// Is the code being lowered the standard library's?
+    in_prelude: bool,
+}
+
+impl Checker {
+    fn error(&mut self, e: CheckError) {
+        self.diags.errors.push(e);
+    }
+
+    fn check_module(&mut self, module: &ast::Module) -> Program {
+        self.declare_all(module);
+        let functions = self.check_functions(module);
+        self.compile_types();
+        let mut stmts = Vec::new();
+        for (i, stmt) in module.stmts.iter().enumerate() {
+            self.stmt_index = Some(i);
+            if let Some(s) = self.check_stmt(stmt) {
+                stmts.push(s);
+            }
+        }
+        if self.diags.errors.is_empty() {
+            let types = self
+                .types
+                .iter()
+                .filter_map(|(n, e)| Some((n.clone(), e.cell.get()?.clone())))
+                .collect();
+            let flowed = crate::check::typeflow::flow(module, &types, self.prelude_end);
+            let mut errors = flowed.errors;
+            errors.retain(|e| !self.diags.errors.contains(e));
+            self.diags.errors.extend(errors);
+            self.last_type = flowed.last;
+        }
+        let names = self
+            .globals
+            .iter()
+            .filter_map(|(n, decls)| Some((n.clone(), decls.last()?.slot)))
+            .collect();
+        Program {
+            stmts,
+            globals: self.n_globals as usize,
+            functions,
+            names,
+        }
+    }
+
+    // ------------------------------------------------------------ declarations
+
+    fn declare_all(&mut self, module: &ast::Module) {
+        for (i, stmt) in module.stmts.iter().enumerate() {
+            match stmt {
+                AStmt::Type(t) => self.declare_type(t),
+                AStmt::Fn(f) => self.declare_global(&f.name, i, Some(f.params.len())),
+                AStmt::Let { name, .. } => self.declare_global(name, i, None),
+                _ => {}
+            }
+        }
+    }
+
+    fn declare_type(&mut self, t: &ast::TypeDecl) {
+        if let Some(first) = self.types.get(&t.name.text) {
+            let first = first.decl.name.span.clone();
+            if first.start < self.prelude_end {
+                self.types.remove(&t.name.text);
+                return self.declare_type(t);
+            }
+            return self.error(CheckError::Duplicate {
+                what: "type",
+                name: t.name.text.clone(),
+                span: t.name.span.clone(),
+                first,
+            });
+        }
+        let entry = TypeEntry {
+            cell: Rc::default(),
+            decl: t.clone(),
+            compiling: false,
+        };
+        self.types.insert(t.name.text.clone(), entry);
+    }
+
+    fn declare_global(&mut self, name: &ast::Name, at: usize, params: Option<usize>) {
+        let prelude_end = self.prelude_end;
+        let in_prelude = |span: &Span| span.start < prelude_end;
+        let entries = self.globals.entry(name.text.clone()).or_default();
+        // The library's and the program's functions live side by side: each
+        // side's code sees its own (see `visible_global`).
+        let clash = entries
+            .iter()
+            .find(|g| g.params.is_some() && in_prelude(&g.span) == in_prelude(&name.span));
+        if let (Some(_), Some(first)) = (params, clash) {
+            let first = first.span.clone();
+            return self.error(CheckError::Duplicate {
+                what: "function",
+                name: name.text.clone(),
+                span: name.span.clone(),
+                first,
+            });
+        }
+        entries.push(Global {
+            slot: self.n_globals,
+            at,
+            span: name.span.clone(),
+            params,
+        });
+        self.n_globals += 1;
+    }
+
+    fn check_functions(&mut self, module: &ast::Module) -> Vec<(u32, Rc<FnDef>)> {
+        let mut out = Vec::new();
+        self.stmt_index = None;
+        for stmt in &module.stmts {
+            let AStmt::Fn(f) = stmt else { continue };
+            let Some(slot) = self.globals.get(&f.name.text).and_then(|g| {
+                g.iter()
+                    .find(|g| g.params.is_some() && g.span == f.name.span)
+            }) else {
+                continue;
+            };
+            self.in_prelude = f.span.start < self.prelude_end;
+            let slot = slot.slot;
+            let names = f.params.iter().map(|p| p.name.text.clone()).collect();
+            self.frames.push(Frame {
+                names,
+                fields: None,
+            });
+            let body = self.expr(&f.body, Pos::Value);
+            self.frames.pop();
+            let def = FnDef {
+                name: f.name.text.clone(),
+                params: f.params.len(),
+                body,
+            };
+            out.push((slot, Rc::new(def)));
+        }
+        out
+    }
+
+    fn check_stmt(&mut self, stmt: &AStmt) -> Option<hir::Stmt> {
+        self.in_prelude = stmt_start(stmt) < self.prelude_end;
+        match stmt {
+            AStmt::Let { name, value } => {
+                let value = self.expr(value, Pos::Value);
+                let slot = self.let_slot(name)?;
+                Some(hir::Stmt::Let { slot, value })
+            }
+            AStmt::Check { label, cond, span } => Some(hir::Stmt::Check(CheckStmt {
+                label: label.text.clone(),
+                cond: self.expr(cond, Pos::Condition),
+                span: span.clone(),
+                cond_span: cond.span.clone(),
+            })),
+            AStmt::Expr(e) => Some(hir::Stmt::Expr(self.expr(e, Pos::Value))),
+            AStmt::Type(_) | AStmt::Fn(_) | AStmt::Import { .. } => None,
+        }
+    }
+
+    fn let_slot(&self, name: &ast::Name) -> Option<u32> {
+        let at = self.stmt_index?;
+        self.globals
+            .get(&name.text)?
+            .iter()
+            .find(|g| g.at == at)
+            .map(|g| g.slot)
+    }
+
+    // ------------------------------------------------------------------- types
+
+    fn compile_types(&mut self) {
+        let mut names: Vec<(usize, String)> = self
+            .types
+            .iter()
+            .map(|(n, e)| (e.decl.span.start, n.clone()))
+            .collect();
+        names.sort();
+        for (_, name) in names {
+            self.compile_type(&name);
+        }
+    }
+
+    /// Compile a declared type (and its parents first). Returns its cell.
+    fn compile_type(&mut self, name: &str) -> Option<Cell> {
+        let entry = self.types.get_mut(name)?;
+        let cell = entry.cell.clone();
+        if cell.get().is_some() {
+            return Some(cell);
+        }
+        if entry.compiling {
+            let span = entry.decl.name.span.clone();
+            self.error(CheckError::InheritanceCycle {
+                name: name.to_string(),
+                span,
+            });
+            return None;
+        }
+        entry.compiling = true;
+        let decl = entry.decl.clone();
+        let outer = std::mem::replace(&mut self.in_prelude, decl.span.start < self.prelude_end);
+        let contract = self.compile_decl(&decl);
+        self.in_prelude = outer;
+        let contract = contract?;
+        let _ = cell.set(Rc::new(contract));
+        Some(cell)
+    }
+
+    fn compile_decl(&mut self, decl: &ast::TypeDecl) -> Option<Contract> {
+        let attr = |key: &str| {
+            decl.attrs
+                .iter()
+                .find(|a| a.name.text == key)
+                .map(|a| a.value.clone())
+        };
+        let shape = match &decl.body {
+            TypeBody::Refine { base, rules } => self.compile_refinement(decl, base, rules),
+            TypeBody::Record(_) => self.compile_record_decl(decl)?,
+        };
+        Some(Contract {
+            name: decl.name.text.clone(),
+            version: attr("version"),
+            owner: attr("owner"),
+            doc: decl.doc.clone(),
+            shape,
+        })
+    }
+
+    fn compile_refinement(
+        &mut self,
+        decl: &ast::TypeDecl,
+        base: &ast::TypeExpr,
+        rules: &[ast::Rule],
+    ) -> Shape {
+        let base = self.type_expr(base, &decl.name.text, true);
+        self.frames.push(Frame {
+            names: vec!["self".into()],
+            fields: None,
+        });
+        let rules = rules
+            .iter()
+            .map(|r| self.rule(r, &decl.name.text))
+            .collect();
+        self.frames.pop();
+        Shape::Refined {
+            base,
+            rules,
+            ids: FieldIds::new(&decl.name.text),
+        }
+    }
+
+    /// The chain of declarations from the root kind down to `decl`.
+    fn ancestry(&mut self, decl: &ast::TypeDecl) -> Option<(Kind, Vec<ast::TypeDecl>)> {
+        let Some(parent) = &decl.parent else {
+            return Some((Kind::Data, vec![decl.clone()]));
+        };
+        if let Some(kind) = Kind::lookup(&parent.text) {
+            return Some((kind, vec![decl.clone()]));
+        }
+        if SCALARS.contains(&parent.text.as_str()) || matches!(parent.text.as_str(), "List" | "Map")
+        {
+            self.error(CheckError::NotARecordParent {
+                name: parent.text.clone(),
+                span: parent.span.clone(),
+            });
+            return None;
+        }
+        if self.types.contains_key(&parent.text) {
+            let cell = self.compile_type(&parent.text)?;
+            if cell.get().is_some_and(|c| c.record().is_none()) {
+                self.error(CheckError::NotARecordParent {
+                    name: parent.text.clone(),
+                    span: parent.span.clone(),
+                });
+                return None;
+            }
+            let parent_decl = self.types[&parent.text].decl.clone();
+            let (kind, mut chain) = self.ancestry(&parent_decl)?;
+            chain.push(decl.clone());
+            return Some((kind, chain));
+        }
+        let mut candidates: Vec<String> = ["Data", "Type", "DataContract", "TypeContract"]
+            .map(String::from)
+            .to_vec();
+        candidates.extend(self.types.keys().cloned());
+        let candidates = closest(&parent.text, candidates.iter().map(String::as_str));
+        self.error(CheckError::UnknownName {
+            name: parent.text.clone(),
+            span: parent.span.clone(),
+            candidates,
+        });
+        None
+    }
+
+    fn compile_record_decl(&mut self, decl: &ast::TypeDecl) -> Option<Shape> {
+        let (kind, chain) = self.ancestry(decl)?;
+        let mut record = RecordShape {
+            open: kind.is_open(),
+            ..RecordShape::default()
+        };
+        let owners: Vec<(String, Vec<Member>)> = chain
+            .iter()
+            .filter_map(|d| match &d.body {
+                TypeBody::Record(ms) => Some((d.name.text.clone(), ms.clone())),
+                TypeBody::Refine { .. } => None,
+            })
+            .collect();
+        for (depth, (owner, members)) in owners.iter().enumerate() {
+            let parent = depth.checked_sub(1).map(|d| owners[d].0.as_str());
+            self.add_fields(&mut record, owner, members, parent);
+        }
+        let metas = field_metas(&record);
+        for (owner, members) in &owners {
+            self.add_members(&mut record, kind, owner, members, &metas);
+        }
+        Some(Shape::Record { kind, record })
+    }
+
+    fn add_fields(
+        &mut self,
+        record: &mut RecordShape,
+        owner: &str,
+        members: &[Member],
+        parent: Option<&str>,
+    ) {
+        for m in members {
+            let Member::Field(f) = m else { continue };
+            if record.index.contains_key(f.name.text.as_str()) {
+                let e = match parent {
+                    Some(parent) if !owner_declares(members, &f.name.text, &f.name.span) => {
+                        CheckError::RedeclaredField {
+                            field: f.name.text.clone(),
+                            parent: parent.to_string(),
+                            span: f.name.span.clone(),
+                        }
+                    }
+                    _ => CheckError::Duplicate {
+                        what: "field",
+                        name: f.name.text.clone(),
+                        span: f.name.span.clone(),
+                        first: f.name.span.clone(),
+                    },
+                };
+                self.error(e);
+                continue;
+            }
+            let spec = self.field(f, owner, record.open);
+            record
+                .index
+                .insert(spec.name.clone(), record.fields.len() as u32);
+            record.fields.push(spec);
+        }
+    }
+
+    fn field(&mut self, f: &ast::FieldDecl, owner: &str, open: bool) -> FieldSpec {
+        let path = format!("{owner}.{}", f.name.text);
+        let ty = self.type_expr(&f.ty, &path, open);
+        let default = f
+            .default
+            .as_ref()
+            .map(|d| self.default_value(d, &f.name.text, &ty));
+        FieldSpec {
+            name: f.name.text.as_str().into(),
+            optional: f.optional,
+            ty,
+            default,
+            default_text: f.default.as_ref().map(expr_text),
+            checks: Vec::new(),
+            doc: f.doc.clone(),
+            ids: FieldIds::new(&path),
+        }
+    }
+
+    fn default_value(&mut self, d: &AExpr, field: &str, ty: &TypeSpec) -> Expr {
+        let lowered = self.expr(d, Pos::Value);
+        if let Expr::Const(v) = &lowered {
+            if !type_matches(ty, v) {
+                self.error(CheckError::DefaultType {
+                    field: field.to_string(),
+                    expected: ty.describe(),
+                    span: d.span.clone(),
+                });
+            }
+        }
+        lowered
+    }
+
+    fn add_members(
+        &mut self,
+        record: &mut RecordShape,
+        kind: Kind,
+        owner: &str,
+        members: &[Member],
+        metas: &[FieldMeta],
+    ) {
+        let names: Vec<String> = record.fields.iter().map(|f| f.name.to_string()).collect();
+        for m in members {
+            if let Some((what, span)) = contract_only(m) {
+                if !kind.is_contract() {
+                    self.error(CheckError::MemberNotAllowed {
+                        member: what,
+                        kind,
+                        span,
+                    });
+                    continue;
+                }
+            }
+            match m {
+                Member::Field(_) => {}
+                Member::Rule(r) => {
+                    self.frames.push(rule_frame(&names, metas));
+                    let spec = self.rule(r, owner);
+                    self.frames.pop();
+                    match r.severity {
+                        Severity::Require => record.rules.push(spec),
+                        Severity::Warn => record.warns.push(spec),
+                    }
+                }
+                Member::Check { field, func, .. } => self.add_check(record, owner, field, func),
+                Member::Unique { fields, .. } => self.add_unique(record, owner, fields),
+            }
+        }
+    }
+
+    fn field_slot(&mut self, record: &RecordShape, owner: &str, field: &ast::Name) -> Option<u32> {
+        let slot = record.index.get(field.text.as_str()).copied();
+        if slot.is_none() {
+            let candidates = closest(&field.text, record.fields.iter().map(|f| &*f.name));
+            self.error(CheckError::UnknownField {
+                field: field.text.clone(),
+                ty: owner.to_string(),
+                span: field.span.clone(),
+                candidates,
+            });
+        }
+        slot
+    }
+
+    fn add_check(
+        &mut self,
+        record: &mut RecordShape,
+        owner: &str,
+        field: &ast::Name,
+        func: &ast::Name,
+    ) {
+        let Some(slot) = self.field_slot(record, owner, field) else {
+            return;
+        };
+        let target = AExpr::new(ExprKind::Name(func.text.clone()), func.span.clone());
+        let lowered = self.expr(&target, Pos::Value);
+        let spec = CheckSpec {
+            id: format!("{owner}.{}.{}", field.text, func.text).into(),
+            func: lowered,
+            func_name: func.text.clone(),
+        };
+        record.fields[slot as usize].checks.push(spec);
+    }
+
+    fn add_unique(&mut self, record: &mut RecordShape, owner: &str, fields: &[ast::Name]) {
+        let slots: Vec<u32> = fields
+            .iter()
+            .filter_map(|f| self.field_slot(record, owner, f))
+            .collect();
+        if slots.len() != fields.len() {
+            return;
+        }
+        let key = fields
+            .iter()
+            .map(|f| f.text.as_str())
+            .collect::<Vec<_>>()
+            .join("+");
+        record.uniques.push(UniqueSpec {
+            id: format!("{owner}.{key}.unique").into(),
+            slots,
+        });
+    }
+
+    fn rule(&mut self, r: &ast::Rule, owner: &str) -> RuleSpec {
+        let id = match &r.name {
+            Some(n) => format!("{owner}.{}", n.text),
+            None => format!("{owner}.{}", expr_text(&r.cond)),
+        };
+        let outer_reads = self.reads.replace(Vec::new());
+        let cond = self.expr(&r.cond, Pos::Condition);
+        let slots = std::mem::replace(&mut self.reads, outer_reads).unwrap_or_default();
+        let names = self
+            .frames
+            .last()
+            .map(|f| f.names.clone())
+            .unwrap_or_default();
+        let fields = slots
+            .iter()
+            .filter(|&&s| s > 0)
+            .filter_map(|&s| names.get(s as usize))
+            .map(|n| Key::from(n.as_str()))
+            .collect();
+        RuleSpec {
+            id: id.into(),
+            severity: r.severity,
+            cond,
+            fields,
+            // Frame slot 0 is `self`; field slots start at 1.
+            slots: slots.iter().filter(|&&s| s > 0).map(|s| s - 1).collect(),
+            reads_self: slots.contains(&0),
+            message: r.message.clone(),
+            text: expr_text(&r.cond),
+            doc: r.doc.clone(),
+        }
+    }
+
+    fn type_expr(&mut self, t: &ast::TypeExpr, path: &str, open: bool) -> TypeSpec {
+        match t {
+            ast::TypeExpr::Name(n) => self.type_name(n),
+            ast::TypeExpr::Generic { name, args, span } => {
+                let arg = match args.as_slice() {
+                    [one] => self.type_expr(one, path, open),
+                    _ => {
+                        self.error(CheckError::Arity {
+                            name: name.text.clone(),
+                            min: 1,
+                            max: 1,
+                            found: args.len(),
+                            span: span.clone(),
+                        });
+                        TypeSpec::Any
+                    }
+                };
+                match name.text.as_str() {
+                    "List" => TypeSpec::List(Box::new(arg)),
+                    "Map" => TypeSpec::Map(Box::new(arg)),
+                    _ => {
+                        let candidates = closest(&name.text, ["List", "Map"].into_iter());
+                        self.error(CheckError::UnknownName {
+                            name: name.text.clone(),
+                            span: name.span.clone(),
+                            candidates,
+                        });
+                        TypeSpec::Any
+                    }
+                }
+            }
+            ast::TypeExpr::Record { fields, .. } => {
+                let mut record = RecordShape {
+                    open,
+                    ..RecordShape::default()
+                };
+                for f in fields {
+                    let spec = self.field(f, path, open);
+                    record
+                        .index
+                        .insert(spec.name.clone(), record.fields.len() as u32);
+                    record.fields.push(spec);
+                }
+                TypeSpec::Record(Rc::new(record))
+            }
+            ast::TypeExpr::Union(members) => TypeSpec::Union(
+                members
+                    .iter()
+                    .map(|m| self.type_expr(m, path, open))
+                    .collect(),
+            ),
+            ast::TypeExpr::Literal(lit, span) => match self.literal(lit, span) {
+                Value::Absent => TypeSpec::Any,
+                v => TypeSpec::Literal(v),
+            },
+        }
+    }
+
+    fn type_name(&mut self, n: &ast::Name) -> TypeSpec {
+        match n.text.as_str() {
+            "Any" => TypeSpec::Any,
+            "Null" => TypeSpec::Null,
+            "Bool" => TypeSpec::Bool,
+            "Int" => TypeSpec::Int,
+            "Float" => TypeSpec::Float,
+            "String" => TypeSpec::String,
+            name => match self.types.get(name) {
+                Some(entry) => TypeSpec::Named(entry.cell.clone()),
+                None => {
+                    let mut all: Vec<String> = SCALARS.iter().map(|s| s.to_string()).collect();
+                    all.extend(self.types.keys().cloned());
+                    let candidates = closest(name, all.iter().map(String::as_str));
+                    self.error(CheckError::UnknownName {
+                        name: name.to_string(),
+                        span: n.span.clone(),
+                        candidates,
+                    });
+                    TypeSpec::Any
+                }
+            },
+        }
+    }
+
+    // ------------------------------------------------------------- expressions
+
+    fn literal(&mut self, lit: &Lit, span: &Span) -> Value {
+        match lit {
+            Lit::Int(text) => match text.replace('_', "").parse::<i64>() {
+                Ok(n) => Value::Int(n),
+                Err(_) => {
+                    self.error(CheckError::IntOutOfRange { span: span.clone() });
+                    Value::Absent
+                }
+            },
+            Lit::Float(text) => Value::Float(text.replace('_', "").parse().unwrap_or(f64::NAN)),
+            Lit::Str { value, .. } => Value::str(value.as_str()),
+            Lit::Bool(b) => Value::Bool(*b),
+            Lit::Null => Value::Null,
+        }
+    }
+
+    fn exprs(&mut self, es: &[AExpr]) -> Vec<Expr> {
+        es.iter().map(|e| self.expr(e, Pos::Value)).collect()
+    }
+
+    fn expr(&mut self, e: &AExpr, pos: Pos) -> Expr {
+        let span = e.span.clone();
+        match &e.kind {
+            ExprKind::Lit(lit) => Expr::Const(self.literal(lit, &span)),
+            ExprKind::Name(n) => self.name(n, &span, false),
+            ExprKind::SelfRef => self.self_ref(&span),
+            ExprKind::List(items) => fold_list(self.exprs(items)),
+            ExprKind::Record(fields) => fold_record(self.record_fields(fields)),
+            ExprKind::Field(target, name) => self.field_read(target, name, false, &span),
+            ExprKind::Index(target, index) => self.index_read(target, index, false, &span),
+            ExprKind::Present(inner) => self.present(inner, pos, &span),
+            ExprKind::Call(func, args) => self.call(func, args, None, &span),
+            ExprKind::Pipe(lhs, rhs) => match &rhs.kind {
+                ExprKind::Call(func, args) => self.call(func, args, Some(lhs), &span),
+                // The parser has already rejected any other right side.
+                _ => self.expr(rhs, Pos::Value),
+            },
+            ExprKind::Construct(ty, fields) => {
+                let fields = self.record_fields(fields);
+                match self.types.get(&ty.text) {
+                    Some(entry) => Expr::Construct {
+                        cell: entry.cell.clone(),
+                        fields,
+                        span,
+                    },
+                    None => self.not_a_type(&ty.text, &ty.span),
+                }
+            }
+            ExprKind::Unary(UnOp::Not, x) => {
+                Expr::Not(Box::new(self.expr(x, Pos::Condition)), span)
+            }
+            ExprKind::Unary(UnOp::Neg, x) => match (&x.kind, self.expr(x, Pos::Value)) {
+                (ExprKind::Lit(_), Expr::Const(Value::Int(n))) => Expr::Const(Value::Int(-n)),
+                (ExprKind::Lit(_), Expr::Const(Value::Float(f))) => Expr::Const(Value::Float(-f)),
+                (_, x) => Expr::Neg(Box::new(x), span),
+            },
+            ExprKind::Binary(op, a, b) => self.binary(*op, a, b, span),
+            ExprKind::Lambda(param, body) => self.lambda(param, body, false),
+            ExprKind::If(c, a, b) => Expr::If(
+                Box::new(self.expr(c, Pos::Condition)),
+                Box::new(self.expr(a, Pos::Value)),
+                Box::new(self.expr(b, Pos::Value)),
+                span,
+            ),
+        }
+    }
+
+    fn binary(&mut self, op: BinOp, a: &AExpr, b: &AExpr, span: Span) -> Expr {
+        let logic = match op {
+            BinOp::And => Some(Logic::And),
+            BinOp::Or => Some(Logic::Or),
+            BinOp::Implies => Some(Logic::Implies),
+            _ => None,
+        };
+        match logic {
+            Some(l) => {
+                let a = self.expr(a, Pos::Condition);
+                let b = self.expr(b, Pos::Condition);
+                Expr::Logic(l, Box::new(a), Box::new(b), span)
+            }
+            None => {
+                let a = self.expr(a, Pos::Value);
+                let b = self.expr(b, Pos::Value);
+                Expr::Binary(op, Box::new(a), Box::new(b), span)
+            }
+        }
+    }
+
+    fn lambda(&mut self, param: &ast::Name, body: &AExpr, predicate: bool) -> Expr {
+        self.frames.push(Frame {
+            names: vec![param.text.clone()],
+            fields: None,
+        });
+        let pos = if predicate {
+            Pos::Condition
+        } else {
+            Pos::Value
+        };
+        let body = self.expr(body, pos);
+        self.frames.pop();
+        Expr::Lambda(Rc::new(hir::Lambda { body, predicate }))
+    }
+
+    fn record_fields(&mut self, fields: &[(ast::Name, AExpr)]) -> Vec<(Key, Expr)> {
+        fields
+            .iter()
+            .map(|(k, v)| (Key::from(k.text.as_str()), self.expr(v, Pos::Value)))
+            .collect()
+    }
+
+    /// `x?`: a presence test as a condition, else the value or absent.
+    fn present(&mut self, inner: &AExpr, pos: Pos, span: &Span) -> Expr {
+        let soft = match &inner.kind {
+            ExprKind::Name(n) => self.name(n, &inner.span, true),
+            ExprKind::Field(t, name) => self.field_read(t, name, true, &inner.span),
+            ExprKind::Index(t, i) => self.index_read(t, i, true, &inner.span),
+            _ => Expr::Soft(Box::new(self.expr(inner, Pos::Value))),
+        };
+        if pos == Pos::Condition {
+            self.warn_presence_of_bool(inner, span);
+            Expr::Presence(Box::new(soft))
+        } else {
+            soft
+        }
+    }
+
+    fn warn_presence_of_bool(&mut self, inner: &AExpr, span: &Span) {
+        let ExprKind::Name(n) = &inner.kind else {
+            return;
+        };
+        if let Some((_, _, Some(meta))) = self.lookup_local(n) {
+            if meta.is_bool {
+                self.diags.warnings.push(CheckWarning::PresenceOfBool {
+                    field: n.clone(),
+                    span: span.clone(),
+                });
+            }
+        }
+    }
+
+    fn field_read(&mut self, target: &AExpr, name: &ast::Name, soft: bool, span: &Span) -> Expr {
+        if matches!(target.kind, ExprKind::SelfRef) && self.in_rule_frame() {
+            if let Some(local) = self.rule_field(&name.text, span, soft) {
+                return local;
+            }
+        }
+        Expr::Field {
+            target: Box::new(self.expr(target, Pos::Value)),
+            name: name.text.as_str().into(),
+            soft,
+            span: span.clone(),
+        }
+    }
+
+    fn index_read(&mut self, target: &AExpr, index: &AExpr, soft: bool, span: &Span) -> Expr {
+        if let (ExprKind::SelfRef, ExprKind::Lit(Lit::Str { value, .. })) =
+            (&target.kind, &index.kind)
+        {
+            if let Some(local) = self.rule_field(value, span, soft) {
+                return local;
+            }
+        }
+        Expr::Index {
+            target: Box::new(self.expr(target, Pos::Value)),
+            index: Box::new(self.expr(index, Pos::Value)),
+            soft,
+            span: span.clone(),
+        }
+    }
+
+    fn in_rule_frame(&self) -> bool {
+        self.frames.iter().any(|f| f.fields.is_some())
+    }
+
+    /// A field of the record a rule is checking, read as `self["f"]` or by name.
+    fn rule_field(&mut self, name: &str, span: &Span, soft: bool) -> Option<Expr> {
+        let (depth, slot, meta) = self.lookup_local(name)?;
+        let meta = meta?;
+        self.note_read(slot);
+        self.check_mark(name, &meta, soft, span);
+        let local = Expr::Local { depth, slot };
+        Some(if soft {
+            Expr::Soft(Box::new(local))
+        } else {
+            local
+        })
+    }
+
+    fn check_mark(&mut self, field: &str, meta: &FieldMeta, soft: bool, span: &Span) {
+        if meta.may_be_absent && !soft {
+            self.error(CheckError::OptionalWithoutMark {
+                field: field.to_string(),
+                span: span.clone(),
+            });
+        } else if soft && !meta.may_be_absent {
+            self.diags.warnings.push(CheckWarning::NeedlessMark {
+                field: field.to_string(),
+                span: span.clone(),
+            });
+        }
+    }
+
+    fn note_read(&mut self, slot: u32) {
+        if let Some(reads) = &mut self.reads {
+            if !reads.contains(&slot) {
+                reads.push(slot);
+            }
+        }
+    }
+
+    fn self_ref(&mut self, span: &Span) -> Expr {
+        match self.lookup_local("self") {
+            Some((depth, slot, _)) => {
+                // Any use of `self` but `self["x"]` reads every field.
+                let n = self.frames[self.frames.len() - 1 - depth as usize]
+                    .names
+                    .len() as u32;
+                for s in 0..n {
+                    self.note_read(s);
+                }
+                Expr::Local { depth, slot }
+            }
+            None => self.unknown("self", span),
+        }
+    }
+
+    /// Find a local: (depth, slot, field metadata when it is a rule's field).
+    fn lookup_local(&self, name: &str) -> Option<(u32, u32, Option<FieldMeta>)> {
+        for (depth, frame) in self.frames.iter().rev().enumerate() {
+            if let Some(slot) = frame.names.iter().rposition(|n| n == name) {
+                let meta = frame.fields.as_ref().and_then(|m| m.get(slot)).cloned();
+                return Some((depth as u32, slot as u32, meta));
+            }
+        }
+        None
+    }
+
+    fn name(&mut self, n: &str, span: &Span, soft: bool) -> Expr {
+        if let Some((_, slot, meta)) = self.lookup_local(n) {
+            if meta.is_some() && slot > 0 {
+                return self
+                    .rule_field(n, span, soft)
+                    .unwrap_or(Expr::Const(Value::Null));
+            }
+            let (depth, slot, _) = self.lookup_local(n).unwrap_or_default();
+            let local = Expr::Local { depth, slot };
+            return if soft {
+                Expr::Soft(Box::new(local))
+            } else {
+                local
+            };
+        }
+        let plain = self.global_or_builtin(n, span);
+        if soft {
+            Expr::Soft(Box::new(plain))
+        } else {
+            plain
+        }
+    }
+
+    fn global_or_builtin(&mut self, n: &str, span: &Span) -> Expr {
+        if let Some(g) = self.visible_global(n, span) {
+            return Expr::Global(g.slot, span.clone());
+        }
+        if let Some(b) = Builtin::lookup(n) {
+            return Expr::Const(Value::Func(Rc::new(Function::Builtin(b))));
+        }
+        if let Some(entry) = self.types.get(n) {
+            return Expr::Type(entry.cell.clone());
+        }
+        if let Some(f) = Format::lookup(n) {
+            return Expr::Const(Value::Format(f));
+        }
+        self.unknown(n, span)
+    }
+
+    /// The declaration of global `n` that a use at the current point sees.
+    fn visible_global(&mut self, n: &str, span: &Span) -> Option<Global> {
+        let mut decls = self.globals.get(n)?.clone();
+        // The library's code binds to the library's declarations; the
+        // program's code prefers its own, which shadow the library's.
+        let prelude_end = self.prelude_end;
+        let own: Vec<Global> = decls
+            .iter()
+            .filter(|g| (g.span.start < prelude_end) == self.in_prelude)
+            .cloned()
+            .collect();
+        if !own.is_empty() {
+            decls = own;
+        }
+        let Some(here) = self.stmt_index else {
+            return decls.last().cloned();
+        };
+        let seen = decls
+            .iter()
+            .rev()
+            .find(|g| g.at < here || g.params.is_some());
+        match seen {
+            Some(g) => Some(g.clone()),
+            None => {
+                let declared = decls[0].span.clone();
+                self.error(CheckError::UsedBeforeLet {
+                    name: n.to_string(),
+                    span: span.clone(),
+                    declared,
+                });
+                Some(decls[0].clone())
+            }
+        }
+    }
+
+    fn unknown(&mut self, n: &str, span: &Span) -> Expr {
+        let mut names: Vec<String> = self
+            .frames
+            .iter()
+            .flat_map(|f| f.names.iter().cloned())
+            .collect();
+        names.extend(self.globals.keys().cloned());
+        names.extend(Builtin::ALL.iter().map(|b| b.name().to_string()));
+        names.extend(self.types.keys().cloned());
+        names.extend(Format::ALL.iter().map(|f| f.name().to_string()));
+        let candidates = closest(n, names.iter().map(String::as_str));
+        self.error(CheckError::UnknownName {
+            name: n.to_string(),
+            span: span.clone(),
+            candidates,
+        });
+        Expr::Const(Value::Null)
+    }
+
+    fn not_a_type(&mut self, n: &str, span: &Span) -> Expr {
+        self.error(CheckError::NotAType {
+            name: n.to_string(),
+            span: span.clone(),
+        });
+        Expr::Const(Value::Null)
+    }
+
+    // ------------------------------------------------------------------- calls
+
+    fn call(
+        &mut self,
+        func: &AExpr,
+        args: &[ast::Arg],
+        piped: Option<&AExpr>,
+        span: &Span,
+    ) -> Expr {
+        let ExprKind::Name(name) = &func.kind else {
+            let f = self.expr(func, Pos::Value);
+            let args = self.call_args(piped, args, None, &name_of(func), span);
+            return Expr::Call {
+                func: Box::new(f),
+                args,
+                span: span.clone(),
+            };
+        };
+        if self.lookup_local(name).is_none() && !self.globals.contains_key(name) {
+            if let Some(b) = Builtin::lookup(name) {
+                return self.call_builtin(b, args, piped, span);
+            }
+        }
+        let f = self.name(name, &func.span, false);
+        let params = match &f {
+            Expr::Global(slot, _) => self.fn_params(*slot),
+            _ => None,
+        };
+        let lowered = self.call_args(piped, args, None, name, span);
+        if let Some(p) = params {
+            self.check_arity(name, p, p, lowered.len(), span);
+        }
+        Expr::Call {
+            func: Box::new(f),
+            args: lowered,
+            span: span.clone(),
+        }
+    }
+
+    fn fn_params(&self, slot: u32) -> Option<usize> {
+        self.globals
+            .values()
+            .flatten()
+            .find(|g| g.slot == slot)
+            .and_then(|g| g.params)
+    }
+
+    fn check_arity(&mut self, name: &str, min: usize, max: usize, found: usize, span: &Span) {
+        if found < min || found > max {
+            self.error(CheckError::Arity {
+                name: name.to_string(),
+                min,
+                max,
+                found,
+                span: span.clone(),
+            });
+        }
+    }
+
+    /// Lower a call's arguments, the pipe's left side first. Named arguments
+    /// are checked against `named` (None: the callee takes none).
+    fn call_args(
+        &mut self,
+        piped: Option<&AExpr>,
+        args: &[ast::Arg],
+        builtin: Option<Builtin>,
+        func: &str,
+        span: &Span,
+    ) -> Vec<Expr> {
+        let mut out = Vec::new();
+        if let Some(lhs) = piped {
+            out.push(self.expr(lhs, Pos::Value));
+        }
+        let mut seen: Vec<&str> = Vec::new();
+        let mut named: Vec<(&str, Expr)> = Vec::new();
+        for (i, arg) in args.iter().enumerate() {
+            if let Some(n) = &arg.name {
+                self.check_named_arg(n, builtin, func, &seen);
+                seen.push(&n.text);
+            }
+            let predicate = builtin.is_some_and(|b| b.takes_predicate())
+                && i + usize::from(piped.is_some()) == 1;
+            let lowered = match &arg.value.kind {
+                ExprKind::Lambda(p, body) => self.lambda(p, body, predicate),
+                _ => self.expr(&arg.value, Pos::Value),
+            };
+            match (&arg.name, builtin) {
+                (Some(n), Some(_)) => named.push((&n.text, lowered)),
+                _ => out.push(lowered),
+            }
+        }
+        // A builtin's named arguments follow its positional ones in the
+        // order it declares them, whatever order they are written in.
+        let params = builtin.map(|b| b.named_params()).unwrap_or(&[]);
+        for param in params {
+            match named.iter().position(|(n, _)| n == param) {
+                Some(i) => out.push(named.swap_remove(i).1),
+                None => {
+                    self.error(CheckError::MissingNamedArg {
+                        name: param.to_string(),
+                        func: func.to_string(),
+                        span: span.clone(),
+                    });
+                    out.push(Expr::Const(Value::Null));
+                }
+            }
+        }
+        out
+    }
+
+    fn check_named_arg(
+        &mut self,
+        n: &ast::Name,
+        builtin: Option<Builtin>,
+        func: &str,
+        seen: &[&str],
+    ) {
+        let allowed = builtin.map(|b| b.named_params()).unwrap_or(&[]);
+        if seen.contains(&n.text.as_str()) {
+            self.error(CheckError::RepeatedNamedArg {
+                name: n.text.clone(),
+                span: n.span.clone(),
+            });
+        } else if !allowed.contains(&n.text.as_str()) {
+            self.error(CheckError::UnknownNamedArg {
+                name: n.text.clone(),
+                func: func.to_string(),
+                span: n.span.clone(),
+                candidates: closest(&n.text, allowed.iter().copied()),
+            });
+        }
+    }
+
+    fn call_builtin(
+        &mut self,
+        b: Builtin,
+        args: &[ast::Arg],
+        piped: Option<&AExpr>,
+        span: &Span,
+    ) -> Expr {
+        let positional =
+            args.iter().filter(|a| a.name.is_none()).count() + usize::from(piped.is_some());
+        let (min, max) = b.arity();
+        self.check_arity(b.name(), min, max, positional, span);
+        if b == Builtin::Validate {
+            if let Some(ty_arg) = args.last() {
+                self.check_type_arg(ty_arg);
+            }
+        }
+        if b == Builtin::Matches {
+            if let Some(m) = self.matches_literal(args, piped, span) {
+                return m;
+            }
+        }
+        let args = self.call_args(piped, args, Some(b), b.name(), span);
+        Expr::Builtin {
+            builtin: b,
+            args,
+            span: span.clone(),
+        }
+    }
+
+    fn check_type_arg(&mut self, arg: &ast::Arg) {
+        let ExprKind::Name(n) = &arg.value.kind else {
+            return;
+        };
+        let declared = self.types.contains_key(n)
+            || self.lookup_local(n).is_some()
+            || self.globals.contains_key(n);
+        let other = Builtin::lookup(n).is_some()
+            || Format::lookup(n).is_some()
+            || SCALARS.contains(&n.as_str());
+        if !declared && other {
+            self.not_a_type(n, &arg.value.span);
+        }
+    }
+
+    /// `matches(s, "literal")`: compile the regex now, once.
+    fn matches_literal(
+        &mut self,
+        args: &[ast::Arg],
+        piped: Option<&AExpr>,
+        span: &Span,
+    ) -> Option<Expr> {
+        let (subject, pattern) = match (piped, args) {
+            (Some(s), [p]) => (s, &p.value),
+            (None, [s, p]) => (&s.value, &p.value),
+            _ => return None,
+        };
+        let ExprKind::Lit(Lit::Str { value, .. }) = &pattern.kind else {
+            return None;
+        };
+        match Regex::new(value) {
+            Ok(regex) => Some(Expr::Matches {
+                subject: Box::new(self.expr(subject, Pos::Value)),
+                regex: Rc::new(regex),
+                span: span.clone(),
+            }),
+            Err(e) => {
+                self.error(CheckError::InvalidRegex {
+                    message: e.to_string(),
+                    span: pattern.span.clone(),
+                });
+                None
+            }
+        }
+    }
+}
+
+/// Where a statement starts (which file, and whether it is the library's).
+pub fn stmt_start(stmt: &AStmt) -> usize {
+    match stmt {
+        AStmt::Type(t) => t.span.start,
+        AStmt::Fn(f) => f.span.start,
+        AStmt::Let { name, .. } => name.span.start,
+        AStmt::Check { span, .. } | AStmt::Import { span, .. } => span.start,
+        AStmt::Expr(e) => e.span.start,
+    }
+}
+
+const SCALARS: [&str; 6] = ["String", "Int", "Float", "Bool", "Null", "Any"];
+
+fn name_of(e: &AExpr) -> String {
+    match &e.kind {
+        ExprKind::Name(n) => n.clone(),
+        _ => "function".into(),
+    }
+}
+
+/// Which contract-only member this is, if any, and where.
+fn contract_only(m: &Member) -> Option<(&'static str, Span)> {
+    match m {
+        Member::Rule(r) if r.severity == Severity::Require => Some(("require", r.span.clone())),
+        Member::Rule(r) => Some(("warn", r.span.clone())),
+        Member::Field(f) => f.default.as_ref().map(|d| ("a default", d.span.clone())),
+        Member::Check { span, .. } => Some(("validate … with", span.clone())),
+        Member::Unique { span, .. } => Some(("unique", span.clone())),
+    }
+}
+
+fn owner_declares(members: &[Member], name: &str, span: &Span) -> bool {
+    members
+        .iter()
+        .filter(|m| matches!(m, Member::Field(f) if f.name.text == name && f.name.span != *span))
+        .count()
+        > 0
+}
+
+fn field_metas(record: &RecordShape) -> Vec<FieldMeta> {
+    let this = FieldMeta {
+        may_be_absent: false,
+        is_bool: false,
+    };
+    std::iter::once(this)
+        .chain(record.fields.iter().map(|f| FieldMeta {
+            may_be_absent: f.optional || f.ty.admits_null(),
+            is_bool: f.ty.is_bool(),
+        }))
+        .collect()
+}
+
+fn rule_frame(names: &[String], metas: &[FieldMeta]) -> Frame {
+    let names = std::iter::once("self".to_string())
+        .chain(names.iter().cloned())
+        .collect();
+    Frame {
+        names,
+        fields: Some(metas.to_vec()),
+    }
+}
+
+fn fold_list(items: Vec<Expr>) -> Expr {
+    if items.iter().all(|e| matches!(e, Expr::Const(_))) {
+        let values = items
+            .into_iter()
+            .filter_map(|e| match e {
+                Expr::Const(v) => Some(v),
+                _ => None,
+            })
+            .collect();
+        return Expr::Const(Value::list(values));
+    }
+    Expr::List(items)
+}
+
+fn fold_record(fields: Vec<(Key, Expr)>) -> Expr {
+    if fields.iter().all(|(_, e)| matches!(e, Expr::Const(_))) {
+        let record = fields
+            .into_iter()
+            .filter_map(|(k, e)| match e {
+                Expr::Const(v) => Some((k, v)),
+                _ => None,
+            })
+            .collect();
+        return Expr::Const(Value::record(record));
+    }
+    Expr::Record(fields)
+}
+
+/// The names closest to `name` (edit distance), for "did you mean".
+pub fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let limit = (name.chars().count() / 3).max(1);
+    let mut scored: Vec<(usize, &str)> = candidates
+        .map(|c| (edit_distance(name, c), c))
+        .filter(|(d, c)| *d <= limit && *c != name && c.len() > 1)
+        .collect();
+    scored.sort();
+    scored.dedup();
+    scored
+        .into_iter()
+        .take(3)
+        .map(|(_, c)| c.to_string())
+        .collect()
+}
+
+/// Edits between two names, a swap of neighbouring letters counting as one
+/// (optimal string alignment), since that is the commonest typo.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edit_distance_counts_edits() {
+        assert_eq!(edit_distance("speceis", "species"), 1);
+        assert_eq!(
+            closest("rdier", ["rider", "ride"].into_iter()),
+            vec!["rider"]
+        );
+        assert_eq!(
+            closest("Flaot", ["Float", "Bool"].into_iter()),
+            vec!["Float"]
+        );
+        assert_eq!(closest("cout", ["count", "map"].into_iter()), vec!["count"]);
+    }
+}

@@ -1,0 +1,761 @@
+//! Type flow (language.md §7): `flow(&ast::Module, &Types) -> Vec<CheckError>`.
+//!
+//! Follows static types through pipelines, so that after `validate(T) |
+//! oks()` a lambda's parameter is known to be a `T`. Where a type is known it
+//! catches, before anything runs: a field that a closed type does not
+//! declare (with a "did you mean"), operators given operands they cannot
+//! take, and builtins given arguments of the wrong type. Where a type is not
+//! known nothing is reported: the evaluator checks at run time.
+
+use std::rc::Rc;
+
+use rustc_hash::FxHashMap;
+
+use crate::check::{closest, CheckError};
+use crate::runtime::builtins::Builtin;
+use crate::runtime::contract::{Contract, Shape, TypeSpec};
+use crate::runtime::value::article;
+use crate::syntax::ast::{self, BinOp, Expr, ExprKind, Lit, Member, Stmt, TypeBody, UnOp};
+
+/// A static type, as far as it is known.
+#[derive(Clone)]
+pub enum Ty {
+    Unknown,
+    Null,
+    Bool,
+    Int,
+    Float,
+    Str,
+    List(Box<Ty>),
+    Stream(Box<Ty>),
+    /// A value of a declared record type.
+    Named(Rc<Contract>),
+    /// `ok(T)` or `err(failure record)`, as `validate(T)` gives.
+    Result(Box<Ty>),
+    /// A record whose fields are all known: a literal, a failure record,
+    /// a `report()`.
+    Record(&'static str, Vec<(String, Ty)>),
+    /// A declared type used as a value.
+    Type(Rc<Contract>),
+}
+
+impl std::fmt::Debug for Ty {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.display())
+    }
+}
+
+impl Ty {
+    fn name(&self) -> String {
+        match self {
+            Ty::Unknown => "a value".into(),
+            Ty::Null => "Null".into(),
+            Ty::Bool => "Bool".into(),
+            Ty::Int => "Int".into(),
+            Ty::Float => "Float".into(),
+            Ty::Str => "String".into(),
+            Ty::List(_) => "List".into(),
+            Ty::Stream(_) => "Stream".into(),
+            Ty::Named(c) => c.name.clone(),
+            Ty::Result(_) => "Result".into(),
+            Ty::Record(..) => "Record".into(),
+            Ty::Type(_) => "Type".into(),
+        }
+    }
+
+    /// How `:type` shows it: `Stream[Sighting]`, `List[Int]`.
+    pub fn display(&self) -> String {
+        match self {
+            Ty::Unknown => "Any".into(),
+            Ty::List(t) => format!("List[{}]", t.display()),
+            Ty::Stream(t) => format!("Stream[{}]", t.display()),
+            Ty::Result(t) => format!("Result[{}]", t.display()),
+            Ty::Record(_, fields) => {
+                let fields: Vec<String> = fields
+                    .iter()
+                    .map(|(n, t)| format!("{n}: {}", t.display()))
+                    .collect();
+                format!("{{{}}}", fields.join(", "))
+            }
+            Ty::Type(c) => format!("Type[{}]", c.name),
+            other => other.name(),
+        }
+    }
+
+    /// The fields a value of this type is known to have (for completion).
+    pub fn fields(&self) -> Vec<String> {
+        match self {
+            Ty::Named(c) => c
+                .record()
+                .map(|r| r.fields.iter().map(|f| f.name.to_string()).collect())
+                .unwrap_or_default(),
+            Ty::Record(_, fields) => fields.iter().map(|(n, _)| n.clone()).collect(),
+            Ty::Result(t) => t.fields(),
+            _ => vec![],
+        }
+    }
+
+    fn is_scalar(&self) -> bool {
+        matches!(self, Ty::Null | Ty::Bool | Ty::Int | Ty::Float | Ty::Str)
+    }
+
+    fn is_number(&self) -> bool {
+        matches!(self, Ty::Int | Ty::Float)
+    }
+
+    /// The element type of a stream or list.
+    fn element(&self) -> Ty {
+        match self {
+            Ty::Stream(t) | Ty::List(t) => (**t).clone(),
+            _ => Ty::Unknown,
+        }
+    }
+}
+
+/// What a record literal's type is called.
+const LITERAL: &str = "this record";
+
+/// Declared types by name, compiled.
+pub type Types = FxHashMap<String, Rc<Contract>>;
+
+/// Run type flow over the statements at or after `from` (the program's own,
+/// not the standard library's).
+pub fn flow(module: &ast::Module, types: &Types, from: usize) -> Flowed {
+    let mut f = Flow {
+        last: None,
+        types,
+        scopes: Vec::new(),
+        globals: FxHashMap::default(),
+        fns: FxHashMap::default(),
+        errors: Vec::new(),
+    };
+    for stmt in &module.stmts {
+        if let Stmt::Fn(d) = stmt {
+            let ret = d
+                .ret
+                .as_ref()
+                .map(|t| f.type_expr(t))
+                .unwrap_or(Ty::Unknown);
+            let params = d.params.iter().map(|p| f.param_ty(p)).collect();
+            f.fns.insert(d.name.text.clone(), (params, ret));
+        }
+    }
+    for stmt in &module.stmts {
+        let own = crate::check::stmt_start(stmt) >= from;
+        f.stmt(stmt, own);
+    }
+    Flowed {
+        errors: f.errors,
+        last: f.last,
+    }
+}
+
+/// What type flow found: errors, and the type of the last expression
+/// statement (the REPL's `:type`).
+pub struct Flowed {
+    pub errors: Vec<CheckError>,
+    pub last: Option<Ty>,
+}
+
+struct Flow<'a> {
+    types: &'a Types,
+    scopes: Vec<Vec<(String, Ty)>>,
+    globals: FxHashMap<String, Ty>,
+    /// Each function's parameter types and return type, where annotated.
+    fns: FxHashMap<String, (Vec<Ty>, Ty)>,
+    errors: Vec<CheckError>,
+    last: Option<Ty>,
+}
+
+impl Flow<'_> {
+    fn stmt(&mut self, stmt: &Stmt, own: bool) {
+        match stmt {
+            Stmt::Let { name, value } => {
+                let ty = if own { self.expr(value) } else { Ty::Unknown };
+                self.globals.insert(name.text.clone(), ty);
+            }
+            _ if !own => {}
+            Stmt::Check { cond, .. } => {
+                self.expr(cond);
+            }
+            Stmt::Expr(e) => self.last = Some(self.expr(e)),
+            Stmt::Fn(d) => {
+                let params = d
+                    .params
+                    .iter()
+                    .map(|p| (p.name.text.clone(), self.param_ty(p)))
+                    .collect();
+                self.scoped(params, |f| f.expr(&d.body));
+            }
+            Stmt::Type(t) => self.type_decl(t),
+            Stmt::Import { .. } => {}
+        }
+    }
+
+    /// Rules see the record's fields by name and `self` as the record.
+    fn type_decl(&mut self, t: &ast::TypeDecl) {
+        let Some(c) = self.types.get(&t.name.text).cloned() else {
+            return;
+        };
+        let (scope, rules): (Vec<(String, Ty)>, Vec<&ast::Rule>) = match (&c.shape, &t.body) {
+            (Shape::Record { record, .. }, TypeBody::Record(members)) => {
+                let mut scope: Vec<(String, Ty)> = record
+                    .fields
+                    .iter()
+                    .map(|f| (f.name.to_string(), spec_ty(&f.ty)))
+                    .collect();
+                scope.push(("self".into(), Ty::Named(c.clone())));
+                let rules = members
+                    .iter()
+                    .filter_map(|m| match m {
+                        Member::Rule(r) => Some(r),
+                        _ => None,
+                    })
+                    .collect();
+                (scope, rules)
+            }
+            (Shape::Refined { base, .. }, TypeBody::Refine { rules, .. }) => {
+                (vec![("self".into(), spec_ty(base))], rules.iter().collect())
+            }
+            _ => return,
+        };
+        self.scoped(scope, |f| {
+            for r in rules {
+                f.expr(&r.cond);
+            }
+        });
+        if let (Shape::Record { record, .. }, TypeBody::Record(members)) = (&c.shape, &t.body) {
+            for m in members {
+                let Member::Field(field) = m else { continue };
+                let (Some(default), Some(spec)) = (&field.default, record.field(&field.name.text))
+                else {
+                    continue;
+                };
+                self.default(&field.name.text, default, &spec.ty);
+            }
+        }
+    }
+
+    /// A default whose type is known must fit its field (§4.3).
+    fn default(&mut self, field: &str, default: &Expr, spec: &TypeSpec) {
+        let found = self.expr(default);
+        let want = spec_ty(spec);
+        if found.is_scalar() && want.is_scalar() && !fits(&found, &want) && !spec.admits_null() {
+            self.errors.push(CheckError::DefaultType {
+                field: field.to_string(),
+                expected: spec.describe(),
+                span: default.span.clone(),
+            });
+        }
+    }
+
+    fn scoped<T>(&mut self, scope: Vec<(String, Ty)>, body: impl FnOnce(&mut Self) -> T) -> T {
+        self.scopes.push(scope);
+        let out = body(self);
+        self.scopes.pop();
+        out
+    }
+
+    fn param_ty(&self, p: &ast::Param) -> Ty {
+        p.ty.as_ref()
+            .map(|t| self.type_expr(t))
+            .unwrap_or(Ty::Unknown)
+    }
+
+    fn type_expr(&self, t: &ast::TypeExpr) -> Ty {
+        match t {
+            ast::TypeExpr::Name(n) => match n.text.as_str() {
+                "Int" => Ty::Int,
+                "Float" => Ty::Float,
+                "String" => Ty::Str,
+                "Bool" => Ty::Bool,
+                "Null" => Ty::Null,
+                name => self.types.get(name).map(named_ty).unwrap_or(Ty::Unknown),
+            },
+            ast::TypeExpr::Generic { name, args, .. } if name.text == "List" && args.len() == 1 => {
+                Ty::List(Box::new(self.type_expr(&args[0])))
+            }
+            _ => Ty::Unknown,
+        }
+    }
+
+    fn lookup(&self, name: &str) -> Ty {
+        for scope in self.scopes.iter().rev() {
+            if let Some((_, ty)) = scope.iter().rev().find(|(n, _)| n == name) {
+                return ty.clone();
+            }
+        }
+        if let Some(ty) = self.globals.get(name) {
+            return ty.clone();
+        }
+        match self.types.get(name) {
+            Some(c) => Ty::Type(c.clone()),
+            None => Ty::Unknown,
+        }
+    }
+
+    fn expr(&mut self, e: &Expr) -> Ty {
+        match &e.kind {
+            ExprKind::Lit(lit) => lit_ty(lit),
+            ExprKind::Name(n) => self.lookup(n),
+            ExprKind::SelfRef => self.lookup("self"),
+            ExprKind::List(items) => {
+                let tys: Vec<Ty> = items.iter().map(|i| self.expr(i)).collect();
+                Ty::List(Box::new(join_all(&tys)))
+            }
+            ExprKind::Record(fields) => Ty::Record(
+                "this record",
+                fields
+                    .iter()
+                    .map(|(k, v)| (k.text.clone(), self.expr(v)))
+                    .collect(),
+            ),
+            ExprKind::Field(target, name) => {
+                let t = self.expr(target);
+                self.field(&t, name)
+            }
+            ExprKind::Present(inner) => match &inner.kind {
+                ExprKind::Field(target, name) => {
+                    let t = self.expr(target);
+                    self.field(&t, name)
+                }
+                _ => self.expr(inner),
+            },
+            ExprKind::Index(target, index) => {
+                let t = self.expr(target);
+                self.expr(index);
+                match t {
+                    Ty::List(elem) => *elem,
+                    _ => Ty::Unknown,
+                }
+            }
+            ExprKind::Call(func, args) => self.call(func, args, None),
+            ExprKind::Pipe(lhs, rhs) => match &rhs.kind {
+                ExprKind::Call(func, args) => {
+                    let input = self.expr(lhs);
+                    self.call(func, args, Some((input, lhs.span.clone())))
+                }
+                _ => Ty::Unknown,
+            },
+            ExprKind::Construct(ty, fields) => {
+                for (_, v) in fields {
+                    self.expr(v);
+                }
+                self.types
+                    .get(&ty.text)
+                    .map(named_ty)
+                    .unwrap_or(Ty::Unknown)
+            }
+            ExprKind::Unary(UnOp::Not, x) => {
+                self.expr(x);
+                Ty::Bool
+            }
+            ExprKind::Unary(UnOp::Neg, x) => self.expr(x),
+            ExprKind::Binary(op, a, b) => {
+                let (ta, tb) = (self.expr(a), self.expr(b));
+                self.binary(*op, ta, tb, e)
+            }
+            ExprKind::Lambda(p, body) => {
+                self.scoped(vec![(p.text.clone(), Ty::Unknown)], |f| f.expr(body));
+                Ty::Unknown
+            }
+            ExprKind::If(c, a, b) => {
+                self.expr(c);
+                let (ta, tb) = (self.expr(a), self.expr(b));
+                join(&ta, &tb)
+            }
+        }
+    }
+
+    fn binary(&mut self, op: BinOp, a: Ty, b: Ty, e: &Expr) -> Ty {
+        let known = !matches!(a, Ty::Unknown) && !matches!(b, Ty::Unknown);
+        let arithmetic = matches!(
+            op,
+            BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem
+        );
+        let ordering = matches!(op, BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge);
+        let fits = match op {
+            BinOp::Add => {
+                (a.is_number() && b.is_number())
+                    || matches!((&a, &b), (Ty::Str, Ty::Str) | (Ty::List(_), Ty::List(_)))
+            }
+            BinOp::Rem => matches!((&a, &b), (Ty::Int, Ty::Int)),
+            _ if arithmetic || ordering => {
+                (a.is_number() && b.is_number())
+                    || (ordering && matches!((&a, &b), (Ty::Str, Ty::Str)))
+            }
+            _ => true,
+        };
+        if known && a.is_scalar() && b.is_scalar() && !fits {
+            self.errors.push(CheckError::OperandTypes {
+                op: crate::syntax::canonical::binop_text(op).to_string(),
+                left: a.name(),
+                right: b.name(),
+                span: e.span.clone(),
+            });
+        }
+        match op {
+            BinOp::Add | BinOp::Sub | BinOp::Mul if matches!((&a, &b), (Ty::Int, Ty::Int)) => {
+                Ty::Int
+            }
+            BinOp::Add if matches!((&a, &b), (Ty::Str, Ty::Str)) => Ty::Str,
+            BinOp::Rem => Ty::Int,
+            _ if arithmetic && a.is_number() && b.is_number() => Ty::Float,
+            BinOp::Coalesce => join(&a, &b),
+            _ if arithmetic => Ty::Unknown,
+            _ => Ty::Bool,
+        }
+    }
+
+    /// `t.name`: on a closed type, an undeclared field is an error.
+    fn field(&mut self, t: &Ty, name: &ast::Name) -> Ty {
+        let (owner, fields, closed) = match t {
+            Ty::Named(c) => match &c.shape {
+                Shape::Record { kind, record } => {
+                    let fields: Vec<(String, Ty)> = record
+                        .fields
+                        .iter()
+                        .map(|f| (f.name.to_string(), spec_ty(&f.ty)))
+                        .collect();
+                    (c.name.clone(), fields, !kind.is_open())
+                }
+                Shape::Refined { .. } => return Ty::Unknown,
+            },
+            Ty::Result(inner) => return self.field(inner, name),
+            // A record literal's fields are known, but records grow with
+            // `merge`, so reading another one is left to run time.
+            Ty::Record(what, fields) => (what.to_string(), fields.clone(), *what != LITERAL),
+            _ => return Ty::Unknown,
+        };
+        if let Some((_, ty)) = fields.iter().find(|(n, _)| *n == name.text) {
+            return ty.clone();
+        }
+        if closed {
+            let candidates = closest(&name.text, fields.iter().map(|(n, _)| n.as_str()));
+            self.errors.push(CheckError::UnknownField {
+                field: name.text.clone(),
+                ty: owner,
+                span: name.span.clone(),
+                candidates,
+            });
+        }
+        Ty::Unknown
+    }
+
+    fn call(&mut self, func: &Expr, args: &[ast::Arg], piped: Option<(Ty, ast::Span)>) -> Ty {
+        let ExprKind::Name(name) = &func.kind else {
+            self.expr(func);
+            self.args(args, &Ty::Unknown);
+            return Ty::Unknown;
+        };
+        let local = self.scopes.iter().any(|s| s.iter().any(|(n, _)| n == name))
+            || self.globals.contains_key(name);
+        if let Some((params, ret)) = self.fns.get(name).cloned() {
+            self.user_call(name, &params, args, piped);
+            return ret;
+        }
+        let builtin = Builtin::lookup(name).filter(|_| !local);
+        let Some(b) = builtin else {
+            self.args(args, &Ty::Unknown);
+            return Ty::Unknown;
+        };
+        // The first argument is the pipe's left side, or the first in the list.
+        let (input, input_span, rest) = match (piped, args.split_first()) {
+            (Some((t, span)), _) => (t, Some(span), args),
+            (None, Some((first, rest))) if !matches!(first.value.kind, ExprKind::Lambda(..)) => (
+                self.expr(&first.value),
+                Some(first.value.span.clone()),
+                rest,
+            ),
+            (None, _) => (Ty::Unknown, None, args),
+        };
+        if let Some(span) = input_span {
+            self.check_input(b, &input, span);
+        }
+        let elem = input.element();
+        let lambda_ty = self.args(rest, &elem);
+        builtin_result(b, &input, &elem, &lambda_ty, rest, self)
+    }
+
+    /// A call of a declared function: arguments against annotated parameters.
+    fn user_call(
+        &mut self,
+        name: &str,
+        params: &[Ty],
+        args: &[ast::Arg],
+        piped: Option<(Ty, ast::Span)>,
+    ) {
+        let mut given: Vec<(Ty, ast::Span)> = piped.into_iter().collect();
+        for a in args {
+            given.push((self.expr(&a.value), a.value.span.clone()));
+        }
+        for ((found, span), want) in given.iter().zip(params) {
+            if found.is_scalar() && want.is_scalar() && !fits(found, want) {
+                self.errors.push(CheckError::ArgumentType {
+                    func: name.to_string(),
+                    expected: article(&want.name()),
+                    found: found.name(),
+                    span: span.clone(),
+                });
+            }
+        }
+    }
+
+    /// Check the remaining arguments; a lambda's parameter gets `param`.
+    /// Returns the type the (last) lambda gives back.
+    fn args(&mut self, args: &[ast::Arg], param: &Ty) -> Ty {
+        let mut ret = Ty::Unknown;
+        for a in args {
+            ret = match &a.value.kind {
+                ExprKind::Lambda(p, body) => {
+                    self.scoped(vec![(p.text.clone(), param.clone())], |f| f.expr(body))
+                }
+                _ => self.expr(&a.value),
+            };
+        }
+        ret
+    }
+
+    /// The first argument of a builtin, where its type is known.
+    fn check_input(&mut self, b: Builtin, input: &Ty, span: ast::Span) {
+        if b == Builtin::Write && matches!(input.element(), Ty::Result(_)) {
+            self.errors
+                .push(CheckError::WriteResults { span: span.clone() });
+        }
+        let expected = match b {
+            Builtin::Lower
+            | Builtin::Upper
+            | Builtin::Trim
+            | Builtin::StartsWith
+            | Builtin::EndsWith
+            | Builtin::Matches
+            | Builtin::Replace
+            | Builtin::Split
+            | Builtin::Fmt => Some(("a String", matches!(input, Ty::Str))),
+            Builtin::Len => Some((
+                "a String, a list or a record",
+                !matches!(input, Ty::Int | Ty::Float | Ty::Bool | Ty::Null),
+            )),
+            Builtin::Abs | Builtin::Round | Builtin::Floor | Builtin::Ceil => {
+                Some(("a number", input.is_number()))
+            }
+            Builtin::Keys | Builtin::Values | Builtin::Has | Builtin::Merge => {
+                Some(("a record", matches!(input, Ty::Named(_) | Ty::Record(..))))
+            }
+            b if is_stage(b) => Some((
+                "a stream or a list",
+                matches!(input, Ty::List(_) | Ty::Stream(_)),
+            )),
+            _ => None,
+        };
+        if let Some((what, ok)) = expected {
+            if !ok && input.is_scalar() {
+                self.errors.push(CheckError::ArgumentType {
+                    func: b.name().to_string(),
+                    expected: what.to_string(),
+                    found: input.name(),
+                    span,
+                });
+            }
+        }
+    }
+}
+
+/// Can a value of type `found` stand where `want` is declared?
+pub fn fits(found: &Ty, want: &Ty) -> bool {
+    match (found, want) {
+        (Ty::Int, Ty::Float) => true,
+        (Ty::Unknown, _) | (_, Ty::Unknown) => true,
+        _ => std::mem::discriminant(found) == std::mem::discriminant(want),
+    }
+}
+
+fn is_stage(b: Builtin) -> bool {
+    use Builtin::*;
+    matches!(
+        b,
+        Oks | Errs
+            | Warnings
+            | Unwrap
+            | Report
+            | Map
+            | Filter
+            | FlatMap
+            | Take
+            | Skip
+            | Count
+            | Sum
+            | Min
+            | Max
+            | Avg
+            | First
+            | All
+            | Any
+            | Sort
+            | SortBy
+            | Distinct
+            | CountBy
+            | GroupBy
+            | Collect
+            | Join
+            | Write
+            | Route
+    )
+}
+
+/// What a builtin gives, from its input's type.
+fn builtin_result(
+    b: Builtin,
+    input: &Ty,
+    elem: &Ty,
+    lambda: &Ty,
+    rest: &[ast::Arg],
+    f: &Flow,
+) -> Ty {
+    use Builtin::*;
+    let stream = |t: Ty| Ty::Stream(Box::new(t));
+    match b {
+        Source => stream(Ty::Unknown),
+        Validate => {
+            let ty = rest
+                .last()
+                .map(|a| match &a.value.kind {
+                    ExprKind::Name(n) => f.types.get(n).map(named_ty).unwrap_or(Ty::Unknown),
+                    _ => Ty::Unknown,
+                })
+                .unwrap_or(Ty::Unknown);
+            let result = Ty::Result(Box::new(ty));
+            match input {
+                Ty::List(_) | Ty::Stream(_) => stream(result),
+                Ty::Unknown => Ty::Unknown,
+                _ => result,
+            }
+        }
+        Oks | Unwrap => match elem {
+            Ty::Result(t) => stream((**t).clone()),
+            _ => stream(Ty::Unknown),
+        },
+        Errs => stream(failure_ty()),
+        Warnings => stream(Ty::Unknown),
+        Map => stream(lambda.clone()),
+        FlatMap => stream(lambda.element()),
+        Filter | Take | Skip | Distinct => stream(elem.clone()),
+        Sort | SortBy | Collect => Ty::List(Box::new(elem.clone())),
+        First | Min | Max => elem.clone(),
+        Count | Len => Ty::Int,
+        Avg => Ty::Float,
+        All | Any | Contains | StartsWith | EndsWith | Matches | Has | IsOk | IsErr => Ty::Bool,
+        Report => report_ty(),
+        Fmt | Lower | Upper | Trim | Replace | Join | String => Ty::Str,
+        Split => Ty::List(Box::new(Ty::Str)),
+        Round | Floor | Ceil | Int => Ty::Int,
+        Float => Ty::Float,
+        _ => Ty::Unknown,
+    }
+}
+
+fn record_ty(what: &'static str, fields: &[(&str, Ty)]) -> Ty {
+    Ty::Record(
+        what,
+        fields
+            .iter()
+            .map(|(n, t)| (n.to_string(), t.clone()))
+            .collect(),
+    )
+}
+
+/// The failure record of language.md §4.9.
+fn failure_ty() -> Ty {
+    let failure = record_ty(
+        "a failure",
+        &[
+            ("rule", Ty::Str),
+            ("kind", Ty::Str),
+            ("path", Ty::Unknown),
+            ("fields", Ty::List(Box::new(Ty::Str))),
+            ("severity", Ty::Str),
+            ("message", Ty::Str),
+        ],
+    );
+    let origin = record_ty("an origin", &[("source", Ty::Str), ("line", Ty::Int)]);
+    record_ty(
+        "a failure record",
+        &[
+            ("type", Ty::Unknown),
+            ("version", Ty::Unknown),
+            ("origin", origin),
+            ("input", Ty::Unknown),
+            ("failures", Ty::List(Box::new(failure))),
+        ],
+    )
+}
+
+fn report_ty() -> Ty {
+    let row = record_ty(
+        "a report row",
+        &[("rule", Ty::Str), ("kind", Ty::Str), ("count", Ty::Int)],
+    );
+    record_ty(
+        "a report",
+        &[
+            ("total", Ty::Int),
+            ("ok", Ty::Int),
+            ("err", Ty::Int),
+            ("warned", Ty::Int),
+            ("by_rule", Ty::List(Box::new(row))),
+        ],
+    )
+}
+
+fn named_ty(c: &Rc<Contract>) -> Ty {
+    match &c.shape {
+        Shape::Record { .. } => Ty::Named(c.clone()),
+        Shape::Refined { base, .. } => spec_ty(base),
+    }
+}
+
+fn spec_ty(spec: &TypeSpec) -> Ty {
+    match spec {
+        TypeSpec::Null => Ty::Null,
+        TypeSpec::Bool => Ty::Bool,
+        TypeSpec::Int => Ty::Int,
+        TypeSpec::Float => Ty::Float,
+        TypeSpec::String => Ty::Str,
+        TypeSpec::List(t) => Ty::List(Box::new(spec_ty(t))),
+        TypeSpec::Literal(v) if v.as_str().is_some() => Ty::Str,
+        TypeSpec::Literal(v) if v.is_int() => Ty::Int,
+        TypeSpec::Union(ms) => join_all(&ms.iter().map(spec_ty).collect::<Vec<_>>()),
+        TypeSpec::Named(cell) => cell.get().map(named_ty).unwrap_or(Ty::Unknown),
+        _ => Ty::Unknown,
+    }
+}
+
+fn lit_ty(lit: &Lit) -> Ty {
+    match lit {
+        Lit::Int(_) => Ty::Int,
+        Lit::Float(_) => Ty::Float,
+        Lit::Str { .. } => Ty::Str,
+        Lit::Bool(_) => Ty::Bool,
+        Lit::Null => Ty::Null,
+    }
+}
+
+/// The type two branches share, or Unknown.
+fn join(a: &Ty, b: &Ty) -> Ty {
+    match (a, b) {
+        (Ty::Int, Ty::Int) | (Ty::Float, Ty::Float) | (Ty::Str, Ty::Str) | (Ty::Bool, Ty::Bool) => {
+            a.clone()
+        }
+        (Ty::Int, Ty::Float) | (Ty::Float, Ty::Int) => Ty::Float,
+        (Ty::Named(x), Ty::Named(y)) if Rc::ptr_eq(x, y) => a.clone(),
+        _ => Ty::Unknown,
+    }
+}
+
+fn join_all(tys: &[Ty]) -> Ty {
+    let mut iter = tys.iter();
+    let Some(first) = iter.next() else {
+        return Ty::Unknown;
+    };
+    iter.fold(first.clone(), |acc, t| join(&acc, t))
+}

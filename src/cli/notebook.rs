@@ -1,0 +1,311 @@
+//! Data checks kept as documents: `test_file(path, text) -> FileReport`.
+//!
+//! A `.hql` file's `check` statements are its cases. A Markdown file is a
+//! notebook: its ` ```hql ` blocks are cells run in order in one session,
+//! each a case; a following ` ```output ` block is what the cell must print;
+//! a ` ```hql error ` cell passes when it yields a diagnostic.
+
+use std::rc::Rc;
+
+use crate::cli::kernel::Kernel;
+use crate::runtime::eval::Host;
+use crate::session::EXIT_STATIC;
+
+/// One case's result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Case {
+    pub passed: bool,
+    pub label: String,
+    /// `file:line`.
+    pub place: String,
+    /// Why it failed: the check and its operands, a diff, a diagnostic.
+    pub detail: String,
+}
+
+/// The cases of one file; `updated` is the notebook with its output blocks
+/// rewritten (when asked for); `static_error` when a `.hql` file did not
+/// pass its static checks.
+#[derive(Debug, Default)]
+pub struct FileReport {
+    pub cases: Vec<Case>,
+    pub updated: Option<String>,
+    pub static_error: bool,
+}
+
+/// A code cell of a notebook.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
+    /// 1-based line of the opening fence.
+    pub line: usize,
+    pub code: String,
+    pub expect_error: bool,
+    pub output: Option<OutputBlock>,
+}
+
+/// An ` ```output ` block: its text and the lines it spans (the content,
+/// without the fences; 0-based, end exclusive).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutputBlock {
+    pub line: usize,
+    pub text: String,
+    pub content: std::ops::Range<usize>,
+}
+
+/// Run the cases of a `.hql` file or a Markdown notebook.
+pub fn test_file(path: &str, text: &str, host: Rc<dyn Host>, update: bool) -> FileReport {
+    if path.ends_with(".md") {
+        test_notebook(path, text, host, update)
+    } else {
+        test_program(path, text, host)
+    }
+}
+
+fn test_program(path: &str, text: &str, host: Rc<dyn Host>) -> FileReport {
+    let mut kernel = Kernel::new(host);
+    let out = kernel.execute(path, text);
+    let mut cases: Vec<Case> = out.checks.iter().map(check_case).collect();
+    let static_error = out.status == EXIT_STATIC;
+    if out.status != 0 && out.checks.iter().all(|c| c.passed) {
+        cases.push(Case {
+            passed: false,
+            label: if static_error {
+                "static check".into()
+            } else {
+                "run".into()
+            },
+            place: path.to_string(),
+            detail: out.diagnostics,
+        });
+    }
+    FileReport {
+        cases,
+        updated: None,
+        static_error,
+    }
+}
+
+fn check_case(c: &crate::session::CheckResult) -> Case {
+    let mut detail = format!("check {}", c.condition);
+    if let Some(ops) = &c.operands {
+        detail.push_str(&format!("\n{ops}"));
+    }
+    Case {
+        passed: c.passed,
+        label: c.label.clone(),
+        place: c.place.clone(),
+        detail: if c.passed { String::new() } else { detail },
+    }
+}
+
+fn test_notebook(path: &str, text: &str, host: Rc<dyn Host>, update: bool) -> FileReport {
+    let cells = parse_cells(text);
+    let mut kernel = Kernel::new(host);
+    let mut cases = Vec::new();
+    let mut actual_outputs = Vec::new();
+    for (i, cell) in cells.iter().enumerate() {
+        let place = format!("{path}:{}", cell.line);
+        // Blank lines in front make diagnostics count lines as the file does.
+        let code = "\n".repeat(cell.line) + &cell.code;
+        let out = kernel.execute(path, &code);
+        cases.push(cell_case(i + 1, cell, &place, path, &out));
+        actual_outputs.push(out.text);
+    }
+    let updated = update.then(|| rewrite_outputs(text, &cells, &actual_outputs));
+    FileReport {
+        cases,
+        updated,
+        static_error: false,
+    }
+}
+
+fn cell_case(
+    n: usize,
+    cell: &Cell,
+    place: &str,
+    path: &str,
+    out: &crate::cli::kernel::CellOutput,
+) -> Case {
+    let first = cell
+        .code
+        .lines()
+        .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with("//"));
+    let label = format!("cell {n}: {}", clip(first.unwrap_or("").trim(), 48));
+    let mut problems = Vec::new();
+    if cell.expect_error {
+        if out.status == 0 {
+            problems.push("expected a diagnostic, but the cell ran without one".to_string());
+        }
+    } else {
+        for c in out.checks.iter().filter(|c| !c.passed) {
+            problems.push(check_case(c).detail);
+        }
+        if out.status != 0 && out.checks.iter().all(|c| c.passed) {
+            problems.push(out.diagnostics.trim_end().to_string());
+        }
+    }
+    if let Some(expected) = &cell.output {
+        if expected.text != out.text {
+            problems.push(format!(
+                "output differs ({path}:{}):\n{}",
+                expected.line,
+                diff(&expected.text, &out.text)
+            ));
+        }
+    }
+    Case {
+        passed: problems.is_empty(),
+        label,
+        place: place.to_string(),
+        detail: problems.join("\n"),
+    }
+}
+
+fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(max).collect::<String>())
+    }
+}
+
+/// The code cells of a Markdown text, each with its output block.
+pub fn parse_cells(text: &str) -> Vec<Cell> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut cells: Vec<Cell> = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let Some(info) = fence(lines[i]) else {
+            i += 1;
+            continue;
+        };
+        let start = i;
+        // A fence closes with a bare ``` (a line with an info string is content).
+        let end = (i + 1..lines.len())
+            .find(|&j| fence(lines[j]) == Some(""))
+            .unwrap_or(lines.len());
+        let body: String = lines[start + 1..end]
+            .iter()
+            .map(|l| format!("{l}\n"))
+            .collect();
+        match info {
+            "hql" | "hql error" => cells.push(Cell {
+                line: start + 1,
+                code: body,
+                expect_error: info == "hql error",
+                output: None,
+            }),
+            "output" => {
+                let follows_cell = cells.last().is_some_and(|c| c.output.is_none())
+                    && lines[..start]
+                        .iter()
+                        .rev()
+                        .take_while(|l| fence(l).is_none())
+                        .all(|l| l.trim().is_empty());
+                if let (true, Some(cell)) = (follows_cell, cells.last_mut()) {
+                    cell.output = Some(OutputBlock {
+                        line: start + 1,
+                        text: body,
+                        content: start + 1..end,
+                    });
+                }
+            }
+            _ => {}
+        }
+        i = end + 1;
+    }
+    cells
+}
+
+/// The info string of a fence line (` ```hql ` → `hql`).
+fn fence(line: &str) -> Option<&str> {
+    line.trim_start().strip_prefix("```").map(str::trim)
+}
+
+/// The notebook with every output block holding the actual output.
+fn rewrite_outputs(text: &str, cells: &[Cell], actual: &[String]) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = String::new();
+    let mut next = 0;
+    for (cell, new) in cells.iter().zip(actual) {
+        let Some(block) = &cell.output else { continue };
+        for l in &lines[next..block.content.start] {
+            out.push_str(l);
+            out.push('\n');
+        }
+        out.push_str(new);
+        next = block.content.end;
+    }
+    for l in &lines[next.min(lines.len())..] {
+        out.push_str(l);
+        out.push('\n');
+    }
+    if !text.ends_with('\n') {
+        out.pop();
+    }
+    out
+}
+
+/// A line diff: `-` expected only, `+` actual only, `  ` both.
+pub fn diff(expected: &str, actual: &str) -> String {
+    let a: Vec<&str> = expected.lines().collect();
+    let b: Vec<&str> = actual.lines().collect();
+    // Longest common subsequence table, from the end.
+    let mut lcs = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for i in (0..a.len()).rev() {
+        for j in (0..b.len()).rev() {
+            lcs[i][j] = if a[i] == b[j] {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    let (mut i, mut j) = (0, 0);
+    let mut out = Vec::new();
+    while i < a.len() || j < b.len() {
+        if i < a.len() && j < b.len() && a[i] == b[j] {
+            out.push(format!("  {}", a[i]));
+            i += 1;
+            j += 1;
+        } else if j < b.len() && (i == a.len() || lcs[i][j + 1] >= lcs[i + 1][j]) {
+            out.push(format!("+ {}", b[j]));
+            j += 1;
+        } else {
+            out.push(format!("- {}", a[i]));
+            i += 1;
+        }
+    }
+    out.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOTEBOOK: &str = "# Title\n\n```hql\nlet x = 2\nx + 1\n```\n\n```output\n3\n```\n\n```text\n```hql\n```\n\n```hql error\nx +\n```\n";
+
+    #[test]
+    fn cells_and_outputs_are_found() {
+        let cells = parse_cells(NOTEBOOK);
+        assert_eq!(cells.len(), 2);
+        assert_eq!(cells[0].line, 3);
+        assert_eq!(cells[0].code, "let x = 2\nx + 1\n");
+        assert_eq!(cells[0].output.as_ref().unwrap().text, "3\n");
+        assert!(cells[1].expect_error);
+    }
+
+    #[test]
+    fn outputs_are_rewritten_in_place() {
+        let cells = parse_cells(NOTEBOOK);
+        let updated = rewrite_outputs(NOTEBOOK, &cells, &["4\n".into(), String::new()]);
+        assert_eq!(
+            updated,
+            NOTEBOOK.replace("```output\n3\n```", "```output\n4\n```")
+        );
+    }
+
+    #[test]
+    fn diffs_show_both_sides() {
+        assert_eq!(diff("a\nb\nc\n", "a\nx\nc\n"), "  a\n+ x\n- b\n  c");
+    }
+}

@@ -1,0 +1,300 @@
+//! The REPL: `Repl::entry(text) -> Control`, over one `Session`.
+//!
+//! Entries are HQL code or `:commands`. The interactive editor
+//! (`editor.rs`) and the piped mode here both feed entries to the same
+//! `Repl`; only the display differs (tables on a terminal, the lines of
+//! `hql run` otherwise).
+
+mod complete;
+mod editor;
+mod highlight;
+mod table;
+
+use std::io::BufRead;
+use std::rc::Rc;
+
+use crate::cli::run::{print_value, OutputFormat};
+use crate::runtime::eval::{Host, RuntimeError};
+use crate::runtime::print::to_hql;
+use crate::runtime::value::Value;
+use crate::session::{Session, Sinks, EXIT_FAILED, EXIT_OK};
+use crate::syntax::input::{continues_entry, input_status, InputStatus};
+
+pub use editor::run_interactive;
+
+/// Whether the REPL goes on after an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    Continue,
+    Quit,
+}
+
+pub struct Repl {
+    session: Session,
+    host: Rc<dyn Host>,
+    format: OutputFormat,
+    /// Terminal width for tables; `None` prints as `hql run` does.
+    width: Option<usize>,
+    entries: usize,
+    /// Did any entry fail (piped mode's exit status)?
+    pub failed: bool,
+}
+
+/// The commands, with their one-line help (`:help`).
+pub const COMMANDS: &[(&str, &str, &str)] = &[
+    ("help", "[COMMAND]", "list the commands, or explain one"),
+    (
+        "type",
+        "EXPR",
+        "the static type of an expression, without running it",
+    ),
+    ("load", "FILE", "run a file into the session"),
+    (
+        "reset",
+        "",
+        "forget every entry (the standard library stays)",
+    ),
+    (
+        "vars",
+        "",
+        "the names this session has bound, with their values",
+    ),
+    (
+        "contract",
+        "TYPE",
+        "a summary of a type: kind, fields, rules and their identities",
+    ),
+    (
+        "set",
+        "format hql|json",
+        "print values as HQL (the default) or as JSON",
+    ),
+    ("quit", "", "leave the REPL (Ctrl-D does too)"),
+];
+
+impl Repl {
+    pub fn new(host: Rc<dyn Host>, width: Option<usize>) -> Repl {
+        Repl {
+            session: Session::new(host.clone()),
+            host,
+            format: OutputFormat::Hql,
+            width,
+            entries: 0,
+            failed: false,
+        }
+    }
+
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// Run one entry: code, or a `:command`.
+    pub fn entry(&mut self, text: &str, sinks: &mut Sinks) -> Control {
+        let trimmed = text.trim();
+        if trimmed.is_empty() {
+            return Control::Continue;
+        }
+        if let Some(command) = trimmed.strip_prefix(':') {
+            return self.command(command, sinks);
+        }
+        self.entries += 1;
+        let name = format!("<repl:{}>", self.entries);
+        let (format, width) = (self.format, self.width);
+        let status = self.session.submit(&name, text, sinks, &mut |v, sinks| {
+            show(v, format, width, sinks)
+        });
+        self.failed |= status != EXIT_OK;
+        Control::Continue
+    }
+
+    fn command(&mut self, command: &str, sinks: &mut Sinks) -> Control {
+        let (name, arg) = command
+            .split_once(char::is_whitespace)
+            .unwrap_or((command, ""));
+        let arg = arg.trim();
+        match name {
+            "quit" | "q" | "exit" => return Control::Quit,
+            "help" | "h" | "?" => match help(arg) {
+                Some(text) => say(sinks, &text),
+                None => self.problem(
+                    sinks,
+                    &format!("no command `:{arg}`; `:help` lists the commands"),
+                ),
+            },
+            "type" | "t" => self.static_type(arg, sinks),
+            "load" | "l" => self.load(arg, sinks),
+            "reset" => {
+                self.session.reset();
+                say(sinks, "the session is empty again");
+            }
+            "vars" => self.vars(sinks),
+            "contract" | "c" if arg.is_empty() => self.problem(sinks, "usage: :contract TYPE"),
+            "contract" | "c" => match self.session.contract(arg) {
+                Some(c) => say(sinks, c.summary().trim_end()),
+                None => self.problem(
+                    sinks,
+                    &format!("no type named `{arg}`; `:vars` and Tab list what is declared"),
+                ),
+            },
+            "set" => self.set(arg, sinks),
+            other => self.problem(
+                sinks,
+                &format!("unknown command `:{other}`; `:help` lists the commands"),
+            ),
+        }
+        Control::Continue
+    }
+
+    fn problem(&mut self, sinks: &mut Sinks, message: &str) {
+        self.failed = true;
+        let _ = sinks.out.flush();
+        let _ = writeln!(sinks.err, "{message}");
+    }
+
+    fn static_type(&mut self, expr: &str, sinks: &mut Sinks) {
+        if expr.is_empty() {
+            return self.problem(sinks, "usage: :type EXPR");
+        }
+        self.entries += 1;
+        let name = format!("<repl:{}>", self.entries);
+        match self.session.check(&name, expr, sinks) {
+            Ok(checked) => {
+                let ty = checked
+                    .last_type
+                    .map(|t| t.display())
+                    .unwrap_or_else(|| "(a statement)".into());
+                say(sinks, &ty);
+            }
+            Err(_) => self.failed = true,
+        }
+    }
+
+    fn load(&mut self, path: &str, sinks: &mut Sinks) {
+        if path.is_empty() {
+            return self.problem(sinks, "usage: :load FILE");
+        }
+        match self.host.read_source(path) {
+            Ok(text) => {
+                let (format, width) = (self.format, self.width);
+                let status = self.session.submit(path, &text, sinks, &mut |v, sinks| {
+                    show(v, format, width, sinks)
+                });
+                self.failed |= status != EXIT_OK;
+            }
+            Err(e) => self.problem(sinks, &format!("cannot read {path}: {e}")),
+        }
+    }
+
+    fn vars(&mut self, sinks: &mut Sinks) {
+        let vars = self.session.vars();
+        if vars.is_empty() {
+            return say(sinks, "no names bound yet");
+        }
+        for (name, value) in vars {
+            let shown = match value {
+                Value::Stream(_) => "<stream>".to_string(),
+                v => clip(&to_hql(&v), 100),
+            };
+            say(sinks, &format!("{name} = {shown}"));
+        }
+    }
+
+    fn set(&mut self, arg: &str, sinks: &mut Sinks) {
+        match arg.split_whitespace().collect::<Vec<_>>().as_slice() {
+            ["format", "json"] => self.format = OutputFormat::Json,
+            ["format", "hql"] => self.format = OutputFormat::Hql,
+            _ => self.problem(sinks, "usage: :set format hql|json"),
+        }
+    }
+}
+
+fn say(sinks: &mut Sinks, text: &str) {
+    let _ = writeln!(sinks.out, "{text}");
+}
+
+fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(max).collect();
+    format!("{cut}…")
+}
+
+/// The help for a command, or the list of all; `None` for no such command.
+fn help(topic: &str) -> Option<String> {
+    let topic = topic.trim_start_matches(':');
+    if let Some((name, args, about)) = COMMANDS.iter().find(|(n, _, _)| *n == topic) {
+        return Some(format!(":{name} {args}\n  {about}"));
+    }
+    if !topic.is_empty() {
+        return None;
+    }
+    let mut out = String::from(
+        "Enter HQL to run it; declarations and lets persist. `_` is the last result.\n",
+    );
+    out.push_str(
+        "An unfinished entry (open bracket, trailing operator) continues on the next line;\n\
+         a blank line submits it. Tab completes, Ctrl-R searches the history, Ctrl-C\n\
+         cancels the entry or stops a long evaluation, Ctrl-D leaves.\n",
+    );
+    for (name, args, about) in COMMANDS {
+        out.push_str(&format!("  :{name:<9}{args:<16}{about}\n"));
+    }
+    Some(out.trim_end().to_string())
+}
+
+/// Show a value: a table when it is a list of records that fits the
+/// terminal, else as `hql run` prints it.
+fn show(
+    v: Value,
+    format: OutputFormat,
+    width: Option<usize>,
+    sinks: &mut Sinks,
+) -> Result<(), RuntimeError> {
+    match width {
+        Some(width) if format == OutputFormat::Hql => table::show(v, width, sinks.out),
+        _ => print_value(v, format, sinks.out),
+    }
+}
+
+/// Piped mode: entries from `input`, no prompts; a line that starts with
+/// `|` or another continuation token, or that follows an unfinished line,
+/// continues the entry. The status is 1 if any entry failed.
+pub fn run_piped(input: impl BufRead, host: Rc<dyn Host>, sinks: &mut Sinks) -> i32 {
+    let mut repl = Repl::new(host, None);
+    let mut entry = String::new();
+    for line in input.lines() {
+        let Ok(line) = line else { break };
+        let continues = !entry.is_empty()
+            && (input_status(&entry) == InputStatus::Incomplete || continues_entry(&line));
+        if !continues && !entry.is_empty() {
+            if repl.entry(&entry, sinks) == Control::Quit {
+                return status(&repl);
+            }
+            entry.clear();
+        }
+        if entry.is_empty() && line.trim().is_empty() {
+            continue;
+        }
+        if line.trim_start().starts_with(':') && entry.is_empty() {
+            if repl.entry(&line, sinks) == Control::Quit {
+                return status(&repl);
+            }
+            continue;
+        }
+        entry.push_str(&line);
+        entry.push('\n');
+    }
+    if !entry.is_empty() {
+        repl.entry(&entry, sinks);
+    }
+    status(&repl)
+}
+
+fn status(repl: &Repl) -> i32 {
+    if repl.failed {
+        EXIT_FAILED
+    } else {
+        EXIT_OK
+    }
+}

@@ -1,0 +1,285 @@
+//! `hql vet CONTRACTS DATA… [--type T]`: the one-line job without a
+//! program (tooling.md, "Commands").
+//!
+//! Input: a contracts file, data files (or configured source ids, or `-`)
+//! and options. Output: one line per data file, `PATH: {report}`, with up
+//! to `--errors N` failure records under it (or one JSON object a line
+//! with `--format json`), every failure record in `--dead-letters PATH`,
+//! and the exit status: 1 when any record fails.
+//!
+//! Each file is read through the same session and pipeline a program
+//! would use — `source(…) | validate(T) | report()` when only the report
+//! is wanted, so the counting path and its threads serve `vet` as they
+//! serve `hql run` — and once, in one pass, when failure records are
+//! wanted too.
+
+use std::io::Write;
+use std::rc::Rc;
+
+use crate::runtime::builtins::Format;
+use crate::runtime::eval::{items, Host, RuntimeError, Tally, TargetSpec};
+use crate::runtime::json::write_json;
+use crate::runtime::print::to_hql;
+use crate::runtime::value::Value;
+use crate::session::{Session, Sinks, EXIT_FAILED, EXIT_OK, EXIT_STATIC};
+use crate::syntax::ast::{Stmt, TypeBody};
+
+/// What `hql vet` was asked to do.
+pub struct VetJob {
+    pub contracts: String,
+    pub data: Vec<String>,
+    pub ty: Option<String>,
+    /// Failure records to print under each file's report.
+    pub errors: usize,
+    pub dead_letters: Option<String>,
+    pub json: bool,
+}
+
+/// One data file's outcome.
+struct Vetted {
+    report: Value,
+    errors: Vec<Value>,
+}
+
+/// Run the job; the exit status.
+pub fn vet(job: &VetJob, mut session: Session, sinks: &mut Sinks) -> i32 {
+    let text = match session_host(&session).read_source(&job.contracts) {
+        Ok(text) => text,
+        Err(e) => return usage(sinks, &format!("cannot read {}: {e}", job.contracts)),
+    };
+    let ty = match choose_type(&text, job.ty.as_deref()) {
+        Ok(ty) => ty,
+        Err(message) => return usage(sinks, &message),
+    };
+    // Usage errors come before any file is read.
+    let sources: Result<Vec<String>, String> =
+        job.data.iter().map(|d| source_expr(&session, d)).collect();
+    let sources = match sources {
+        Ok(s) => s,
+        Err(message) => return usage(sinks, &message),
+    };
+    let import = format!("import {}", quoted(&job.contracts));
+    let status = session.submit("<vet>", &import, sinks, &mut |_, _| Ok(()));
+    if status != EXIT_OK {
+        return status;
+    }
+    let mut dead = match job
+        .dead_letters
+        .as_deref()
+        .map(|p| DeadLetters::open(&session, p))
+    {
+        Some(Ok(d)) => Some(d),
+        Some(Err(e)) => return usage(sinks, &e),
+        None => None,
+    };
+    let mut status = EXIT_OK;
+    for (data, source) in job.data.iter().zip(&sources) {
+        match vet_one(&mut session, job, source, &ty, dead.as_mut(), sinks) {
+            Ok(vetted) => {
+                let failed = report_count(&vetted.report, "err") > 0;
+                print_file(job, data, &vetted, sinks);
+                if failed {
+                    status = EXIT_FAILED;
+                }
+            }
+            Err(run_status) => {
+                if let Some(d) = dead.take() {
+                    d.abandon();
+                }
+                return run_status;
+            }
+        }
+    }
+    if let Some(d) = dead {
+        if let Err(e) = d.commit() {
+            let _ = writeln!(sinks.err, "hql vet: {e}");
+            return EXIT_FAILED;
+        }
+    }
+    status
+}
+
+fn session_host(session: &Session) -> Rc<dyn Host> {
+    session.interp().host().clone()
+}
+
+fn usage(sinks: &mut Sinks, message: &str) -> i32 {
+    let _ = writeln!(sinks.err, "hql vet: {message}");
+    EXIT_STATIC
+}
+
+/// The type to validate against: the one named, or the only record type
+/// the contracts file itself declares.
+fn choose_type(text: &str, named: Option<&str>) -> Result<String, String> {
+    if let Some(t) = named {
+        return Ok(t.to_string());
+    }
+    // A file that does not parse is reported by the session, with spans.
+    let Ok(module) = crate::syntax::parser::parse(text) else {
+        return Ok(String::new());
+    };
+    let records: Vec<&str> = module
+        .stmts
+        .iter()
+        .filter_map(|s| match s {
+            Stmt::Type(t) if matches!(t.body, TypeBody::Record(_)) => Some(t.name.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    match records.as_slice() {
+        [one] => Ok(one.to_string()),
+        [] => Err("the contracts file declares no record type; name one with `--type T`".into()),
+        many => Err(format!(
+            "the contracts file declares {} record types ({}); choose one with `--type T`",
+            many.len(),
+            many.join(", ")
+        )),
+    }
+}
+
+/// The source expression of a data argument: an existing file (format from
+/// its extension), `-` for standard input as JSON, or a configured id.
+fn source_expr(session: &Session, data: &str) -> Result<String, String> {
+    if data == "-" {
+        return Ok("source(stdin(), Json)".into());
+    }
+    let exists = std::path::Path::new(data).exists();
+    if !exists && session_host(session).configured_source(data).is_ok() {
+        return Ok(format!("source({})", quoted(data)));
+    }
+    let format = Format::from_path(data).ok_or_else(|| {
+        format!("cannot tell the format of {data} from its extension (.jsonl, .json or .csv)")
+    })?;
+    Ok(format!("source(file({}), {})", quoted(data), format.name()))
+}
+
+/// An HQL string literal of `text`.
+fn quoted(text: &str) -> String {
+    let mut out = String::new();
+    write_json(&mut out, &Value::str(text));
+    out
+}
+
+fn vet_one(
+    session: &mut Session,
+    job: &VetJob,
+    source: &str,
+    ty: &str,
+    dead: Option<&mut DeadLetters>,
+    sinks: &mut Sinks,
+) -> Result<Vetted, i32> {
+    let wants_failures = job.errors > 0 || dead.is_some();
+    let pipeline = if wants_failures {
+        format!("{source} | validate({ty})")
+    } else {
+        format!("{source} | validate({ty}) | report()")
+    };
+    let mut vetted = None;
+    let mut dead = dead;
+    let status = session.submit("<vet>", &pipeline, sinks, &mut |v, _| {
+        vetted = Some(if wants_failures {
+            one_pass(v, job.errors, dead.as_deref_mut())?
+        } else {
+            Vetted {
+                report: v,
+                errors: vec![],
+            }
+        });
+        Ok(())
+    });
+    match vetted {
+        Some(v) if status == EXIT_OK => Ok(v),
+        _ => Err(status.max(EXIT_FAILED)),
+    }
+}
+
+/// Count every result, keep the first `keep` failure records and send
+/// every failure record to the dead letters, reading the stream once.
+fn one_pass(
+    results: Value,
+    keep: usize,
+    mut dead: Option<&mut DeadLetters>,
+) -> Result<Vetted, RuntimeError> {
+    let mut tally = Tally::default();
+    let mut errors = Vec::new();
+    for item in items(&results)? {
+        let item = item?;
+        tally.add(&item.value);
+        if let Value::Err(failure) = &item.value {
+            if errors.len() < keep {
+                errors.push((**failure).clone());
+            }
+            if let Some(d) = dead.as_deref_mut() {
+                d.write(failure)?;
+            }
+        }
+    }
+    Ok(Vetted {
+        report: tally.into_value(),
+        errors,
+    })
+}
+
+fn report_count(report: &Value, field: &str) -> i64 {
+    match report {
+        Value::Record(r) => match r.get(field) {
+            Some(Value::Int(n)) => *n,
+            _ => 0,
+        },
+        _ => 0,
+    }
+}
+
+fn print_file(job: &VetJob, data: &str, vetted: &Vetted, sinks: &mut Sinks) {
+    let mut line = String::new();
+    if job.json {
+        let mut object = crate::runtime::value::Record::default();
+        object.insert("file".into(), Value::str(data));
+        object.insert("report".into(), vetted.report.clone());
+        object.insert("errors".into(), Value::list(vetted.errors.clone()));
+        write_json(&mut line, &Value::record(object));
+        line.push('\n');
+    } else {
+        line.push_str(&format!("{data}: {}\n", to_hql(&vetted.report)));
+        for e in &vetted.errors {
+            line.push_str(&format!("  {}\n", to_hql(e)));
+        }
+    }
+    let _ = sinks.out.write_all(line.as_bytes());
+}
+
+/// `--dead-letters PATH`: every failure record, JSON Lines, committed when
+/// every file has been read.
+struct DeadLetters {
+    file: Box<dyn crate::runtime::eval::PendingFile>,
+    writer: Box<dyn crate::runtime::eval::io::RecordWriter>,
+}
+
+impl DeadLetters {
+    fn open(session: &Session, path: &str) -> Result<DeadLetters, String> {
+        let mut spec = TargetSpec::file(path, Some(Format::Json))
+            .ok_or_else(|| format!("cannot write dead letters to {path}"))?;
+        spec.array = false;
+        let file = session_host(session)
+            .create_file(path)
+            .map_err(|e| format!("cannot write {path}: {e}"))?;
+        let writer = session.interp().codec(Format::Json).writer(&spec, None);
+        Ok(DeadLetters { file, writer })
+    }
+
+    fn write(&mut self, failure: &Value) -> Result<(), RuntimeError> {
+        self.writer.write(&mut self.file, failure)
+    }
+
+    fn commit(mut self) -> Result<(), String> {
+        self.writer.finish(&mut self.file).map_err(|e| e.message)?;
+        self.file.flush().map_err(|e| e.to_string())?;
+        self.file
+            .commit()
+            .map_err(|e| format!("cannot write the dead letters: {e}"))
+    }
+
+    fn abandon(self) {
+        self.file.abandon();
+    }
+}

@@ -1,0 +1,326 @@
+//! Compiled types and contracts: what `validate` applies per record.
+//!
+//! Everything a record's validation needs is settled here once — field
+//! order, identities, rule expressions with names resolved to frame slots,
+//! regexes — so that validating a record does no parsing, no compiling and
+//! no lookups by rule name.
+
+use std::cell::OnceCell;
+use std::rc::Rc;
+
+use rustc_hash::FxHashMap;
+
+use crate::runtime::hir;
+use crate::runtime::value::{Key, Value};
+use crate::syntax::ast::Severity;
+
+/// The four kinds of record type (language.md §4.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Data,
+    Type,
+    DataContract,
+    TypeContract,
+}
+
+impl Kind {
+    pub fn lookup(name: &str) -> Option<Kind> {
+        match name {
+            "Data" => Some(Kind::Data),
+            "Type" => Some(Kind::Type),
+            "DataContract" => Some(Kind::DataContract),
+            "TypeContract" => Some(Kind::TypeContract),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Data => "Data",
+            Kind::Type => "Type",
+            Kind::DataContract => "DataContract",
+            Kind::TypeContract => "TypeContract",
+        }
+    }
+
+    /// Are undeclared fields admitted?
+    pub fn is_open(self) -> bool {
+        matches!(self, Kind::Data | Kind::DataContract)
+    }
+
+    /// May it declare rules, defaults, checks and unique keys?
+    pub fn is_contract(self) -> bool {
+        matches!(self, Kind::DataContract | Kind::TypeContract)
+    }
+
+    /// The contract kind with the same openness.
+    pub fn as_contract(self) -> Kind {
+        if self.is_open() {
+            Kind::DataContract
+        } else {
+            Kind::TypeContract
+        }
+    }
+}
+
+/// A declared type.
+#[derive(Debug)]
+pub struct Contract {
+    pub name: String,
+    pub version: Option<String>,
+    pub owner: Option<String>,
+    pub doc: Option<String>,
+    pub shape: Shape,
+}
+
+#[derive(Debug)]
+pub enum Shape {
+    Record {
+        kind: Kind,
+        record: RecordShape,
+    },
+    /// `type Email = String require …` (an alias when `rules` is empty).
+    Refined {
+        base: TypeSpec,
+        rules: Vec<RuleSpec>,
+        /// `Email.type` and the like, built once.
+        ids: FieldIds,
+    },
+}
+
+impl Contract {
+    /// A type that is another name for `base`, with no rules.
+    pub fn alias(name: &str, base: TypeSpec) -> Contract {
+        Contract {
+            name: name.to_string(),
+            version: None,
+            owner: None,
+            doc: None,
+            shape: Shape::Refined {
+                base,
+                rules: vec![],
+                ids: FieldIds::new(name),
+            },
+        }
+    }
+
+    /// A summary for people: kind, version, owner, fields with their
+    /// types and defaults, and every rule's identity (`:contract`).
+    pub fn summary(&self) -> String {
+        let mut out = String::new();
+        let mut line = |s: String| {
+            out.push_str(&s);
+            out.push('\n');
+        };
+        let kind = match &self.shape {
+            Shape::Record { kind, .. } => format!(
+                "{} ({})",
+                kind.name(),
+                if kind.is_open() { "open" } else { "closed" }
+            ),
+            Shape::Refined { base, .. } => format!("refinement of {}", base.describe()),
+        };
+        line(format!("type {}: {kind}", self.name));
+        for (label, value) in [
+            ("version", &self.version),
+            ("owner", &self.owner),
+            ("about", &self.doc),
+        ] {
+            if let Some(v) = value {
+                line(format!("  {label}: {v}"));
+            }
+        }
+        match &self.shape {
+            Shape::Record { record, .. } => record.summary(&mut line),
+            Shape::Refined { rules, .. } => rule_lines(rules, &mut line),
+        }
+        out
+    }
+
+    pub fn record(&self) -> Option<&RecordShape> {
+        match &self.shape {
+            Shape::Record { record, .. } => Some(record),
+            Shape::Refined { .. } => None,
+        }
+    }
+}
+
+/// The fields and rules of a record type, inherited ones first.
+#[derive(Debug, Default)]
+pub struct RecordShape {
+    pub fields: Vec<FieldSpec>,
+    pub open: bool,
+    pub rules: Vec<RuleSpec>,
+    pub warns: Vec<RuleSpec>,
+    pub uniques: Vec<UniqueSpec>,
+    /// Field name → position in `fields`, for spotting undeclared fields.
+    pub index: FxHashMap<Key, u32>,
+}
+
+fn rule_lines(rules: &[RuleSpec], line: &mut impl FnMut(String)) {
+    for r in rules {
+        let severity = match r.severity {
+            Severity::Require => "require",
+            Severity::Warn => "warn",
+        };
+        line(format!("  {severity} {}: {}", r.id, r.text));
+    }
+}
+
+impl RecordShape {
+    fn summary(&self, line: &mut impl FnMut(String)) {
+        line("  fields:".into());
+        for f in &self.fields {
+            let mark = if f.optional { "?" } else { "" };
+            let default = f
+                .default_text
+                .as_ref()
+                .map(|d| format!(" = {d}"))
+                .unwrap_or_default();
+            line(format!(
+                "    {}{mark}: {}{default}",
+                f.name,
+                f.ty.describe()
+            ));
+            for c in &f.checks {
+                line(format!("      check {}", c.id));
+            }
+        }
+        if !(self.rules.is_empty() && self.warns.is_empty() && self.uniques.is_empty()) {
+            line("  rules:".into());
+        }
+        rule_lines(&self.rules, &mut |s| line(format!("  {s}")));
+        rule_lines(&self.warns, &mut |s| line(format!("  {s}")));
+        for u in &self.uniques {
+            line(format!("    unique {}", u.id));
+        }
+    }
+
+    pub fn field(&self, name: &str) -> Option<&FieldSpec> {
+        self.index.get(name).map(|&i| &self.fields[i as usize])
+    }
+}
+
+#[derive(Debug)]
+pub struct FieldSpec {
+    pub name: Key,
+    pub optional: bool,
+    pub ty: TypeSpec,
+    pub default: Option<hir::Expr>,
+    /// The default as written, in canonical form.
+    pub default_text: Option<String>,
+    pub checks: Vec<CheckSpec>,
+    pub doc: Option<String>,
+    /// Identities of the structural failures: `T.f.missing`, `.null`,
+    /// `.type`, `.extra` is built from the type's name.
+    pub ids: FieldIds,
+}
+
+#[derive(Debug, Clone)]
+pub struct FieldIds {
+    pub missing: Rc<str>,
+    pub null: Rc<str>,
+    pub type_: Rc<str>,
+}
+
+impl FieldIds {
+    pub fn new(owner: &str) -> FieldIds {
+        FieldIds {
+            missing: format!("{owner}.missing").into(),
+            null: format!("{owner}.null").into(),
+            type_: format!("{owner}.type").into(),
+        }
+    }
+}
+
+/// `validate field with f`.
+#[derive(Debug)]
+pub struct CheckSpec {
+    pub id: Rc<str>,
+    pub func: hir::Expr,
+    pub func_name: String,
+}
+
+/// A `require` or `warn` rule.
+#[derive(Debug)]
+pub struct RuleSpec {
+    pub id: Rc<str>,
+    pub severity: Severity,
+    /// Evaluated in a frame holding the fields' values, then `self`.
+    pub cond: hir::Expr,
+    /// Fields the rule reads, in order of first mention (for the failure).
+    pub fields: Vec<Key>,
+    /// Their positions in the record's fields (to skip rules over failed ones).
+    pub slots: Vec<u32>,
+    /// Does the rule read `self` as a whole (frame slot 0)?
+    pub reads_self: bool,
+    pub message: Option<String>,
+    /// The condition in canonical form.
+    pub text: String,
+    pub doc: Option<String>,
+}
+
+#[derive(Debug)]
+pub struct UniqueSpec {
+    pub id: Rc<str>,
+    pub slots: Vec<u32>,
+}
+
+/// A type expression, compiled (language.md §4.1).
+#[derive(Debug)]
+pub enum TypeSpec {
+    Any,
+    Null,
+    Bool,
+    Int,
+    Float,
+    String,
+    List(Box<TypeSpec>),
+    Map(Box<TypeSpec>),
+    /// An inline record, with the openness of its declaration.
+    Record(Rc<RecordShape>),
+    Union(Vec<TypeSpec>),
+    Literal(Value),
+    /// A declared type, filled in once every declaration is compiled.
+    Named(Rc<OnceCell<Rc<Contract>>>),
+}
+
+impl TypeSpec {
+    pub fn admits_null(&self) -> bool {
+        match self {
+            TypeSpec::Any | TypeSpec::Null => true,
+            TypeSpec::Union(members) => members.iter().any(TypeSpec::admits_null),
+            TypeSpec::Named(cell) => match cell.get().map(|c| &c.shape) {
+                Some(Shape::Refined { base, .. }) => base.admits_null(),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
+    pub fn is_bool(&self) -> bool {
+        matches!(self, TypeSpec::Bool)
+    }
+
+    /// How the type reads in messages and union failures.
+    pub fn describe(&self) -> String {
+        match self {
+            TypeSpec::Any => "Any".into(),
+            TypeSpec::Null => "Null".into(),
+            TypeSpec::Bool => "Bool".into(),
+            TypeSpec::Int => "Int".into(),
+            TypeSpec::Float => "Float".into(),
+            TypeSpec::String => "String".into(),
+            TypeSpec::List(t) => format!("List[{}]", t.describe()),
+            TypeSpec::Map(t) => format!("Map[{}]", t.describe()),
+            TypeSpec::Record(_) => "a record".into(),
+            TypeSpec::Union(ms) => ms
+                .iter()
+                .map(TypeSpec::describe)
+                .collect::<Vec<_>>()
+                .join(" | "),
+            TypeSpec::Literal(v) => crate::runtime::print::to_hql(v),
+            TypeSpec::Named(cell) => cell.get().map(|c| c.name.clone()).unwrap_or_default(),
+        }
+    }
+}

@@ -1,0 +1,358 @@
+//! `count()` of `validate(T) | oks()` and `report()` of `validate(T)` over a
+//! JSON Lines file: the pipelines that check records and keep only counts.
+//! `try_consume(interp, builtin, plan) -> Option<Value>`.
+//!
+//! No record is built for these: each line is first checked as it is read
+//! ([`LineCheck`]), and only a line that check cannot vouch for — one that
+//! fails, warns, or does not decode — is decoded and validated the ordinary
+//! way, so its failures are counted exactly as `validate` names them.
+//!
+//! With several threads (`--threads`), the file is split into one byte
+//! range a thread. Values are `Rc`-based and stay on the thread that made
+//! them, so the first range is counted on the calling thread and each
+//! worker builds its own session from the program's declarations, reads
+//! its own range, and sends back only counts ([`Tally`]), which are merged. Counts do not depend on the order records
+//! are seen in, so the result is exactly the single-threaded one.
+//!
+//! Anything else — other pipelines, stdin, a JSON array, a contract with
+//! unique keys (which depend on order) — takes the ordinary path.
+
+use std::io::BufRead;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use crate::runtime::builtins::{Builtin, Format};
+use crate::runtime::contract::Contract;
+use crate::runtime::eval::meter::Meter;
+use crate::runtime::eval::{
+    cannot_read, Host, Interp, Origin, Parallel, Plan, Rebuild, Result, RuntimeError, SourceSpec,
+    Tally,
+};
+use crate::runtime::json::{fill, is_json_space, Decoder, BOM};
+use crate::runtime::scan::{LineCheck, Verdict};
+use crate::runtime::validate::{decode_failure, findings};
+use crate::runtime::value::Value;
+
+/// Files smaller than this are not worth starting threads for.
+const MIN_SPLIT_BYTES: u64 = 1 << 20;
+
+/// Run `count()` (of `validate(T) | oks()`) or `report()` (of `validate(T)`)
+/// over a JSON Lines file on the counting path, on several threads when
+/// the file and the host allow it.
+pub fn try_consume(interp: &Rc<Interp>, b: Builtin, plan: Option<Plan>) -> Result<Option<Value>> {
+    let Some(Plan::Validated {
+        source,
+        contract,
+        oks,
+    }) = plan
+    else {
+        return Ok(None);
+    };
+    let Some(path) = json_file(&source) else {
+        return Ok(None);
+    };
+    let wanted = matches!((b, oks), (Builtin::Count, true) | (Builtin::Report, false));
+    let order_free = contract.record().is_some_and(|r| r.uniques.is_empty());
+    if !wanted || !order_free {
+        return Ok(None);
+    }
+    let host = interp.host();
+    let Some(len) = host.file_len(&path) else {
+        return Ok(None);
+    };
+    if !json_lines(host, &path) {
+        return Ok(None);
+    }
+    interp.meter().start_source(Some(len));
+    let split = interp
+        .parallel()
+        .filter(|p| p.threads > 1 && len >= MIN_SPLIT_BYTES);
+    let tally = match split {
+        Some(parallel) => run(interp, &contract, &parallel, &path, len, b)?,
+        None => tally_range(interp, &contract, &path, (0, len), b, interp.meter())?,
+    };
+    Ok(Some(match b {
+        Builtin::Count => Value::Int(tally.ok),
+        _ => tally.into_value(),
+    }))
+}
+
+/// The file of a source the line check can read: a JSON file whose keys
+/// are the program's field names.
+pub fn json_file(source: &SourceSpec) -> Option<String> {
+    let plain = source.format == Format::Json && source.boundary.columns.is_empty();
+    source.path().filter(|_| plain).map(str::to_string)
+}
+
+/// Is the file JSON Lines: is its first significant byte, after a
+/// byte-order mark, not `[`?
+fn json_lines(host: &Rc<dyn Host>, path: &str) -> bool {
+    let Ok(mut reader) = host.open_file(path) else {
+        return false;
+    };
+    let Ok(buf) = reader.fill_buf() else {
+        return false;
+    };
+    let buf = buf.strip_prefix(BOM).unwrap_or(buf);
+    let first = buf.iter().copied().find(|&b| !is_json_space(b));
+    first.is_some() && first != Some(b'[')
+}
+
+/// Count the records of the lines that start in `[start, end)` of the file
+/// for `count()` (which needs only the valid ones counted) or `report()`.
+fn tally_range(
+    interp: &Rc<Interp>,
+    contract: &Rc<Contract>,
+    path: &str,
+    (start, end): (u64, u64),
+    consumer: Builtin,
+    meter: &Arc<Meter>,
+) -> Result<Tally> {
+    // Start one byte early and drop through the first newline: a range
+    // owns the lines that start inside it.
+    let from = start.saturating_sub(1);
+    let mut reader = interp
+        .host()
+        .open_file_at(path, from)
+        .map_err(|e| cannot_read(path, &e))?;
+    let mut counter = Counter {
+        interp,
+        contract,
+        check: LineCheck::new(contract),
+        decoder: Decoder::new(),
+        consumer,
+        tally: Tally::default(),
+        origin: Origin {
+            source: path.into(),
+            line: 0,
+        },
+        meter: meter.clone(),
+    };
+
+    // Lines are taken from the reader's buffer where they lie in it; one
+    // that straddles two reads is gathered in `carry`.
+    let mut carry = Vec::new();
+    let mut pos = from;
+    let mut line_start = from;
+    let mut owned = start == 0;
+    while line_start < end || !carry.is_empty() {
+        crate::runtime::eval::check_interrupt()?;
+        let buf = match fill(&mut reader) {
+            Ok(buf) => buf,
+            Err(e) => {
+                counter.read_failed(&e);
+                break;
+            }
+        };
+        if buf.is_empty() {
+            if owned && !carry.is_empty() {
+                counter.line(&carry, line_start)?;
+            }
+            break;
+        }
+        let Some(i) = memchr::memchr(b'\n', buf) else {
+            carry.extend_from_slice(buf);
+            let n = buf.len();
+            reader.consume(n);
+            pos += n as u64;
+            meter.read_bytes(n as u64);
+            continue;
+        };
+        if owned {
+            if carry.is_empty() {
+                counter.line(&buf[..i], line_start)?;
+            } else {
+                carry.extend_from_slice(&buf[..i]);
+                counter.line(&carry, line_start)?;
+            }
+        }
+        carry.clear();
+        owned = true;
+        reader.consume(i + 1);
+        pos += i as u64 + 1;
+        meter.read_bytes(i as u64 + 1);
+        line_start = pos;
+    }
+    Ok(counter.tally)
+}
+
+/// What one range's lines are counted with.
+struct Counter<'a> {
+    interp: &'a Rc<Interp>,
+    contract: &'a Rc<Contract>,
+    check: Option<LineCheck>,
+    decoder: Decoder,
+    consumer: Builtin,
+    tally: Tally,
+    origin: Origin,
+    meter: Arc<Meter>,
+}
+
+impl Counter<'_> {
+    /// Count the line starting at byte `at` (its newline left off), and
+    /// show it on the meter.
+    fn line(&mut self, line: &[u8], at: u64) -> Result<()> {
+        let (total, ok, err) = (self.tally.total, self.tally.ok, self.tally.err);
+        let counted = self.count_line(line, at);
+        self.meter.read_records((self.tally.total - total) as u64);
+        self.meter
+            .judged((self.tally.ok - ok) as u64, (self.tally.err - err) as u64);
+        counted
+    }
+
+    fn count_line(&mut self, line: &[u8], at: u64) -> Result<()> {
+        let text = line.strip_suffix(b"\r").unwrap_or(line);
+        // As `source` reads it: a byte-order mark may open the file only.
+        let text = match at {
+            0 => text.strip_prefix(BOM).unwrap_or(text),
+            _ => text,
+        };
+        if text.iter().all(|&b| is_json_space(b)) {
+            return Ok(());
+        }
+        let tally = &mut self.tally;
+        if self.consumer == Builtin::Report {
+            // `report()` counts failures by rule: the check names them for
+            // a record of scalar fields; the ordinary path, for the rest.
+            if let Some(found) = self
+                .check
+                .as_mut()
+                .and_then(|c| c.findings(self.interp, text))
+            {
+                tally.add_findings(&found);
+                return Ok(());
+            }
+        }
+        let verdict = match self.check.as_mut() {
+            Some(c) => c.verdict(self.interp, text),
+            None => Verdict::Unsure,
+        };
+        match (verdict, self.consumer) {
+            (Verdict::Valid, _) => {
+                tally.total += 1;
+                tally.ok += 1;
+                return Ok(());
+            }
+            (Verdict::Invalid, Builtin::Count) => {
+                tally.total += 1;
+                tally.err += 1;
+                return Ok(());
+            }
+            // `report()` counts failures by rule: only the ordinary path
+            // names them.
+            _ => {}
+        }
+        match self.decoder.decode(text) {
+            Ok(v) => tally.add_findings(&findings(self.interp, self.contract, &v)?),
+            Err(e) => tally.add(&decode_failure(&self.origin, String::new(), e.to_string())),
+        }
+        Ok(())
+    }
+
+    /// A read error ends the input after one failure, as `source` has it.
+    fn read_failed(&mut self, e: &std::io::Error) {
+        self.tally.add(&decode_failure(
+            &self.origin,
+            String::new(),
+            format!("read error: {e}"),
+        ));
+    }
+}
+
+/// A worker's error, in a form that crosses threads.
+struct Failed {
+    code: &'static str,
+    message: String,
+    help: Option<String>,
+}
+
+impl From<RuntimeError> for Failed {
+    fn from(e: RuntimeError) -> Failed {
+        Failed {
+            code: e.code,
+            message: e.message,
+            help: e.help,
+        }
+    }
+}
+
+/// Split `[0, len)` into one range a thread: the first is counted on this
+/// thread, with the session it has; each other on a thread of its own.
+fn run(
+    interp: &Rc<Interp>,
+    contract: &Rc<Contract>,
+    parallel: &Parallel,
+    path: &str,
+    len: u64,
+    consumer: Builtin,
+) -> Result<Tally> {
+    let n = parallel.threads as u64;
+    let bounds: Vec<(u64, u64)> = (0..n).map(|i| (len * i / n, len * (i + 1) / n)).collect();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = bounds
+            .iter()
+            .skip(1)
+            .map(|&range| {
+                let job = Job {
+                    rebuild: parallel.rebuild.clone(),
+                    ty: contract.name.clone(),
+                    path: path.to_string(),
+                    range,
+                    consumer,
+                    meter: interp.meter().clone(),
+                };
+                scope.spawn(move || job.tally())
+            })
+            .collect();
+        // Ranges are in file order, so the first error is the earliest one.
+        let mut total = tally_range(
+            interp,
+            contract,
+            path,
+            bounds.first().copied().unwrap_or((0, len)),
+            consumer,
+            interp.meter(),
+        )?;
+        for handle in handles {
+            let tally = handle
+                .join()
+                .unwrap_or_else(|_| {
+                    Err(Failed::from(RuntimeError::new(
+                        "hql::parallel",
+                        "a worker thread stopped unexpectedly",
+                    )))
+                })
+                .map_err(|f| RuntimeError {
+                    help: f.help,
+                    ..RuntimeError::new(f.code, f.message)
+                })?;
+            total.merge(tally);
+        }
+        Ok(total)
+    })
+}
+
+/// One thread's share: everything in it is `Send`.
+struct Job {
+    rebuild: Arc<dyn Rebuild>,
+    ty: String,
+    path: String,
+    range: (u64, u64),
+    consumer: Builtin,
+    meter: Arc<Meter>,
+}
+
+impl Job {
+    fn tally(self) -> std::result::Result<Tally, Failed> {
+        let lost = |what: &str| Failed::from(RuntimeError::new("hql::parallel", what));
+        let (interp, contract) = self.rebuild.rebuild(&self.ty).map_err(lost)?;
+        Ok(tally_range(
+            &interp,
+            &contract,
+            &self.path,
+            self.range,
+            self.consumer,
+            &self.meter,
+        )?)
+    }
+}

@@ -1,0 +1,221 @@
+//! What the evaluator asks of the world when it reads a source or writes a
+//! target, as traits it owns and is handed (tooling.md, "Sources, targets
+//! and the schema boundary").
+//!
+//! A [`SourceSpec`] or [`TargetSpec`] says where records come from or go
+//! and in which [`Format`]; a [`Codec`] (one per format, in `crate::formats`)
+//! turns bytes into [`Decoded`] records and records into bytes; the host's
+//! [`PendingFile`] holds what is written until the run ends and it is
+//! committed or abandoned. The evaluator itself opens no file.
+
+use std::io::{BufRead, Write};
+use std::rc::Rc;
+
+use super::{Origin, Result};
+use crate::runtime::builtins::Format;
+use crate::runtime::contract::Contract;
+use crate::runtime::value::Value;
+
+/// Where a source's bytes come from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Place {
+    File(String),
+    Stdin,
+}
+
+/// A source: its name in origins, where it is, its format and the schema
+/// boundary between the outside's column names and the program's fields.
+#[derive(Debug, Clone)]
+pub struct SourceSpec {
+    /// `origin.source`: the path as given, `"<stdin>"`, or the configured id.
+    pub name: Rc<str>,
+    pub place: Place,
+    pub format: Format,
+    pub boundary: Boundary,
+}
+
+impl SourceSpec {
+    pub fn new(name: &str, place: Place, format: Format) -> SourceSpec {
+        SourceSpec {
+            name: name.into(),
+            place,
+            format,
+            boundary: Boundary::default(),
+        }
+    }
+
+    /// The file of a source read from a file.
+    pub fn path(&self) -> Option<&str> {
+        match &self.place {
+            Place::File(p) => Some(p),
+            Place::Stdin => None,
+        }
+    }
+}
+
+/// The schema boundary of a configured source or target.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Boundary {
+    pub columns: Vec<Column>,
+    pub csv: CsvOptions,
+}
+
+impl Boundary {
+    /// The field an external column name stands for.
+    pub fn field_of<'a>(&'a self, external: &'a str) -> (&'a str, Option<&'a Column>) {
+        match self.columns.iter().find(|c| c.external == external) {
+            Some(c) => (&c.field, Some(c)),
+            None => (external, None),
+        }
+    }
+
+    /// The external column name of a field.
+    pub fn external_of<'a>(&'a self, field: &'a str) -> &'a str {
+        self.columns
+            .iter()
+            .find(|c| c.field == field)
+            .map_or(field, |c| &c.external)
+    }
+}
+
+/// One renamed or typed column (`columns = { amount = { name = "Amount",
+/// type = "float" } }`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Column {
+    pub field: String,
+    pub external: String,
+    pub physical: Option<Physical>,
+    pub nullable: bool,
+}
+
+/// A column's physical type, applied to a text cell before the declared type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Physical {
+    String,
+    Int,
+    Float,
+    Bool,
+}
+
+/// How a CSV file is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CsvOptions {
+    pub delimiter: u8,
+    pub quote: u8,
+    pub header: bool,
+}
+
+impl Default for CsvOptions {
+    fn default() -> CsvOptions {
+        CsvOptions {
+            delimiter: b',',
+            quote: b'"',
+            header: true,
+        }
+    }
+}
+
+/// A file target: its name in messages, its path and how it is written.
+#[derive(Debug, Clone)]
+pub struct TargetSpec {
+    pub name: String,
+    pub path: String,
+    pub format: Format,
+    /// A JSON target written as one array (a `.json` file) rather than
+    /// JSON Lines.
+    pub array: bool,
+    pub boundary: Boundary,
+}
+
+impl TargetSpec {
+    /// A file target whose format is given or follows from its extension.
+    pub fn file(path: &str, format: Option<Format>) -> Option<TargetSpec> {
+        let format = format.or_else(|| Format::from_path(path))?;
+        Some(TargetSpec {
+            name: path.to_string(),
+            path: path.to_string(),
+            format,
+            array: format.writes_array(path),
+            boundary: Boundary::default(),
+        })
+    }
+}
+
+/// A record read from a source.
+pub struct Decoded {
+    /// The record, or an `err` of kind `decode`.
+    pub value: Value,
+    pub origin: Origin,
+}
+
+/// The records of a source, one at a time.
+pub trait RecordSource: Iterator<Item = Result<Decoded>> {
+    /// The record last yielded as it was received, where decoding converted
+    /// it (CSV cells read as a contract's types): failure records show this
+    /// one. Built only when asked for, so a valid record costs nothing more.
+    fn received(&self) -> Option<Value> {
+        None
+    }
+}
+
+pub type DecodedRecords = Box<dyn RecordSource>;
+
+/// Records that need no `received` form: any iterator of them.
+pub struct Plain<I>(pub I);
+
+impl<I: Iterator<Item = Result<Decoded>>> Iterator for Plain<I> {
+    type Item = Result<Decoded>;
+
+    fn next(&mut self) -> Option<Result<Decoded>> {
+        self.0.next()
+    }
+}
+
+impl<I: Iterator<Item = Result<Decoded>>> RecordSource for Plain<I> {}
+
+/// A format: how its bytes become records and records become bytes.
+pub trait Codec {
+    /// The records of `input`. With a `shape`, a format whose cells are text
+    /// converts them to the contract's declared types (language.md §6.1).
+    fn read(
+        &self,
+        input: Box<dyn BufRead>,
+        spec: &SourceSpec,
+        shape: Option<&Rc<Contract>>,
+    ) -> DecodedRecords;
+
+    /// Does reading depend on the contract the records are validated against?
+    fn reads_by_shape(&self) -> bool {
+        false
+    }
+
+    /// Can it hold nested values as they are (failure records go only to
+    /// a target that can)?
+    fn keeps_nesting(&self) -> bool {
+        true
+    }
+
+    /// A writer of records in this format; `shape` is the contract of the
+    /// records when it is known (a CSV header follows its fields).
+    fn writer(&self, spec: &TargetSpec, shape: Option<&Rc<Contract>>) -> Box<dyn RecordWriter>;
+}
+
+/// Writes records one at a time, then closes the output (a JSON array's `]`).
+pub trait RecordWriter {
+    fn write(&mut self, out: &mut dyn Write, record: &Value) -> Result<()>;
+
+    /// Write a record given as the compact JSON text [`RecordWriter::write`]
+    /// would give it; `false` when this format cannot take it so.
+    fn write_json_text(&mut self, _out: &mut dyn Write, _text: &[u8]) -> Result<bool> {
+        Ok(false)
+    }
+
+    fn finish(&mut self, out: &mut dyn Write) -> Result<()>;
+}
+
+/// A target being written: the bytes go to a temporary beside it, which
+/// replaces the target on `commit` and is removed on `abandon`.
+pub trait PendingFile: Write {
+    fn commit(self: Box<Self>) -> std::io::Result<()>;
+    fn abandon(self: Box<Self>);
+}

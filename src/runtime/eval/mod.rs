@@ -1,0 +1,794 @@
+//! Evaluation: `Interp::run_stmt(&hir::Stmt) -> Result<Outcome, RuntimeError>`.
+//!
+//! Takes a checked program; touches no file, terminal or clock itself — the
+//! `Host` it is given opens sources. Streams are lazy: a pipeline is a chain
+//! of iterators pulled one record at a time.
+
+mod funcs;
+pub mod io;
+pub mod meter;
+mod ops;
+mod stages;
+
+use std::cell::{Cell, RefCell};
+use std::io::BufRead;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::runtime::builtins::{Builtin, Format};
+use crate::runtime::contract::Contract;
+use crate::runtime::hir::{self, Expr, FnDef, Logic, Program, Stmt};
+use crate::runtime::value::{Record, Value};
+use crate::syntax::ast::Span;
+
+pub use io::{Codec, PendingFile, Place, SourceSpec, TargetSpec};
+pub use ops::equal;
+pub use stages::{cannot_read, force, items, Tally};
+
+/// What the evaluator may ask of the world outside.
+pub trait Host {
+    /// Open a file for reading, relative to the current directory.
+    fn open_file(&self, path: &str) -> std::io::Result<Box<dyn BufRead>>;
+    /// Standard input (asked for at most once per run).
+    fn stdin(&self) -> Option<Box<dyn BufRead>>;
+    /// A file read from byte `offset` on, and the file's length: where
+    /// both are available, `count()` and `report()` over a validated JSON
+    /// Lines file can split the file across threads.
+    fn open_file_at(&self, _path: &str, _offset: u64) -> std::io::Result<Box<dyn BufRead>> {
+        Err(std::io::ErrorKind::Unsupported.into())
+    }
+
+    fn file_len(&self, _path: &str) -> Option<u64> {
+        None
+    }
+
+    /// Create a target file: what is written goes to a temporary beside
+    /// `path` until it is committed.
+    fn create_file(&self, _path: &str) -> std::io::Result<Box<dyn PendingFile>> {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "this host writes no files",
+        ))
+    }
+
+    /// `param("name")`: a value given on the command line (`--set name=value`).
+    fn param(&self, _name: &str) -> Option<String> {
+        None
+    }
+
+    /// `env("VAR")`: a variable of the environment.
+    fn env(&self, _name: &str) -> Option<String> {
+        None
+    }
+
+    /// `source("id")`: a source configured in `hql.toml`.
+    fn configured_source(&self, id: &str) -> Result<SourceSpec> {
+        Err(no_configuration("source", id))
+    }
+
+    /// `write("id")`: a target configured in `hql.toml`.
+    fn configured_target(&self, id: &str) -> Result<TargetSpec> {
+        Err(no_configuration("target", id))
+    }
+
+    /// The text of a program file (for `import`).
+    fn read_source(&self, path: &str) -> std::io::Result<String> {
+        let mut text = String::new();
+        self.open_file(path)?.read_to_string(&mut text)?;
+        Ok(text)
+    }
+}
+
+/// A configured source or target asked of a host without a configuration.
+pub fn no_configuration(what: &str, id: &str) -> RuntimeError {
+    RuntimeError::new(
+        "hql::config",
+        format!("no {what} `{id}` is configured: no hql.toml was found"),
+    )
+    .with_help(format!(
+        "add `[{what}s.{id}]` with a `file = \"…\"` to an hql.toml in the program's folder or above"
+    ))
+}
+
+/// Where a value was read from: `{source, line}` (language.md §4.9).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Origin {
+    pub source: Rc<str>,
+    pub line: u64,
+}
+
+impl Origin {
+    pub fn to_value(&self) -> Value {
+        let mut r = Record::default();
+        r.insert("source".into(), Value::str(&*self.source));
+        r.insert("line".into(), Value::Int(self.line as i64));
+        Value::record(r)
+    }
+}
+
+/// One element of a stream, with the origin of the record it came from.
+#[derive(Clone)]
+pub struct Item {
+    pub value: Value,
+    pub origin: Option<Origin>,
+}
+
+pub type Items = Box<dyn Iterator<Item = Result<Item, RuntimeError>>>;
+
+/// A lazy sequence: a recipe that opens a fresh iterator on each use, so a
+/// stream bound by `let` can feed several pipelines.
+pub struct Stream {
+    recipe: Box<dyn Fn() -> Result<Items, RuntimeError>>,
+    /// What the stream is, when it is a shape that can run on several
+    /// threads (a JSON file validated against a contract).
+    plan: Option<Plan>,
+    /// The contract its records were validated against (for `validate`'s
+    /// results, the contract of their `ok` values), kept by the stages that
+    /// pass records through: a CSV target's header follows its fields.
+    contract: Option<Rc<Contract>>,
+}
+
+/// What a stream is, where the stages after it can use that: a source, or
+/// a source validated against a contract. `count()` and `report()` may
+/// split a validated JSON Lines file across threads, and `validate` reads
+/// a source together with it.
+#[derive(Clone)]
+pub enum Plan {
+    /// `source(…)`
+    Source(Rc<SourceSpec>),
+    /// `… | validate(T)`, and with `oks` `… | validate(T) | oks()`.
+    Validated {
+        source: Rc<SourceSpec>,
+        contract: Rc<Contract>,
+        oks: bool,
+    },
+}
+
+impl Stream {
+    pub fn new(recipe: impl Fn() -> Result<Items, RuntimeError> + 'static) -> Stream {
+        Stream {
+            recipe: Box::new(recipe),
+            plan: None,
+            contract: None,
+        }
+    }
+
+    pub fn with_contract(mut self, contract: Option<Rc<Contract>>) -> Stream {
+        self.contract = contract;
+        self
+    }
+
+    pub fn contract(&self) -> Option<&Rc<Contract>> {
+        self.contract.as_ref()
+    }
+
+    pub fn with_plan(mut self, plan: Option<Plan>) -> Stream {
+        self.plan = plan;
+        self
+    }
+
+    pub fn plan(&self) -> Option<&Plan> {
+        self.plan.as_ref()
+    }
+
+    pub fn open(&self) -> Result<Items, RuntimeError> {
+        (self.recipe)()
+    }
+}
+
+/// A callable value.
+pub enum Function {
+    Builtin(Builtin),
+    Decl(Rc<FnDef>),
+    Lambda { lambda: Rc<hir::Lambda>, env: Env },
+}
+
+impl Function {
+    pub fn display_name(&self) -> String {
+        match self {
+            Function::Builtin(b) => format!("<fn {}>", b.name()),
+            Function::Decl(d) => format!("<fn {}>", d.name),
+            Function::Lambda { .. } => "<fn>".into(),
+        }
+    }
+}
+
+/// A declared function with an empty body (a lambda when `name` is empty),
+/// for tests of printing.
+#[cfg(test)]
+pub fn test_fn(name: &str) -> Function {
+    if name.is_empty() {
+        let lambda = hir::Lambda {
+            body: Expr::Const(Value::Null),
+            predicate: false,
+        };
+        return Function::Lambda {
+            lambda: Rc::new(lambda),
+            env: None,
+        };
+    }
+    Function::Decl(Rc::new(FnDef {
+        name: name.to_string(),
+        params: 0,
+        body: Expr::Const(Value::Null),
+    }))
+}
+
+impl std::fmt::Debug for Function {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.display_name())
+    }
+}
+
+/// A chain of frames: a function's parameters, a lambda's parameter, or a
+/// rule's `self` and fields.
+pub type Env = Option<Rc<Frame>>;
+
+#[derive(Clone)]
+pub struct Frame {
+    pub slots: Slots,
+    pub parent: Env,
+}
+
+/// A frame's values: a lambda's or a small function's fit inline, so a
+/// call allocates its frame only.
+pub type Slots = smallvec::SmallVec<[Value; 2]>;
+
+pub fn push_frame(parent: &Env, slots: Slots) -> Env {
+    Some(Rc::new(Frame {
+        slots,
+        parent: parent.clone(),
+    }))
+}
+
+/// A runtime error: it stops the program (exit 1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuntimeError {
+    pub code: &'static str,
+    pub message: String,
+    pub span: Option<Span>,
+    pub help: Option<String>,
+    /// The record being processed, for errors over data.
+    pub origin: Option<Origin>,
+}
+
+impl RuntimeError {
+    pub fn new(code: &'static str, message: impl Into<String>) -> RuntimeError {
+        RuntimeError {
+            code,
+            message: message.into(),
+            span: None,
+            help: None,
+            origin: None,
+        }
+    }
+
+    pub fn at(mut self, span: &Span) -> RuntimeError {
+        if self.span.is_none() {
+            self.span = Some(span.clone());
+        }
+        self
+    }
+
+    pub fn with_help(mut self, help: impl Into<String>) -> RuntimeError {
+        self.help = Some(help.into());
+        self
+    }
+
+    pub fn from_record(mut self, origin: &Option<Origin>) -> RuntimeError {
+        if self.origin.is_none() {
+            self.origin = origin.clone();
+        }
+        self
+    }
+}
+
+pub type Result<T, E = RuntimeError> = std::result::Result<T, E>;
+
+/// Set by the interactive REPL's Ctrl-C handler; evaluation stops at the
+/// next record read or function call.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Ask the running evaluation to stop (`hql::interrupted`).
+pub fn interrupt() {
+    INTERRUPTED.store(true, Ordering::Relaxed);
+}
+
+/// Is an interrupt pending?
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::Relaxed)
+}
+
+/// Forget an earlier interrupt (before each REPL entry).
+pub fn clear_interrupt() {
+    INTERRUPTED.store(false, Ordering::Relaxed);
+}
+
+/// An error if an interrupt is pending.
+pub fn check_interrupt() -> Result<()> {
+    if INTERRUPTED.load(Ordering::Relaxed) {
+        return Err(RuntimeError::new("hql::interrupted", "interrupted")
+            .with_help("Ctrl-C stopped the evaluation; what ran before it is kept"));
+    }
+    Ok(())
+}
+
+/// What running a statement produced.
+pub enum Outcome {
+    /// Nothing to print (`let`, a declaration, a check that held).
+    Quiet,
+    /// An expression statement's value (streams still lazy: print forces them).
+    Value(Value),
+    /// A check whose condition was false or absent.
+    CheckFailed {
+        label: String,
+        span: Span,
+        operands: Option<(Value, Value)>,
+    },
+}
+
+/// The interpreter: global slots and the host.
+pub struct Interp {
+    globals: RefCell<Vec<Option<Value>>>,
+    host: Rc<dyn Host>,
+    stdin_taken: Cell<bool>,
+    /// How deep declared functions are nested in calls right now.
+    depth: Cell<usize>,
+    /// How to run a pipeline on other threads, when it may.
+    parallel: RefCell<Option<Parallel>>,
+    /// The codec of each format.
+    codecs: Codecs,
+    /// Targets written so far in this run, committed when it ends.
+    pending: RefCell<Vec<Box<dyn PendingFile>>>,
+    /// What the run has read so far, for a progress line.
+    meter: std::sync::Arc<meter::Meter>,
+}
+
+/// The codec of each format, handed to the evaluator by the session.
+pub type Codecs = fn(Format) -> &'static dyn Codec;
+
+/// How to run a pipeline on other threads: how many, and how each rebuilds
+/// the session's declarations and `let`s so far.
+#[derive(Clone)]
+pub struct Parallel {
+    pub threads: usize,
+    pub rebuild: std::sync::Arc<dyn Rebuild>,
+}
+
+/// The program so far, rebuilt on a worker thread. The session, a higher
+/// floor, implements it (checking and running the declarations there); the
+/// counting path calls it on each worker thread.
+pub trait Rebuild: Send + Sync {
+    /// A fresh interpreter, with its own host, that has run the
+    /// declarations and `let`s, and the contract named `ty` in it; or why
+    /// not.
+    fn rebuild(&self, ty: &str) -> std::result::Result<(Rc<Interp>, Rc<Contract>), &'static str>;
+}
+
+/// Calls of declared functions may nest this deep; deeper is a runtime
+/// error, never a stack overflow.
+const MAX_CALL_DEPTH: usize = 800;
+
+impl Interp {
+    pub fn new(host: Rc<dyn Host>, codecs: Codecs) -> Rc<Interp> {
+        Rc::new(Interp {
+            globals: RefCell::new(Vec::new()),
+            host,
+            stdin_taken: Cell::new(false),
+            depth: Cell::new(0),
+            parallel: RefCell::new(None),
+            codecs,
+            pending: RefCell::new(Vec::new()),
+            meter: Default::default(),
+        })
+    }
+
+    pub fn meter(&self) -> &std::sync::Arc<meter::Meter> {
+        &self.meter
+    }
+
+    pub fn codec(&self, format: Format) -> &'static dyn Codec {
+        (self.codecs)(format)
+    }
+
+    /// Keep a written target until the run ends.
+    pub fn hold(&self, file: Box<dyn PendingFile>) {
+        self.pending.borrow_mut().push(file);
+    }
+
+    /// The run ended: every target written replaces its file, in the order
+    /// they were written (a later write of the same file wins).
+    pub fn commit_targets(&self) -> Result<()> {
+        let pending = std::mem::take(&mut *self.pending.borrow_mut());
+        let mut first_error = None;
+        for file in pending {
+            if let Err(e) = file.commit() {
+                first_error.get_or_insert(RuntimeError::new(
+                    "hql::io",
+                    format!("cannot commit a target: {e}"),
+                ));
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// The run stopped: no target changes, and no temporary is left.
+    pub fn abandon_targets(&self) {
+        for file in std::mem::take(&mut *self.pending.borrow_mut()) {
+            file.abandon();
+        }
+    }
+
+    /// Make room for a program's globals and store its functions.
+    pub fn load(&self, program: &Program) {
+        let mut globals = self.globals.borrow_mut();
+        if globals.len() < program.globals {
+            globals.resize(program.globals, None);
+        }
+        for (slot, def) in &program.functions {
+            globals[*slot as usize] = Some(Value::Func(Rc::new(Function::Decl(def.clone()))));
+        }
+    }
+
+    pub fn set_parallel(&self, parallel: Option<Parallel>) {
+        *self.parallel.borrow_mut() = parallel;
+    }
+
+    pub fn parallel(&self) -> Option<Parallel> {
+        self.parallel.borrow().clone()
+    }
+
+    pub fn host(&self) -> &Rc<dyn Host> {
+        &self.host
+    }
+
+    pub fn set_global(&self, slot: u32, value: Value) {
+        if let Some(g) = self.globals.borrow_mut().get_mut(slot as usize) {
+            *g = Some(value);
+        }
+    }
+
+    pub fn global_value(&self, slot: u32) -> Option<Value> {
+        self.globals.borrow().get(slot as usize).cloned().flatten()
+    }
+
+    pub fn run_stmt(self: &Rc<Self>, stmt: &Stmt) -> Result<Outcome> {
+        match stmt {
+            Stmt::Let { slot, value } => {
+                let v = self.eval(value, &None)?.stored();
+                self.globals.borrow_mut()[*slot as usize] = Some(v);
+                Ok(Outcome::Quiet)
+            }
+            Stmt::Expr(e) => Ok(Outcome::Value(self.eval(e, &None)?.stored())),
+            Stmt::Check(c) => self.run_check(c),
+        }
+    }
+
+    fn run_check(self: &Rc<Self>, c: &hir::CheckStmt) -> Result<Outcome> {
+        if self.truthy(&c.cond, &None)? {
+            return Ok(Outcome::Quiet);
+        }
+        let operands = match &c.cond {
+            Expr::Binary(op, a, b, _) if crate::syntax::canonical::is_comparison(*op) => {
+                Some((self.eval(a, &None)?.stored(), self.eval(b, &None)?.stored()))
+            }
+            _ => None,
+        };
+        Ok(Outcome::CheckFailed {
+            label: c.label.clone(),
+            span: c.span.clone(),
+            operands,
+        })
+    }
+
+    /// A condition for `if`, `filter`, `check`: absent counts as false.
+    pub fn truthy(self: &Rc<Self>, e: &Expr, env: &Env) -> Result<bool> {
+        match self.eval(e, env)? {
+            Value::Bool(b) => Ok(b),
+            Value::Absent | Value::Null => Ok(false),
+            other => Err(not_bool(&other)),
+        }
+    }
+
+    pub fn eval(self: &Rc<Self>, e: &Expr, env: &Env) -> Result<Value> {
+        match e {
+            Expr::Const(v) => Ok(v.clone()),
+            Expr::Local { depth, slot } => Ok(local(env, *depth, *slot)),
+            Expr::Global(slot, span) => self.global(*slot, span),
+            Expr::List(items) => {
+                let values = items
+                    .iter()
+                    .map(|i| Ok(self.eval(i, env)?.stored()))
+                    .collect::<Result<_>>()?;
+                Ok(Value::list(values))
+            }
+            Expr::Record(fields) => Ok(Value::record(self.eval_fields(fields, env)?)),
+            Expr::Field {
+                target,
+                name,
+                soft,
+                span,
+            } => {
+                let t = self.eval(target, env)?;
+                ops::read_field(&t, name, *soft).map_err(|e| e.at(span))
+            }
+            Expr::Index {
+                target,
+                index,
+                soft,
+                span,
+            } => {
+                let t = self.eval(target, env)?;
+                let i = self.eval(index, env)?;
+                ops::read_index(&t, &i, *soft).map_err(|e| e.at(span))
+            }
+            Expr::Soft(x) => Ok(match self.eval(x, env)? {
+                Value::Null => Value::Absent,
+                v => v,
+            }),
+            Expr::Presence(x) => Ok(Value::Bool(!matches!(
+                self.eval(x, env)?,
+                Value::Null | Value::Absent
+            ))),
+            Expr::Call { func, args, span } => {
+                let f = self.eval(func, env)?;
+                let args = args
+                    .iter()
+                    .map(|a| Ok(self.eval(a, env)?.stored()))
+                    .collect::<Result<Slots>>()?;
+                self.call(&f, args).map_err(|e| e.at(span))
+            }
+            Expr::Builtin {
+                builtin,
+                args,
+                span,
+            } => {
+                let args = self.eval_args(args, env)?;
+                self.call_builtin(*builtin, args).map_err(|e| e.at(span))
+            }
+            Expr::Matches {
+                subject,
+                regex,
+                span,
+            } => match self.eval(subject, env)? {
+                Value::Absent => Ok(Value::Absent),
+                Value::Str(s) => Ok(Value::Bool(regex.is_match(&s))),
+                other => Err(funcs::expected("matches", "a String", &other).at(span)),
+            },
+            Expr::Not(x, span) => match self.eval(x, env)? {
+                Value::Bool(b) => Ok(Value::Bool(!b)),
+                Value::Absent | Value::Null => Ok(Value::Absent),
+                other => Err(not_bool(&other).at(span)),
+            },
+            Expr::Neg(x, span) => ops::negate(self.eval(x, env)?).map_err(|e| e.at(span)),
+            Expr::Logic(op, a, b, span) => self.logic(*op, a, b, env).map_err(|e| e.at(span)),
+            Expr::Binary(op, a, b, span) => {
+                let a = self.eval(a, env)?;
+                let b = self.eval(b, env)?;
+                ops::binary(*op, &a, &b).map_err(|e| e.at(span))
+            }
+            Expr::Lambda(lambda) => Ok(Value::Func(Rc::new(Function::Lambda {
+                lambda: lambda.clone(),
+                env: env.clone(),
+            }))),
+            Expr::If(c, a, b, _) => {
+                if self.truthy(c, env)? {
+                    self.eval(a, env)
+                } else {
+                    self.eval(b, env)
+                }
+            }
+            Expr::Type(cell) => Ok(Value::Type(contract(cell))),
+            Expr::Construct { cell, fields, span } => {
+                let value = Value::record(self.eval_fields(fields, env)?);
+                self.construct(&contract(cell), value)
+                    .map_err(|e| e.at(span))
+            }
+        }
+    }
+
+    fn global(&self, slot: u32, span: &Span) -> Result<Value> {
+        match self.globals.borrow().get(slot as usize) {
+            Some(Some(v)) => Ok(v.clone()),
+            _ => Err(RuntimeError::new(
+                "hql::used_before_let",
+                "this name is used before its `let` has run",
+            )
+            .at(span)),
+        }
+    }
+
+    fn eval_fields(
+        self: &Rc<Self>,
+        fields: &[(crate::runtime::value::Key, Expr)],
+        env: &Env,
+    ) -> Result<Record> {
+        let mut r = Record::default();
+        for (k, e) in fields {
+            r.insert(k.clone(), self.eval(e, env)?.stored());
+        }
+        Ok(r)
+    }
+
+    /// Arguments to a call: absent becomes null (§4.4).
+    fn eval_args(self: &Rc<Self>, args: &[Expr], env: &Env) -> Result<Vec<Value>> {
+        args.iter()
+            .map(|a| Ok(self.eval(a, env)?.stored()))
+            .collect()
+    }
+
+    /// Three-valued `and`, `or`, `=>` (Kleene), short-circuiting.
+    fn logic(self: &Rc<Self>, op: Logic, a: &Expr, b: &Expr, env: &Env) -> Result<Value> {
+        let a = tri(self.eval(a, env)?)?;
+        let decided = match (op, a) {
+            (Logic::And, Some(false)) => Some(false),
+            (Logic::Or, Some(true)) => Some(true),
+            (Logic::Implies, Some(false)) => Some(true),
+            _ => None,
+        };
+        if let Some(d) = decided {
+            return Ok(Value::Bool(d));
+        }
+        let b = tri(self.eval(b, env)?)?;
+        let a = if op == Logic::Implies {
+            a.map(|x| !x)
+        } else {
+            a
+        };
+        let result = match op {
+            Logic::And => match (a, b) {
+                (_, Some(false)) => Some(false),
+                (Some(true), Some(true)) => Some(true),
+                _ => None,
+            },
+            Logic::Or | Logic::Implies => match (a, b) {
+                (_, Some(true)) => Some(true),
+                (Some(false), Some(false)) => Some(false),
+                _ => None,
+            },
+        };
+        Ok(result.map(Value::Bool).unwrap_or(Value::Absent))
+    }
+
+    /// Call a function value with evaluated arguments.
+    pub fn call(self: &Rc<Self>, f: &Value, args: Slots) -> Result<Value> {
+        let Value::Func(f) = f else {
+            return Err(RuntimeError::new(
+                "hql::not_callable",
+                format!("{} is not a function", f.kind_article()),
+            ));
+        };
+        match &**f {
+            Function::Builtin(b) => self.call_builtin(*b, args.into_vec()),
+            Function::Decl(def) => {
+                check_interrupt()?;
+                check_arg_count(&def.name, def.params, args.len())?;
+                if self.depth.get() >= MAX_CALL_DEPTH {
+                    return Err(RuntimeError::new(
+                        "hql::recursion",
+                        format!(
+                            "`{}` calls itself more than {MAX_CALL_DEPTH} deep",
+                            def.name
+                        ),
+                    )
+                    .with_help("make sure the recursion reaches its base case"));
+                }
+                self.depth.set(self.depth.get() + 1);
+                let result = self.eval(&def.body, &push_frame(&None, args));
+                self.depth.set(self.depth.get() - 1);
+                result
+            }
+            Function::Lambda { lambda, env } => {
+                check_arg_count("lambda", 1, args.len())?;
+                let env = push_frame(env, args);
+                if lambda.predicate {
+                    return Ok(Value::Bool(self.truthy(&lambda.body, &env)?));
+                }
+                Ok(self.eval(&lambda.body, &env)?.stored())
+            }
+        }
+    }
+
+    fn call_builtin(self: &Rc<Self>, b: Builtin, args: Vec<Value>) -> Result<Value> {
+        let (min, max) = b.arity();
+        let max = max + b.named_params().len();
+        if args.len() < min || args.len() > max {
+            let expected = if min == max {
+                format!("{min}")
+            } else {
+                format!("{min} to {max}")
+            };
+            return Err(RuntimeError::new(
+                "hql::arity",
+                format!(
+                    "`{}` takes {expected} arguments, got {}",
+                    b.name(),
+                    args.len()
+                ),
+            ));
+        }
+        match stages::call_stage(self, b, &args)? {
+            Some(v) => Ok(v),
+            // Builtins over single values see a stream as the list it yields.
+            None => funcs::call(b, &args.into_iter().map(force).collect::<Result<Vec<_>>>()?),
+        }
+    }
+
+    /// `T { … }`: a broken rule here is a program bug, so a runtime error.
+    fn construct(self: &Rc<Self>, c: &Rc<Contract>, value: Value) -> Result<Value> {
+        match crate::runtime::validate::validate_value(self, c, value, None, None)? {
+            Value::Err(failure) => {
+                let rule = crate::runtime::validate::first_rule(&failure).unwrap_or_default();
+                Err(RuntimeError::new(
+                    "hql::construct",
+                    format!("this {} breaks rule {rule}", c.name),
+                ))
+            }
+            Value::Ok(ok) => Ok(ok.value.clone()),
+            other => Ok(other),
+        }
+    }
+
+    fn take_stdin(&self) -> Result<Box<dyn BufRead>> {
+        if self.stdin_taken.replace(true) {
+            return Err(RuntimeError::new(
+                "hql::stdin_twice",
+                "standard input can be read only once",
+            )
+            .with_help("bind the records with `let` and `collect()` them to read them twice"));
+        }
+        self.host
+            .stdin()
+            .ok_or_else(|| RuntimeError::new("hql::stdin", "standard input is not available"))
+    }
+}
+
+fn contract(cell: &hir::TypeCell) -> Rc<Contract> {
+    // The checker fills every cell before the program can run; a missing one
+    // is a checker bug, reported as a type without rules rather than a panic.
+    cell.get().cloned().unwrap_or_else(|| {
+        Rc::new(Contract::alias(
+            "?",
+            crate::runtime::contract::TypeSpec::Any,
+        ))
+    })
+}
+
+fn local(env: &Env, depth: u32, slot: u32) -> Value {
+    let mut frame = env.as_ref();
+    for _ in 0..depth {
+        frame = frame.and_then(|f| f.parent.as_ref());
+    }
+    frame
+        .and_then(|f| f.slots.get(slot as usize))
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+/// A condition's value: true, false, or absent (None).
+fn tri(v: Value) -> Result<Option<bool>> {
+    match v {
+        Value::Bool(b) => Ok(Some(b)),
+        // A null that stood for an absent value (bound by `let`, say) is
+        // unknown in a condition too.
+        Value::Absent | Value::Null => Ok(None),
+        other => Err(not_bool(&other)),
+    }
+}
+
+fn not_bool(v: &Value) -> RuntimeError {
+    RuntimeError::new(
+        "hql::type",
+        format!("expected a Bool condition, found {}", v.kind_article()),
+    )
+}
+
+fn check_arg_count(name: &str, params: usize, given: usize) -> Result<()> {
+    if params == given {
+        return Ok(());
+    }
+    Err(RuntimeError::new(
+        "hql::arity",
+        format!("`{name}` takes {params} arguments, got {given}"),
+    ))
+}

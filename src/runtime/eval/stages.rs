@@ -1,0 +1,1258 @@
+//! Sources and stream stages (language.md §6, §6.1).
+//!
+//! Stages that pass records on (`validate`, `oks`, `map`, `filter`, …) return
+//! a new lazy `Stream` wrapping their input, so a pipeline holds one record
+//! at a time; stages that must see everything (`sort`, `count_by`, `report`)
+//! consume their input and return a value.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use smallvec::smallvec;
+
+use super::io::{DecodedRecords, PendingFile, Place, RecordWriter, SourceSpec, TargetSpec};
+use super::meter::Metered;
+use super::ops::{self, sort_order};
+use super::{Interp, Item, Items, Origin, Plan, Result, RuntimeError, Stream};
+use crate::runtime::builtins::Builtin;
+use crate::runtime::contract::Contract;
+use crate::runtime::json::{to_json, write_compact, JsonSource};
+use crate::runtime::scan::{LineCheck, Verdict};
+use crate::runtime::validate::{self, failure_rules, Uniques};
+use crate::runtime::value::{Record, Value};
+
+/// Run `b` if it is a source or a stream stage; `None` otherwise.
+pub fn call_stage(interp: &Rc<Interp>, b: Builtin, args: &[Value]) -> Result<Option<Value>> {
+    let input = args.first().cloned().unwrap_or(Value::Null);
+    let arg = args.get(1).cloned().unwrap_or(Value::Null);
+    let value = match b {
+        Builtin::File => descriptor("file", input),
+        Builtin::Stdin => descriptor("stdin", Value::Bool(true)),
+        Builtin::Source => source(interp, input, arg)?,
+        Builtin::Validate => validate_stage(interp, input, arg)?,
+        Builtin::Oks => with_plan(filter_map(input.clone(), oks)?, oks_plan(&input)),
+        Builtin::Errs => without_contract(filter_map(input, errs)?),
+        Builtin::Warnings => without_contract(flat(input, warnings)?),
+        Builtin::Unwrap => lazy(input, |items| {
+            Box::new(items.map(|i| i.and_then(unwrap_item)))
+        }),
+        Builtin::Map => without_contract(map(interp, input, arg)),
+        Builtin::Filter => filter(interp, input, arg),
+        Builtin::FlatMap => without_contract(flat_map(interp, input, arg)),
+        Builtin::Take => take_skip(input, &arg, true)?,
+        Builtin::Skip => take_skip(input, &arg, false)?,
+        Builtin::Distinct => distinct(input),
+        Builtin::Write => write(
+            interp,
+            input,
+            arg,
+            args.get(2).cloned().unwrap_or(Value::Null),
+        )?,
+        Builtin::Route => route(
+            interp,
+            input,
+            arg,
+            args.get(2).cloned().unwrap_or(Value::Null),
+        )?,
+        Builtin::Param | Builtin::Env => setting(interp, b, &input, args.get(1))?,
+        Builtin::Report
+        | Builtin::Count
+        | Builtin::Sum
+        | Builtin::Min
+        | Builtin::Max
+        | Builtin::Avg
+        | Builtin::First
+        | Builtin::All
+        | Builtin::Any
+        | Builtin::Sort
+        | Builtin::SortBy
+        | Builtin::CountBy
+        | Builtin::GroupBy
+        | Builtin::Collect => consume(interp, b, input, arg)?,
+        _ => return Ok(None),
+    };
+    Ok(Some(value))
+}
+
+/// The plan of a stream value, if any.
+fn plan_of(v: &Value) -> Option<Plan> {
+    match v {
+        Value::Stream(s) => s.plan().cloned(),
+        _ => None,
+    }
+}
+
+fn with_plan(v: Value, plan: Option<Plan>) -> Value {
+    match (v, plan) {
+        (Value::Stream(s), Some(plan)) => match Rc::try_unwrap(s) {
+            Ok(s) => Value::Stream(Rc::new(s.with_plan(Some(plan)))),
+            Err(s) => Value::Stream(s),
+        },
+        (v, _) => v,
+    }
+}
+
+/// `validate(T) | oks()` keeps the plan, marked as keeping oks only.
+fn oks_plan(input: &Value) -> Option<Plan> {
+    match plan_of(input)? {
+        Plan::Validated {
+            source,
+            contract,
+            oks: false,
+        } => Some(Plan::Validated {
+            source,
+            contract,
+            oks: true,
+        }),
+        _ => None,
+    }
+}
+
+/// Stages that read their whole input and give one value.
+fn consume(interp: &Rc<Interp>, b: Builtin, input: Value, arg: Value) -> Result<Value> {
+    if let Some(v) = crate::runtime::counting::try_consume(interp, b, plan_of(&input))? {
+        return Ok(v);
+    }
+    let items = || items(&input);
+    match b {
+        Builtin::Report => report(items()?),
+        Builtin::Count => items()?
+            .try_fold(0i64, |n, i| i.map(|_| n + 1))
+            .map(Value::Int),
+        Builtin::Sum => fold_numbers(items()?, Value::Int(0), |a, b| {
+            ops::binary(crate::syntax::ast::BinOp::Add, &a, &b)
+        }),
+        Builtin::Min => extreme(items()?, std::cmp::Ordering::Less),
+        Builtin::Max => extreme(items()?, std::cmp::Ordering::Greater),
+        Builtin::Avg => avg(items()?),
+        Builtin::First => Ok(items()?
+            .next()
+            .transpose()?
+            .map(|i| i.value)
+            .unwrap_or(Value::Null)),
+        Builtin::All => quantify(interp, items()?, &arg, false),
+        Builtin::Any => quantify(interp, items()?, &arg, true),
+        Builtin::Sort => sorted(collect(items()?)?, |_| Ok(None)),
+        Builtin::SortBy => sorted(collect(items()?)?, |v| {
+            interp.call(&arg, smallvec![v.clone()]).map(Some)
+        }),
+        Builtin::CountBy => count_by(interp, items()?, &arg),
+        Builtin::GroupBy => group_by(interp, items()?, &arg),
+        _ => Ok(Value::list(collect(items()?)?)),
+    }
+}
+
+/// The elements of a stream or a list.
+pub fn items(v: &Value) -> Result<Items> {
+    match v {
+        Value::Stream(s) => s.open(),
+        Value::List(list) => {
+            let list = list.clone();
+            Ok(Box::new((0..list.len()).map(move |i| {
+                Ok(Item {
+                    value: list[i].clone(),
+                    origin: None,
+                })
+            })))
+        }
+        other => Err(RuntimeError::new(
+            "hql::type",
+            format!(
+                "expected a stream or a list, found {}",
+                other.kind_article()
+            ),
+        )),
+    }
+}
+
+fn collect(items: Items) -> Result<Vec<Value>> {
+    items.map(|i| i.map(|i| i.value)).collect()
+}
+
+/// Streams (also inside lists and records) made into lists, for printing.
+pub fn force(v: Value) -> Result<Value> {
+    match v {
+        Value::Stream(s) => {
+            let values = collect(s.open()?)?;
+            Ok(Value::list(
+                values.into_iter().map(force).collect::<Result<_>>()?,
+            ))
+        }
+        Value::List(items) if items.iter().any(needs_force) => Ok(Value::list(
+            items.iter().cloned().map(force).collect::<Result<_>>()?,
+        )),
+        Value::Record(r) if r.values().any(needs_force) => {
+            let forced = r
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), force(v.clone())?)))
+                .collect::<Result<Record>>()?;
+            Ok(Value::record(forced))
+        }
+        v => Ok(v),
+    }
+}
+
+fn needs_force(v: &Value) -> bool {
+    match v {
+        Value::Stream(_) => true,
+        Value::List(items) => items.iter().any(needs_force),
+        Value::Record(r) => r.values().any(needs_force),
+        _ => false,
+    }
+}
+
+fn descriptor(key: &str, v: Value) -> Value {
+    let mut r = Record::default();
+    r.insert(key.into(), v);
+    Value::record(r)
+}
+
+/// A stage that wraps its input's items; the records it passes on keep
+/// the contract they were validated against.
+fn lazy(input: Value, wrap: impl Fn(Items) -> Items + 'static) -> Value {
+    let contract = contract_of(&input);
+    Value::Stream(Rc::new(
+        Stream::new(move || Ok(wrap(items(&input)?))).with_contract(contract),
+    ))
+}
+
+/// The contract a stream's records were validated against, if known.
+fn contract_of(v: &Value) -> Option<Rc<Contract>> {
+    match v {
+        Value::Stream(s) => s.contract().cloned(),
+        _ => None,
+    }
+}
+
+/// A stage that makes new values, which no contract describes.
+fn without_contract(v: Value) -> Value {
+    match v {
+        Value::Stream(s) => match Rc::try_unwrap(s) {
+            Ok(s) => Value::Stream(Rc::new(s.with_contract(None))),
+            Err(s) => Value::Stream(s),
+        },
+        v => v,
+    }
+}
+
+// ------------------------------------------------------------------- sources
+
+fn source(interp: &Rc<Interp>, desc: Value, format: Value) -> Result<Value> {
+    let spec = Rc::new(source_spec(interp, &desc, &format)?);
+    let plan = Plan::Source(spec.clone());
+    let interp = interp.clone();
+    Ok(Value::Stream(Rc::new(
+        Stream::new(move || Ok(decoded_items(interp.open_source(&spec, None)?)))
+            .with_plan(Some(plan)),
+    )))
+}
+
+/// What `source(desc, format)` reads: a file or standard input in a
+/// format, or a source configured by id.
+fn source_spec(interp: &Interp, desc: &Value, format: &Value) -> Result<SourceSpec> {
+    if let Some(id) = desc.as_str() {
+        if !matches!(format, Value::Null) {
+            return Err(RuntimeError::new(
+                "hql::source",
+                format!("source `{id}` is configured: its format is set in hql.toml"),
+            )
+            .with_help(format!("write `source({id:?})`")));
+        }
+        return interp.host.configured_source(id);
+    }
+    let (name, place) = match desc {
+        Value::Record(r) if r.contains_key("stdin") => ("<stdin>".to_string(), Place::Stdin),
+        Value::Record(r) => match r.get("file").and_then(Value::as_str) {
+            Some(p) => (p.to_string(), Place::File(p.to_string())),
+            None => return Err(not_a_source(desc)),
+        },
+        _ => return Err(not_a_source(desc)),
+    };
+    let format = match format {
+        Value::Format(f) => *f,
+        Value::Null => {
+            return Err(RuntimeError::new(
+                "hql::format",
+                format!("`source` of {name} needs a format"),
+            )
+            .with_help("add the format: `, Json` or `, Csv`"))
+        }
+        other => {
+            return Err(RuntimeError::new(
+                "hql::format",
+                format!("`{}` is not a format", crate::runtime::print::to_hql(other)),
+            )
+            .with_help("the formats are `Json` and `Csv`"))
+        }
+    };
+    Ok(SourceSpec::new(&name, place, format))
+}
+
+impl Interp {
+    /// The records of a source, read by its format's codec; with a
+    /// `shape`, text cells convert to the contract's types.
+    pub fn open_source(
+        &self,
+        spec: &SourceSpec,
+        shape: Option<&Rc<Contract>>,
+    ) -> Result<DecodedRecords> {
+        let reader = match &spec.place {
+            Place::File(p) if *spec.name != **p => self.host.open_file(p).map_err(|e| {
+                cannot_read(p, &e).with_help(format!(
+                    "source `{}` is configured in hql.toml; its paths are relative to that file's folder",
+                    spec.name
+                ))
+            })?,
+            Place::File(p) => self.host.open_file(p).map_err(|e| cannot_read(p, &e))?,
+            Place::Stdin => self.take_stdin()?,
+        };
+        let reader = self.metered(reader, spec.path());
+        let records = self.codec(spec.format).read(reader, spec, shape);
+        Ok(Box::new(Counted {
+            records,
+            meter: self.meter.clone(),
+        }))
+    }
+}
+
+impl Interp {
+    /// A source's reader, its bytes counted into the meter.
+    fn metered(
+        &self,
+        reader: Box<dyn std::io::BufRead>,
+        path: Option<&str>,
+    ) -> Box<dyn std::io::BufRead> {
+        self.meter
+            .start_source(path.and_then(|p| self.host.file_len(p)));
+        Box::new(Metered::new(reader, self.meter.clone()))
+    }
+}
+
+/// A source's records, counted on the meter as they are read.
+struct Counted {
+    records: DecodedRecords,
+    meter: std::sync::Arc<super::meter::Meter>,
+}
+
+impl Iterator for Counted {
+    type Item = Result<super::io::Decoded>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let next = self.records.next();
+        if next.is_some() {
+            self.meter.read_records(1);
+        }
+        next
+    }
+}
+
+impl super::io::RecordSource for Counted {
+    fn received(&self) -> Option<Value> {
+        self.records.received()
+    }
+}
+
+/// A source's records as stream items.
+fn decoded_items(records: DecodedRecords) -> Items {
+    Box::new(records.map(|d| {
+        d.map(|d| Item {
+            value: d.value,
+            origin: Some(d.origin),
+        })
+    }))
+}
+
+/// A source file that could not be opened.
+pub fn cannot_read(path: &str, e: &std::io::Error) -> RuntimeError {
+    RuntimeError::new("hql::io", format!("cannot read {path}: {e}"))
+        .with_help("paths are relative to the directory `hql` runs in")
+}
+
+fn not_a_source(v: &Value) -> RuntimeError {
+    RuntimeError::new(
+        "hql::source",
+        format!("cannot read from {}", crate::runtime::print::to_hql(v)),
+    )
+    .with_help(
+        "write `source(file(\"path.jsonl\"), Json)`, `source(stdin(), Json)` or `source(\"id\")`",
+    )
+}
+
+// ---------------------------------------------------------------- validation
+
+fn validate_stage(interp: &Rc<Interp>, input: Value, ty: Value) -> Result<Value> {
+    let Value::Type(contract) = ty else {
+        return Err(
+            RuntimeError::new("hql::type", "`validate` takes a type name")
+                .with_help("write `validate(T)`"),
+        );
+    };
+    if !matches!(input, Value::Stream(_) | Value::List(_)) {
+        return validate::validate_value(interp, &contract, input, None, None);
+    }
+    let source = match plan_of(&input) {
+        Some(Plan::Source(source)) => Some(source),
+        _ => None,
+    };
+    let plan = source.clone().map(|source| Plan::Validated {
+        source,
+        contract: contract.clone(),
+        oks: false,
+    });
+    let interp = interp.clone();
+    let shape = contract.clone();
+    Ok(Value::Stream(Rc::new(
+        Stream::new(move || {
+            let upstream = match &source {
+                Some(source) => read_source_for(&interp, source, &contract)?,
+                None => Upstream::Items(items(&input)?),
+            };
+            Ok(validated(&interp, &contract, upstream))
+        })
+        .with_plan(plan)
+        .with_contract(Some(shape)),
+    )))
+}
+
+/// What `validate` reads: records of a source read together with it, or
+/// any other stream's items.
+enum Upstream {
+    /// A JSON file read by the line check: its valid records come already
+    /// validated (a decoded line is never an `ok`).
+    Checked(Items),
+    /// A source whose format converts by the contract: failure records
+    /// show each record as received.
+    Converted(DecodedRecords),
+    Items(Items),
+}
+
+fn read_source_for(
+    interp: &Rc<Interp>,
+    source: &SourceSpec,
+    contract: &Rc<Contract>,
+) -> Result<Upstream> {
+    // A contract that fills defaults changes records, so the check could
+    // not build them: the line is decoded then.
+    let check = LineCheck::new(contract).filter(LineCheck::keeps_records);
+    if let (Some(path), Some(check)) = (crate::runtime::counting::json_file(source), check) {
+        return Ok(Upstream::Checked(read_validated(interp, &path, check)?));
+    }
+    if interp.codec(source.format).reads_by_shape() {
+        return Ok(Upstream::Converted(
+            interp.open_source(source, Some(contract))?,
+        ));
+    }
+    Ok(Upstream::Items(decoded_items(
+        interp.open_source(source, None)?,
+    )))
+}
+
+fn validated(interp: &Rc<Interp>, contract: &Rc<Contract>, upstream: Upstream) -> Items {
+    let interp = interp.clone();
+    let contract = contract.clone();
+    let mut uniques = Uniques::default();
+    let meter = interp.meter.clone();
+    let mut check = move |value: Value, origin: Option<Origin>| -> Result<Item> {
+        let value = validate::validate_value(
+            &interp,
+            &contract,
+            value,
+            origin.as_ref(),
+            Some(&mut uniques),
+        )?;
+        Ok(Item { value, origin })
+    };
+    let judged = move |item: &Result<Item>| {
+        if let Ok(item) = item {
+            let ok = !matches!(item.value, Value::Err(_));
+            meter.judged(u64::from(ok), u64::from(!ok));
+        }
+    };
+    let items: Items = match upstream {
+        Upstream::Checked(items) => Box::new(items.map(move |item| {
+            let item = item?;
+            if matches!(item.value, Value::Ok(_)) {
+                return Ok(item);
+            }
+            check(item.value, item.origin)
+        })),
+        Upstream::Converted(mut records) => Box::new(std::iter::from_fn(move || {
+            let d = match records.next()? {
+                Ok(d) => d,
+                Err(e) => return Some(Err(e)),
+            };
+            let mut item = match check(d.value, Some(d.origin)) {
+                Ok(item) => item,
+                Err(e) => return Some(Err(e)),
+            };
+            if let Value::Err(failure) = &item.value {
+                if let Some(received) = records.received() {
+                    item.value = Value::err(validate::with_input(failure, received));
+                }
+            }
+            Some(Ok(item))
+        })),
+        Upstream::Items(items) => Box::new(items.map(move |item| {
+            let item = item?;
+            check(item.value, item.origin)
+        })),
+    };
+    Box::new(items.inspect(judged))
+}
+
+/// `source(file(path), Json) | validate(T)` read as one: each JSON line
+/// goes through `check`, which builds `ok` of a valid record as it reads
+/// it; any other line is decoded as `source` decodes it, for `validate`.
+fn read_validated(interp: &Rc<Interp>, path: &str, mut check: LineCheck) -> Result<Items> {
+    let reader = interp
+        .host
+        .open_file(path)
+        .map_err(|e| cannot_read(path, &e))?;
+    let reader = interp.metered(reader, Some(path));
+    let meter = interp.meter.clone();
+    let hook_interp = interp.clone();
+    let source = JsonSource::new(reader)
+        .with_line_reader(Box::new(move |line| check.validated(&hook_interp, line)));
+    Ok(Box::new(
+        json_items(source, path.into()).inspect(move |_| meter.read_records(1)),
+    ))
+}
+
+/// The records of a JSON source read with the line check, as stream items.
+fn json_items(source: JsonSource<Box<dyn std::io::BufRead>>, name: Rc<str>) -> Items {
+    Box::new(source.map(move |d| {
+        super::check_interrupt()?;
+        let origin = Origin {
+            source: name.clone(),
+            line: d.line,
+        };
+        let value = match d.result {
+            Ok(v) => v,
+            Err(f) => validate::decode_failure(&origin, f.raw, f.message),
+        };
+        Ok(Item {
+            value,
+            origin: Some(origin),
+        })
+    }))
+}
+
+// ------------------------------------------------------------------- writing
+
+/// `write(target)` / `write(file(path), Format)`: the number of records written.
+fn write(interp: &Rc<Interp>, input: Value, target: Value, format: Value) -> Result<Value> {
+    let spec = target_spec(interp, &target, &format)?;
+    let shape = contract_of(&input);
+    let mut sink = Sink::open(interp, spec, shape.as_ref())?;
+    for item in items(&input)? {
+        let item = item?;
+        if matches!(item.value, Value::Ok(_) | Value::Err(_)) {
+            return Err(write_of_results().from_record(&item.origin));
+        }
+        sink.put(&item.value)
+            .map_err(|e| e.from_record(&item.origin))?;
+    }
+    Ok(Value::Int(sink.close(interp)?))
+}
+
+fn write_of_results() -> RuntimeError {
+    RuntimeError::new("hql::write_results", "`write` takes values, not results")
+        .with_help("keep the valid records with `oks()`, stop at the first failure with `unwrap()`, or send both to files with `route(ok: …, err: …)`")
+}
+
+/// `route(ok: target, err: target)`: oks to one, failure records to the
+/// other, in one pass; `{ok: n, err: m}`.
+fn route(interp: &Rc<Interp>, input: Value, ok: Value, err: Value) -> Result<Value> {
+    let shape = contract_of(&input);
+    let ok_spec = target_spec(interp, &ok, &Value::Null)?;
+    let err_spec = target_spec(interp, &err, &Value::Null)?;
+    if !interp.codec(err_spec.format).keeps_nesting() {
+        return Err(RuntimeError::new(
+            "hql::route",
+            format!("the `err` target {} is not JSON", err_spec.name),
+        )
+        .with_help("failure records are nested: send them to a `.jsonl` or `.json` file"));
+    }
+    let copied = copied_lines(interp, &input, &ok_spec);
+    let mut oks = Sink::open(interp, ok_spec, shape.as_ref())?;
+    let mut errs = Sink::open(interp, err_spec, None)?;
+    let (results, copied) = match copied {
+        Some(c) => {
+            let (lines, text, contract) = c?;
+            (lines, Some((text, contract)))
+        }
+        None => (items(&input)?, None),
+    };
+    for item in results {
+        let item = item?;
+        let result = match (&item.value, &copied) {
+            // A valid line, already written as compact JSON text.
+            (Value::Absent, Some((text, _))) => {
+                interp.meter.judged(1, 0);
+                oks.put_text(&text.borrow())?;
+                continue;
+            }
+            (_, Some((_, contract))) => {
+                let result = validate::validate_value(
+                    interp,
+                    contract,
+                    item.value,
+                    item.origin.as_ref(),
+                    None,
+                )?;
+                let ok = !matches!(result, Value::Err(_));
+                interp.meter.judged(u64::from(ok), u64::from(!ok));
+                result
+            }
+            _ => item.value,
+        };
+        let written = match &result {
+            Value::Ok(ok) => oks.put(&ok.value),
+            Value::Err(failure) => errs.put(failure),
+            other => oks.put(other),
+        };
+        written.map_err(|e| e.from_record(&item.origin))?;
+    }
+    let mut counts = Record::default();
+    counts.insert("ok".into(), Value::Int(oks.close(interp)?));
+    counts.insert("err".into(), Value::Int(errs.close(interp)?));
+    Ok(Value::record(counts))
+}
+
+/// The lines of a JSON file validated for `route`, read so that a valid
+/// one is never built: the line check vouches for it and its text is
+/// copied, compacted, to the `ok` target's JSON. The items are
+/// `Value::Absent` for such a line (its text in the shared buffer) and the
+/// decoded value of any other, for `validate` to judge; `None` where the
+/// pipeline or the target does not allow it.
+#[allow(clippy::type_complexity)]
+fn copied_lines(
+    interp: &Rc<Interp>,
+    input: &Value,
+    ok: &TargetSpec,
+) -> Option<Result<(Items, Rc<RefCell<Vec<u8>>>, Rc<Contract>)>> {
+    let Some(Plan::Validated {
+        source,
+        contract,
+        oks: false,
+    }) = plan_of(input)
+    else {
+        return None;
+    };
+    let path = crate::runtime::counting::json_file(&source)?;
+    let mut check = LineCheck::new(&contract).filter(LineCheck::keeps_records)?;
+    if ok.format != crate::runtime::builtins::Format::Json || !ok.boundary.columns.is_empty() {
+        return None;
+    }
+    let reader = match interp.host.open_file(&path) {
+        Ok(r) => interp.metered(r, Some(&path)),
+        Err(e) => return Some(Err(cannot_read(&path, &e))),
+    };
+    let text = Rc::new(RefCell::new(Vec::new()));
+    let copied = text.clone();
+    let hook_interp = interp.clone();
+    let meter = interp.meter.clone();
+    let source = JsonSource::new(reader).with_line_reader(Box::new(move |line| {
+        if check.verdict(&hook_interp, line) != Verdict::Valid {
+            return None;
+        }
+        let mut text = copied.borrow_mut();
+        text.clear();
+        write_compact(line, &mut text).then_some(Value::Absent)
+    }));
+    let lines = json_items(source, path.as_str().into()).inspect(move |_| meter.read_records(1));
+    Some(Ok((Box::new(lines), text, contract)))
+}
+
+/// Where `write` or `route` sends records: a file (its format given or
+/// from its extension) or a target configured by id.
+fn target_spec(interp: &Interp, target: &Value, format: &Value) -> Result<TargetSpec> {
+    if let Some(id) = target.as_str() {
+        return interp.host.configured_target(id);
+    }
+    let path = match target {
+        Value::Record(r) => r.get("file").and_then(Value::as_str),
+        _ => None,
+    };
+    let Some(path) = path else {
+        return Err(RuntimeError::new(
+            "hql::target",
+            format!("cannot write to {}", crate::runtime::print::to_hql(target)),
+        )
+        .with_help(
+            "write to `file(\"path.jsonl\")` or to a target configured in hql.toml by its id",
+        ));
+    };
+    let format = match format {
+        Value::Format(f) => Some(*f),
+        _ => None,
+    };
+    TargetSpec::file(path, format).ok_or_else(|| {
+        RuntimeError::new(
+            "hql::format",
+            format!("cannot tell the format of {path} from its extension"),
+        )
+        .with_help(format!("name it: `write(file({path:?}), Json)` (or `Csv`)"))
+    })
+}
+
+/// A target being written. Dropped before `close`, it is abandoned.
+struct Sink {
+    file: Option<Box<dyn PendingFile>>,
+    writer: Box<dyn RecordWriter>,
+    written: i64,
+}
+
+impl Sink {
+    fn open(interp: &Interp, spec: TargetSpec, shape: Option<&Rc<Contract>>) -> Result<Sink> {
+        let file = interp.host.create_file(&spec.path).map_err(|e| {
+            RuntimeError::new("hql::io", format!("cannot write {}: {e}", spec.path))
+                .with_help("the target's folder must exist and be writable")
+        })?;
+        Ok(Sink {
+            file: Some(file),
+            writer: interp.codec(spec.format).writer(&spec, shape),
+            written: 0,
+        })
+    }
+
+    /// A record given as its compact JSON text (the target is JSON).
+    fn put_text(&mut self, text: &[u8]) -> Result<()> {
+        let Some(file) = self.file.as_mut() else {
+            return Ok(());
+        };
+        if self.writer.write_json_text(file, text)? {
+            self.written += 1;
+        }
+        Ok(())
+    }
+
+    fn put(&mut self, record: &Value) -> Result<()> {
+        let Some(file) = self.file.as_mut() else {
+            return Ok(());
+        };
+        self.writer.write(file, &force(record.clone())?)?;
+        self.written += 1;
+        Ok(())
+    }
+
+    /// Finish the output and hand it to the run, which commits it when it ends.
+    fn close(mut self, interp: &Interp) -> Result<i64> {
+        if let Some(mut file) = self.file.take() {
+            if let Err(e) = self.writer.finish(&mut file).and_then(|()| {
+                file.flush().map_err(|e| {
+                    RuntimeError::new("hql::io", format!("cannot write the target: {e}"))
+                })
+            }) {
+                file.abandon();
+                return Err(e);
+            }
+            interp.hold(file);
+        }
+        Ok(self.written)
+    }
+}
+
+impl Drop for Sink {
+    fn drop(&mut self) {
+        if let Some(file) = self.file.take() {
+            file.abandon();
+        }
+    }
+}
+
+// ---------------------------------------------------------------- parameters
+
+/// `param("name")`, `env("VAR")`: the host's value, else the fallback, else
+/// an error naming what is missing.
+fn setting(interp: &Interp, b: Builtin, name: &Value, fallback: Option<&Value>) -> Result<Value> {
+    let Some(key) = name.as_str() else {
+        return Err(super::funcs::expected(b.name(), "a String", name));
+    };
+    let found = match b {
+        Builtin::Param => interp.host.param(key),
+        _ => interp.host.env(key),
+    };
+    match (found, fallback) {
+        (Some(v), _) => Ok(Value::str(v)),
+        (None, Some(v)) => Ok(v.clone()),
+        (None, None) if b == Builtin::Param => Err(RuntimeError::new(
+            "hql::param",
+            format!("parameter `{key}` is not set"),
+        )
+        .with_help(format!(
+            "pass `--set {key}=VALUE`, or give a fallback: `param({key:?}, \"…\")`"
+        ))),
+        (None, None) => Err(RuntimeError::new(
+            "hql::env",
+            format!("environment variable `{key}` is not set"),
+        )
+        .with_help(format!("set it, or give a fallback: `env({key:?}, \"…\")`"))),
+    }
+}
+
+fn filter_map(input: Value, f: fn(Item) -> Option<Item>) -> Result<Value> {
+    Ok(lazy(input, move |items| {
+        Box::new(items.filter_map(move |i| i.map(f).transpose()))
+    }))
+}
+
+fn oks(item: Item) -> Option<Item> {
+    match &item.value {
+        Value::Ok(ok) => Some(Item {
+            value: ok.value.clone(),
+            origin: item.origin,
+        }),
+        Value::Err(_) => None,
+        _ => Some(item),
+    }
+}
+
+fn errs(item: Item) -> Option<Item> {
+    match &item.value {
+        Value::Err(e) => Some(Item {
+            value: (**e).clone(),
+            origin: item.origin,
+        }),
+        _ => None,
+    }
+}
+
+fn flat(input: Value, f: fn(Item) -> Vec<Item>) -> Result<Value> {
+    Ok(lazy(input, move |items| {
+        Box::new(items.flat_map(move |i| match i {
+            Ok(i) => f(i).into_iter().map(Ok).collect::<Vec<_>>(),
+            Err(e) => vec![Err(e)],
+        }))
+    }))
+}
+
+fn warnings(item: Item) -> Vec<Item> {
+    let Value::Ok(ok) = &item.value else {
+        return vec![];
+    };
+    let origin = item
+        .origin
+        .as_ref()
+        .map(Origin::to_value)
+        .unwrap_or(Value::Null);
+    ok.warnings
+        .iter()
+        .map(|w| {
+            let mut r = match w {
+                Value::Record(r) => (**r).clone(),
+                _ => Record::default(),
+            };
+            r.insert("origin".into(), origin.clone());
+            Item {
+                value: Value::record(r),
+                origin: item.origin.clone(),
+            }
+        })
+        .collect()
+}
+
+fn unwrap_item(item: Item) -> Result<Item> {
+    match &item.value {
+        Value::Ok(ok) => Ok(Item {
+            value: ok.value.clone(),
+            origin: item.origin,
+        }),
+        Value::Err(e) => {
+            let rules = failure_rules(e).join(", ");
+            Err(
+                RuntimeError::new("hql::unwrap", format!("a record fails: {rules}"))
+                    .with_help(
+                        "use `errs()` to see every failure, or `oks()` to keep only valid records",
+                    )
+                    .from_record(&item.origin),
+            )
+        }
+        _ => Ok(item),
+    }
+}
+
+fn report(items: Items) -> Result<Value> {
+    let mut tally = Tally::default();
+    for item in items {
+        tally.add(&item?.value);
+    }
+    Ok(tally.into_value())
+}
+
+/// What `report()` counts, kept apart from values so that counts made on
+/// other threads can be merged.
+#[derive(Debug, Default)]
+pub struct Tally {
+    pub total: i64,
+    pub ok: i64,
+    pub err: i64,
+    pub warned: i64,
+    /// Failures and warnings counted by rule, then kind.
+    pub by_rule: FxHashMap<String, FxHashMap<String, i64>>,
+}
+
+impl Tally {
+    /// Count one result (a plain value counts as ok).
+    pub fn add(&mut self, v: &Value) {
+        self.total += 1;
+        match v {
+            Value::Ok(o) => {
+                self.ok += 1;
+                self.warned += i64::from(!o.warnings.is_empty());
+                self.rules(&o.warnings);
+            }
+            Value::Err(e) => {
+                self.err += 1;
+                self.rules(&validate::failures_of(e));
+            }
+            _ => self.ok += 1,
+        }
+    }
+
+    fn rules(&mut self, failures: &[Value]) {
+        for f in failures {
+            let field = |k: &str| match f {
+                Value::Record(r) => r.get(k).and_then(Value::as_str).unwrap_or(""),
+                _ => "",
+            };
+            self.count_rule(field("rule"), field("kind"), 1);
+        }
+    }
+
+    /// Count one validation's findings, as `add` counts its result.
+    pub fn add_findings(&mut self, f: &validate::Findings) {
+        self.total += 1;
+        let counted = if f.failures.is_empty() {
+            self.ok += 1;
+            self.warned += i64::from(!f.warnings.is_empty());
+            &f.warnings
+        } else {
+            self.err += 1;
+            &f.failures
+        };
+        for (rule, kind) in counted {
+            self.count_rule(rule, kind, 1);
+        }
+    }
+
+    /// Add `n` to the count of (`rule`, `kind`), allocating only for a
+    /// pair not seen before.
+    fn count_rule(&mut self, rule: &str, kind: &str, n: i64) {
+        let kinds = match self.by_rule.get_mut(rule) {
+            Some(kinds) => kinds,
+            None => self.by_rule.entry(rule.to_string()).or_default(),
+        };
+        match kinds.get_mut(kind) {
+            Some(count) => *count += n,
+            None => {
+                kinds.insert(kind.to_string(), n);
+            }
+        }
+    }
+
+    pub fn merge(&mut self, other: Tally) {
+        self.total += other.total;
+        self.ok += other.ok;
+        self.err += other.err;
+        self.warned += other.warned;
+        for (rule, kinds) in other.by_rule {
+            for (kind, n) in kinds {
+                self.count_rule(&rule, &kind, n);
+            }
+        }
+    }
+
+    /// The report record: `by_rule` sorted by count, then rule, then kind.
+    pub fn into_value(self) -> Value {
+        let mut rows: Vec<_> = self
+            .by_rule
+            .into_iter()
+            .flat_map(|(rule, kinds)| {
+                kinds
+                    .into_iter()
+                    .map(move |(kind, n)| ((rule.clone(), kind), n))
+            })
+            .collect();
+        rows.sort_by(|((r1, k1), c1), ((r2, k2), c2)| {
+            c2.cmp(c1).then_with(|| r1.cmp(r2)).then_with(|| k1.cmp(k2))
+        });
+        let rows = rows
+            .into_iter()
+            .map(|((rule, kind), count)| {
+                let mut r = Record::default();
+                r.insert("rule".into(), Value::str(rule));
+                r.insert("kind".into(), Value::str(kind));
+                r.insert("count".into(), Value::Int(count));
+                Value::record(r)
+            })
+            .collect();
+        let mut r = Record::default();
+        for (k, v) in [
+            ("total", self.total),
+            ("ok", self.ok),
+            ("err", self.err),
+            ("warned", self.warned),
+        ] {
+            r.insert(k.into(), Value::Int(v));
+        }
+        r.insert("by_rule".into(), Value::list(rows));
+        Value::record(r)
+    }
+}
+
+// ------------------------------------------------------------ general stages
+
+fn map(interp: &Rc<Interp>, input: Value, f: Value) -> Value {
+    let interp = interp.clone();
+    lazy(input, move |items| {
+        let (interp, f) = (interp.clone(), f.clone());
+        Box::new(items.map(move |i| {
+            let i = i?;
+            let value = interp
+                .call(&f, smallvec![i.value])
+                .map_err(|e| e.from_record(&i.origin))?;
+            Ok(Item {
+                value,
+                origin: None,
+            })
+        }))
+    })
+}
+
+fn predicate(interp: &Rc<Interp>, p: &Value, v: &Value) -> Result<bool> {
+    match interp.call(p, smallvec![v.clone()])? {
+        Value::Bool(b) => Ok(b),
+        Value::Absent | Value::Null => Ok(false),
+        other => Err(RuntimeError::new(
+            "hql::type",
+            format!(
+                "a predicate must return a Bool, not {}",
+                other.kind_article()
+            ),
+        )),
+    }
+}
+
+fn filter(interp: &Rc<Interp>, input: Value, p: Value) -> Value {
+    let interp = interp.clone();
+    lazy(input, move |items| {
+        let (interp, p) = (interp.clone(), p.clone());
+        Box::new(items.filter_map(move |i| match i {
+            Ok(i) => match predicate(&interp, &p, &i.value) {
+                Ok(true) => Some(Ok(i)),
+                Ok(false) => None,
+                Err(e) => Some(Err(e.from_record(&i.origin))),
+            },
+            Err(e) => Some(Err(e)),
+        }))
+    })
+}
+
+fn flat_map(interp: &Rc<Interp>, input: Value, f: Value) -> Value {
+    let interp = interp.clone();
+    lazy(input, move |upstream| {
+        let (interp, f) = (interp.clone(), f.clone());
+        let mut inner: Option<Items> = None;
+        let mut upstream = upstream;
+        Box::new(std::iter::from_fn(move || loop {
+            if let Some(next) = inner.as_mut().and_then(Iterator::next) {
+                return Some(next.map(|i| Item {
+                    value: i.value,
+                    origin: None,
+                }));
+            }
+            let item = match upstream.next()? {
+                Ok(i) => i,
+                Err(e) => return Some(Err(e)),
+            };
+            match interp
+                .call(&f, smallvec![item.value])
+                .and_then(|v| items(&v))
+            {
+                Ok(it) => inner = Some(it),
+                Err(e) => return Some(Err(e.from_record(&item.origin))),
+            }
+        }))
+    })
+}
+
+fn take_skip(input: Value, n: &Value, take: bool) -> Result<Value> {
+    let n = match n {
+        Value::Int(n) if *n >= 0 => *n as usize,
+        other => {
+            return Err(RuntimeError::new(
+                "hql::type",
+                format!(
+                    "expected a count (an Int of 0 or more), found {}",
+                    other.kind_article()
+                ),
+            ))
+        }
+    };
+    Ok(lazy(input, move |items| {
+        if take {
+            Box::new(items.take(n))
+        } else {
+            Box::new(items.skip(n))
+        }
+    }))
+}
+
+fn distinct(input: Value) -> Value {
+    lazy(input, |items| {
+        let mut seen = FxHashSet::default();
+        Box::new(items.filter(move |i| match i {
+            Ok(i) => seen.insert(identity_key(&i.value)),
+            Err(_) => true,
+        }))
+    })
+}
+
+/// A key under which equal values (`1 == 1.0`) collide.
+fn identity_key(v: &Value) -> String {
+    match v {
+        v if v.is_number() => ops::to_f64(v)
+            .map(|f| format!("n{f:?}"))
+            .unwrap_or_default(),
+        Value::Record(r) => {
+            let mut fields: Vec<_> = r
+                .iter()
+                .map(|(k, v)| format!("{k:?}:{}", identity_key(v)))
+                .collect();
+            fields.sort();
+            format!("r{{{}}}", fields.join(","))
+        }
+        Value::List(items) => format!(
+            "l[{}]",
+            items.iter().map(identity_key).collect::<Vec<_>>().join(",")
+        ),
+        other => to_json(other),
+    }
+}
+
+fn fold_numbers(
+    items: Items,
+    zero: Value,
+    add: impl Fn(Value, Value) -> Result<Value>,
+) -> Result<Value> {
+    let mut acc = zero;
+    for i in items {
+        let v = i?.value;
+        if !v.is_number() {
+            return Err(RuntimeError::new(
+                "hql::type",
+                format!("`sum` adds numbers, found {}", v.kind_article()),
+            ));
+        }
+        acc = add(acc, v)?;
+    }
+    Ok(acc)
+}
+
+fn extreme(items: Items, want: std::cmp::Ordering) -> Result<Value> {
+    let mut best: Option<Value> = None;
+    for i in items {
+        let v = i?.value;
+        best = match best {
+            Some(b) => {
+                let ord = ops::compare(&v, &b).ok_or_else(|| {
+                    RuntimeError::new(
+                        "hql::type",
+                        format!(
+                            "cannot compare {} with {}",
+                            v.kind_article(),
+                            b.kind_article()
+                        ),
+                    )
+                })?;
+                Some(if ord == want { v } else { b })
+            }
+            None => Some(v),
+        };
+    }
+    Ok(best.unwrap_or(Value::Null))
+}
+
+fn avg(items: Items) -> Result<Value> {
+    let (mut sum, mut n) = (0.0, 0u64);
+    for i in items {
+        let v = i?.value;
+        sum += ops::to_f64(&v).ok_or_else(|| {
+            RuntimeError::new(
+                "hql::type",
+                format!("`avg` takes numbers, found {}", v.kind_article()),
+            )
+        })?;
+        n += 1;
+    }
+    if n == 0 {
+        return Ok(Value::Null);
+    }
+    ops::finite(sum / n as f64)
+}
+
+fn quantify(interp: &Rc<Interp>, mut items: Items, p: &Value, any: bool) -> Result<Value> {
+    let found = items.try_fold(false, |found, i| -> Result<bool> {
+        Ok(found || predicate(interp, p, &i?.value)? == any)
+    })?;
+    Ok(Value::Bool(if any { found } else { !found }))
+}
+
+fn sorted(values: Vec<Value>, key: impl Fn(&Value) -> Result<Option<Value>>) -> Result<Value> {
+    let mut keyed = values
+        .into_iter()
+        .map(|v| Ok((key(&v)?.unwrap_or_else(|| v.clone()), v)))
+        .collect::<Result<Vec<_>>>()?;
+    keyed.sort_by(|a, b| sort_order(&a.0, &b.0));
+    Ok(Value::list(keyed.into_iter().map(|(_, v)| v).collect()))
+}
+
+/// Group values by `f(value)`, keys in order of first appearance.
+fn groups(interp: &Rc<Interp>, items: Items, f: &Value) -> Result<Vec<(Value, Vec<Value>)>> {
+    let mut index: FxHashMap<String, usize> = FxHashMap::default();
+    let mut groups: Vec<(Value, Vec<Value>)> = Vec::new();
+    for i in items {
+        let v = i?.value;
+        let key = interp.call(f, smallvec![v.clone()])?;
+        let slot = *index.entry(identity_key(&key)).or_insert_with(|| {
+            groups.push((key, Vec::new()));
+            groups.len() - 1
+        });
+        groups[slot].1.push(v);
+    }
+    Ok(groups)
+}
+
+fn pair(a: &str, x: Value, b: &str, y: Value) -> Value {
+    let mut r = Record::default();
+    r.insert(a.into(), x);
+    r.insert(b.into(), y);
+    Value::record(r)
+}
+
+fn count_by(interp: &Rc<Interp>, items: Items, f: &Value) -> Result<Value> {
+    let mut counted: Vec<(Value, i64)> = groups(interp, items, f)?
+        .into_iter()
+        .map(|(k, vs)| (k, vs.len() as i64))
+        .collect();
+    // A stable sort keeps ties in order of first appearance.
+    counted.sort_by_key(|c| std::cmp::Reverse(c.1));
+    Ok(Value::list(
+        counted
+            .into_iter()
+            .map(|(k, n)| pair("key", k, "count", Value::Int(n)))
+            .collect(),
+    ))
+}
+
+fn group_by(interp: &Rc<Interp>, items: Items, f: &Value) -> Result<Value> {
+    let grouped = groups(interp, items, f)?;
+    Ok(Value::list(
+        grouped
+            .into_iter()
+            .map(|(k, vs)| pair("key", k, "items", Value::list(vs)))
+            .collect(),
+    ))
+}

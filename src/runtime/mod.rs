@@ -1,0 +1,19 @@
+//! Floor 2, the runtime: what a checked program is made of and how it runs.
+//! The builtins table, values, the checked program (`hir`) and compiled
+//! contracts — which embed one another, so they share this floor — their
+//! printed and JSON forms, the evaluator (`eval`), validation, and the
+//! line check and counting path over JSON Lines. Imports only `syntax`;
+//! what it needs from above (files, formats, rebuilding a program on a
+//! worker thread) it is handed through traits it owns (`eval::Host`,
+//! `eval::Codec`).
+
+pub mod builtins;
+pub mod contract;
+pub mod counting;
+pub mod eval;
+pub mod hir;
+pub mod json;
+pub mod print;
+pub mod scan;
+pub mod validate;
+pub mod value;

@@ -1,0 +1,1041 @@
+//! Checking one line of JSON against a compiled record contract as it is
+//! read, without building the record.
+//!
+//! Where a pipeline drops the records it validates — `count()` of
+//! `validate(T) | oks()`, `report()` of `validate(T)` — all it needs per
+//! line is what `validate` would make of it. [`LineCheck::verdict`] tells
+//! that in one pass over the bytes: each key is matched to its field by
+//! position, scalars are checked on the token (no string is copied, no
+//! number parsed unless a rule reads it), nested records and lists are
+//! checked the same way, level by level, fields nobody declared are
+//! skipped, and each record's rules run in one reused frame holding only
+//! the fields they read.
+//!
+//! The verdict is one-sided: `Valid` and `Invalid` are what `validate`
+//! would say; `Unsure` sends the line down the ordinary path (decode, then
+//! validate), which also names every failure when they are wanted.
+//!
+//! Where the records are wanted — any other pipeline after
+//! `source(file(…), Json) | validate(T)` — [`LineCheck::validated`] builds
+//! the record of a valid line in the same pass, and the line is decoded
+//! only when it is not valid. The differential tests at the end hold both
+//! to what the ordinary path gives (`session/scan_agreement.rs`: they
+//! need contracts a session has checked).
+
+use std::rc::Rc;
+
+use regex::Regex;
+
+use crate::runtime::contract::{Contract, FieldSpec, RecordShape, RuleSpec, Shape, TypeSpec};
+use crate::runtime::eval::{push_frame, Env, Frame, Interp, Slots};
+use crate::runtime::hir::Expr;
+use crate::runtime::json::{Decoder, Mark, Parsed, Parser};
+use crate::runtime::validate::{check_field, type_matches, Checked, Findings};
+use crate::runtime::value::{Key, Okay, Record, Value};
+use crate::syntax::ast::Severity;
+
+/// Nested records and lists deeper than this are checked the ordinary way
+/// (this also bounds the compiling of a recursive type).
+const MAX_NESTING: usize = 6;
+
+/// A record contract compiled for checking lines.
+pub struct LineCheck {
+    top: RecordCheck,
+    /// Is a line that fails certainly an `err` (see `cannot_raise`)?
+    pub(crate) certain: bool,
+    /// Does validating leave every record as it was read (no defaults to
+    /// fill, at any depth)?
+    keeps_records: bool,
+    /// The fields of the record `validated` builds, reused.
+    built: Vec<(Key, Value)>,
+    /// Can `findings` name every failure (a record of scalar fields whose
+    /// validation cannot raise)?
+    pub(crate) flat: bool,
+    decoder: Decoder,
+}
+
+/// One record shape, compiled: its fields, and the state of the record
+/// being read.
+struct RecordCheck {
+    shape: Held,
+    fields: Vec<FieldCheck>,
+    /// Does `validate` evaluate the warnings here (a declared type's
+    /// record, not an inline one)?
+    warns: bool,
+    /// Per field, the visit it was last seen on (to spot repeated keys).
+    seen: Vec<u32>,
+    visit: u32,
+    /// Undeclared keys seen so far (see `key`).
+    extras: Vec<Key>,
+    /// Per field, whether it failed in the record being read (`findings`).
+    failed: Vec<bool>,
+    /// The rules' frame: slot 0 is `self` (never read: see `new`), then
+    /// each field. Reused from record to record while nothing else holds it.
+    env: Env,
+}
+
+/// How one declared field is checked.
+struct FieldCheck {
+    how: How,
+    /// Does a rule read the field (its value goes into the frame)?
+    read: bool,
+    admits_null: bool,
+    /// Can the name be compared with a key's bytes (`is_plain`)?
+    plain_name: bool,
+    /// The identity of the field's type failure (its own, or that of the
+    /// refinement it is declared as).
+    type_id: Rc<str>,
+}
+
+/// How a value is checked.
+enum How {
+    /// By its token: scalars.
+    Tokens(Tokens),
+    /// As a record, field by field.
+    Record(Box<RecordCheck>),
+    /// As a list, element by element.
+    List(Box<Elements>),
+    /// Decoded, then checked as `validate` checks it (a field only).
+    Value,
+}
+
+/// The elements of a list type.
+struct Elements {
+    how: How,
+    /// Does the element type admit null? (Elements have no null step of
+    /// their own: null is checked against the type like any value.)
+    admits_null: bool,
+}
+
+/// A record shape, held through what owns it.
+enum Held {
+    Declared(Rc<Contract>),
+    Inline(Rc<RecordShape>),
+}
+
+impl Held {
+    fn get(&self) -> Option<&RecordShape> {
+        match self {
+            Held::Declared(c) => c.record(),
+            Held::Inline(shape) => Some(shape),
+        }
+    }
+}
+
+impl How {
+    /// How values of `spec` are checked without decoding them, if they can be.
+    fn of(spec: &TypeSpec, depth: usize) -> Option<How> {
+        if let Some(tokens) = Tokens::of(spec) {
+            return Some(How::Tokens(tokens));
+        }
+        if depth >= MAX_NESTING {
+            return None;
+        }
+        match spec {
+            TypeSpec::Record(shape) => {
+                RecordCheck::new(Held::Inline(shape.clone()), false, depth + 1)
+                    .map(|r| How::Record(Box::new(r)))
+            }
+            TypeSpec::List(elem) => {
+                let how = How::of(elem, depth + 1)?;
+                Some(How::List(Box::new(Elements {
+                    how,
+                    admits_null: type_matches(elem, &Value::Null),
+                })))
+            }
+            TypeSpec::Named(cell) => match &cell.get()?.shape {
+                Shape::Record { .. } => {
+                    let held = Held::Declared(cell.get()?.clone());
+                    RecordCheck::new(held, true, depth + 1).map(|r| How::Record(Box::new(r)))
+                }
+                Shape::Refined { base, rules, .. } if rules.is_empty() => How::of(base, depth),
+                Shape::Refined { .. } => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+/// The JSON tokens a scalar type admits (null is `FieldCheck::admits_null`):
+/// its union members in order, since a value is checked against the first
+/// member whose type it has (language.md §4.8).
+struct Tokens {
+    members: Vec<Member>,
+}
+
+enum Member {
+    Any,
+    Bool,
+    Int,
+    Number,
+    String,
+    /// A string literal type: `"open"`.
+    Literal(Box<str>),
+    /// A `String` refined by `require matches(self, r"…")` rules only,
+    /// with their identities.
+    Matching(Vec<(Rc<Regex>, Rc<str>)>),
+}
+
+impl Tokens {
+    /// The tokens of `spec`, when checking the token is all its validation
+    /// does: no rules but patterns, no nested records or lists.
+    fn of(spec: &TypeSpec) -> Option<Tokens> {
+        let mut members = Vec::new();
+        flatten(spec, &mut members).then_some(Tokens { members })
+    }
+
+    fn admits_string(&self, s: &str) -> bool {
+        self.members.iter().find_map(|m| match m {
+            Member::Any | Member::String => Some(true),
+            Member::Literal(l) if **l == *s => Some(true),
+            Member::Matching(patterns) => Some(patterns.iter().all(|(r, _)| r.is_match(s))),
+            _ => None,
+        }) == Some(true)
+    }
+
+    /// The rules a string breaks (none when it passes); `None` when no
+    /// member has its type.
+    fn string_breaks(&self, s: &str) -> Option<Vec<Rc<str>>> {
+        self.members.iter().find_map(|m| match m {
+            Member::Any | Member::String => Some(Vec::new()),
+            Member::Literal(l) if **l == *s => Some(Vec::new()),
+            Member::Matching(patterns) => Some(
+                patterns
+                    .iter()
+                    .filter(|(r, _)| !r.is_match(s))
+                    .map(|(_, id)| id.clone())
+                    .collect(),
+            ),
+            _ => None,
+        })
+    }
+
+    fn admits_number(&self, text: &str) -> bool {
+        let int = !text.bytes().any(|b| matches!(b, b'.' | b'e' | b'E'));
+        self.members
+            .iter()
+            .any(|m| matches!(m, Member::Any | Member::Number) || matches!(m, Member::Int if int))
+    }
+
+    fn admits_bool(&self) -> bool {
+        self.members
+            .iter()
+            .any(|m| matches!(m, Member::Any | Member::Bool))
+    }
+
+    fn admits_any(&self) -> bool {
+        self.members.iter().any(|m| matches!(m, Member::Any))
+    }
+}
+
+/// Appends the members of `spec` in order; false when one is not decided
+/// by its token.
+fn flatten(spec: &TypeSpec, members: &mut Vec<Member>) -> bool {
+    let member = match spec {
+        TypeSpec::Null => return true,
+        TypeSpec::Any => Member::Any,
+        TypeSpec::Bool => Member::Bool,
+        TypeSpec::Int => Member::Int,
+        TypeSpec::Float => Member::Number,
+        TypeSpec::String => Member::String,
+        TypeSpec::Literal(Value::Str(s)) => Member::Literal(s.as_str().into()),
+        TypeSpec::Union(ms) => return ms.iter().all(|m| flatten(m, members)),
+        TypeSpec::Named(cell) => match cell.get().map(|c| &c.shape) {
+            Some(Shape::Refined { base, rules, .. }) if rules.is_empty() => {
+                return flatten(base, members)
+            }
+            Some(Shape::Refined {
+                base: TypeSpec::String,
+                rules,
+                ..
+            }) => match rules.iter().map(pattern).collect() {
+                Some(patterns) => Member::Matching(patterns),
+                None => return false,
+            },
+            _ => return false,
+        },
+        TypeSpec::Literal(_) | TypeSpec::List(_) | TypeSpec::Map(_) | TypeSpec::Record(_) => {
+            return false
+        }
+    };
+    members.push(member);
+    true
+}
+
+/// The pattern of a `require matches(self, r"…")` rule, with its identity.
+fn pattern(rule: &RuleSpec) -> Option<(Rc<Regex>, Rc<str>)> {
+    match &rule.cond {
+        Expr::Matches { subject, regex, .. }
+            if rule.severity == Severity::Require
+                && matches!(**subject, Expr::Local { depth: 0, slot: 0 }) =>
+        {
+            Some((regex.clone(), rule.id.clone()))
+        }
+        _ => None,
+    }
+}
+
+impl LineCheck {
+    /// The check for `contract`, when it is a record type whose rules do
+    /// not read `self` whole and which claims no unique keys (those depend
+    /// on the records before).
+    pub fn new(contract: &Rc<Contract>) -> Option<LineCheck> {
+        let record = contract.record()?;
+        if !record.uniques.is_empty() {
+            return None;
+        }
+        Some(LineCheck {
+            certain: cannot_raise(record, 0),
+            keeps_records: every_field(record, 0, &|f| f.default.is_none()),
+            built: Vec::new(),
+            flat: false,
+            top: RecordCheck::new(Held::Declared(contract.clone()), true, 0)?,
+            decoder: Decoder::new(),
+        })
+        .map(|mut check| {
+            check.flat = check.certain
+                && check
+                    .top
+                    .fields
+                    .iter()
+                    .all(|f| matches!(f.how, How::Tokens(_)));
+            check
+        })
+    }
+
+    /// The rule and kind of every failure and warning `validate` would find
+    /// in `line`, as [`crate::runtime::validate::findings`] gives them, when they can
+    /// be told without building the record; `None` when the ordinary path
+    /// must tell (the line does not decode, repeats a key, or the contract
+    /// has nested records, defaults or checks).
+    pub fn findings(&mut self, interp: &Rc<Interp>, line: &[u8]) -> Option<Findings> {
+        if !self.flat {
+            return None;
+        }
+        let mut p = object(line, &mut self.decoder)?;
+        let found = self.top.findings(interp, &mut p).ok()?;
+        p.at_end().then_some(found)
+    }
+
+    /// `validate`'s result for `line` — `ok` of the record, built as the
+    /// line is read — when the record is valid with no warnings; `None`
+    /// when the ordinary path must decide. Only for a contract that fills
+    /// no defaults (which would change the record).
+    pub fn validated(&mut self, interp: &Rc<Interp>, line: &[u8]) -> Option<Value> {
+        if !self.keeps_records {
+            return None;
+        }
+        let mut p = object(line, &mut self.decoder)?;
+        let mut fields = std::mem::take(&mut self.built);
+        fields.clear();
+        let read = self.top.read(interp, &mut p, Some(&mut fields));
+        let value = (read.is_ok() && p.at_end()).then(|| {
+            Value::Ok(Rc::new(Okay {
+                value: Value::record(Record::from_distinct(fields.drain(..))),
+                warnings: Vec::new(),
+            }))
+        });
+        self.built = fields;
+        value
+    }
+
+    /// Does validating leave every record as it was read, so that
+    /// `validated` can build it?
+    pub fn keeps_records(&self) -> bool {
+        self.keeps_records
+    }
+
+    /// What `validate` would make of `line`, when that can be told without
+    /// building the record.
+    pub fn verdict(&mut self, interp: &Rc<Interp>, line: &[u8]) -> Verdict {
+        let mut p = Parser::new(line, &mut self.decoder);
+        let outcome = match p.peek_token() {
+            Ok(b'{') => self.top.read(interp, &mut p, None).and_then(|()| {
+                if p.at_end() {
+                    Ok(())
+                } else {
+                    Err(Miss::Invalid)
+                }
+            }),
+            // Not an object: `validate` fails it, or it does not decode.
+            _ => Err(Miss::Invalid),
+        };
+        match outcome {
+            Ok(()) => Verdict::Valid,
+            Err(Miss::Invalid) if self.certain => Verdict::Invalid,
+            Err(_) => Verdict::Unsure,
+        }
+    }
+}
+
+impl RecordCheck {
+    /// `None` when a rule reads `self` whole: the frame would need the
+    /// record itself.
+    fn new(held: Held, warns: bool, depth: usize) -> Option<RecordCheck> {
+        let shape = held.get()?;
+        let rules = || shape.rules.iter().chain(&shape.warns);
+        if rules().any(|r| r.reads_self) {
+            return None;
+        }
+        let mut read = vec![false; shape.fields.len()];
+        for &slot in rules().flat_map(|r| &r.slots) {
+            read[slot as usize] = true;
+        }
+        let fields = shape
+            .fields
+            .iter()
+            .zip(read)
+            .map(|(f, read)| {
+                // A record or list a rule reads is checked, then decoded:
+                // unless nested defaults would change it on the way.
+                let how = match How::of(&f.ty, depth) {
+                    _ if !f.checks.is_empty() => How::Value,
+                    Some(How::Tokens(t)) => How::Tokens(t),
+                    Some(how) if !read || type_cannot_raise(&f.ty, depth) => how,
+                    _ => How::Value,
+                };
+                FieldCheck {
+                    how,
+                    read,
+                    admits_null: f.ty.admits_null(),
+                    plain_name: is_plain(&f.name),
+                    type_id: type_failure_id(f),
+                }
+            })
+            .collect();
+        let n = shape.fields.len();
+        let slots: Slots = std::iter::repeat_n(Value::Absent, n + 1).collect();
+        Some(RecordCheck {
+            shape: held,
+            fields,
+            warns,
+            seen: vec![0; n],
+            visit: 0,
+            extras: Vec::new(),
+            failed: vec![false; n],
+            env: push_frame(&None, slots),
+        })
+    }
+
+    /// Steps 2–5 (and 7 for a declared type) of §4.8 for the object at the
+    /// parser: every field present is checked and those the rules read are
+    /// put in the frame, then the rules run. With `out`, the record's
+    /// fields are built into it as they are read.
+    fn read(
+        &mut self,
+        interp: &Rc<Interp>,
+        p: &mut Parser,
+        mut out: Option<&mut Vec<(Key, Value)>>,
+    ) -> Checking {
+        let RecordCheck {
+            shape: held,
+            fields,
+            warns,
+            seen,
+            visit,
+            extras,
+            env,
+            ..
+        } = self;
+        let Some(shape) = held.get() else {
+            return Err(Miss::Unsure);
+        };
+        let Some(frame) = env.as_mut() else {
+            return Err(Miss::Unsure);
+        };
+        let slots = start_record(fields, seen, visit, frame);
+        p.open()?;
+        let mut next = 0;
+        if p.peek_token()? != b'}' {
+            loop {
+                let mut name = None;
+                let wanted = out.is_some().then_some(&mut name);
+                match key(p, shape, fields, extras, next, wanted)? {
+                    Some(i) => {
+                        if seen[i] == *visit {
+                            // A repeated key: the last value counts.
+                            return Err(Miss::Unsure);
+                        }
+                        seen[i] = *visit;
+                        let spec = &shape.fields[i];
+                        let start = p.mark();
+                        let value = fields[i]
+                            .check(interp, spec, p, out.is_some())
+                            .map_err(|miss| settle(miss, p, start, &spec.name))?;
+                        match (value, out.as_deref_mut()) {
+                            (Some(v), Some(out)) => {
+                                if fields[i].read {
+                                    slots[i + 1] = v.clone();
+                                }
+                                out.push((spec.name.clone(), v));
+                            }
+                            // Not building: a value comes back only for a rule.
+                            (Some(v), None) => slots[i + 1] = v,
+                            (None, _) => {}
+                        }
+                        next = i + 1;
+                    }
+                    None if shape.open => match (name, out.as_deref_mut()) {
+                        (Some(name), Some(out)) => {
+                            if out.iter().any(|(k, _)| *k == name) {
+                                // A repeated key: the last value counts.
+                                return Err(Miss::Unsure);
+                            }
+                            out.push((name, p.value()?));
+                        }
+                        _ => p.skip_value()?,
+                    },
+                    None => return Err(Miss::Invalid),
+                }
+                match p.peek_token()? {
+                    b',' => p.bump(),
+                    b'}' => break,
+                    _ => return Err(Miss::Invalid),
+                }
+            }
+        }
+        p.close();
+        // Fields the record left out: optional ones stay absent, defaults
+        // are filled and checked as `validate` does.
+        for (i, spec) in shape.fields.iter().enumerate() {
+            if seen[i] == *visit {
+                continue;
+            }
+            match &spec.default {
+                Some(d) => {
+                    let v = interp.eval(d, &None).map_err(|_| Miss::Unsure)?;
+                    let v = checked(interp, spec, v.stored())?;
+                    if fields[i].read {
+                        slots[i + 1] = v;
+                    }
+                }
+                None if spec.optional => {}
+                None => return Err(Miss::Invalid),
+            }
+        }
+        rules(interp, shape, env, *warns)
+    }
+}
+
+impl RecordCheck {
+    /// Steps 2–7 of §4.8 for a record of scalar fields, collecting every
+    /// failure (and, when there is none, every warning) as `validate` does.
+    /// A malformed object or a repeated key is `Err`: the ordinary path
+    /// decides those.
+    fn findings(&mut self, interp: &Rc<Interp>, p: &mut Parser) -> Parsed<Findings> {
+        let RecordCheck {
+            shape: held,
+            fields,
+            seen,
+            visit,
+            extras,
+            env,
+            failed,
+            ..
+        } = self;
+        let (Some(shape), Some(frame)) = (held.get(), env.as_mut()) else {
+            return Err(p.give_up());
+        };
+        let slots = start_record(fields, seen, visit, frame);
+        let mut found = Findings {
+            failures: Vec::new(),
+            warnings: Vec::new(),
+        };
+        failed.fill(false);
+        p.open()?;
+        let mut next = 0;
+        if p.peek_token()? != b'}' {
+            loop {
+                let mut name = None;
+                let i = key(p, shape, fields, extras, next, Some(&mut name))
+                    .map_err(|_| p.give_up())?;
+                match i {
+                    Some(i) => {
+                        if seen[i] == *visit {
+                            return Err(p.give_up());
+                        }
+                        seen[i] = *visit;
+                        let spec = &shape.fields[i];
+                        match fields[i].judge(p)? {
+                            Judged::Passed(v) => {
+                                if fields[i].read {
+                                    slots[i + 1] = v;
+                                }
+                            }
+                            Judged::Broke(ids) => {
+                                failed[i] = true;
+                                found.failures.extend(ids);
+                            }
+                            Judged::Null => {
+                                failed[i] = true;
+                                found.failures.push((spec.ids.null.clone(), "null"));
+                            }
+                        }
+                        next = i + 1;
+                    }
+                    None if shape.open => p.skip_value()?,
+                    None => {
+                        let name = name.map(|n| n.to_string()).unwrap_or_default();
+                        let rule: Rc<str> = format!("{}.{name}.extra", owner(held)).into();
+                        if found.failures.iter().any(|(r, _)| *r == rule) {
+                            // A repeated key is one field to `validate`.
+                            return Err(p.give_up());
+                        }
+                        found.failures.push((rule, "extra"));
+                        p.skip_value()?;
+                    }
+                }
+                match p.peek_token()? {
+                    b',' => p.bump(),
+                    b'}' => break,
+                    _ => return Err(p.give_up()),
+                }
+            }
+        }
+        p.close();
+        for (i, spec) in shape.fields.iter().enumerate() {
+            if seen[i] != *visit && !spec.optional {
+                failed[i] = true;
+                found.failures.push((spec.ids.missing.clone(), "missing"));
+            }
+        }
+        let outcome = |r: &RuleSpec| match interp.eval(&r.cond, env) {
+            Ok(Value::Bool(true) | Value::Absent) => None,
+            Ok(Value::Bool(false)) if r.severity == Severity::Warn => Some((r.id.clone(), "warn")),
+            Ok(Value::Bool(false)) => Some((r.id.clone(), "require")),
+            _ => Some((r.id.clone(), "eval")),
+        };
+        for rule in &shape.rules {
+            if !rule.slots.iter().any(|&s| failed[s as usize]) {
+                found.failures.extend(outcome(rule));
+            }
+        }
+        if found.failures.is_empty() {
+            found
+                .warnings
+                .extend(shape.warns.iter().filter_map(outcome));
+        }
+        Ok(found)
+    }
+}
+
+/// What one scalar field's value came to.
+enum Judged {
+    /// It passed (the value, when a rule reads it; else null).
+    Passed(Value),
+    /// It broke these rules: a type failure, or a refinement's rules.
+    Broke(Vec<(Rc<str>, &'static str)>),
+    /// Null where the type does not admit it.
+    Null,
+}
+
+impl FieldCheck {
+    /// Step 3 for a scalar field, naming what fails.
+    fn judge(&self, p: &mut Parser) -> Parsed<Judged> {
+        let How::Tokens(tokens) = &self.how else {
+            return Err(p.give_up());
+        };
+        let byte = p.peek_token()?;
+        let type_failure = || Judged::Broke(vec![(self.type_id.clone(), "type")]);
+        Ok(match byte {
+            b'n' => {
+                p.literal("null", ())?;
+                if self.admits_null {
+                    Judged::Passed(Value::Null)
+                } else {
+                    Judged::Null
+                }
+            }
+            b'"' => {
+                let s = p.string()?;
+                match tokens.string_breaks(&s) {
+                    None => type_failure(),
+                    Some(broken) if broken.is_empty() => Judged::Passed(if self.read {
+                        Value::str(s)
+                    } else {
+                        Value::Null
+                    }),
+                    Some(broken) => {
+                        Judged::Broke(broken.into_iter().map(|id| (id, "require")).collect())
+                    }
+                }
+            }
+            b'-' | b'0'..=b'9' => {
+                let text = p.number_text()?;
+                if !tokens.admits_number(text) {
+                    type_failure()
+                } else if self.read {
+                    Judged::Passed(Value::from_number_text(text))
+                } else {
+                    Judged::Passed(Value::Null)
+                }
+            }
+            b't' | b'f' => {
+                let truth = byte == b't';
+                p.literal(if truth { "true" } else { "false" }, ())?;
+                if tokens.admits_bool() {
+                    Judged::Passed(Value::Bool(truth))
+                } else {
+                    type_failure()
+                }
+            }
+            _ => {
+                p.skip_value()?;
+                if tokens.admits_any() {
+                    Judged::Passed(Value::Null)
+                } else {
+                    type_failure()
+                }
+            }
+        })
+    }
+}
+
+/// The name `validate` gives a record's owner in identities.
+fn owner(held: &Held) -> &str {
+    match held {
+        Held::Declared(c) => &c.name,
+        Held::Inline(_) => "",
+    }
+}
+
+/// The identity of a type failure of field `f`: a field declared as a
+/// refinement with rules fails as that type (`Email.type`), any other as
+/// itself (`T.f.type`).
+fn type_failure_id(f: &FieldSpec) -> Rc<str> {
+    let mut spec = &f.ty;
+    while let TypeSpec::Named(cell) = spec {
+        match cell.get().map(|c| (c, &c.shape)) {
+            Some((_, Shape::Refined { base, rules, .. })) if rules.is_empty() => spec = base,
+            Some((_, Shape::Refined { ids, .. })) => return ids.type_.clone(),
+            _ => break,
+        }
+    }
+    f.ids.type_.clone()
+}
+
+/// A new record visit: counts it (for spotting repeated keys), and clears
+/// the frame slots the rules read, which the record then fills.
+fn start_record<'f>(
+    fields: &[FieldCheck],
+    seen: &mut [u32],
+    visit: &mut u32,
+    frame: &'f mut Rc<Frame>,
+) -> &'f mut Slots {
+    *visit = visit.wrapping_add(1);
+    if *visit == 0 {
+        seen.fill(0);
+        *visit = 1;
+    }
+    let slots = &mut Rc::make_mut(frame).slots;
+    for (i, f) in fields.iter().enumerate() {
+        if f.read {
+            slots[i + 1] = Value::Absent;
+        }
+    }
+    slots
+}
+
+/// A parser over `line` standing on its opening `{`; `None` when the line
+/// holds something else (left to the ordinary path).
+fn object<'a, 'k>(line: &'a [u8], decoder: &'k mut Decoder) -> Option<Parser<'a, 'k>> {
+    let mut p = Parser::new(line, decoder);
+    (p.peek_token().ok()? == b'{').then_some(p)
+}
+
+/// Steps 5 and 7: the rules, in the frame `read` filled. A warning
+/// is left to the ordinary path, which names it.
+fn rules(interp: &Rc<Interp>, shape: &RecordShape, env: &Env, warns: bool) -> Checking {
+    let holds = |r: &RuleSpec| {
+        matches!(
+            interp.eval(&r.cond, env),
+            Ok(Value::Bool(true) | Value::Absent)
+        )
+    };
+    if !shape.rules.iter().all(holds) {
+        return Err(Miss::Invalid);
+    }
+    if warns && !shape.warns.iter().all(holds) {
+        return Err(Miss::Unsure);
+    }
+    Ok(())
+}
+
+impl FieldCheck {
+    /// Step 3 for one field's value: null and type, then its checks.
+    /// Returns the value when a rule reads it or `build` asks for it.
+    fn check(
+        &mut self,
+        interp: &Rc<Interp>,
+        spec: &FieldSpec,
+        p: &mut Parser,
+        build: bool,
+    ) -> Result<Option<Value>, Miss> {
+        let build = build || self.read;
+        if p.peek_token()? == b'n' {
+            p.literal("null", ())?;
+            if !self.admits_null {
+                return Err(Miss::Invalid);
+            }
+            return Ok(build.then_some(Value::Null));
+        }
+        if let How::Value = self.how {
+            // Rules, `validate … with`, values a rule reads: decode the
+            // value, check it as `validate` does.
+            return checked(interp, spec, p.value()?).map(Some);
+        }
+        let start = p.mark();
+        let value = self.how.check(interp, p, build)?;
+        if build && matches!(self.how, How::Record(_) | How::List(_)) {
+            // Checked in place; now read again to be built.
+            p.rewind(start);
+            return Ok(Some(p.value()?));
+        }
+        Ok(value)
+    }
+}
+
+impl How {
+    /// Check the value at the parser (not null); with `build`, return it.
+    fn check(
+        &mut self,
+        interp: &Rc<Interp>,
+        p: &mut Parser,
+        build: bool,
+    ) -> Result<Option<Value>, Miss> {
+        let byte = p.peek_token()?;
+        let tokens = match self {
+            How::Tokens(tokens) => tokens,
+            How::Record(record) if byte == b'{' => {
+                return record.read(interp, p, None).map(|()| None)
+            }
+            How::List(elements) if byte == b'[' => return elements.read(interp, p).map(|()| None),
+            _ => return Err(Miss::Invalid),
+        };
+        Ok(match byte {
+            b'"' => {
+                let s = p.string()?;
+                if !tokens.admits_string(&s) {
+                    return Err(Miss::Invalid);
+                }
+                build.then(|| Value::str(s))
+            }
+            b'-' | b'0'..=b'9' => {
+                let text = p.number_text()?;
+                if !tokens.admits_number(text) {
+                    return Err(Miss::Invalid);
+                }
+                build.then(|| Value::from_number_text(text))
+            }
+            b't' | b'f' if tokens.admits_bool() => {
+                let truth = byte == b't';
+                p.literal(if truth { "true" } else { "false" }, ())?;
+                Some(Value::Bool(truth))
+            }
+            _ if tokens.admits_any() && build => Some(p.value()?),
+            _ if tokens.admits_any() => {
+                p.skip_value()?;
+                None
+            }
+            _ => return Err(Miss::Invalid),
+        })
+    }
+}
+
+impl Elements {
+    /// The list at the parser, element by element.
+    fn read(&mut self, interp: &Rc<Interp>, p: &mut Parser) -> Checking {
+        p.open()?;
+        if p.peek_token()? != b']' {
+            loop {
+                if p.peek_token()? == b'n' {
+                    p.literal("null", ())?;
+                    if !self.admits_null {
+                        return Err(Miss::Invalid);
+                    }
+                } else {
+                    self.how.check(interp, p, false)?;
+                }
+                match p.peek_token()? {
+                    b',' => p.bump(),
+                    b']' => break,
+                    _ => return Err(Miss::Invalid),
+                }
+            }
+        }
+        p.close();
+        Ok(())
+    }
+}
+
+/// What `validate` would make of a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// `ok`, with no warnings.
+    Valid,
+    /// `err`.
+    Invalid,
+    /// Only the ordinary path can tell (a warning, a repeated key, a
+    /// default or check that may raise an error).
+    Unsure,
+}
+
+/// Why a line is not (yet) known to be valid.
+enum Miss {
+    /// `validate` fails it: it breaks a rule, has a field of the wrong
+    /// type, or is not JSON. Certain when nothing in the contract can
+    /// raise a runtime error instead (see `cannot_raise`).
+    Invalid,
+    Unsure,
+}
+
+type Checking = Result<(), Miss>;
+
+/// A field whose value starts at `start` failed. That fails the record
+/// unless the key comes again later in the same object, whose value would
+/// count instead: read on to the object's end to tell.
+fn settle(miss: Miss, p: &mut Parser, start: Mark, name: &str) -> Miss {
+    if let Miss::Unsure = miss {
+        return miss;
+    }
+    p.rewind(start);
+    let named_again = |p: &mut Parser| -> Parsed<bool> {
+        p.skip_value()?;
+        while p.peek_token()? == b',' {
+            p.bump();
+            if p.peek_token()? != b'"' {
+                return Ok(false);
+            }
+            if p.string()? == name {
+                return Ok(true);
+            }
+            p.colon()?;
+            p.skip_value()?;
+        }
+        Ok(false)
+    };
+    match named_again(p) {
+        Ok(true) => Miss::Unsure,
+        // Malformed further on: the line does not decode, which fails too.
+        _ => Miss::Invalid,
+    }
+}
+
+/// JSON that does not decode fails validation.
+impl From<crate::runtime::json::Fault> for Miss {
+    fn from(_: crate::runtime::json::Fault) -> Miss {
+        Miss::Invalid
+    }
+}
+
+/// Can validating against `record` only ever give `ok` or `err`? Defaults
+/// and `validate … with` checks evaluate code that may raise a runtime
+/// error, which stops the program instead.
+fn cannot_raise(record: &RecordShape, depth: usize) -> bool {
+    every_field(record, depth, &|f| {
+        f.default.is_none() && f.checks.is_empty()
+    })
+}
+
+fn type_cannot_raise(spec: &TypeSpec, depth: usize) -> bool {
+    every_field_of(spec, depth, &|f| f.default.is_none() && f.checks.is_empty())
+}
+
+/// Does every field of `record`, and of the records its fields hold at any
+/// depth, satisfy `test`? A type nested deeper than a few levels (or
+/// recursive) counts as failing it.
+fn every_field(record: &RecordShape, depth: usize, test: &dyn Fn(&FieldSpec) -> bool) -> bool {
+    depth < 8
+        && record
+            .fields
+            .iter()
+            .all(|f| test(f) && every_field_of(&f.ty, depth + 1, test))
+}
+
+fn every_field_of(spec: &TypeSpec, depth: usize, test: &dyn Fn(&FieldSpec) -> bool) -> bool {
+    match spec {
+        TypeSpec::List(t) | TypeSpec::Map(t) => every_field_of(t, depth, test),
+        TypeSpec::Record(shape) => every_field(shape, depth, test),
+        TypeSpec::Union(ms) => ms.iter().all(|m| every_field_of(m, depth, test)),
+        TypeSpec::Named(cell) => match cell.get().map(|c| &c.shape) {
+            Some(Shape::Record { record, .. }) => every_field(record, depth, test),
+            Some(Shape::Refined { base, .. }) => depth < 8 && every_field_of(base, depth + 1, test),
+            None => false,
+        },
+        _ => true,
+    }
+}
+
+/// The key at the parser and its `:`, as the position of its declared
+/// field (`None` for an undeclared one, whose name goes to `name` when that
+/// is given). Written with no escapes, a key is found by its bytes: first
+/// the field after the one before (`next`), then the undeclared keys seen
+/// before, then any field of a small record; lines of one file tend to keep
+/// one order and one set of extra fields, and comparing bytes is cheaper
+/// than hashing them. Inlined into each reader: it runs once a key, and a
+/// call here costs the count path several percent.
+#[inline(always)]
+fn key(
+    p: &mut Parser,
+    record: &RecordShape,
+    checks: &[FieldCheck],
+    extras: &mut Vec<Key>,
+    next: usize,
+    name: Option<&mut Option<Key>>,
+) -> Result<Option<usize>, Miss> {
+    if p.peek_token()? != b'"' {
+        return Err(Miss::Invalid);
+    }
+    let plain = |p: &mut Parser, i: usize| match (record.fields.get(i), checks.get(i)) {
+        (Some(f), Some(c)) => c.plain_name && p.eat_plain_string(f.name.as_bytes()),
+        _ => false,
+    };
+    let few = record.fields.len() <= FEW_FIELDS;
+    let found = if plain(p, next) {
+        Some(next)
+    } else if let Some(e) = extras.iter().find(|e| p.eat_plain_string(e.as_bytes())) {
+        if let Some(name) = name {
+            *name = Some(e.clone());
+        }
+        None
+    } else if let Some(i) = (0..record.fields.len()).find(|&i| few && plain(p, i)) {
+        Some(i)
+    } else {
+        let text = p.string()?;
+        let i = record.index.get(&*text).map(|&i| i as usize);
+        if i.is_none() {
+            let key = Key::from(&*text);
+            if extras.len() < MAX_EXTRAS && is_plain(&text) {
+                extras.push(key.clone());
+            }
+            if let Some(name) = name {
+                *name = Some(key);
+            }
+        }
+        i
+    };
+    p.colon()?;
+    Ok(found)
+}
+
+/// Is `name` written in JSON as itself between quotes (no character in
+/// it needs an escape)? Only then can its bytes be compared with a key's.
+fn is_plain(name: &str) -> bool {
+    !name.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20)
+}
+
+/// Up to how many fields a key is looked for by its bytes in every
+/// field before it is hashed.
+const FEW_FIELDS: usize = 16;
+
+/// How many undeclared keys a check remembers.
+const MAX_EXTRAS: usize = 32;
+
+/// The value of a field after `check_field`, when it is clean.
+fn checked(interp: &Rc<Interp>, spec: &FieldSpec, v: Value) -> Result<Value, Miss> {
+    match check_field(interp, spec, v) {
+        Ok(Checked::Clean(v)) => Ok(v),
+        Ok(Checked::Failed) => Err(Miss::Invalid),
+        Ok(Checked::Warned) | Err(_) => Err(Miss::Unsure),
+    }
+}

@@ -1,0 +1,822 @@
+//! Validating one value against a compiled contract (language.md §4.8) and
+//! building failure records exactly as §4.9 fixes them.
+//!
+//! Input: a `Contract`, a value and its origin. Output: `ok(value)` carrying
+//! its warnings, or `err(failure record)` with every failure collected.
+
+use std::rc::Rc;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use smallvec::smallvec;
+
+use crate::runtime::contract::*;
+use crate::runtime::eval::{push_frame, Env, Interp, Origin, Result, Slots};
+use crate::runtime::value::{Key, Okay, Record, Value};
+
+/// One broken check, before it becomes a record.
+struct Failure {
+    rule: Rc<str>,
+    kind: &'static str,
+    path: Option<String>,
+    fields: Vec<Key>,
+    message: String,
+}
+
+/// Keys claimed so far in one pass of a stream, per unique key.
+#[derive(Default)]
+pub struct Uniques {
+    seen: FxHashMap<Rc<str>, FxHashSet<String>>,
+}
+
+/// Validate `value` against `c`: `ok` (with warnings) or `err` (§4.8).
+/// `ok(v)` validates `v`; an `err` passes through unchanged.
+pub fn validate_value(
+    interp: &Rc<Interp>,
+    c: &Rc<Contract>,
+    value: Value,
+    origin: Option<&Origin>,
+    uniques: Option<&mut Uniques>,
+) -> Result<Value> {
+    let value = match value {
+        Value::Ok(ok) => ok.value.clone(),
+        err @ Value::Err(_) => return Ok(err),
+        v => v,
+    };
+    let (run, checked) = Run::contract(interp, c, &value, uniques)?;
+    if run.failures.is_empty() {
+        let warnings = run
+            .warnings
+            .into_iter()
+            .map(|w| failure_value(w, "warning"))
+            .collect();
+        return Ok(Value::Ok(Rc::new(Okay {
+            value: checked,
+            warnings,
+        })));
+    }
+    Ok(Value::err(failure_record(c, origin, value, run.failures)))
+}
+
+/// The rule and kind of each failure and warning validating a value finds
+/// (`validate_value` without building its result, for `report()`).
+pub struct Findings {
+    pub failures: Vec<(Rc<str>, &'static str)>,
+    pub warnings: Vec<(Rc<str>, &'static str)>,
+}
+
+pub fn findings(interp: &Rc<Interp>, c: &Rc<Contract>, value: &Value) -> Result<Findings> {
+    let (run, _) = Run::contract(interp, c, value, None)?;
+    let pairs = |fs: &[Failure]| fs.iter().map(|f| (f.rule.clone(), f.kind)).collect();
+    Ok(Findings {
+        failures: pairs(&run.failures),
+        warnings: pairs(&run.warnings),
+    })
+}
+
+/// What step 3 of §4.8 made of one field's value.
+pub enum Checked {
+    /// It passed, with nested defaults filled.
+    Clean(Value),
+    /// It passed with warnings.
+    Warned,
+    Failed,
+}
+
+/// Step 3 of §4.8 for the value of field `f` of a record, for callers that
+/// check a record field by field (`crate::runtime::scan`).
+pub fn check_field(interp: &Rc<Interp>, f: &FieldSpec, v: Value) -> Result<Checked> {
+    let mut run = Run {
+        interp,
+        failures: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let changed = run.field(f, Some(&v), None)?;
+    Ok(if !run.failures.is_empty() {
+        Checked::Failed
+    } else if !run.warnings.is_empty() {
+        Checked::Warned
+    } else {
+        Checked::Clean(changed.unwrap_or(v))
+    })
+}
+
+struct Run<'a> {
+    interp: &'a Rc<Interp>,
+    failures: Vec<Failure>,
+    warnings: Vec<Failure>,
+}
+
+/// The path of a map's value: `m.key`, or `m["odd key"]` when the key is
+/// not a name.
+fn key_path(path: &str, key: &str) -> String {
+    if crate::syntax::canonical::is_identifier(key) {
+        join_path(Some(path), key)
+    } else {
+        let mut quoted = String::new();
+        crate::syntax::canonical::write_json_string(&mut quoted, key);
+        format!("{path}[{quoted}]")
+    }
+}
+
+fn join_path(prefix: Option<&str>, field: &str) -> String {
+    match prefix {
+        Some(p) if !p.is_empty() => format!("{p}.{field}"),
+        _ => field.to_string(),
+    }
+}
+
+impl<'a> Run<'a> {
+    /// Validate `value` against `c`: the run's findings and the value with
+    /// defaults filled.
+    fn contract(
+        interp: &'a Rc<Interp>,
+        c: &Contract,
+        value: &Value,
+        uniques: Option<&mut Uniques>,
+    ) -> Result<(Run<'a>, Value)> {
+        let mut run = Run {
+            interp,
+            failures: Vec::new(),
+            warnings: Vec::new(),
+        };
+        let checked = match &c.shape {
+            Shape::Record { record, .. } => run.top_record(c, record, value, uniques)?,
+            Shape::Refined { .. } => {
+                run.named(c, value, None, &no_field())?;
+                value.clone()
+            }
+        };
+        Ok((run, checked))
+    }
+
+    fn top_record(
+        &mut self,
+        c: &Contract,
+        shape: &RecordShape,
+        value: &Value,
+        uniques: Option<&mut Uniques>,
+    ) -> Result<Value> {
+        let Value::Record(_) = value else {
+            self.failures.push(Failure {
+                rule: format!("{}.not_record", c.name).into(),
+                kind: "not_record",
+                path: None,
+                fields: vec![],
+                message: format!("{} expects a record, not {}", c.name, value.kind_article()),
+            });
+            return Ok(value.clone());
+        };
+        let (filled, env) = self.record(&c.name, shape, value, None)?;
+        if self.failures.is_empty() {
+            if let (Some(u), Some(frame)) = (uniques, &env) {
+                self.uniques(&c.name, shape, &frame.slots, u);
+            }
+        }
+        if self.failures.is_empty() {
+            self.rules(&shape.warns, &env, &[], None, None);
+        }
+        Ok(filled)
+    }
+
+    /// Steps 2–5 for a record: defaults, fields, extras, require rules.
+    /// Returns the record with defaults and the rules' frame: `self`, then
+    /// each declared field's value (absent when missing).
+    fn record(
+        &mut self,
+        owner: &str,
+        shape: &RecordShape,
+        value: &Value,
+        path: Option<&str>,
+    ) -> Result<(Value, Env)> {
+        let filled = self.fill_defaults(shape, value)?;
+        let Value::Record(r) = &filled else {
+            return Ok((filled, None));
+        };
+        // Which fields failed; allocated only when one does.
+        let mut failed: Vec<bool> = Vec::new();
+        let mut slots = Vec::with_capacity(shape.fields.len() + 1);
+        slots.push(Value::Null);
+        let mut changes: Vec<(Key, Value)> = Vec::new();
+        for (i, field) in shape.fields.iter().enumerate() {
+            let mark = self.failures.len();
+            let v = lookup(r, i, &field.name);
+            let changed = self.field(field, v, path)?;
+            if self.failures.len() > mark {
+                failed.resize(shape.fields.len(), false);
+                failed[i] = true;
+            }
+            slots.push(
+                changed
+                    .clone()
+                    .or_else(|| v.cloned())
+                    .unwrap_or(Value::Absent),
+            );
+            if let Some(new) = changed {
+                changes.push((field.name.clone(), new));
+            }
+        }
+        if !shape.open {
+            self.extras(owner, shape, r, path);
+        }
+        let filled = if changes.is_empty() {
+            filled.clone()
+        } else {
+            let mut rebuilt = (**r).clone();
+            rebuilt.extend(changes);
+            Value::record(rebuilt)
+        };
+        slots[0] = filled.clone();
+        // One frame serves every rule of the record.
+        let env = push_frame(&None, Slots::from_vec(slots));
+        self.rules(&shape.rules, &env, &failed, path, None);
+        Ok((filled, env))
+    }
+
+    fn fill_defaults(&mut self, shape: &RecordShape, value: &Value) -> Result<Value> {
+        let Value::Record(r) = value else {
+            return Ok(value.clone());
+        };
+        let absent = |f: &&FieldSpec| f.default.is_some() && !r.contains_key(&f.name);
+        if !shape.fields.iter().any(|f| absent(&f)) {
+            return Ok(value.clone());
+        }
+        let mut filled = (**r).clone();
+        for f in shape.fields.iter().filter(absent) {
+            if let Some(d) = &f.default {
+                filled.insert(f.name.clone(), self.interp.eval(d, &None)?.stored());
+            }
+        }
+        Ok(Value::record(filled))
+    }
+
+    /// Step 3 for one field: missing, null, type, then its checks. Returns
+    /// the field's value when nested defaults changed it.
+    fn field(
+        &mut self,
+        f: &FieldSpec,
+        v: Option<&Value>,
+        prefix: Option<&str>,
+    ) -> Result<Option<Value>> {
+        // The common case — a scalar of the right type, no checks — needs
+        // no path; build it only when there is more to do.
+        if let Some(v) = v {
+            if f.checks.is_empty() && is_plain(&f.ty) && type_matches(&f.ty, v) {
+                return Ok(None);
+            }
+        }
+        let path = join_path(prefix, &f.name);
+        match v {
+            None if f.optional => {}
+            None => self.fail(
+                &f.ids.missing,
+                "missing",
+                &path,
+                &f.name,
+                format!("required field {path} ({}) is missing", f.ty.describe()),
+            ),
+            Some(Value::Null) if f.ty.admits_null() => {}
+            Some(Value::Null) => self.fail(
+                &f.ids.null,
+                "null",
+                &path,
+                &f.name,
+                format!("field {path} is null; expected {}", f.ty.describe()),
+            ),
+            Some(v) => {
+                let mark = self.failures.len();
+                let changed = self.value(&f.ty, v, &path, &f.ids, &f.name)?;
+                if self.failures.len() == mark {
+                    self.checks(f, v, &path)?;
+                }
+                return Ok(changed);
+            }
+        }
+        Ok(None)
+    }
+
+    fn fail(
+        &mut self,
+        rule: &Rc<str>,
+        kind: &'static str,
+        path: &str,
+        field: &Key,
+        message: String,
+    ) {
+        // The value itself (validated against an alias) has no path.
+        self.failures.push(Failure {
+            rule: rule.clone(),
+            kind,
+            path: (!path.is_empty()).then(|| path.to_string()),
+            fields: field_list(field),
+            message,
+        });
+    }
+
+    /// Does `v` have type `spec`? Type failures name `ids.type_`. Returns
+    /// the value with nested records' defaults filled, when that changed it.
+    fn value(
+        &mut self,
+        spec: &TypeSpec,
+        v: &Value,
+        path: &str,
+        ids: &FieldIds,
+        field: &Key,
+    ) -> Result<Option<Value>> {
+        let type_failure = |run: &mut Self| {
+            run.fail(
+                &ids.type_,
+                "type",
+                path,
+                field,
+                format!("{} must be {}", subject(path), spec.describe()),
+            );
+        };
+        match spec {
+            TypeSpec::List(elem) => match v {
+                Value::List(items) => {
+                    let mut changed: Vec<(usize, Value)> = Vec::new();
+                    for (i, item) in items.iter().enumerate() {
+                        if let Some(new) =
+                            self.value(elem, item, &format!("{path}[{i}]"), ids, field)?
+                        {
+                            changed.push((i, new));
+                        }
+                    }
+                    if !changed.is_empty() {
+                        let mut rebuilt = (**items).clone();
+                        for (i, new) in changed {
+                            rebuilt[i] = new;
+                        }
+                        return Ok(Some(Value::list(rebuilt)));
+                    }
+                }
+                _ => type_failure(self),
+            },
+            TypeSpec::Map(elem) => match v {
+                Value::Record(r) => {
+                    let mut changed: Vec<(Key, Value)> = Vec::new();
+                    for (k, item) in r.iter() {
+                        if let Some(new) = self.value(elem, item, &key_path(path, k), ids, field)? {
+                            changed.push((k.clone(), new));
+                        }
+                    }
+                    if !changed.is_empty() {
+                        let mut rebuilt = (**r).clone();
+                        rebuilt.extend(changed);
+                        return Ok(Some(Value::record(rebuilt)));
+                    }
+                }
+                _ => type_failure(self),
+            },
+            TypeSpec::Record(shape) => match v {
+                Value::Record(_) => {
+                    let owner = ids
+                        .type_
+                        .strip_suffix(".type")
+                        .unwrap_or(&ids.type_)
+                        .to_string();
+                    let (filled, _) = self.record(&owner, shape, v, Some(path))?;
+                    return Ok(replaced(v, filled));
+                }
+                _ => type_failure(self),
+            },
+            TypeSpec::Named(cell) => {
+                if let Some(c) = cell.get() {
+                    if let Shape::Refined { base, rules, .. } = &c.shape {
+                        if rules.is_empty() {
+                            // An alias is another name for its type: the
+                            // field's own identities apply.
+                            return self.value(base, v, path, ids, field);
+                        }
+                    }
+                    if c.record().is_some() && !matches!(v, Value::Record(_)) {
+                        type_failure(self);
+                    } else {
+                        return self.named(c, v, Some(path), field);
+                    }
+                }
+            }
+            TypeSpec::Union(members) => match members.iter().find(|m| type_matches(m, v)) {
+                Some(m) => return self.value(m, v, path, ids, field),
+                None => type_failure(self),
+            },
+            _ if type_matches(spec, v) => {}
+            _ => type_failure(self),
+        }
+        Ok(None)
+    }
+
+    /// A value of a declared type: its own fields and rules, or its
+    /// refinement's base and rules.
+    fn named(
+        &mut self,
+        c: &Contract,
+        v: &Value,
+        path: Option<&str>,
+        field: &Key,
+    ) -> Result<Option<Value>> {
+        match &c.shape {
+            Shape::Record { record, .. } => {
+                let (filled, env) = self.record(&c.name, record, v, path)?;
+                if self.failures.is_empty() {
+                    self.rules(&record.warns, &env, &[], path, None);
+                }
+                Ok(replaced(v, filled))
+            }
+            Shape::Refined { base, rules, ids } => {
+                let mark = self.failures.len();
+                let shown = path.unwrap_or("");
+                let mut changed = None;
+                if matches!(
+                    base,
+                    TypeSpec::Named(_)
+                        | TypeSpec::Union(_)
+                        | TypeSpec::List(_)
+                        | TypeSpec::Map(_)
+                        | TypeSpec::Record(_)
+                ) {
+                    changed = self.value(base, v, shown, ids, field)?;
+                } else if !type_matches(base, v) {
+                    self.failures.push(Failure {
+                        rule: ids.type_.clone(),
+                        kind: "type",
+                        path: path.map(str::to_string),
+                        fields: field_list(field),
+                        message: format!(
+                            "{} must be {} ({})",
+                            subject(shown),
+                            c.name,
+                            base.describe()
+                        ),
+                    });
+                }
+                if self.failures.len() == mark {
+                    let value = changed.clone().unwrap_or_else(|| v.clone());
+                    let env = push_frame(&None, smallvec![value]);
+                    self.rules(rules, &env, &[], path, Some(field));
+                }
+                Ok(changed)
+            }
+        }
+    }
+
+    /// Evaluate a rule in a frame: None when it holds, else (kind, message).
+    fn rule_outcome(&mut self, rule: &RuleSpec, env: &Env) -> Option<(&'static str, String)> {
+        let warn = rule.severity == crate::syntax::ast::Severity::Warn;
+        let broken = || {
+            rule.message
+                .clone()
+                .unwrap_or_else(|| format!("rule {} does not hold", rule.id))
+        };
+        match self.interp.eval(&rule.cond, env) {
+            Ok(Value::Bool(true)) | Ok(Value::Absent) => None,
+            Ok(Value::Bool(false)) => Some((if warn { "warn" } else { "require" }, broken())),
+            Ok(other) => Some((
+                "eval",
+                format!("rule {} gave {}, not a Bool", rule.id, other.kind_article()),
+            )),
+            Err(e) => Some((
+                "eval",
+                format!("rule {} could not be evaluated: {}", rule.id, e.message),
+            )),
+        }
+    }
+
+    /// Steps 5 and 7: rules over the whole record, skipping those that read
+    /// a field which already failed. A refinement's rules name the field
+    /// they were checked at (`field`) instead of the fields they read.
+    fn rules(
+        &mut self,
+        rules: &[RuleSpec],
+        env: &Env,
+        failed: &[bool],
+        path: Option<&str>,
+        field: Option<&Key>,
+    ) {
+        for rule in rules {
+            if rule
+                .slots
+                .iter()
+                .any(|&s| failed.get(s as usize).copied().unwrap_or(false))
+            {
+                continue;
+            }
+            if let Some((kind, mut message)) = self.rule_outcome(rule, env) {
+                // A refinement's rule is checked at a field: say which.
+                if let (Some(_), Some(p)) = (field, path.filter(|p| !p.is_empty())) {
+                    message = format!("{message} (field {p})");
+                }
+                let failure = Failure {
+                    rule: rule.id.clone(),
+                    kind,
+                    path: path.map(str::to_string),
+                    fields: field.map(field_list).unwrap_or_else(|| rule.fields.clone()),
+                    message,
+                };
+                if rule.severity == crate::syntax::ast::Severity::Warn {
+                    self.warnings.push(failure);
+                } else {
+                    self.failures.push(failure);
+                }
+            }
+        }
+    }
+
+    /// `validate field with f`: skipped when the field is absent or null.
+    fn checks(&mut self, f: &FieldSpec, v: &Value, path: &str) -> Result<()> {
+        if matches!(v, Value::Null) {
+            return Ok(());
+        }
+        for check in &f.checks {
+            let func = self.interp.eval(&check.func, &None)?;
+            let (kind, message) = match self.interp.call(&func, smallvec![v.clone()]) {
+                Ok(Value::Bool(true)) => continue,
+                Ok(_) => (
+                    "check",
+                    format!("field {path} fails check {}", check.func_name),
+                ),
+                Err(e) => (
+                    "eval",
+                    format!(
+                        "check {} on field {path} could not run: {}",
+                        check.func_name, e.message
+                    ),
+                ),
+            };
+            self.failures.push(Failure {
+                rule: check.id.clone(),
+                kind,
+                path: Some(path.to_string()),
+                fields: vec![f.name.clone()],
+                message,
+            });
+        }
+        Ok(())
+    }
+
+    fn extras(&mut self, owner: &str, shape: &RecordShape, r: &Record, prefix: Option<&str>) {
+        for key in r.keys().filter(|k| !shape.index.contains_key(*k)) {
+            let path = join_path(prefix, key);
+            self.failures.push(Failure {
+                rule: format!("{owner}.{key}.extra").into(),
+                kind: "extra",
+                path: Some(path.clone()),
+                fields: vec![key.clone()],
+                message: format!("field {path} is not declared in {owner}"),
+            });
+        }
+    }
+
+    /// Step 6: a record claims its keys only when every key is free, so
+    /// a record rejected for one key claims none of the others.
+    fn uniques(&mut self, owner: &str, shape: &RecordShape, slots: &[Value], state: &mut Uniques) {
+        let mut claims = Vec::new();
+        for u in &shape.uniques {
+            let values: Vec<&Value> = u.slots.iter().map(|&s| &slots[s as usize + 1]).collect();
+            if values
+                .iter()
+                .any(|v| matches!(v, Value::Null | Value::Absent))
+            {
+                continue;
+            }
+            let key = values
+                .iter()
+                .map(|v| crate::runtime::json::to_json(v))
+                .collect::<Vec<_>>()
+                .join("\u{1f}");
+            if !state
+                .seen
+                .get(&u.id)
+                .is_some_and(|seen| seen.contains(&key))
+            {
+                claims.push((u.id.clone(), key));
+                continue;
+            }
+            let fields: Vec<Key> = u
+                .slots
+                .iter()
+                .map(|&s| shape.fields[s as usize].name.clone())
+                .collect();
+            let names = fields.iter().map(|f| &**f).collect::<Vec<_>>().join(", ");
+            self.failures.push(Failure {
+                rule: u.id.clone(),
+                kind: "unique",
+                path: None,
+                fields,
+                message: format!(
+                    "the key ({names}) of {owner} was already taken by an earlier record"
+                ),
+            });
+        }
+        if self.failures.is_empty() {
+            for (id, key) in claims {
+                state.seen.entry(id).or_default().insert(key);
+            }
+        }
+    }
+}
+
+/// The value of field `name`, which usually stands at position `hint`
+/// (records of one source tend to keep one order): no hashing then.
+fn lookup<'r>(r: &'r Record, hint: usize, name: &Key) -> Option<&'r Value> {
+    match r.get_index(hint) {
+        Some((k, v)) if Rc::ptr_eq(k, name) || **k == **name => Some(v),
+        _ => r.get(name),
+    }
+}
+
+/// A type whose values are checked by their shape alone: no nested record,
+/// no rules.
+fn is_plain(spec: &TypeSpec) -> bool {
+    match spec {
+        TypeSpec::Any
+        | TypeSpec::Null
+        | TypeSpec::Bool
+        | TypeSpec::Int
+        | TypeSpec::Float
+        | TypeSpec::String => true,
+        TypeSpec::Literal(_) => true,
+        TypeSpec::Union(ms) => ms.iter().all(is_plain),
+        _ => false,
+    }
+}
+
+/// How a message names the value at `path`.
+fn subject(path: &str) -> String {
+    if path.is_empty() {
+        "the value".to_string()
+    } else {
+        format!("field {path}")
+    }
+}
+
+/// `Some(new)` when validating made a new value (defaults were filled).
+fn replaced(old: &Value, new: Value) -> Option<Value> {
+    match (old, &new) {
+        (Value::Record(a), Value::Record(b)) if Rc::ptr_eq(a, b) => None,
+        _ => Some(new),
+    }
+}
+
+thread_local! {
+    static NO_FIELD: Key = Key::from("");
+}
+
+/// The empty field name: a value validated on its own is in no field.
+fn no_field() -> Key {
+    NO_FIELD.with(Key::clone)
+}
+
+fn field_list(field: &Key) -> Vec<Key> {
+    if field.is_empty() {
+        vec![]
+    } else {
+        vec![field.clone()]
+    }
+}
+
+/// Structural match only (no rules): for defaults and union members.
+pub fn type_matches(spec: &TypeSpec, v: &Value) -> bool {
+    match spec {
+        TypeSpec::Any => true,
+        TypeSpec::Null => matches!(v, Value::Null),
+        TypeSpec::Bool => matches!(v, Value::Bool(_)),
+        TypeSpec::Int => v.is_int(),
+        TypeSpec::Float => v.is_number(),
+        TypeSpec::String => matches!(v, Value::Str(_)),
+        TypeSpec::List(t) => {
+            matches!(v, Value::List(items) if items.iter().all(|i| type_matches(t, i)))
+        }
+        TypeSpec::Map(t) => matches!(v, Value::Record(r) if r.values().all(|i| type_matches(t, i))),
+        TypeSpec::Record(shape) => record_matches(shape, v),
+        TypeSpec::Union(ms) => ms.iter().any(|m| type_matches(m, v)),
+        TypeSpec::Literal(l) => crate::runtime::eval::equal(l, v),
+        TypeSpec::Named(cell) => match cell.get().map(|c| &c.shape) {
+            Some(Shape::Record { record, .. }) => record_matches(record, v),
+            Some(Shape::Refined { base, .. }) => type_matches(base, v),
+            None => true,
+        },
+    }
+}
+
+fn record_matches(shape: &RecordShape, v: &Value) -> bool {
+    let Value::Record(r) = v else { return false };
+    let fields_ok = shape.fields.iter().all(|f| match r.get(&f.name) {
+        None => f.optional || f.default.is_some(),
+        Some(v) => type_matches(&f.ty, v),
+    });
+    fields_ok && (shape.open || r.keys().all(|k| shape.index.contains_key(k)))
+}
+
+// ---------------------------------------------------------- failure records
+
+fn failure_value(f: Failure, severity: &str) -> Value {
+    let mut r = Record::default();
+    r.insert("rule".into(), Value::str(&*f.rule));
+    r.insert("kind".into(), Value::str(f.kind));
+    r.insert("path".into(), f.path.map(Value::str).unwrap_or(Value::Null));
+    r.insert(
+        "fields".into(),
+        Value::list(f.fields.iter().map(|k| Value::str(&**k)).collect()),
+    );
+    r.insert("severity".into(), Value::str(severity));
+    r.insert("message".into(), Value::str(f.message));
+    Value::record(r)
+}
+
+fn envelope(
+    ty: Value,
+    version: Value,
+    origin: Option<&Origin>,
+    input: Value,
+    failures: Vec<Value>,
+) -> Value {
+    let mut r = Record::default();
+    r.insert("type".into(), ty);
+    r.insert("version".into(), version);
+    r.insert(
+        "origin".into(),
+        origin.map(Origin::to_value).unwrap_or(Value::Null),
+    );
+    r.insert("input".into(), input);
+    r.insert("failures".into(), Value::list(failures));
+    Value::record(r)
+}
+
+fn failure_record(
+    c: &Contract,
+    origin: Option<&Origin>,
+    input: Value,
+    failures: Vec<Failure>,
+) -> Value {
+    let version = c.version.as_deref().map(Value::str).unwrap_or(Value::Null);
+    let failures = failures
+        .into_iter()
+        .map(|f| failure_value(f, "error"))
+        .collect();
+    envelope(Value::str(&c.name), version, origin, input, failures)
+}
+
+/// The `err` a source yields for a line that does not decode (§4.9).
+pub fn decode_failure(origin: &Origin, raw: String, message: String) -> Value {
+    let message = format!("line {} is not valid JSON: {message}", origin.line);
+    undecodable(origin, raw, message)
+}
+
+/// The `err` of a record that did not decode, with the whole message
+/// (`decode_failure` words it for JSON).
+pub fn undecodable(origin: &Origin, raw: String, message: String) -> Value {
+    let failure = Failure {
+        rule: "decode".into(),
+        kind: "decode",
+        path: None,
+        fields: vec![],
+        message,
+    };
+    Value::err(envelope(
+        Value::Null,
+        Value::Null,
+        Some(origin),
+        Value::str(raw),
+        vec![failure_value(failure, "error")],
+    ))
+}
+
+/// A failure record whose `input` is `received` (a CSV row's text cells,
+/// not their conversions).
+pub fn with_input(failure: &Value, received: Value) -> Value {
+    match failure {
+        Value::Record(r) if r.contains_key("input") => {
+            let mut r = (**r).clone();
+            r.insert("input".into(), received);
+            Value::record(r)
+        }
+        other => other.clone(),
+    }
+}
+
+/// The `failures` list of a failure record.
+pub fn failures_of(record: &Value) -> Vec<Value> {
+    match record {
+        Value::Record(r) => match r.get("failures") {
+            Some(Value::List(items)) => items.to_vec(),
+            _ => vec![],
+        },
+        _ => vec![],
+    }
+}
+
+/// The rule identities of a failure record, in order.
+pub fn failure_rules(record: &Value) -> Vec<String> {
+    failures_of(record)
+        .iter()
+        .filter_map(|f| match f {
+            Value::Record(r) => r.get("rule").and_then(Value::as_str).map(str::to_string),
+            _ => None,
+        })
+        .collect()
+}
+
+pub fn first_rule(record: &Value) -> Option<String> {
+    failure_rules(record).into_iter().next()
+}

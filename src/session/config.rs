@@ -1,0 +1,1303 @@
+//! `hql.toml`: configured sources and targets, and the schema boundary.
+//!
+//! Input: the text of an `hql.toml` and its path (`Config::parse`), or a
+//! folder to search from upward (`Config::find`). Output: a `Config` whose
+//! every key is checked — places resolved against the file's folder, formats
+//! known, enumerated values spelled right — or the first `ConfigError`,
+//! naming the file and the dotted key (`sources.orders.csv.delimiter`).
+//!
+//! The keys are walked by hand over a `toml::Table` rather than through
+//! serde, so that an unknown key is reported with its whole path and a
+//! "did you mean". Ids and columns keep the file's order (the `toml` crate's
+//! `preserve_order`). Nothing here opens a data file:
+//! that is the runtime's, which reports a missing one as `hql::io`.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use indexmap::IndexMap;
+use toml::{Table, Value};
+
+use crate::check::closest;
+use crate::runtime::builtins::Format;
+pub use crate::runtime::eval::io::{Column, CsvOptions, Physical};
+
+/// The file name looked up from a program's folder upward.
+pub const FILE_NAME: &str = "hql.toml";
+
+/// The checked contents of one `hql.toml`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// The `hql.toml` itself, as found or given.
+    pub file: PathBuf,
+    /// The folder holding it: every path in it is relative to this.
+    pub dir: PathBuf,
+    pub sources: IndexMap<String, SourceConfig>,
+    pub targets: IndexMap<String, TargetConfig>,
+}
+
+/// `[sources.ID]`: where records come from and how their columns map onto
+/// the program's field names.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourceConfig {
+    pub id: String,
+    pub place: Place,
+    /// The schema boundary, one entry per renamed or typed field.
+    pub columns: Vec<Column>,
+    /// Meaningful only when `place` is a CSV file; defaults otherwise.
+    pub csv: CsvOptions,
+}
+
+/// `[targets.ID]`: where written records go.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TargetConfig {
+    pub id: String,
+    pub place: Place,
+    /// Meaningful only when `place` is a CSV file; defaults otherwise.
+    pub csv: CsvOptions,
+    /// The fields below are meaningful only when `place` is SQLite (a file
+    /// target is always replaced whole, atomically); the parser refuses
+    /// them on a file so that they are never silently ignored.
+    pub mode: WriteMode,
+    /// Create the table when it does not exist (default true).
+    pub create_table: bool,
+    pub schema: SchemaPolicy,
+}
+
+/// Where a source reads or a target writes.
+///
+/// The format lives with the file: a SQLite place has none, so there is no
+/// placeholder format to misread.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Place {
+    File {
+        /// Joined with the config's folder.
+        path: PathBuf,
+        /// As written in `hql.toml`, for messages.
+        written: String,
+        format: Format,
+    },
+    Sqlite {
+        /// The database file, joined with the config's folder.
+        path: PathBuf,
+        /// As written in `hql.toml`, for messages.
+        written: String,
+        /// Required for a target; a source has exactly one of `table` and
+        /// `query`.
+        table: Option<String>,
+        query: Option<String>,
+    },
+}
+
+impl Place {
+    /// The path as the user wrote it, for messages.
+    pub fn written(&self) -> &str {
+        match self {
+            Place::File { written, .. } | Place::Sqlite { written, .. } => written,
+        }
+    }
+
+    /// The path resolved against the config's folder.
+    pub fn path(&self) -> &Path {
+        match self {
+            Place::File { path, .. } | Place::Sqlite { path, .. } => path,
+        }
+    }
+
+    /// The file format, or `None` for a SQLite place.
+    pub fn format(&self) -> Option<Format> {
+        match self {
+            Place::File { format, .. } => Some(*format),
+            Place::Sqlite { .. } => None,
+        }
+    }
+}
+
+/// `schema = { … }` of a SQLite target: what to do when a batch's shape
+/// drifts from the table's (seed `003`, faucet's `schema:` block).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaPolicy {
+    pub on_drift: OnDrift,
+    /// A lossless widening counts as evolvable (consulted by `evolve` only).
+    pub allow_type_widening: bool,
+    /// What `evolve` does with a change it cannot apply.
+    pub on_incompatible: OnIncompatible,
+    /// May `evolve` drop NOT NULL from a column a batch merely omits? Off by
+    /// default: one batch's omission is no evidence the column is optional.
+    pub relax_nullability_on_missing: bool,
+    /// The target quarantined records go to (a configured JSON file target);
+    /// `None` leaves it to `route`'s `err` target.
+    pub dead_letters: Option<String>,
+}
+
+impl Default for SchemaPolicy {
+    fn default() -> Self {
+        SchemaPolicy {
+            on_drift: OnDrift::default(),
+            allow_type_widening: true,
+            on_incompatible: OnIncompatible::default(),
+            relax_nullability_on_missing: false,
+            dead_letters: None,
+        }
+    }
+}
+
+/// An enumerated config value: the enum, its spellings in `hql.toml`
+/// (`CHOICES`, for parsing and for help) and `name` (for messages).
+macro_rules! config_enum {
+    ($(#[$doc:meta])* $name:ident {
+        $($(#[$vdoc:meta])* $variant:ident = $text:literal),+ $(,)?
+    }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $($(#[$vdoc])* $variant),+
+        }
+
+        impl $name {
+            /// The spellings `hql.toml` accepts.
+            pub const CHOICES: &'static [(&'static str, $name)] =
+                &[$(($text, $name::$variant)),+];
+
+            /// The value as `hql.toml` spells it.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),+
+                }
+            }
+        }
+    };
+}
+
+config_enum! {
+    /// `mode` of a SQLite target.
+    #[derive(Default)]
+    WriteMode {
+        /// Add rows; the default, since losing rows must be asked for.
+        #[default]
+        Append = "append",
+        /// Empty the table, then add rows (in the run's one transaction).
+        Replace = "replace",
+        /// Insert or update on the contract's `unique` key.
+        Upsert = "upsert",
+    }
+}
+
+config_enum! {
+    /// `schema.on_drift`: the policy when a batch's shape differs.
+    #[derive(Default)]
+    OnDrift {
+        /// Report the drift and write unchanged (the default).
+        #[default]
+        Warn = "warn",
+        /// Drop the fields the table has no column for.
+        Ignore = "ignore",
+        /// Stop the run: a runtime error, so the targets are abandoned.
+        Fail = "fail",
+        /// Send drifting records to the dead letters.
+        Quarantine = "quarantine",
+        /// Add columns and widen types, then write.
+        Evolve = "evolve",
+    }
+}
+
+config_enum! {
+    /// `schema.on_incompatible`: what `evolve` does with a narrowing or an
+    /// unrelated type change.
+    #[derive(Default)]
+    OnIncompatible {
+        /// Stop the run (the default).
+        #[default]
+        Fail = "fail",
+        /// Send the offending records to the dead letters.
+        Quarantine = "quarantine",
+    }
+}
+
+/// `columns.F.type`'s spellings: the conversion applied to a cell before
+/// the field's declared HQL type.
+const PHYSICAL: &[(&str, Physical)] = &[
+    ("string", Physical::String),
+    ("int", Physical::Int),
+    ("float", Physical::Float),
+    ("bool", Physical::Bool),
+];
+
+/// `format`'s spellings: lower case, like every other value in the file
+/// (`Format::lookup` takes the language's `Json`/`Csv`).
+const FORMATS: &[(&str, Format)] = &[("json", Format::Json), ("csv", Format::Csv)];
+
+/// Which table of `hql.toml` an id belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    Source,
+    Target,
+}
+
+impl EntryKind {
+    /// The top-level table: `sources` or `targets`.
+    pub fn section(self) -> &'static str {
+        match self {
+            EntryKind::Source => "sources",
+            EntryKind::Target => "targets",
+        }
+    }
+
+    /// The word for one entry, in messages.
+    pub fn noun(self) -> &'static str {
+        match self {
+            EntryKind::Source => "source",
+            EntryKind::Target => "target",
+        }
+    }
+
+    /// A minimal entry to suggest, e.g. `[sources.orders]` with a file.
+    fn example(self, id: &str) -> String {
+        let file = match self {
+            EntryKind::Source => format!("data/{id}.jsonl"),
+            EntryKind::Target => format!("out/{id}.jsonl"),
+        };
+        format!("[{}.{id}]\nfile = \"{file}\"", self.section())
+    }
+}
+
+/// A bad `hql.toml`, or an id it does not configure: a static error (exit 2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    /// The `hql.toml` at fault (or, when none was found, where it would be).
+    pub file: PathBuf,
+    /// The dotted key at fault, e.g. `sources.orders.csv.delimiter`; empty
+    /// when the fault is the whole file.
+    pub key: String,
+    pub message: String,
+    pub help: Option<String>,
+}
+
+impl ConfigError {
+    fn new(file: &Path, key: String, message: String) -> Self {
+        ConfigError {
+            file: file.to_path_buf(),
+            key,
+            message,
+            help: None,
+        }
+    }
+
+    fn with_help(mut self, help: Option<String>) -> Self {
+        self.help = help;
+        self
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: ", self.file.display())?;
+        if !self.key.is_empty() {
+            write!(f, "`{}`: ", self.key)?;
+        }
+        f.write_str(&self.message)?;
+        match &self.help {
+            Some(help) => write!(f, "\nhelp: {help}"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl Config {
+    /// The `hql.toml` nearest `start`, walking up to the root; `None` when
+    /// there is none, which is no error until a program names an id.
+    pub fn find(start: &Path) -> Result<Option<Config>, ConfigError> {
+        let Some(file) = locate(start) else {
+            return Ok(None);
+        };
+        let text = std::fs::read_to_string(&file)
+            .map_err(|e| ConfigError::new(&file, String::new(), format!("cannot read it: {e}")))?;
+        Config::parse(&text, &file).map(Some)
+    }
+
+    /// Checks the text of an `hql.toml`; `file`'s folder is the base of the
+    /// paths inside it.
+    pub fn parse(text: &str, file: &Path) -> Result<Config, ConfigError> {
+        let table: Table = text.parse().map_err(|e| syntax_error(file, text, &e))?;
+        let root = Node::root(file, &table);
+        root.check_keys(&["sources", "targets"])?;
+        let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
+        let sources = parse_entries(&root, EntryKind::Source, |n, id| parse_source(n, id, &dir))?;
+        let targets = parse_entries(&root, EntryKind::Target, |n, id| parse_target(n, id, &dir))?;
+        check_dead_letters(file, &targets)?;
+        Ok(Config {
+            file: file.to_path_buf(),
+            dir,
+            sources,
+            targets,
+        })
+    }
+
+    /// The source a program names in `source("ID")`.
+    pub fn source(&self, id: &str) -> Result<&SourceConfig, ConfigError> {
+        let known = || self.sources.keys().map(String::as_str);
+        self.sources
+            .get(id)
+            .ok_or_else(|| unknown_id(&self.file, EntryKind::Source, id, known))
+    }
+
+    /// The target a program names in `target("ID")`.
+    pub fn target(&self, id: &str) -> Result<&TargetConfig, ConfigError> {
+        let known = || self.targets.keys().map(String::as_str);
+        self.targets
+            .get(id)
+            .ok_or_else(|| unknown_id(&self.file, EntryKind::Target, id, known))
+    }
+
+    /// What to say when a program names an id but `find(start)` found no
+    /// `hql.toml`: the help shows the smallest file that would do.
+    pub fn none_found_error(start: &Path, kind: EntryKind, id: &str) -> ConfigError {
+        let message = format!("no {FILE_NAME} found from {} upward", start.display());
+        let help = format!(
+            "{} `{id}` is configured in {FILE_NAME}; create {} with:\n{}",
+            capitalized(kind.noun()),
+            start.join(FILE_NAME).display(),
+            kind.example(id)
+        );
+        ConfigError::new(&start.join(FILE_NAME), String::new(), message).with_help(Some(help))
+    }
+}
+
+/// The first `hql.toml` in `start` or a folder above it. A relative start
+/// is made absolute first, or the walk would stop at its first component.
+fn locate(start: &Path) -> Option<PathBuf> {
+    let start = if start.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        start
+    };
+    let start = std::path::absolute(start).unwrap_or_else(|_| start.to_path_buf());
+    start
+        .ancestors()
+        .map(|dir| dir.join(FILE_NAME))
+        .find(|file| file.is_file())
+}
+
+/// A TOML syntax error, placed by line and column since there is no key yet.
+fn syntax_error(file: &Path, text: &str, error: &toml::de::Error) -> ConfigError {
+    let reason = error.message().trim_end();
+    let message = match error.span() {
+        Some(span) => {
+            let (line, column) = line_column(text, span.start);
+            format!("invalid TOML at line {line}, column {column}: {reason}")
+        }
+        None => format!("invalid TOML: {reason}"),
+    };
+    ConfigError::new(file, String::new(), message)
+}
+
+/// The 1-based line and column (in characters) of a byte offset.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = text.get(..offset).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, before[line_start..].chars().count() + 1)
+}
+
+fn capitalized(word: &str) -> String {
+    let mut chars = word.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// "did you mean `x`?" for the closest candidates, if any is close.
+fn did_you_mean<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Option<String> {
+    let close = closest(word, candidates);
+    match close.as_slice() {
+        [] => None,
+        [one] => Some(format!("did you mean `{one}`?")),
+        many => Some(format!("did you mean one of {}?", quoted_list(many))),
+    }
+}
+
+fn quoted_list<S: AsRef<str>>(words: &[S]) -> String {
+    words
+        .iter()
+        .map(|w| format!("`{}`", w.as_ref()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// An id the program names but the file does not configure.
+fn unknown_id<'a, I>(file: &Path, kind: EntryKind, id: &str, known: impl Fn() -> I) -> ConfigError
+where
+    I: Iterator<Item = &'a str>,
+{
+    let message = format!("unknown {} `{id}`", kind.noun());
+    let configured: Vec<&str> = known().collect();
+    let help = did_you_mean(id, known()).unwrap_or_else(|| match configured.as_slice() {
+        [] => format!(
+            "{FILE_NAME} configures no {}; add:\n{}",
+            kind.section(),
+            kind.example(id)
+        ),
+        ids => format!("the configured {} are {}", kind.section(), quoted_list(ids)),
+    });
+    ConfigError::new(file, kind.section().to_string(), message).with_help(Some(help))
+}
+
+/// One table of the file being walked, with its dotted key for errors.
+struct Node<'a> {
+    file: &'a Path,
+    key: String,
+    table: &'a Table,
+}
+
+impl<'a> Node<'a> {
+    fn root(file: &'a Path, table: &'a Table) -> Self {
+        Node {
+            file,
+            key: String::new(),
+            table,
+        }
+    }
+
+    /// The dotted key of `name` inside this table (this table's own key
+    /// when `name` is empty).
+    fn key_of(&self, name: &str) -> String {
+        match (self.key.is_empty(), name.is_empty()) {
+            (_, true) => self.key.clone(),
+            (true, false) => name.to_string(),
+            (false, false) => format!("{}.{name}", self.key),
+        }
+    }
+
+    fn error(&self, name: &str, message: impl Into<String>) -> ConfigError {
+        ConfigError::new(self.file, self.key_of(name), message.into())
+    }
+
+    /// Refuses any key outside `known`, suggesting the nearest known one.
+    fn check_keys(&self, known: &[&str]) -> Result<(), ConfigError> {
+        let Some(unknown) = self.table.keys().find(|k| !known.contains(&k.as_str())) else {
+            return Ok(());
+        };
+        let help = did_you_mean(unknown, known.iter().copied())
+            .or_else(|| Some(format!("the keys here are {}", quoted_list(known))));
+        Err(self
+            .error(unknown, format!("unknown key `{unknown}`"))
+            .with_help(help))
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.table.contains_key(name)
+    }
+
+    /// The table at `value`, as a node under `name`.
+    fn node(&self, name: &str, value: &'a Value) -> Result<Node<'a>, ConfigError> {
+        match value {
+            Value::Table(table) => Ok(Node {
+                file: self.file,
+                key: self.key_of(name),
+                table,
+            }),
+            other => Err(self.expected(name, "a table", other)),
+        }
+    }
+
+    fn child(&self, name: &str) -> Result<Option<Node<'a>>, ConfigError> {
+        self.table.get(name).map(|v| self.node(name, v)).transpose()
+    }
+
+    fn string(&self, name: &str) -> Result<Option<&'a str>, ConfigError> {
+        match self.table.get(name) {
+            None => Ok(None),
+            Some(Value::String(s)) if s.is_empty() => Err(self.error(name, "is empty")),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(other) => Err(self.expected(name, "a string", other)),
+        }
+    }
+
+    fn flag(&self, name: &str) -> Result<Option<bool>, ConfigError> {
+        match self.table.get(name) {
+            None => Ok(None),
+            Some(Value::Boolean(b)) => Ok(Some(*b)),
+            Some(other) => Err(self.expected(name, "true or false", other)),
+        }
+    }
+
+    /// An enumerated value: one of `choices`' spellings.
+    fn choice<T: Copy>(&self, name: &str, choices: &[(&str, T)]) -> Result<Option<T>, ConfigError> {
+        let Some(text) = self.string(name)? else {
+            return Ok(None);
+        };
+        if let Some((_, value)) = choices.iter().find(|(spelling, _)| *spelling == text) {
+            return Ok(Some(*value));
+        }
+        let spellings: Vec<&str> = choices.iter().map(|(s, _)| *s).collect();
+        let help = did_you_mean(text, spellings.iter().copied())
+            .unwrap_or_else(|| format!("expected one of {}", quoted_list(&spellings)));
+        Err(self
+            .error(name, format!("unknown value `{text}`"))
+            .with_help(Some(help)))
+    }
+
+    fn expected(&self, name: &str, what: &str, found: &Value) -> ConfigError {
+        self.error(name, format!("expected {what}, found {}", found.type_str()))
+    }
+}
+
+/// `[sources.*]` or `[targets.*]`, each entry parsed by `parse`.
+fn parse_entries<T>(
+    root: &Node,
+    kind: EntryKind,
+    parse: impl Fn(&Node, &str) -> Result<T, ConfigError>,
+) -> Result<IndexMap<String, T>, ConfigError> {
+    let Some(section) = root.child(kind.section())? else {
+        return Ok(IndexMap::new());
+    };
+    let mut entries = IndexMap::new();
+    for (id, value) in section.table {
+        let entry = section.node(id, value)?;
+        entries.insert(id.clone(), parse(&entry, id)?);
+    }
+    Ok(entries)
+}
+
+/// The keys only a SQLite place takes.
+const SQLITE_ONLY: &[&str] = &["table", "query", "mode", "create_table", "schema"];
+
+const SOURCE_KEYS: &[&str] = &[
+    "file", "sqlite", "format", "table", "query", "columns", "csv",
+];
+
+const TARGET_KEYS: &[&str] = &[
+    "file",
+    "sqlite",
+    "format",
+    "csv",
+    "table",
+    "mode",
+    "create_table",
+    "schema",
+];
+
+fn parse_source(node: &Node, id: &str, dir: &Path) -> Result<SourceConfig, ConfigError> {
+    node.check_keys(SOURCE_KEYS)?;
+    let place = parse_place(node, dir, EntryKind::Source)?;
+    Ok(SourceConfig {
+        id: id.to_string(),
+        columns: parse_columns(node)?,
+        csv: parse_csv(node, &place)?,
+        place,
+    })
+}
+
+fn parse_target(node: &Node, id: &str, dir: &Path) -> Result<TargetConfig, ConfigError> {
+    node.check_keys(TARGET_KEYS)?;
+    let place = parse_place(node, dir, EntryKind::Target)?;
+    Ok(TargetConfig {
+        id: id.to_string(),
+        csv: parse_csv(node, &place)?,
+        mode: node.choice("mode", WriteMode::CHOICES)?.unwrap_or_default(),
+        create_table: node.flag("create_table")?.unwrap_or(true),
+        schema: parse_schema(node)?,
+        place,
+    })
+}
+
+/// Exactly one of `file` and `sqlite`, with the keys that go with it.
+fn parse_place(node: &Node, dir: &Path, kind: EntryKind) -> Result<Place, ConfigError> {
+    match (node.string("file")?, node.string("sqlite")?) {
+        (Some(_), Some(_)) => Err(node
+            .error("sqlite", "both `file` and `sqlite` are set")
+            .with_help(Some(format!(
+                "a {} is one place: keep one of them",
+                kind.noun()
+            )))),
+        (None, None) => Err(node
+            .error(
+                "",
+                format!("this {} has no place to read or write", kind.noun()),
+            )
+            .with_help(Some(
+                "add `file = \"PATH\"` or `sqlite = \"PATH\"`".to_string(),
+            ))),
+        (Some(written), None) => parse_file_place(node, dir, written),
+        (None, Some(written)) => parse_sqlite_place(node, dir, written, kind),
+    }
+}
+
+fn parse_file_place(node: &Node, dir: &Path, written: &str) -> Result<Place, ConfigError> {
+    if let Some(key) = SQLITE_ONLY.iter().find(|k| node.has(k)) {
+        return Err(node
+            .error(key, format!("`{key}` applies only to a SQLite place"))
+            .with_help(Some(format!(
+                "this entry is the file `{written}`; `{key}` needs `sqlite = \"PATH\"`"
+            ))));
+    }
+    let format = match node.choice("format", FORMATS)? {
+        Some(format) => format,
+        None => format_from_extension(node, written)?,
+    };
+    Ok(Place::File {
+        path: dir.join(written),
+        written: written.to_string(),
+        format,
+    })
+}
+
+fn format_from_extension(node: &Node, written: &str) -> Result<Format, ConfigError> {
+    Format::from_path(written).ok_or_else(|| {
+        node.error(
+            "file",
+            format!("cannot tell the format of `{written}` from its extension"),
+        )
+        .with_help(Some(
+            "name it .jsonl, .ndjson, .json or .csv, or add `format = \"json\"` or \
+                 `format = \"csv\"`"
+                .to_string(),
+        ))
+    })
+}
+
+fn parse_sqlite_place(
+    node: &Node,
+    dir: &Path,
+    written: &str,
+    kind: EntryKind,
+) -> Result<Place, ConfigError> {
+    if let Some(key) = ["format", "csv"].into_iter().find(|k| node.has(k)) {
+        return Err(node
+            .error(key, format!("`{key}` applies only to a file"))
+            .with_help(Some(format!(
+                "this entry is the SQLite database `{written}`"
+            ))));
+    }
+    let table = node.string("table")?.map(str::to_string);
+    let query = node.string("query")?.map(str::to_string);
+    check_table_or_query(node, kind, table.is_some(), query.is_some())?;
+    Ok(Place::Sqlite {
+        path: dir.join(written),
+        written: written.to_string(),
+        table,
+        query,
+    })
+}
+
+/// A SQLite source reads one table or one query; a target writes a table
+/// (a target has no `query` key, so `check_keys` already refused one).
+fn check_table_or_query(
+    node: &Node,
+    kind: EntryKind,
+    table: bool,
+    query: bool,
+) -> Result<(), ConfigError> {
+    match (kind, table, query) {
+        (EntryKind::Source, true, true) => Err(node
+            .error("query", "both `table` and `query` are set")
+            .with_help(Some("a source reads one table or one query".to_string()))),
+        (EntryKind::Source, false, false) => Err(node
+            .error("", "a SQLite source needs `table` or `query`")
+            .with_help(Some("add `table = \"NAME\"`".to_string()))),
+        (EntryKind::Target, false, _) => Err(node
+            .error("", "a SQLite target needs `table`")
+            .with_help(Some("add `table = \"NAME\"`".to_string()))),
+        _ => Ok(()),
+    }
+}
+
+/// `columns = { FIELD = "External" | { name, type, nullable } }`.
+fn parse_columns(node: &Node) -> Result<Vec<Column>, ConfigError> {
+    let Some(columns) = node.child("columns")? else {
+        return Ok(Vec::new());
+    };
+    let list = columns
+        .table
+        .iter()
+        .map(|(field, value)| parse_column(&columns, field, value))
+        .collect::<Result<Vec<_>, _>>()?;
+    check_distinct_columns(&columns, &list)?;
+    Ok(list)
+}
+
+fn parse_column(columns: &Node, field: &str, value: &Value) -> Result<Column, ConfigError> {
+    let mut column = Column {
+        field: field.to_string(),
+        external: field.to_string(),
+        physical: None,
+        nullable: false,
+    };
+    match value {
+        Value::String(name) if name.is_empty() => Err(columns.error(field, "is empty")),
+        Value::String(name) => {
+            column.external = name.clone();
+            Ok(column)
+        }
+        Value::Table(_) => {
+            let node = columns.node(field, value)?;
+            node.check_keys(&["name", "type", "nullable"])?;
+            if let Some(name) = node.string("name")? {
+                column.external = name.to_string();
+            }
+            column.physical = node.choice("type", PHYSICAL)?;
+            column.nullable = node.flag("nullable")?.unwrap_or(false);
+            Ok(column)
+        }
+        other => Err(columns.expected(
+            field,
+            "a column name or a table { name, type, nullable }",
+            other,
+        )),
+    }
+}
+
+/// Two fields reading one column would make one cell two fields' value:
+/// almost surely a slip of the pen.
+fn check_distinct_columns(columns: &Node, list: &[Column]) -> Result<(), ConfigError> {
+    for (i, column) in list.iter().enumerate() {
+        if let Some(other) = list[..i].iter().find(|c| c.external == column.external) {
+            return Err(columns.error(
+                &column.field,
+                format!(
+                    "column `{}` is already read by the field `{}`",
+                    column.external, other.field
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `csv = { delimiter, quote, header }`, allowed only on a CSV file.
+fn parse_csv(node: &Node, place: &Place) -> Result<CsvOptions, ConfigError> {
+    let Some(csv) = node.child("csv")? else {
+        return Ok(CsvOptions::default());
+    };
+    if place.format() != Some(Format::Csv) {
+        return Err(node
+            .error("csv", "`csv` options apply only to a CSV file")
+            .with_help(Some(format!("`{}` is not read as CSV", place.written()))));
+    }
+    csv.check_keys(&["delimiter", "quote", "header"])?;
+    let defaults = CsvOptions::default();
+    let options = CsvOptions {
+        delimiter: csv_byte(&csv, "delimiter")?.unwrap_or(defaults.delimiter),
+        quote: csv_byte(&csv, "quote")?.unwrap_or(defaults.quote),
+        header: csv.flag("header")?.unwrap_or(defaults.header),
+    };
+    if options.delimiter == options.quote {
+        return Err(csv.error("quote", "the quote is the same character as the delimiter"));
+    }
+    Ok(options)
+}
+
+/// A delimiter or quote: one ASCII character other than a line break, the
+/// only kind the CSV reader can split on.
+fn csv_byte(csv: &Node, name: &str) -> Result<Option<u8>, ConfigError> {
+    let Some(text) = csv.string(name)? else {
+        return Ok(None);
+    };
+    match text.as_bytes() {
+        [byte] if byte.is_ascii() && !matches!(byte, b'\n' | b'\r') => Ok(Some(*byte)),
+        _ => Err(csv
+            .error(name, format!("must be one ASCII character, found {text:?}"))
+            .with_help(Some(format!("for example `{name} = \";\"`")))),
+    }
+}
+
+/// `schema = { on_drift, allow_type_widening, on_incompatible,
+/// relax_nullability_on_missing, dead_letters }`.
+fn parse_schema(node: &Node) -> Result<SchemaPolicy, ConfigError> {
+    let Some(schema) = node.child("schema")? else {
+        return Ok(SchemaPolicy::default());
+    };
+    schema.check_keys(&[
+        "on_drift",
+        "allow_type_widening",
+        "on_incompatible",
+        "relax_nullability_on_missing",
+        "dead_letters",
+    ])?;
+    let defaults = SchemaPolicy::default();
+    Ok(SchemaPolicy {
+        on_drift: schema
+            .choice("on_drift", OnDrift::CHOICES)?
+            .unwrap_or_default(),
+        allow_type_widening: schema
+            .flag("allow_type_widening")?
+            .unwrap_or(defaults.allow_type_widening),
+        on_incompatible: schema
+            .choice("on_incompatible", OnIncompatible::CHOICES)?
+            .unwrap_or_default(),
+        relax_nullability_on_missing: schema
+            .flag("relax_nullability_on_missing")?
+            .unwrap_or(defaults.relax_nullability_on_missing),
+        dead_letters: schema.string("dead_letters")?.map(str::to_string),
+    })
+}
+
+/// `schema.dead_letters` names a configured target that can hold failure
+/// records, which (like `route`'s `err` target) is a JSON file. A target is
+/// never its own dead letters: only a SQLite target has a `schema`.
+fn check_dead_letters(
+    file: &Path,
+    targets: &IndexMap<String, TargetConfig>,
+) -> Result<(), ConfigError> {
+    for target in targets.values() {
+        let Some(id) = &target.schema.dead_letters else {
+            continue;
+        };
+        let fault = match targets.get(id) {
+            None => Some(unknown_id(file, EntryKind::Target, id, || {
+                targets.keys().map(String::as_str)
+            })),
+            Some(letters) => not_json_fault(file, letters),
+        };
+        if let Some(mut fault) = fault {
+            fault.key = format!("targets.{}.schema.dead_letters", target.id);
+            return Err(fault);
+        }
+    }
+    Ok(())
+}
+
+fn not_json_fault(file: &Path, letters: &TargetConfig) -> Option<ConfigError> {
+    if letters.place.format() == Some(Format::Json) {
+        return None;
+    }
+    let message = format!(
+        "the dead letters `{}` are not a JSON file: failure records are written as JSON",
+        letters.id
+    );
+    let help = "name a target with `file = \"PATH.jsonl\"`".to_string();
+    Some(ConfigError::new(file, String::new(), message).with_help(Some(help)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FULL: &str = r#"
+[sources.orders]
+file = "data/orders.csv"
+format = "csv"
+columns = { order_id = "Order ID", amount = { name = "Amount", type = "float", nullable = true } }
+csv = { delimiter = ";", quote = "'", header = false }
+
+[sources.legacy]
+sqlite = "legacy.db"
+query = "select * from t"
+
+[targets.clean_orders]
+file = "out/clean.jsonl"
+
+[targets.dead_orders]
+file = "out/dead.json"
+
+[targets.warehouse]
+sqlite = "out/warehouse.db"
+table = "orders"
+mode = "upsert"
+create_table = false
+schema = { on_drift = "evolve", allow_type_widening = false, on_incompatible = "quarantine", relax_nullability_on_missing = true, dead_letters = "dead_orders" }
+"#;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::parse(text, Path::new("/proj/hql.toml"))
+    }
+
+    fn error(text: &str) -> ConfigError {
+        parse(text).expect_err("the config should be refused")
+    }
+
+    #[test]
+    fn full_example_parses_sources() {
+        let config = parse(FULL).unwrap();
+        assert_eq!(config.dir, Path::new("/proj"));
+        let orders = config.source("orders").unwrap();
+        assert_eq!(
+            orders.place,
+            Place::File {
+                path: PathBuf::from("/proj/data/orders.csv"),
+                written: "data/orders.csv".into(),
+                format: Format::Csv,
+            }
+        );
+        assert_eq!(
+            orders.csv,
+            CsvOptions {
+                delimiter: b';',
+                quote: b'\'',
+                header: false
+            }
+        );
+        let amount = orders.columns.iter().find(|c| c.field == "amount").unwrap();
+        assert_eq!(amount.external, "Amount");
+        assert_eq!(amount.physical, Some(Physical::Float));
+        assert!(amount.nullable);
+        let id = orders
+            .columns
+            .iter()
+            .find(|c| c.field == "order_id")
+            .unwrap();
+        assert_eq!(
+            (id.external.as_str(), id.physical, id.nullable),
+            ("Order ID", None, false)
+        );
+    }
+
+    #[test]
+    fn full_example_parses_sqlite_source_and_targets() {
+        let config = parse(FULL).unwrap();
+        let legacy = config.source("legacy").unwrap();
+        assert_eq!(legacy.place.format(), None);
+        assert!(matches!(&legacy.place,
+            Place::Sqlite { table: None, query: Some(q), .. } if q == "select * from t"));
+        let warehouse = config.target("warehouse").unwrap();
+        assert_eq!(warehouse.place.path(), Path::new("/proj/out/warehouse.db"));
+        assert_eq!(warehouse.mode, WriteMode::Upsert);
+        assert!(!warehouse.create_table);
+        let expected = SchemaPolicy {
+            on_drift: OnDrift::Evolve,
+            allow_type_widening: false,
+            on_incompatible: OnIncompatible::Quarantine,
+            relax_nullability_on_missing: true,
+            dead_letters: Some("dead_orders".into()),
+        };
+        assert_eq!(warehouse.schema, expected);
+        let dead = config.target("dead_orders").unwrap();
+        assert_eq!(dead.place.format(), Some(Format::Json));
+    }
+
+    #[test]
+    fn defaults_fill_what_is_left_out() {
+        let config = parse(
+            "[sources.a]\nfile = \"a.ndjson\"\n[sources.b]\nfile = \"b.CSV\"\n\
+             [targets.t]\nsqlite = \"w.db\"\ntable = \"t\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            config.source("a").unwrap().place.format(),
+            Some(Format::Json)
+        );
+        let b = config.source("b").unwrap();
+        assert_eq!(b.place.format(), Some(Format::Csv));
+        assert_eq!(b.csv, CsvOptions::default());
+        assert_eq!(
+            (b.csv.delimiter, b.csv.quote, b.csv.header),
+            (b',', b'"', true)
+        );
+        assert!(b.columns.is_empty());
+        let t = config.target("t").unwrap();
+        assert_eq!(t.mode, WriteMode::Append);
+        assert!(t.create_table);
+        assert_eq!(t.schema.on_drift, OnDrift::Warn);
+        assert!(t.schema.allow_type_widening);
+        assert_eq!(t.schema.on_incompatible, OnIncompatible::Fail);
+        assert!(!t.schema.relax_nullability_on_missing);
+        assert_eq!(t.schema.dead_letters, None);
+    }
+
+    #[test]
+    fn an_empty_file_configures_nothing() {
+        let config = parse("").unwrap();
+        assert!(config.sources.is_empty() && config.targets.is_empty());
+    }
+
+    #[test]
+    fn a_column_table_without_name_keeps_the_field_name() {
+        let config =
+            parse("[sources.s]\nfile = \"s.csv\"\ncolumns = { n = { type = \"int\" } }").unwrap();
+        let column = &config.source("s").unwrap().columns[0];
+        assert_eq!(column.external, "n");
+        assert_eq!(column.physical, Some(Physical::Int));
+    }
+
+    #[test]
+    fn unknown_key_suggests_the_close_one() {
+        let e = error("[sources.orders]\nfile = \"o.csv\"\nfromat = \"csv\"\n");
+        assert_eq!(e.file, Path::new("/proj/hql.toml"));
+        assert_eq!(e.key, "sources.orders.fromat");
+        assert_eq!(e.message, "unknown key `fromat`");
+        assert_eq!(e.help.as_deref(), Some("did you mean `format`?"));
+    }
+
+    #[test]
+    fn unknown_key_far_from_any_lists_the_keys() {
+        let e = error("[sources.orders]\nfile = \"o.csv\"\n\ncsv = { separator = \";\" }\n");
+        assert_eq!(e.key, "sources.orders.csv.separator");
+        let help = e.help.unwrap();
+        assert!(help.contains("`delimiter`"), "{help}");
+    }
+
+    #[test]
+    fn unknown_top_level_key_is_named() {
+        let e = error("[source.orders]\nfile = \"o.csv\"\n");
+        assert_eq!(e.key, "source");
+        assert_eq!(e.help.as_deref(), Some("did you mean `sources`?"));
+    }
+
+    #[test]
+    fn bad_enum_values_are_refused_with_their_choices() {
+        let e = error("[sources.o]\nfile = \"o.txt\"\nformat = \"Json\"\n");
+        assert_eq!(e.key, "sources.o.format");
+        assert_eq!(e.help.as_deref(), Some("did you mean `json`?"));
+        let e = error(
+            "[targets.w]\nsqlite = \"w.db\"\ntable = \"t\"\nschema = { on_drift = \"explode\" }\n",
+        );
+        assert_eq!(e.key, "targets.w.schema.on_drift");
+        assert_eq!(e.message, "unknown value `explode`");
+        assert_eq!(
+            e.help.as_deref(),
+            Some("expected one of `warn`, `ignore`, `fail`, `quarantine`, `evolve`")
+        );
+    }
+
+    #[test]
+    fn each_enumerated_key_is_checked() {
+        let cases = [
+            ("mode = \"merge\"", "targets.w.mode"),
+            (
+                "schema = { on_incompatible = \"evolve\" }",
+                "targets.w.schema.on_incompatible",
+            ),
+        ];
+        for (line, key) in cases {
+            let e = error(&format!(
+                "[targets.w]\nsqlite = \"w.db\"\ntable = \"t\"\n{line}\n"
+            ));
+            assert_eq!(e.key, key);
+        }
+        let e = error("[sources.s]\nfile = \"s.csv\"\ncolumns = { n = { type = \"integer\" } }");
+        assert_eq!(e.key, "sources.s.columns.n.type");
+        assert!(e.help.unwrap().contains("`int`"));
+    }
+
+    #[test]
+    fn wrong_value_type_names_what_was_expected() {
+        let e = error("[targets.w]\nsqlite = \"w.db\"\ntable = \"t\"\ncreate_table = \"yes\"\n");
+        assert_eq!(e.key, "targets.w.create_table");
+        assert_eq!(e.message, "expected true or false, found string");
+        let e = error("[sources.s]\nfile = 3\n");
+        assert_eq!(e.message, "expected a string, found integer");
+    }
+
+    #[test]
+    fn both_file_and_sqlite_is_refused() {
+        let e = error("[sources.o]\nfile = \"o.csv\"\nsqlite = \"o.db\"\ntable = \"o\"\n");
+        assert_eq!(e.key, "sources.o.sqlite");
+        assert_eq!(e.message, "both `file` and `sqlite` are set");
+    }
+
+    #[test]
+    fn neither_file_nor_sqlite_is_refused() {
+        let e = error("[targets.out]\nformat = \"json\"\n");
+        assert_eq!(e.key, "targets.out");
+        assert!(e.message.contains("no place"), "{}", e.message);
+        assert!(e.help.unwrap().contains("file = "));
+    }
+
+    #[test]
+    fn sqlite_keys_on_a_file_are_refused() {
+        let e = error("[targets.o]\nfile = \"o.jsonl\"\nmode = \"replace\"\n");
+        assert_eq!(e.key, "targets.o.mode");
+        assert_eq!(e.message, "`mode` applies only to a SQLite place");
+        let e = error("[sources.o]\nfile = \"o.jsonl\"\ntable = \"t\"\n");
+        assert_eq!(e.key, "sources.o.table");
+    }
+
+    #[test]
+    fn file_keys_on_sqlite_are_refused() {
+        let e = error("[sources.o]\nsqlite = \"o.db\"\ntable = \"t\"\nformat = \"csv\"\n");
+        assert_eq!(e.key, "sources.o.format");
+        assert_eq!(e.message, "`format` applies only to a file");
+    }
+
+    #[test]
+    fn sqlite_needs_its_table() {
+        let e = error("[targets.w]\nsqlite = \"w.db\"\n");
+        assert_eq!(e.key, "targets.w");
+        assert_eq!(e.message, "a SQLite target needs `table`");
+        let e = error("[sources.s]\nsqlite = \"s.db\"\n");
+        assert_eq!(e.message, "a SQLite source needs `table` or `query`");
+        let e = error("[sources.s]\nsqlite = \"s.db\"\ntable = \"t\"\nquery = \"q\"\n");
+        assert_eq!(e.key, "sources.s.query");
+    }
+
+    #[test]
+    fn unknown_extension_needs_a_format() {
+        let e = error("[sources.o]\nfile = \"o.txt\"\n");
+        assert_eq!(e.key, "sources.o.file");
+        assert!(e.message.contains("`o.txt`"), "{}", e.message);
+        let config = parse("[sources.o]\nfile = \"o.txt\"\nformat = \"csv\"\n").unwrap();
+        assert_eq!(
+            config.source("o").unwrap().place.format(),
+            Some(Format::Csv)
+        );
+    }
+
+    #[test]
+    fn bad_delimiters_are_refused() {
+        for bad in ["\";;\"", "\"\"", "\"é\"", "\"\\n\""] {
+            let e = error(&format!(
+                "[sources.o]\nfile = \"o.csv\"\ncsv = {{ delimiter = {bad} }}\n"
+            ));
+            assert_eq!(e.key, "sources.o.csv.delimiter", "{bad}");
+        }
+        let e = error("[sources.o]\nfile = \"o.csv\"\ncsv = { quote = \",\" }\n");
+        assert_eq!(e.key, "sources.o.csv.quote");
+    }
+
+    #[test]
+    fn csv_options_on_json_are_refused() {
+        let e = error("[sources.o]\nfile = \"o.jsonl\"\ncsv = { header = false }\n");
+        assert_eq!(e.key, "sources.o.csv");
+        assert_eq!(e.message, "`csv` options apply only to a CSV file");
+    }
+
+    #[test]
+    fn two_fields_reading_one_column_are_refused() {
+        let e =
+            error("[sources.o]\nfile = \"o.csv\"\ncolumns = { a = \"X\", b = { name = \"X\" } }\n");
+        assert_eq!(e.key, "sources.o.columns.b");
+        assert!(e.message.contains("`a`"), "{}", e.message);
+    }
+
+    #[test]
+    fn syntax_error_gives_line_and_column() {
+        let e = error("[sources.o]\nfile = \"o.csv\nformat = \"csv\"\n");
+        assert_eq!(e.key, "");
+        assert!(
+            e.message.starts_with("invalid TOML at line 2, column 14: "),
+            "{}",
+            e.message
+        );
+        assert_eq!(e.file, Path::new("/proj/hql.toml"));
+    }
+
+    #[test]
+    fn line_column_counts_from_one() {
+        assert_eq!(line_column("ab\ncdé\nf", 7), (2, 4));
+        assert_eq!(line_column("ab", 0), (1, 1));
+    }
+
+    #[test]
+    fn unknown_id_suggests_a_close_one() {
+        let config = parse(FULL).unwrap();
+        let e = config.source("ordrs").unwrap_err();
+        assert_eq!(e.file, Path::new("/proj/hql.toml"));
+        assert_eq!(e.message, "unknown source `ordrs`");
+        assert_eq!(e.help.as_deref(), Some("did you mean `orders`?"));
+    }
+
+    #[test]
+    fn unknown_id_far_from_any_lists_the_ids() {
+        let config = parse(FULL).unwrap();
+        let e = config.target("zzz").unwrap_err();
+        assert_eq!(e.message, "unknown target `zzz`");
+        assert_eq!(
+            e.help.as_deref(),
+            Some("the configured targets are `clean_orders`, `dead_orders`, `warehouse`")
+        );
+        let e = parse("").unwrap().source("orders").unwrap_err();
+        assert!(e.help.unwrap().contains("[sources.orders]"));
+    }
+
+    #[test]
+    fn dead_letters_must_be_a_configured_json_target() {
+        let warehouse = "[targets.w]\nsqlite = \"w.db\"\ntable = \"t\"\n";
+        let e = error(&format!(
+            "{warehouse}schema = {{ dead_letters = \"dead\" }}\n"
+        ));
+        assert_eq!(e.key, "targets.w.schema.dead_letters");
+        assert_eq!(e.message, "unknown target `dead`");
+        let e = error(&format!(
+            "{warehouse}schema = {{ dead_letters = \"d\" }}\n[targets.d]\nfile = \"d.csv\"\n"
+        ));
+        assert_eq!(e.key, "targets.w.schema.dead_letters");
+        assert!(e.message.contains("not a JSON file"), "{}", e.message);
+        let e = error(&format!("{warehouse}schema = {{ dead_letters = \"w\" }}\n"));
+        assert!(
+            e.message.contains("`w` are not a JSON file"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn display_names_file_key_and_help() {
+        let e = error("[sources.orders]\nfile = \"o.csv\"\nfromat = \"csv\"\n");
+        assert_eq!(
+            e.to_string(),
+            "/proj/hql.toml: `sources.orders.fromat`: unknown key `fromat`\n\
+             help: did you mean `format`?"
+        );
+    }
+
+    #[test]
+    fn none_found_error_shows_a_minimal_table() {
+        let e = Config::none_found_error(Path::new("/proj/app"), EntryKind::Source, "orders");
+        assert_eq!(e.message, "no hql.toml found from /proj/app upward");
+        let help = e.help.unwrap();
+        assert!(
+            help.contains("[sources.orders]\nfile = \"data/orders.jsonl\""),
+            "{help}"
+        );
+    }
+
+    /// A fresh folder under the system's temporary folder, removed on drop.
+    struct TempDir(PathBuf);
+
+    impl TempDir {
+        fn new(name: &str) -> Self {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos();
+            let dir = std::env::temp_dir()
+                .join(format!("hql-config-{name}-{}-{nanos}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            TempDir(dir)
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    #[test]
+    fn find_walks_upward_to_the_nearest_file() {
+        let temp = TempDir::new("find");
+        let deep = temp.0.join("a/b/c");
+        std::fs::create_dir_all(&deep).unwrap();
+        let file = temp.0.join("a").join(FILE_NAME);
+        std::fs::write(&file, "[sources.orders]\nfile = \"data/o.csv\"\n").unwrap();
+        let config = Config::find(&deep).unwrap().expect("found above");
+        assert_eq!(config.file, file);
+        let orders = config.source("orders").unwrap();
+        assert_eq!(orders.place.path(), temp.0.join("a/data/o.csv"));
+        assert_eq!(orders.place.written(), "data/o.csv");
+    }
+
+    #[test]
+    fn find_reports_errors_of_the_file_it_finds() {
+        let temp = TempDir::new("bad");
+        std::fs::write(temp.0.join(FILE_NAME), "[sources.o]\nfiel = \"x\"\n").unwrap();
+        let e = Config::find(&temp.0).unwrap_err();
+        assert_eq!(e.file, temp.0.join(FILE_NAME));
+        assert_eq!(e.key, "sources.o.fiel");
+    }
+
+    #[test]
+    fn find_without_a_file_is_none() {
+        let temp = TempDir::new("none");
+        // The system's temporary folder might itself lie under an hql.toml;
+        // then `find` rightly returns that one, and there is nothing to test.
+        if locate(&std::env::temp_dir()).is_none() {
+            assert_eq!(Config::find(&temp.0).unwrap(), None);
+        } else {
+            assert_eq!(locate(&temp.0), locate(&std::env::temp_dir()));
+        }
+    }
+}

@@ -1,0 +1,345 @@
+//! Rendering every phase's errors as `miette` diagnostics — the one place
+//! where errors become text. Each error keeps its data; here it gets a code,
+//! a message, a labelled span and a help line where the fix is known.
+
+use miette::{
+    GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteDiagnostic, NamedSource, Report,
+    Severity,
+};
+
+use crate::check::{CheckError, CheckWarning};
+use crate::runtime::eval::RuntimeError;
+use crate::runtime::value::article;
+use crate::syntax::ast::Span;
+use crate::syntax::lexer::LexErrorKind;
+use crate::syntax::parser::ParseError;
+use crate::syntax::source::SourceMap;
+
+/// A diagnostic, ready to render.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diag {
+    pub code: &'static str,
+    pub message: String,
+    pub span: Option<Span>,
+    pub label: String,
+    pub help: Option<String>,
+    pub warning: bool,
+}
+
+impl Diag {
+    fn error(
+        code: &'static str,
+        message: impl Into<String>,
+        span: Span,
+        label: impl Into<String>,
+    ) -> Diag {
+        Diag {
+            code,
+            message: message.into(),
+            span: Some(span),
+            label: label.into(),
+            help: None,
+            warning: false,
+        }
+    }
+
+    fn help(mut self, help: impl Into<String>) -> Diag {
+        self.help = Some(help.into());
+        self
+    }
+
+    fn help_opt(mut self, help: Option<String>) -> Diag {
+        self.help = help;
+        self
+    }
+}
+
+impl Diag {
+    /// `import "x.hql"` of a file that cannot be read.
+    pub fn import_missing(path: &str, resolved: &str, reason: &str, span: Span) -> Diag {
+        Diag::error(
+            "hql::import",
+            format!("cannot import `{path}`: {reason}"),
+            span,
+            format!("looked for {resolved}"),
+        )
+        .help("an import's path is relative to the file that imports it")
+    }
+
+    /// A file that imports itself, directly or through others.
+    pub fn import_cycle(path: &str, span: Span) -> Diag {
+        Diag::error(
+            "hql::import_cycle",
+            format!("importing `{path}` makes a cycle"),
+            span,
+            "imported again here",
+        )
+        .help("move the declarations both files need into a third file that both import")
+    }
+
+    /// A `check` whose condition was false or absent (exit status 1).
+    pub fn check_failed(label: &str, span: Span, operands: Option<String>) -> Diag {
+        let detail = operands.unwrap_or_else(|| "the condition does not hold".into());
+        Diag::error(
+            "hql::check_failed",
+            format!("check failed: {label}"),
+            span,
+            detail,
+        )
+    }
+}
+
+fn did_you_mean(candidates: &[String]) -> Option<String> {
+    match candidates {
+        [] => None,
+        [one] => Some(format!("did you mean `{one}`?")),
+        many => Some(format!(
+            "did you mean one of {}?",
+            many.iter()
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+impl From<&ParseError> for Diag {
+    fn from(e: &ParseError) -> Diag {
+        match e {
+            ParseError::Lex(l) => match &l.kind {
+                LexErrorKind::UnexpectedChar => Diag::error("hql::lex", "unexpected character", l.span.clone(), "not part of any token")
+                    .help("comments start with `//`"),
+                LexErrorKind::UnterminatedString => Diag::error("hql::lex", "unterminated string", l.span.clone(), "this string is never closed")
+                    .help("close it with `\"` on the same line"),
+                LexErrorKind::BadEscape(esc) => Diag::error("hql::lex", format!("unknown escape `{esc}`"), l.span.clone(), "here")
+                    .help("the escapes are \\\" \\\\ \\n \\r \\t \\0 \\u{…}; write regexes as raw strings: r\"\\d+\""),
+            },
+            ParseError::Unexpected { found, expected, span, help } => {
+                let label = expected_text(expected);
+                Diag::error("hql::parse", format!("unexpected {found}"), span.clone(), label).help_opt(help.clone())
+            }
+            ParseError::UnexpectedEnd { expected, span } => {
+                Diag::error("hql::parse", "the statement ends too early", span.clone(), expected_text(expected))
+            }
+            ParseError::PipeNotCall { span, help } => {
+                Diag::error("hql::pipe", "the right side of `|` must be a call", span.clone(), "not a call").help(help.clone())
+            }
+        }
+    }
+}
+
+fn expected_text(expected: &[String]) -> String {
+    match expected.len() {
+        0 => "here".into(),
+        1..=6 => format!("expected {}", expected.join(", ")),
+        _ => format!("expected {}, …", expected[..6].join(", ")),
+    }
+}
+
+impl From<&CheckError> for Diag {
+    fn from(e: &CheckError) -> Diag {
+        use CheckError::*;
+        match e {
+            UnknownName { name, span, candidates } => {
+                Diag::error("hql::unknown_name", format!("unknown name `{name}`"), span.clone(), "not declared").help_opt(did_you_mean(candidates))
+            }
+            MemberNotAllowed { member, kind, span } => Diag::error(
+                "hql::member_not_allowed",
+                format!("a `{}` type cannot have {member}", kind.name()),
+                span.clone(),
+                format!("{member} needs a contract kind"),
+            )
+            .help(format!("declare the type as `{}` to give it rules, defaults, checks and unique keys", kind.as_contract().name())),
+            OptionalWithoutMark { field, span } => Diag::error(
+                "hql::optional_without_mark",
+                format!("field `{field}` may be absent or null, and this reads it without `?`"),
+                span.clone(),
+                "may be absent",
+            )
+            .help(format!("write `{field}?`: the rule then holds when `{field}` is absent, or test presence with `{field}? and …`")),
+            DefaultType { field, expected, span } => Diag::error(
+                "hql::default_type",
+                format!("the default of `{field}` does not match its type {expected}"),
+                span.clone(),
+                format!("expected {expected}"),
+            )
+            .help(format!("give `{field}` a default of type {expected}, or change the field's type")),
+            Arity { name, min, max, found, span } => {
+                let takes = if min == max { format!("{min}") } else { format!("{min} to {max}") };
+                let d = Diag::error(
+                    "hql::arity",
+                    format!("`{name}` takes {takes} argument{}, got {found}", if *max == 1 { "" } else { "s" }),
+                    span.clone(),
+                    "in this call",
+                );
+                d.help("in a pipeline `xs | f(a)` the left side is the first argument: it is `f(xs, a)`")
+            }
+            UnknownNamedArg { name, func, span, candidates } => Diag::error(
+                "hql::unknown_named_argument",
+                format!("`{func}` has no parameter named `{name}`"),
+                span.clone(),
+                "unknown",
+            )
+            .help_opt(did_you_mean(candidates)),
+            MissingNamedArg { name, func, span } => Diag::error(
+                "hql::missing_named_argument",
+                format!("`{func}` needs the named argument `{name}`"),
+                span.clone(),
+                "missing",
+            )
+            .help(format!("pass it by name: `{func}(…, {name}: …)`")),
+            WriteResults { span } => Diag::error(
+                "hql::write_results",
+                "`write` takes values, not results",
+                span.clone(),
+                "a stream of `ok`/`err`",
+            )
+            .help("keep the valid records with `oks()`, stop at the first failure with `unwrap()`, or send both to files with `route(ok: …, err: …)`"),
+            RepeatedNamedArg { name, span } => {
+                Diag::error("hql::repeated_named_argument", format!("`{name}` is given twice"), span.clone(), "again here")
+            }
+            IntOutOfRange { span } => Diag::error("hql::int_out_of_range", "integer literal out of range", span.clone(), "beyond 64 bits")
+                .help("an Int is 64 bits; write a Float (`1e20`) for larger numbers"),
+            InvalidRegex { message, span } => {
+                Diag::error("hql::invalid_regex", "invalid regular expression", span.clone(), "does not compile").help(first_line(message))
+            }
+            Duplicate { what, name, span, .. } => {
+                Diag::error("hql::duplicate", format!("{what} `{name}` is declared twice"), span.clone(), "declared again here")
+                    .help("give one of them another name")
+            }
+            NotAType { name, span } => Diag::error("hql::not_a_type", format!("`{name}` is not a declared type"), span.clone(), "expected a type name")
+                .help("declare it first: `type T : DataContract = { … }`, or an alias `type T = String | Null`"),
+            InheritanceCycle { name, span } => {
+                Diag::error("hql::inheritance_cycle", format!("type `{name}` inherits from itself"), span.clone(), "in this cycle")
+            }
+            RedeclaredField { field, parent, span } => Diag::error(
+                "hql::redeclared_field",
+                format!("field `{field}` is already declared by `{parent}`"),
+                span.clone(),
+                "declared again",
+            )
+            .help("a type inherits its parent's fields; remove this one or rename it"),
+            UnknownField { field, ty, span, candidates } => {
+                let owner = if ty.starts_with(char::is_lowercase) { ty.clone() } else { format!("`{ty}`") };
+                Diag::error("hql::unknown_field", format!("{owner} has no field `{field}`"), span.clone(), "not a field").help_opt(did_you_mean(candidates))
+            }
+            NotARecordParent { name, span } => {
+                Diag::error("hql::not_a_record", format!("`{name}` is not a record type"), span.clone(), "cannot inherit from this")
+            }
+            OperandTypes { op, left, right, span } => Diag::error(
+                "hql::operand_types",
+                format!("`{op}` cannot take {} and {}", article(left), article(right)),
+                span.clone(),
+                format!("{left} {op} {right}"),
+            )
+            .help(operand_help(op)),
+            ArgumentType { func, expected, found, span } => Diag::error(
+                "hql::argument_type",
+                format!("`{func}` expects {expected}, not {}", article(found)),
+                span.clone(),
+                format!("{found} here"),
+            ),
+            UsedBeforeLet { name, span, .. } => Diag::error("hql::used_before_let", format!("`{name}` is used before its `let`"), span.clone(), "used here")
+                .help("move the `let` above this line"),
+        }
+    }
+}
+
+fn operand_help(op: &str) -> String {
+    match op {
+        "+" => "`+` adds numbers and joins two strings or two lists; convert with `string(x)` or `int(s)`".into(),
+        "%" => "`%` takes two Ints".into(),
+        _ => "convert one side first: `int(s)`, `float(s)` or `string(x)`".into(),
+    }
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().last().unwrap_or(s).trim().to_string()
+}
+
+impl From<&CheckWarning> for Diag {
+    fn from(w: &CheckWarning) -> Diag {
+        let d = match w {
+            CheckWarning::NeedlessMark { field, span } => Diag::error(
+                "hql::needless_mark",
+                format!("`{field}` is required and not nullable: `?` is not needed"),
+                span.clone(),
+                "always present",
+            )
+            .help(format!("write `{field}`")),
+            CheckWarning::PresenceOfBool { field, span } => Diag::error(
+                "hql::presence_of_bool",
+                format!("`{field}?` tests whether `{field}` is present, not whether it is true"),
+                span.clone(),
+                "a presence test",
+            )
+            .help(format!("to test the value, write `{field}? == true`")),
+        };
+        Diag { warning: true, ..d }
+    }
+}
+
+impl From<&RuntimeError> for Diag {
+    fn from(e: &RuntimeError) -> Diag {
+        let message = match &e.origin {
+            Some(o) => format!("{} (record at {}:{})", e.message, o.source, o.line),
+            None => e.message.clone(),
+        };
+        Diag {
+            code: e.code,
+            message,
+            span: e.span.clone(),
+            label: "here".into(),
+            help: e.help.clone(),
+            warning: false,
+        }
+    }
+}
+
+/// Render a diagnostic against the file its span points into. `color`
+/// only on terminals.
+pub fn render(diag: &Diag, map: &SourceMap, color: bool) -> String {
+    let located = diag.span.as_ref().and_then(|s| map.locate(s));
+    let (name, src, span) = match located {
+        Some((file, span)) => (file.name.as_str(), file.text.as_str(), Some(span)),
+        None => ("", "", None),
+    };
+    let mut d = MietteDiagnostic::new(diag.message.clone())
+        .with_code(diag.code)
+        .with_severity(if diag.warning {
+            Severity::Warning
+        } else {
+            Severity::Error
+        });
+    if let Some(span) = &span {
+        let span = clamp(span, src.len());
+        d = d.with_label(LabeledSpan::new(
+            Some(diag.label.clone()),
+            span.start,
+            span.len(),
+        ));
+    }
+    if let Some(help) = &diag.help {
+        d = d.with_help(help.clone());
+    }
+    let report = Report::new(d).with_source_code(NamedSource::new(name, src.to_string()));
+    let theme = if color {
+        GraphicalTheme::unicode()
+    } else {
+        GraphicalTheme::unicode_nocolor()
+    };
+    let handler = GraphicalReportHandler::new_themed(theme)
+        .with_width(100)
+        .with_wrap_lines(false)
+        .with_links(false);
+    let mut out = String::new();
+    if handler.render_report(&mut out, report.as_ref()).is_err() {
+        out = format!("error[{}]: {}\n", diag.code, diag.message);
+    }
+    out
+}
+
+fn clamp(span: &Span, len: usize) -> Span {
+    let start = span.start.min(len);
+    start..span.end.clamp(start, len)
+}

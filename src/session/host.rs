@@ -1,0 +1,257 @@
+//! The host of the real machine: files, standard input, the environment,
+//! the command line's `--set` parameters and `hql.toml`.
+//!
+//! Targets are written atomically: to a temporary file beside the target,
+//! renamed over it on commit and removed on abandon, so a target is either
+//! its old self or the whole new output, never half of it. A temporary left
+//! by a process that was killed is removed by the next write to its target.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use std::sync::Arc;
+
+use crate::runtime::eval::io::{Boundary, Column, CsvOptions};
+use crate::runtime::eval::{
+    Host, PendingFile, Place, Result, RuntimeError, SourceSpec, TargetSpec,
+};
+use crate::session::config::{self, Config, ConfigError};
+
+/// Files and standard input of the machine `hql` runs on.
+#[derive(Default, Clone)]
+pub struct FsHost {
+    params: HashMap<String, String>,
+    config: Option<Arc<Config>>,
+}
+
+impl FsHost {
+    pub fn new() -> FsHost {
+        FsHost::default()
+    }
+
+    /// `--set name=value` pairs, for `param("name")`.
+    pub fn with_params(mut self, params: HashMap<String, String>) -> FsHost {
+        self.params = params;
+        self
+    }
+
+    /// The `hql.toml` that configures sources and targets by id.
+    pub fn with_config(mut self, config: Option<Config>) -> FsHost {
+        self.config = config.map(Arc::new);
+        self
+    }
+
+    pub fn config(&self) -> Option<&Config> {
+        self.config.as_deref()
+    }
+}
+
+impl Host for FsHost {
+    fn open_file(&self, path: &str) -> io::Result<Box<dyn BufRead>> {
+        let file = File::open(path)?;
+        Ok(Box::new(BufReader::with_capacity(1 << 16, file)))
+    }
+
+    fn stdin(&self) -> Option<Box<dyn BufRead>> {
+        Some(Box::new(io::stdin().lock()))
+    }
+
+    fn open_file_at(&self, path: &str, offset: u64) -> io::Result<Box<dyn BufRead>> {
+        let mut file = File::open(path)?;
+        file.seek(SeekFrom::Start(offset))?;
+        Ok(Box::new(BufReader::with_capacity(1 << 16, file)))
+    }
+
+    /// The length of a regular file: a FIFO or a device has none, so it is
+    /// read once, front to back, and never split or peeked at.
+    fn file_len(&self, path: &str) -> Option<u64> {
+        std::fs::metadata(path)
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| m.len())
+    }
+
+    fn create_file(&self, path: &str) -> io::Result<Box<dyn PendingFile>> {
+        Ok(Box::new(TempFile::create(Path::new(path))?))
+    }
+
+    fn param(&self, name: &str) -> Option<String> {
+        self.params.get(name).cloned()
+    }
+
+    fn env(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok()
+    }
+
+    fn configured_source(&self, id: &str) -> Result<SourceSpec> {
+        let Some(config) = &self.config else {
+            return Err(crate::runtime::eval::no_configuration("source", id));
+        };
+        let source = config.source(id).map_err(config_error)?;
+        let (path, format) = file_place(&source.place, "source", id)?;
+        Ok(SourceSpec {
+            name: id.into(),
+            place: Place::File(path),
+            format,
+            boundary: boundary(&source.columns, &source.csv),
+        })
+    }
+
+    fn configured_target(&self, id: &str) -> Result<TargetSpec> {
+        let Some(config) = &self.config else {
+            return Err(crate::runtime::eval::no_configuration("target", id));
+        };
+        let target = config.target(id).map_err(config_error)?;
+        let (path, format) = file_place(&target.place, "target", id)?;
+        Ok(TargetSpec {
+            name: id.to_string(),
+            array: format.writes_array(&path),
+            path,
+            format,
+            boundary: boundary(&[], &target.csv),
+        })
+    }
+}
+
+/// Temporaries of one process are told apart by a counter.
+static TEMPORARIES: AtomicU64 = AtomicU64::new(0);
+
+/// A target's new contents, in a temporary file beside it.
+struct TempFile {
+    target: PathBuf,
+    temp: PathBuf,
+    out: Option<BufWriter<File>>,
+}
+
+impl TempFile {
+    fn create(target: &Path) -> io::Result<TempFile> {
+        let name = target
+            .file_name()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name"))?;
+        let dir = match target.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let prefix = format!(".{}.hql-tmp-", name.to_string_lossy());
+        remove_stale(&dir, &prefix);
+        let n = TEMPORARIES.fetch_add(1, Ordering::Relaxed);
+        let temp = dir.join(format!("{prefix}{}-{n}", std::process::id()));
+        let file = File::options().write(true).create_new(true).open(&temp)?;
+        Ok(TempFile {
+            target: target.to_path_buf(),
+            temp,
+            out: Some(BufWriter::with_capacity(1 << 16, file)),
+        })
+    }
+
+    fn out(&mut self) -> io::Result<&mut BufWriter<File>> {
+        self.out
+            .as_mut()
+            .ok_or_else(|| io::Error::other("the target is closed"))
+    }
+}
+
+impl Write for TempFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.out()?.write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.out()?.write_all(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out()?.flush()
+    }
+}
+
+impl PendingFile for TempFile {
+    fn commit(mut self: Box<Self>) -> io::Result<()> {
+        let written = self.out.take().map(|out| {
+            let file = out.into_inner().map_err(|e| e.into_error())?;
+            file.sync_all()
+        });
+        let renamed = written
+            .unwrap_or(Ok(()))
+            .and_then(|()| std::fs::rename(&self.temp, &self.target));
+        renamed.map_err(|e| {
+            let _ = std::fs::remove_file(&self.temp);
+            io::Error::new(e.kind(), format!("{}: {e}", self.target.display()))
+        })
+    }
+
+    fn abandon(self: Box<Self>) {
+        // Dropping removes the temporary.
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if self.out.take().is_some() || self.temp.exists() {
+            let _ = std::fs::remove_file(&self.temp);
+        }
+    }
+}
+
+/// Remove the temporaries of `prefix` in `dir` whose process is gone (a
+/// run killed while writing). Where processes cannot be looked up, none is
+/// removed.
+fn remove_stale(dir: &Path, prefix: &str) {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(prefix)) else {
+            continue;
+        };
+        let pid = rest.split('-').next().and_then(|p| p.parse::<u32>().ok());
+        if pid.is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists()) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// A configuration error met while running: `hql::config`.
+pub fn config_error(e: ConfigError) -> RuntimeError {
+    let error = RuntimeError::new(
+        "hql::config",
+        e.to_string().lines().next().unwrap_or("").to_string(),
+    );
+    match e.help {
+        Some(help) => error.with_help(help),
+        None => error,
+    }
+}
+
+/// The path and format of a file place; a SQLite place cannot be read yet.
+fn file_place(
+    place: &config::Place,
+    what: &str,
+    id: &str,
+) -> Result<(String, crate::runtime::builtins::Format)> {
+    match place {
+        config::Place::File { path, format, .. } => {
+            Ok((path.to_string_lossy().into_owned(), *format))
+        }
+        config::Place::Sqlite { .. } => Err(RuntimeError::new(
+            "hql::config",
+            format!("{what} `{id}` is a SQLite database, which this version of hql cannot open"),
+        )
+        .with_help("configure a JSON or CSV file for it")),
+    }
+}
+
+/// The schema boundary of a configured source or target.
+fn boundary(columns: &[Column], csv: &CsvOptions) -> Boundary {
+    Boundary {
+        columns: columns.to_vec(),
+        csv: *csv,
+    }
+}

@@ -1,0 +1,637 @@
+//! A session: `Session::submit(entry text) -> exit status`.
+//!
+//! The standard library first, then entries checked and run one after
+//! another against everything declared before them. `hql run` is a session
+//! of one entry; the REPL and notebooks keep one open. Each entry is its own
+//! named source, so a diagnostic points into the entry it concerns — or back
+//! into the earlier entry that declared a type.
+
+pub mod config;
+pub mod diagnostic;
+pub mod host;
+pub mod prelude;
+#[cfg(test)]
+mod scan_agreement;
+
+use std::io::Write;
+use std::path::{Component, Path, PathBuf};
+use std::rc::Rc;
+
+use crate::check::{check_program, Checked};
+use crate::runtime::builtins::Builtin;
+use crate::runtime::contract::Contract;
+use crate::runtime::eval::{Host, Interp, Outcome, RuntimeError};
+use crate::runtime::print::to_hql;
+use crate::runtime::value::Value;
+use crate::session::diagnostic::{render, Diag};
+use crate::syntax::ast::{Expr, ExprKind, Lit, Module, Span, Stmt};
+use crate::syntax::parser::parse_at;
+use crate::syntax::source::SourceMap;
+
+/// Exit statuses (tooling.md, normative).
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_FAILED: i32 = 1;
+pub const EXIT_STATIC: i32 = 2;
+
+/// Where output goes.
+pub struct Sinks<'a> {
+    pub out: &'a mut dyn Write,
+    pub err: &'a mut dyn Write,
+    pub color: bool,
+}
+
+impl Sinks<'_> {
+    pub fn diag(&mut self, map: &SourceMap, d: &Diag) {
+        let _ = self.out.flush();
+        let _ = write!(self.err, "{}", render(d, map, self.color));
+    }
+}
+
+/// Shows an expression statement's value (`hql run` prints it on a line;
+/// the REPL may draw a table).
+pub type Display<'a> = dyn FnMut(Value, &mut Sinks) -> Result<(), RuntimeError> + 'a;
+
+pub struct Session {
+    host: Rc<dyn Host>,
+    map: SourceMap,
+    /// The standard library, then every declaration and `let` accepted so far.
+    history: Vec<Stmt>,
+    prelude_end: usize,
+    interp: Rc<Interp>,
+    /// Global slots by name, as of the last successful check.
+    names: Vec<(String, u32)>,
+    /// Declared types, as of the last successful check.
+    types: Vec<Rc<Contract>>,
+    /// Every `check` run so far, in order (`hql test` reads them).
+    pub checks: Vec<CheckResult>,
+    /// Threads `count()` and `report()` may use, and how each gets a host.
+    threads: Option<(usize, HostFactory)>,
+}
+
+/// Makes a host on the thread that calls it (hosts are not `Send`).
+pub type HostFactory = std::sync::Arc<dyn Fn() -> Rc<dyn Host> + Send + Sync>;
+
+/// A `check` statement that ran.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckResult {
+    pub label: String,
+    /// `file:line` of the statement.
+    pub place: String,
+    pub passed: bool,
+    /// The condition as written.
+    pub condition: String,
+    /// `left X, right Y` for a failed comparison.
+    pub operands: Option<String>,
+}
+
+impl Session {
+    pub fn new(host: Rc<dyn Host>) -> Session {
+        let mut map = SourceMap::default();
+        let mut loader = Loader::new(&*host, &mut map);
+        for (name, text) in crate::session::prelude::FILES {
+            loader.file(name, text, &mut vec![], true);
+        }
+        // `_`, the last result, is a global like any other.
+        loader.file("<session>", "let _ = null", &mut vec![], true);
+        let prelude = loader.stmts;
+        let prelude_end = map.add("", "");
+        let mut session = Session {
+            interp: Interp::new(host.clone(), crate::formats::codec),
+            host,
+            map,
+            history: Vec::new(),
+            prelude_end,
+            names: Vec::new(),
+            types: Vec::new(),
+            checks: Vec::new(),
+            threads: None,
+        };
+        // The library's `let`s run once, like an entry.
+        let mut quiet = Sinks {
+            out: &mut std::io::sink(),
+            err: &mut std::io::sink(),
+            color: false,
+        };
+        session.run_entry(0, prelude, &mut quiet, &mut |_, _| Ok(()));
+        session
+    }
+
+    /// Let `count()` and `report()` over a validated JSON Lines file use
+    /// `threads` threads, each with a host from `hosts`.
+    pub fn set_threads(&mut self, threads: usize, hosts: HostFactory) {
+        self.threads = Some((threads, hosts));
+    }
+
+    /// Check and run declarations and `let`s (a worker thread rebuilding a
+    /// session); the exit status.
+    pub fn declare(&mut self, stmts: Vec<Stmt>, sinks: &mut Sinks) -> i32 {
+        self.run_entry(usize::MAX, stmts, sinks, &mut |_, _| Ok(()))
+    }
+
+    pub fn interp(&self) -> &Rc<Interp> {
+        &self.interp
+    }
+
+    /// What a worker thread needs before running the entry's statement
+    /// `at`: the declarations so far, the entry's own, and the entry's
+    /// `let`s before that statement.
+    fn parallel_for(&self, entry: &[Stmt], at: usize) -> Option<crate::runtime::eval::Parallel> {
+        let (threads, hosts) = self.threads.clone()?;
+        let user = |s: &&Stmt| crate::check::stmt_start(s) >= self.prelude_end;
+        let mut declarations: Vec<Stmt> = self.history.iter().filter(user).cloned().collect();
+        let mut runs = 0;
+        for stmt in entry {
+            match stmt {
+                Stmt::Type(_) | Stmt::Fn(_) => declarations.push(stmt.clone()),
+                Stmt::Let { .. } if runs < at => declarations.push(stmt.clone()),
+                _ => {}
+            }
+            if matches!(stmt, Stmt::Let { .. } | Stmt::Check { .. } | Stmt::Expr(_)) {
+                runs += 1;
+            }
+        }
+        // Standard input can be read once: a worker rebuilding a `let` or
+        // calling a function that reads it would see something else.
+        if declarations.iter().any(reads_stdin) {
+            return None;
+        }
+        Some(crate::runtime::eval::Parallel {
+            threads,
+            rebuild: std::sync::Arc::new(Declarations {
+                stmts: declarations,
+                hosts,
+            }),
+        })
+    }
+
+    /// Forget every entry; keep the standard library.
+    pub fn reset(&mut self) {
+        let threads = self.threads.take();
+        *self = Session::new(self.host.clone());
+        self.threads = threads;
+    }
+
+    pub fn map(&self) -> &SourceMap {
+        &self.map
+    }
+
+    /// Check an entry against the session without running it.
+    pub fn check(&mut self, name: &str, text: &str, sinks: &mut Sinks) -> Result<Checked, i32> {
+        let files = self.map.files().len();
+        let checked = self
+            .load(name, text, sinks)
+            .and_then(|(base, entry)| self.prepare(base, &entry, sinks));
+        // Nothing of the entry is kept, so neither is its text.
+        self.map.truncate(files);
+        checked.map(|(checked, _)| checked)
+    }
+
+    /// Read an entry (and its imports) into the source map: where its spans
+    /// start, and its statements.
+    fn load(
+        &mut self,
+        name: &str,
+        text: &str,
+        sinks: &mut Sinks,
+    ) -> Result<(usize, Vec<Stmt>), i32> {
+        let mut loader = Loader::new(&*self.host, &mut self.map);
+        let base = loader.map.add("", "");
+        loader.file(name, text, &mut vec![normalize(Path::new(name))], false);
+        let (entry, diags) = (loader.stmts, loader.diags);
+        if diags.is_empty() {
+            return Ok((base, entry));
+        }
+        for d in &diags {
+            sinks.diag(&self.map, d);
+        }
+        Err(EXIT_STATIC)
+    }
+
+    /// Check an entry against the history: the checked program (history and
+    /// entry) and how many of the checked statements are the entry's.
+    fn prepare(
+        &mut self,
+        entry_base: usize,
+        entry: &[Stmt],
+        sinks: &mut Sinks,
+    ) -> Result<(Checked, usize), i32> {
+        let mut stmts = self.history_without_redefined(entry);
+        stmts.extend(entry.iter().cloned());
+        let runs = entry
+            .iter()
+            .filter(|s| matches!(s, Stmt::Let { .. } | Stmt::Check { .. } | Stmt::Expr(_)))
+            .count();
+        let module = Module { stmts };
+        let own = |span: &Span| span.start >= entry_base;
+        match check_program(&module, self.prelude_end) {
+            Ok(checked) => {
+                for w in checked.warnings.iter().filter(|w| own(&w.span())) {
+                    sinks.diag(&self.map, &Diag::from(w));
+                }
+                let first = checked.program.stmts.len() - runs;
+                let unknown = self.unknown_ids(&checked.program.stmts[first..]);
+                for e in &unknown {
+                    sinks.diag(&self.map, &Diag::from(e));
+                }
+                if !unknown.is_empty() {
+                    return Err(EXIT_STATIC);
+                }
+                Ok((checked, runs))
+            }
+            Err(found) => {
+                for w in found.warnings.iter().filter(|w| own(&w.span())) {
+                    sinks.diag(&self.map, &Diag::from(w));
+                }
+                for e in &found.errors {
+                    sinks.diag(&self.map, &Diag::from(e));
+                }
+                Err(EXIT_STATIC)
+            }
+        }
+    }
+
+    /// The history with the entry's redeclared types and functions taken
+    /// out: in a session a later declaration replaces an earlier one. A
+    /// replaced function leaves a `let` of its name behind, so that every
+    /// later global keeps its slot.
+    fn history_without_redefined(&self, entry: &[Stmt]) -> Vec<Stmt> {
+        let declared = |kind: fn(&Stmt) -> Option<&str>| -> Vec<String> {
+            entry.iter().filter_map(kind).map(str::to_string).collect()
+        };
+        let types = declared(|s| match s {
+            Stmt::Type(t) => Some(&t.name.text),
+            _ => None,
+        });
+        let fns = declared(|s| match s {
+            Stmt::Fn(f) => Some(&f.name.text),
+            _ => None,
+        });
+        let user = |span: &Span| span.start >= self.prelude_end;
+        self.history
+            .iter()
+            .filter(
+                |s| !matches!(s, Stmt::Type(t) if user(&t.span) && types.contains(&t.name.text)),
+            )
+            .map(|s| match s {
+                Stmt::Fn(f) if user(&f.span) && fns.contains(&f.name.text) => Stmt::Let {
+                    name: f.name.clone(),
+                    value: Expr::new(ExprKind::Lit(Lit::Null), f.span.clone()),
+                },
+                other => other.clone(),
+            })
+            .collect()
+    }
+
+    /// Check and run one entry; each expression statement's value goes to
+    /// `display`. Returns the exit status (tooling.md).
+    pub fn submit(
+        &mut self,
+        name: &str,
+        text: &str,
+        sinks: &mut Sinks,
+        display: &mut Display,
+    ) -> i32 {
+        match self.load(name, text, sinks) {
+            Ok((base, entry)) => self.run_entry(base, entry, sinks, display),
+            Err(status) => status,
+        }
+    }
+
+    fn run_entry(
+        &mut self,
+        base: usize,
+        entry: Vec<Stmt>,
+        sinks: &mut Sinks,
+        display: &mut Display,
+    ) -> i32 {
+        let (checked, runs) = match self.prepare(base, &entry, sinks) {
+            Ok(p) => p,
+            Err(status) => return status,
+        };
+        let first = checked.program.stmts.len() - runs;
+        self.history = self.history_without_redefined(&entry);
+        self.names = checked.program.names.clone();
+        self.types = checked.types.clone();
+        self.interp.load(&checked.program);
+        let mut status = EXIT_OK;
+        let mut ran = 0;
+        let mut stopped = false;
+        let spans: Vec<Span> = entry.iter().filter_map(runnable_span).collect();
+        for (i, stmt) in checked.program.stmts[first..].iter().enumerate() {
+            self.interp.set_parallel(self.parallel_for(&entry, ran));
+            match self.run_one(stmt, sinks, display) {
+                Ok(true) => {}
+                Ok(false) => status = EXIT_FAILED,
+                Err(e) => {
+                    // An error met while printing a stream has no place of
+                    // its own: the statement's.
+                    let e = match spans.get(i) {
+                        Some(span) => e.at(span),
+                        None => e,
+                    };
+                    sinks.diag(&self.map, &Diag::from(&e));
+                    status = EXIT_FAILED;
+                    stopped = true;
+                    break;
+                }
+            }
+            ran += 1;
+        }
+        // Targets commit when the entry ends, even after a failed `check`;
+        // a runtime error, `unwrap()` or an interrupt leaves them untouched.
+        if stopped {
+            self.interp.abandon_targets();
+        } else if let Err(e) = self.interp.commit_targets() {
+            sinks.diag(&self.map, &Diag::from(&e));
+            status = EXIT_FAILED;
+        }
+        self.remember(entry, ran);
+        let _ = sinks.out.flush();
+        status
+    }
+
+    /// Sources and targets named by id (`source("orders")`, `write("clean")`,
+    /// `route(ok: "a", err: "b")`) that no `hql.toml` configures: static
+    /// errors, found before anything runs.
+    fn unknown_ids(&self, stmts: &[crate::runtime::hir::Stmt]) -> Vec<RuntimeError> {
+        use crate::runtime::hir::{Expr as HExpr, Stmt as HStmt};
+        let mut errors = Vec::new();
+        let mut visit = |e: &HExpr| {
+            let HExpr::Builtin {
+                builtin,
+                args,
+                span,
+            } = e
+            else {
+                return;
+            };
+            let ids = match builtin {
+                Builtin::Source => args.get(..1),
+                Builtin::Write => args.get(1..2),
+                Builtin::Route => args.get(1..3),
+                _ => None,
+            };
+            for arg in ids.unwrap_or_default() {
+                let HExpr::Const(Value::Str(id)) = arg else {
+                    continue;
+                };
+                let known = match builtin {
+                    Builtin::Source => self.host.configured_source(id).err(),
+                    _ => self.host.configured_target(id).err(),
+                };
+                errors.extend(known.map(|e| e.at(span)));
+            }
+        };
+        for stmt in stmts {
+            match stmt {
+                HStmt::Let { value, .. } | HStmt::Expr(value) => value.walk(&mut visit),
+                HStmt::Check(c) => c.cond.walk(&mut visit),
+            }
+        }
+        errors
+    }
+
+    /// Keep the entry's declarations, and the `let`s that ran.
+    fn remember(&mut self, entry: Vec<Stmt>, ran: usize) {
+        let mut runs = 0;
+        for stmt in entry {
+            match stmt {
+                Stmt::Type(_) | Stmt::Fn(_) => self.history.push(stmt),
+                Stmt::Let { .. } => {
+                    if runs < ran {
+                        self.history.push(stmt);
+                    }
+                    runs += 1;
+                }
+                _ => runs += 1,
+            }
+        }
+    }
+
+    fn run_one(
+        &mut self,
+        stmt: &crate::runtime::hir::Stmt,
+        sinks: &mut Sinks,
+        display: &mut Display,
+    ) -> Result<bool, RuntimeError> {
+        let outcome = self.interp.run_stmt(stmt)?;
+        if let crate::runtime::hir::Stmt::Check(c) = stmt {
+            self.record_check(c, &outcome);
+        }
+        match outcome {
+            Outcome::Quiet => Ok(true),
+            Outcome::Value(v) => {
+                if let Some(slot) = self.slot("_") {
+                    self.interp.set_global(slot, v.clone());
+                }
+                display(v, sinks)?;
+                Ok(true)
+            }
+            Outcome::CheckFailed {
+                label,
+                span,
+                operands,
+            } => {
+                let operands =
+                    operands.map(|(l, r)| format!("left {}, right {}", to_hql(&l), to_hql(&r)));
+                sinks.diag(&self.map, &Diag::check_failed(&label, span, operands));
+                Ok(false)
+            }
+        }
+    }
+
+    fn record_check(&mut self, c: &crate::runtime::hir::CheckStmt, outcome: &Outcome) {
+        let text = |span: &Span| match self.map.locate(span) {
+            Some((file, local)) => file.text.get(local).unwrap_or("").to_string(),
+            None => String::new(),
+        };
+        let place = match self.map.locate(&c.span) {
+            Some((file, local)) => format!(
+                "{}:{}",
+                file.name,
+                file.text[..local.start].matches('\n').count() + 1
+            ),
+            None => String::new(),
+        };
+        let (passed, operands) = match outcome {
+            Outcome::CheckFailed { operands, .. } => (
+                false,
+                operands
+                    .as_ref()
+                    .map(|(l, r)| format!("left {}, right {}", to_hql(l), to_hql(r))),
+            ),
+            _ => (true, None),
+        };
+        self.checks.push(CheckResult {
+            label: c.label.clone(),
+            place,
+            passed,
+            condition: text(&c.cond_span),
+            operands,
+        });
+    }
+
+    fn slot(&self, name: &str) -> Option<u32> {
+        self.names.iter().find(|(n, _)| n == name).map(|(_, s)| *s)
+    }
+
+    /// The user's global names and their current values, in declaration order.
+    pub fn vars(&self) -> Vec<(String, Value)> {
+        let mut vars: Vec<(String, u32)> = self
+            .names
+            .iter()
+            .filter(|(n, _)| n != "_" && self.declared_by_user(n))
+            .cloned()
+            .collect();
+        vars.sort_by_key(|(_, slot)| *slot);
+        vars.into_iter()
+            .filter_map(|(n, slot)| Some((n, self.interp.global_value(slot)?)))
+            .collect()
+    }
+
+    fn declared_by_user(&self, name: &str) -> bool {
+        self.history.iter().any(|s| match s {
+            Stmt::Let { name: n, .. } => n.text == name && n.span.start >= self.prelude_end,
+            Stmt::Fn(f) => f.name.text == name && f.span.start >= self.prelude_end,
+            _ => false,
+        })
+    }
+
+    /// Every declared type, the standard library's included.
+    pub fn types(&self) -> &[Rc<Contract>] {
+        &self.types
+    }
+
+    pub fn contract(&self, name: &str) -> Option<Rc<Contract>> {
+        self.types.iter().find(|c| c.name == name).cloned()
+    }
+
+    /// The names in scope at top level: globals and types.
+    pub fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.names.iter().map(|(n, _)| n.clone()).collect();
+        names.extend(self.types.iter().map(|c| c.name.clone()));
+        names
+    }
+}
+
+/// The declarations and `let`s a worker thread rebuilds, and where its host
+/// comes from: the session's side of `count()` and `report()` on several
+/// threads (`eval::Rebuild`).
+struct Declarations {
+    stmts: Vec<Stmt>,
+    hosts: HostFactory,
+}
+
+impl crate::runtime::eval::Rebuild for Declarations {
+    fn rebuild(&self, ty: &str) -> Result<(Rc<Interp>, Rc<Contract>), &'static str> {
+        let mut session = Session::new((self.hosts)());
+        let mut quiet = Sinks {
+            out: &mut std::io::sink(),
+            err: &mut std::io::sink(),
+            color: false,
+        };
+        if session.declare(self.stmts.clone(), &mut quiet) != 0 {
+            return Err("the program's declarations did not load on a worker thread");
+        }
+        let contract = session
+            .contract(ty)
+            .ok_or("the validated type is missing on a worker thread")?;
+        Ok((session.interp().clone(), contract))
+    }
+}
+
+fn reads_stdin(stmt: &Stmt) -> bool {
+    let text = match stmt {
+        Stmt::Let { value, .. } => crate::syntax::canonical::expr_text(value),
+        Stmt::Fn(f) => crate::syntax::canonical::expr_text(&f.body),
+        _ => return false,
+    };
+    text.contains("stdin(")
+}
+
+/// Reads an entry and the files it imports into the session's source map.
+struct Loader<'a> {
+    host: &'a dyn Host,
+    map: &'a mut SourceMap,
+    stmts: Vec<Stmt>,
+    diags: Vec<Diag>,
+    loaded: Vec<PathBuf>,
+}
+
+impl<'a> Loader<'a> {
+    fn new(host: &'a dyn Host, map: &'a mut SourceMap) -> Loader<'a> {
+        Loader {
+            host,
+            map,
+            stmts: Vec::new(),
+            diags: Vec::new(),
+            loaded: Vec::new(),
+        }
+    }
+
+    /// Parse one file; `imported` keeps only its declarations. `stack` holds
+    /// the files being imported, outermost first, to catch cycles.
+    fn file(&mut self, name: &str, text: &str, stack: &mut Vec<PathBuf>, imported: bool) {
+        let base = self.map.add(name, text);
+        let module = match parse_at(text, base) {
+            Ok(m) => m,
+            Err(errors) => return self.diags.extend(errors.iter().map(Diag::from)),
+        };
+        for stmt in module.stmts {
+            match stmt {
+                Stmt::Import { path, span } => self.import(name, &path, span, stack),
+                Stmt::Type(_) | Stmt::Fn(_) | Stmt::Let { .. } => self.stmts.push(stmt),
+                _ if imported => {}
+                other => self.stmts.push(other),
+            }
+        }
+    }
+
+    fn import(&mut self, importer: &str, path: &str, span: Span, stack: &mut Vec<PathBuf>) {
+        let dir = Path::new(importer).parent().unwrap_or(Path::new(""));
+        let full = normalize(&dir.join(path));
+        if stack.contains(&full) {
+            return self.diags.push(Diag::import_cycle(path, span));
+        }
+        if self.loaded.contains(&full) {
+            return;
+        }
+        let shown = full.to_string_lossy().to_string();
+        match self.host.read_source(&shown) {
+            Ok(text) => {
+                self.loaded.push(full.clone());
+                stack.push(full);
+                self.file(&shown, &text, stack, true);
+                stack.pop();
+            }
+            Err(e) => self
+                .diags
+                .push(Diag::import_missing(path, &shown, &e.to_string(), span)),
+        }
+    }
+}
+
+/// `a/./b/../c` → `a/c`, without touching the file system.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir if out.file_name().is_some() => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Where a statement that runs is written (`let`, `check`, an expression).
+fn runnable_span(stmt: &Stmt) -> Option<Span> {
+    match stmt {
+        Stmt::Let { value, .. } => Some(value.span.clone()),
+        Stmt::Check { span, .. } => Some(span.clone()),
+        Stmt::Expr(e) => Some(e.span.clone()),
+        Stmt::Type(_) | Stmt::Fn(_) | Stmt::Import { .. } => None,
+    }
+}

@@ -1,0 +1,457 @@
+//! The differential tests of the line check (`runtime::scan`): what it
+//! says of many lines, valid ones and each of them broken in the ways data
+//! arrives broken, against what the ordinary path (decode, then validate)
+//! says. They sit on the session floor because the contracts they check
+//! against are declared in HQL and checked by a session.
+
+#[cfg(test)]
+mod tests {
+    //! The line check against the ordinary path, over many lines: valid
+    //! ones, and each of them broken in the ways data arrives broken.
+
+    use std::io::BufRead;
+
+    use std::rc::Rc;
+
+    use crate::runtime::contract::Contract;
+    use crate::runtime::eval::{Host, Interp, Tally};
+    use crate::runtime::json::{Decoder, Parser};
+    use crate::runtime::print::to_hql;
+    use crate::runtime::scan::{LineCheck, Verdict};
+    use crate::runtime::validate::{findings, validate_value};
+    use crate::runtime::value::Value;
+    use crate::session::{Session, Sinks};
+
+    struct NoFiles;
+
+    impl Host for NoFiles {
+        fn open_file(&self, path: &str) -> std::io::Result<Box<dyn BufRead>> {
+            Err(std::io::Error::other(format!("no file {path} here")))
+        }
+
+        fn stdin(&self) -> Option<Box<dyn BufRead>> {
+            None
+        }
+    }
+
+    fn session(declarations: &str) -> Session {
+        let mut session = Session::new(Rc::new(NoFiles));
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let mut sinks = Sinks {
+            out: &mut out,
+            err: &mut err,
+            color: false,
+        };
+        let status = session.submit("decl.hql", declarations, &mut sinks, &mut |_, _| Ok(()));
+        assert_eq!(status, 0, "{}", String::from_utf8_lossy(&err));
+        session
+    }
+
+    /// What the ordinary path makes of a line.
+    #[derive(Debug, PartialEq)]
+    enum Outcome {
+        Clean,
+        Warned,
+        Failed,
+        Raised,
+    }
+
+    fn ordinary(interp: &Rc<Interp>, c: &Rc<Contract>, line: &str) -> Outcome {
+        let Ok(v) = Decoder::new().decode(line.as_bytes()) else {
+            return Outcome::Failed;
+        };
+        match validate_value(interp, c, v, None, None) {
+            Ok(Value::Ok(ok)) if ok.warnings.is_empty() => Outcome::Clean,
+            Ok(Value::Ok(_)) => Outcome::Warned,
+            Ok(_) => Outcome::Failed,
+            Err(_) => Outcome::Raised,
+        }
+    }
+
+    /// A small deterministic generator (xorshift).
+    struct Dice(u64);
+
+    impl Dice {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n as u64) as usize
+        }
+    }
+
+    /// Values that stand in for a field's value when a line is broken.
+    const ODD_VALUES: &[&str] = &[
+        "null",
+        "true",
+        "false",
+        "0",
+        "-0",
+        "7",
+        "-3",
+        "1.50",
+        "2.5e3",
+        "99999999999999999999",
+        "\"\"",
+        "\"open\"",
+        "\"op\\u0065n\"",
+        "\"a@b.co\"",
+        "\"not an email\"",
+        "\"tab\\there\"",
+        "\"\u{e9}t\u{e9}\"",
+        "[]",
+        "[1, 2]",
+        "[\"x\", null]",
+        "{}",
+        "{\"city\": \"Oslo\", \"zip\": 1}",
+        "{\"city\": 3}",
+        "tru",
+        "01",
+        "\"unterminated",
+        "[1,",
+    ];
+
+    /// Break `line` (a JSON object written with `", "` between fields) in
+    /// one of several ways.
+    fn mutate(line: &str, dice: &mut Dice) -> String {
+        if dice.below(4) == 0 {
+            return mutate_anywhere(line, dice);
+        }
+        let Some(inner) = line.strip_prefix('{').and_then(|l| l.strip_suffix('}')) else {
+            return format!("{line}}}");
+        };
+        let mut fields: Vec<String> = if inner.is_empty() {
+            vec![]
+        } else {
+            inner.split(", ").map(str::to_string).collect()
+        };
+        let n = fields.len().max(1);
+        match dice.below(9) {
+            0 if !fields.is_empty() => {
+                fields.remove(dice.below(n));
+            }
+            1 if !fields.is_empty() => {
+                let f = fields[dice.below(n)].clone();
+                fields.push(f);
+            }
+            2 | 3 if !fields.is_empty() => {
+                let i = dice.below(n);
+                let key = fields[i].split(':').next().unwrap_or("\"k\"").to_string();
+                let value = ODD_VALUES[dice.below(ODD_VALUES.len())];
+                fields[i] = format!("{key}: {value}");
+            }
+            4 => fields.push(format!(
+                "\"extra{}\": {}",
+                dice.below(3),
+                ODD_VALUES[dice.below(ODD_VALUES.len())]
+            )),
+            5 if fields.len() > 1 => fields.swap(0, n - 1),
+            6 => {
+                let mut cut = dice.below(line.len());
+                while !line.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                return line[..cut].to_string();
+            }
+            7 => return format!("  {line}\t "),
+            8 if !fields.is_empty() => {
+                // The same key, its first letter written as an escape.
+                let i = dice.below(n);
+                let first = fields[i].chars().nth(1).unwrap_or('k');
+                fields[i] = format!("\"\\u{:04x}{}", first as u32, &fields[i][2..]);
+            }
+            _ => return format!("[{line}]"),
+        }
+        format!("{{{}}}", fields.join(", "))
+    }
+
+    /// Replace one value anywhere in the line, nested ones too: the text
+    /// after a `:`, `[` or `,` up to the next `,`, `]` or `}`.
+    fn mutate_anywhere(line: &str, dice: &mut Dice) -> String {
+        let starts: Vec<usize> = line
+            .char_indices()
+            .filter(|(_, c)| matches!(c, ':' | '[' | ','))
+            .map(|(i, _)| i + 1)
+            .collect();
+        if starts.is_empty() {
+            return format!("{line} ");
+        }
+        let start = starts[dice.below(starts.len())];
+        let len = line[start..]
+            .find([',', ']', '}'])
+            .unwrap_or(line.len() - start);
+        let odd = ODD_VALUES[dice.below(ODD_VALUES.len())];
+        format!("{}{odd}{}", &line[..start], &line[start + len..])
+    }
+
+    /// Does the line's top-level object have a key twice?
+    fn repeats_a_key(line: &str) -> bool {
+        let mut decoder = Decoder::new();
+        let mut p = Parser::new(line.as_bytes(), &mut decoder);
+        let mut keys = Vec::new();
+        if p.peek_token().ok() != Some(b'{') || p.open().is_err() {
+            return false;
+        }
+        while let Ok(b'"') = p.peek_token() {
+            let Ok(key) = p.string() else { break };
+            if keys.contains(&key) {
+                return true;
+            }
+            keys.push(key);
+            if p.colon().is_err() || p.skip_value().is_err() || p.peek_token().ok() != Some(b',') {
+                break;
+            }
+            p.bump();
+        }
+        false
+    }
+
+    /// Check `lines` and broken copies of them against `name`: the line
+    /// check never claims what the ordinary path denies, decides every line
+    /// it can, and `report()`'s findings count as the results do.
+    pub(super) fn agree(declarations: &str, name: &str, lines: &[&str]) {
+        let session = session(declarations);
+        let interp = session.interp().clone();
+        let contract = session.contract(name).expect("declared");
+        let mut check = LineCheck::new(&contract).expect("a line check");
+        let mut dice = Dice(0x9E37_79B9_7F4A_7C15);
+        let mut cases: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        for _ in 0..10_000 {
+            let base = lines[dice.below(lines.len())];
+            let once = mutate(base, &mut dice);
+            cases.push(if once.starts_with('{') && dice.below(2) == 0 {
+                mutate(&once, &mut dice)
+            } else {
+                once
+            });
+        }
+        let (mut by_value, mut by_findings) = (Tally::default(), Tally::default());
+        let mut decided = [0; 3];
+        let mut named = 0;
+        for line in &cases {
+            let expected = ordinary(&interp, &contract, line);
+            let verdict = check.verdict(&interp, line.as_bytes());
+            match verdict {
+                Verdict::Valid => assert_eq!(expected, Outcome::Clean, "{line}"),
+                Verdict::Invalid => assert_eq!(expected, Outcome::Failed, "{line}"),
+                Verdict::Unsure => {}
+            }
+            decided[verdict as usize] += 1;
+            // Only a repeated key, a warning or a contract that may raise
+            // leaves a clean or failing line undecided.
+            if !repeats_a_key(line) {
+                match expected {
+                    Outcome::Clean => assert_eq!(verdict, Verdict::Valid, "{line}"),
+                    Outcome::Failed if check.certain => {
+                        assert_eq!(verdict, Verdict::Invalid, "{line}")
+                    }
+                    _ => {}
+                }
+            }
+            // A record built as it is read is the one `validate` gives.
+            let built = check.validated(&interp, line.as_bytes());
+            if let Some(built) = &built {
+                let v = Decoder::new().decode(line.as_bytes()).expect("it decodes");
+                let result = validate_value(&interp, &contract, v, None, None).expect("no error");
+                assert_eq!(to_hql(built), to_hql(&result), "{line}");
+                assert_eq!(
+                    crate::runtime::json::to_json(built),
+                    crate::runtime::json::to_json(&result)
+                );
+            }
+            let keeps = contract
+                .record()
+                .is_some_and(|r| r.fields.iter().all(|f| f.default.is_none()));
+            if expected == Outcome::Clean && keeps && !repeats_a_key(line) {
+                assert!(built.is_some(), "{line}");
+            }
+            // Failures named as the line is read are the ones `validate`
+            // finds.
+            let sorted = |mut pairs: Vec<(Rc<str>, &'static str)>| {
+                pairs.sort();
+                pairs
+            };
+            let decoded = Decoder::new().decode(line.as_bytes());
+            match (check.findings(&interp, line.as_bytes()), &decoded) {
+                (Some(found), Ok(v)) => {
+                    let wanted = findings(&interp, &contract, v).expect("no error");
+                    assert_eq!(sorted(found.failures), sorted(wanted.failures), "{line}");
+                    assert_eq!(sorted(found.warnings), sorted(wanted.warnings), "{line}");
+                    named += 1;
+                }
+                (Some(_), Err(e)) => {
+                    panic!("named failures of a line that does not decode ({e}): {line}")
+                }
+                (None, Ok(Value::Record(_))) if check.flat && !repeats_a_key(line) => {
+                    panic!("failures left unnamed: {line}")
+                }
+                (None, _) => {}
+            }
+            if let Ok(v) = decoded {
+                if let Ok(result) = validate_value(&interp, &contract, v.clone(), None, None) {
+                    by_value.add(&result);
+                    by_findings.add_findings(&findings(&interp, &contract, &v).expect("same run"));
+                }
+            }
+        }
+        eprintln!("{name}: valid, invalid, unsure = {decided:?}; failures named for {named}");
+        assert_eq!(check.flat, named > 0, "{name}");
+        assert!(decided[Verdict::Valid as usize] > 100, "{decided:?}");
+        assert_eq!(
+            to_hql(&by_value.into_value()),
+            to_hql(&by_findings.into_value())
+        );
+    }
+}
+
+#[cfg(test)]
+mod agreement {
+    use super::tests::agree;
+
+    #[test]
+    fn orders() {
+        agree(
+            r#"type OrderEmail = String require well_formed: matches(self, r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+type Order : DataContract = {
+    order_id: String
+    status: "open" | "shipped" | "cancelled"
+    amount: Float
+    customer_email?: OrderEmail | Null
+    low: Int
+    high: Int
+    require non_negative_amount: amount >= 0
+    require ordered_bounds: low <= high
+}"#,
+            "Order",
+            &[
+                r#"{"order_id": "A1", "status": "open", "amount": 12.5, "customer_email": "a@b.co", "low": 1, "high": 2}"#,
+                r#"{"order_id": "A2", "status": "shipped", "amount": 0, "low": 5, "high": 5, "channel": "web"}"#,
+                r#"{"order_id": "A3", "status": "cancelled", "amount": 1e2, "customer_email": null, "low": -1, "high": 9}"#,
+            ],
+        );
+    }
+}
+
+#[cfg(test)]
+mod agreement_more {
+    use super::tests::agree;
+
+    /// Closed, with a nested record, a list, a map, a default, a check, a
+    /// warning and an optional field a rule reads: the contract may raise,
+    /// so failures are left to the ordinary path.
+    #[test]
+    fn closed_nested_defaults_checks_and_warnings() {
+        agree(
+            r#"fn short(s) = len(s) < 12
+type Place : Type = { city: String, zip?: Int }
+type Visit : TypeContract = {
+    id: Int | String
+    flag: Bool = false
+    place: Place
+    tags: List[String]
+    scores?: Map[Float]
+    note?: String
+    anything?: Any
+    validate id with short
+    require tagged: len(tags) > 0 or flag
+    warn noted: note? != "todo"
+}"#,
+            "Visit",
+            &[
+                r#"{"id": 1, "flag": true, "place": {"city": "Oslo"}, "tags": [], "note": "x"}"#,
+                r#"{"id": "v-2", "place": {"city": "Rome", "zip": 100}, "tags": ["a", "b"], "scores": {"x": 1.5}}"#,
+                r#"{"id": 3, "place": {"city": "Lima"}, "tags": ["c"], "anything": [1, {"k": null}], "note": "todo"}"#,
+            ],
+        );
+    }
+
+    /// Open, unions of scalars and literals, an alias, `Any`, and rules
+    /// over optional fields.
+    #[test]
+    fn unions_aliases_and_optional_reads() {
+        agree(
+            r#"type Code = String
+type Reading : DataContract = {
+    sensor: Code
+    kind: "temp" | "wind" | 3
+    value: Int | Float | Null
+    ok?: Bool
+    raw?: Any
+    require when_ok: not ok? or value? != null
+    require bounded: value? == null or value? < 1000
+}"#,
+            "Reading",
+            &[
+                r#"{"sensor": "s1", "kind": "temp", "value": 12, "ok": true}"#,
+                r#"{"sensor": "s2", "kind": 3, "value": null, "raw": {"a": [1, 2]}}"#,
+                r#"{"sensor": "s3", "kind": "wind", "value": 7.25, "ok": false, "raw": "x"}"#,
+            ],
+        );
+    }
+}
+
+#[cfg(test)]
+mod agreement_nested {
+    use super::tests::agree;
+
+    /// Nested records, inline and declared, lists of records and of
+    /// strings, a rule reading a list and rules inside list elements.
+    #[test]
+    fn nested_records_and_lists() {
+        agree(
+            r#"type Item : DataContract = {
+    sku: String
+    qty: Int
+    price: Float
+    require positive_qty: qty > 0
+}
+type Order : DataContract = {
+    id: String
+    customer: { name: String, email?: String | Null, address: { city: String } }
+    items: List[Item]
+    tags: List[String | Null]
+    codes?: List[List[Int]]
+    require has_items: len(items) > 0
+}"#,
+            "Order",
+            &[
+                r#"{"id": "o1", "customer": {"name":"Ann","address":{"city":"Oslo","zip":"0150"}}, "items": [{"sku":"a","qty":1,"price":2.5},{"sku":"b","qty":3,"price":0}], "tags": ["x",null]}"#,
+                r#"{"id": "o2", "customer": {"name":"Bo","email":null,"address":{"city":"Rome"}}, "items": [{"sku":"c","qty":2,"price":1e1,"note":"gift"}], "tags": [], "codes": [[1,2],[]]}"#,
+                r#"{"id": "o3", "customer": {"name":"Cy","email":"c@d.e","address":{"city":"Lima"}}, "items": [{"sku":"d","qty":9,"price":4}], "tags": ["y"], "codes": []}"#,
+            ],
+        );
+    }
+}
+
+#[cfg(test)]
+mod agreement_flat {
+    use super::tests::agree;
+
+    /// A closed record of scalars: literals, a refinement declared
+    /// directly and one in a union, `Any`, optional fields read by rules,
+    /// a warning. Failures are named as lines are read.
+    #[test]
+    fn closed_scalars_with_refinements_and_warnings() {
+        agree(
+            r#"type Code = String require shape: matches(self, r"^[A-Z]{2}-[0-9]+$") require short: matches(self, r"^.{0,8}$")
+type Mail = String require at: matches(self, r"@")
+type Ticket : TypeContract = {
+    code: Code
+    state: "new" | "done"
+    urgent: Bool
+    contact?: Mail | Null
+    size?: Int
+    note?: Any
+    require sized: size? == null or size? > 0
+    require done_ok: state != "done" or not urgent
+    warn big: size? == null or size? < 100
+}"#,
+            "Ticket",
+            &[
+                r#"{"code": "AB-1", "state": "new", "urgent": true, "contact": "a@b", "size": 3}"#,
+                r#"{"code": "CD-22", "state": "done", "urgent": false, "note": [1, {"x": null}]}"#,
+                r#"{"code": "EF-333", "state": "new", "urgent": false, "contact": null, "size": 150}"#,
+            ],
+        );
+    }
+}

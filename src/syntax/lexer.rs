@@ -1,0 +1,555 @@
+//! Lexing and layout: `lex(&str) -> Result<Vec<Spanned>, Vec<LexError>>`.
+//!
+//! `logos` turns text into raw tokens; the layout pass then applies the
+//! newline rules of language.md §2 (dropping the newlines that do not end a
+//! statement or member), attaches `///` docs only where a declaration
+//! follows, and marks `name =>` at the start of a call argument or a `let`
+//! value as a lambda parameter, so the grammar stays LR(1).
+
+use logos::Logos;
+
+use crate::syntax::ast::Span;
+
+#[derive(Logos, Debug, Clone, PartialEq)]
+#[logos(skip r"[ \t\r\f]+")]
+#[logos(skip r"//([^/\n][^\n]*)?")]
+#[logos(error = LexErrorKind)]
+pub enum Token {
+    #[regex(r"///[^\n]*", |lex| lex.slice()[3..].trim().to_string())]
+    Doc(String),
+    #[token("\n")]
+    Newline,
+
+    #[regex(r"[A-Za-z_][A-Za-z0-9_]*", |lex| lex.slice().to_string(), priority = 1)]
+    Ident(String),
+    #[regex(r"[0-9][0-9_]*", |lex| lex.slice().to_string())]
+    Int(String),
+    #[regex(r"[0-9][0-9_]*\.[0-9][0-9_]*([eE][+-]?[0-9]+)?", |lex| lex.slice().to_string())]
+    #[regex(r"[0-9][0-9_]*[eE][+-]?[0-9]+", |lex| lex.slice().to_string())]
+    Float(String),
+    /// A string literal: its value and its text as written.
+    #[token("\"", lex_string)]
+    Str(StrLit),
+    #[token("r\"", lex_raw_string)]
+    #[token("r#", lex_raw_string)]
+    RawStr(StrLit),
+
+    #[token("type")]
+    Type,
+    #[token("require")]
+    Require,
+    #[token("warn")]
+    Warn,
+    #[token("validate")]
+    Validate,
+    #[token("with")]
+    With,
+    #[token("unique")]
+    Unique,
+    #[token("fn")]
+    Fn,
+    #[token("let")]
+    Let,
+    #[token("check")]
+    Check,
+    #[token("import")]
+    Import,
+    #[token("if")]
+    If,
+    #[token("then")]
+    Then,
+    #[token("else")]
+    Else,
+    #[token("and")]
+    And,
+    #[token("or")]
+    Or,
+    #[token("not")]
+    Not,
+    #[token("in")]
+    In,
+    #[token("true")]
+    True,
+    #[token("false")]
+    False,
+    #[token("null")]
+    Null,
+    #[token("self")]
+    SelfKw,
+
+    #[token("(")]
+    LParen,
+    #[token(")")]
+    RParen,
+    #[token("[")]
+    LBracket,
+    #[token("]")]
+    RBracket,
+    #[token("{")]
+    LBrace,
+    #[token("}")]
+    RBrace,
+    #[token(",")]
+    Comma,
+    #[token(":")]
+    Colon,
+    #[token("=")]
+    Assign,
+    #[token("=>")]
+    FatArrow,
+    #[token("->")]
+    Arrow,
+    #[token(".")]
+    Dot,
+    #[token("?")]
+    Question,
+    #[token("??")]
+    Coalesce,
+    #[token("|")]
+    Pipe,
+    #[token("+")]
+    Plus,
+    #[token("-")]
+    Minus,
+    #[token("*")]
+    Star,
+    #[token("/")]
+    Slash,
+    #[token("%")]
+    Percent,
+    #[token("==")]
+    EqEq,
+    #[token("!=")]
+    NotEq,
+    #[token("<")]
+    Lt,
+    #[token("<=")]
+    Le,
+    #[token(">")]
+    Gt,
+    #[token(">=")]
+    Ge,
+    #[token("@")]
+    At,
+
+    /// `name =>` where a lambda may start (made by the layout pass).
+    LambdaParam(String),
+}
+
+/// A string literal's value and its exact source text (for canonical form).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StrLit {
+    pub value: String,
+    pub text: String,
+}
+
+pub type Spanned = (usize, Token, usize);
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum LexErrorKind {
+    #[default]
+    UnexpectedChar,
+    UnterminatedString,
+    BadEscape(String),
+}
+
+/// A lexical error: the text at `span` is not a token.
+///
+/// ```hql
+/// let x = 1 # 2
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct LexError {
+    pub kind: LexErrorKind,
+    pub span: Span,
+}
+
+fn lex_string(lex: &mut logos::Lexer<Token>) -> Result<StrLit, LexErrorKind> {
+    let rest = lex.remainder();
+    let mut value = String::new();
+    let mut chars = rest.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '"' => {
+                lex.bump(i + 1);
+                let text = lex.slice().to_string();
+                return Ok(StrLit { value, text });
+            }
+            '\\' => {
+                let escaped = read_escape(&mut chars).inspect_err(|_| lex.bump(i + 1))?;
+                value.push(escaped);
+            }
+            '\n' => break,
+            c => value.push(c),
+        }
+    }
+    lex.bump(rest.find('\n').unwrap_or(rest.len()));
+    Err(LexErrorKind::UnterminatedString)
+}
+
+fn read_escape(chars: &mut std::str::CharIndices) -> Result<char, LexErrorKind> {
+    let bad = |s: &str| LexErrorKind::BadEscape(s.to_string());
+    match chars.next().map(|(_, c)| c) {
+        Some('"') => Ok('"'),
+        Some('\\') => Ok('\\'),
+        Some('n') => Ok('\n'),
+        Some('r') => Ok('\r'),
+        Some('t') => Ok('\t'),
+        Some('0') => Ok('\0'),
+        Some('u') => {
+            if chars.next().map(|(_, c)| c) != Some('{') {
+                return Err(bad("\\u"));
+            }
+            let mut hex = String::new();
+            for (_, c) in chars.by_ref() {
+                if c == '}' {
+                    let code = u32::from_str_radix(&hex, 16).map_err(|_| bad("\\u{…}"))?;
+                    return char::from_u32(code).ok_or_else(|| bad("\\u{…}"));
+                }
+                hex.push(c);
+                if hex.len() > 6 {
+                    break;
+                }
+            }
+            Err(bad("\\u{…}"))
+        }
+        Some(c) => Err(bad(&format!("\\{c}"))),
+        None => Err(LexErrorKind::UnterminatedString),
+    }
+}
+
+fn lex_raw_string(lex: &mut logos::Lexer<Token>) -> Result<StrLit, LexErrorKind> {
+    // The token so far is `r"` or `r#`; count the hashes that open it.
+    let rest = lex.remainder();
+    let (hashes, body_start) = if lex.slice() == "r\"" {
+        (0, 0)
+    } else {
+        let extra = rest.bytes().take_while(|&b| b == b'#').count();
+        if rest.as_bytes().get(extra) != Some(&b'"') {
+            return Err(LexErrorKind::UnexpectedChar);
+        }
+        (extra + 1, extra + 1)
+    };
+    let close = format!("\"{}", "#".repeat(hashes));
+    match rest[body_start..].find(&close) {
+        Some(end) => {
+            let value = rest[body_start..body_start + end].to_string();
+            lex.bump(body_start + end + close.len());
+            let text = lex.slice().to_string();
+            Ok(StrLit { value, text })
+        }
+        None => {
+            lex.bump(rest.len());
+            Err(LexErrorKind::UnterminatedString)
+        }
+    }
+}
+
+/// Lex `src` and apply the layout rules. All lexical errors are collected.
+pub fn lex(src: &str) -> Result<Vec<Spanned>, Vec<LexError>> {
+    lex_at(src, 0)
+}
+
+/// Lex a source whose spans start at offset `base`.
+pub fn lex_at(src: &str, base: usize) -> Result<Vec<Spanned>, Vec<LexError>> {
+    let skip = shebang_len(src) + base;
+    let mut raw = Vec::new();
+    let mut errors = Vec::new();
+    let mut lexer = Token::lexer(&src[skip - base..]);
+    while let Some(tok) = lexer.next() {
+        let span = lexer.span();
+        let span = span.start + skip..span.end + skip;
+        match tok {
+            Ok(t) => raw.push((span.start, t, span.end)),
+            Err(kind) => errors.push(LexError { kind, span }),
+        }
+    }
+    if errors.is_empty() {
+        Ok(layout(raw))
+    } else {
+        Err(errors)
+    }
+}
+
+fn shebang_len(src: &str) -> usize {
+    if src.starts_with("#!") {
+        src.find('\n').unwrap_or(src.len())
+    } else {
+        0
+    }
+}
+
+/// Does a line continue the previous one when it starts with `t`?
+pub fn continues_line(t: &Token) -> bool {
+    use Token::*;
+    matches!(
+        t,
+        Pipe | Plus
+            | Minus
+            | Star
+            | Slash
+            | Percent
+            | EqEq
+            | NotEq
+            | Lt
+            | Le
+            | Gt
+            | Ge
+            | Coalesce
+            | And
+            | Or
+            | FatArrow
+            | In
+            | Dot
+            | Then
+            | Else
+            | RParen
+            | RBracket
+            | RBrace
+            | With
+    )
+}
+
+/// Can an expression (or a member) end with `t`?
+pub fn can_end(t: &Token) -> bool {
+    use Token::*;
+    matches!(
+        t,
+        Ident(_)
+            | Int(_)
+            | Float(_)
+            | Str(_)
+            | RawStr(_)
+            | True
+            | False
+            | Null
+            | SelfKw
+            | RParen
+            | RBracket
+            | RBrace
+            | Question
+    )
+}
+
+fn is_open(t: &Token) -> bool {
+    matches!(t, Token::LParen | Token::LBracket | Token::LBrace)
+}
+
+fn is_close(t: &Token) -> bool {
+    matches!(t, Token::RParen | Token::RBracket | Token::RBrace)
+}
+
+/// An open bracket, and whether it opened a call's argument list.
+type Open = (Token, bool);
+
+/// The layout pass (language.md §2).
+fn layout(raw: Vec<Spanned>) -> Vec<Spanned> {
+    let mut out: Vec<Spanned> = Vec::with_capacity(raw.len());
+    let mut brackets: Vec<Open> = Vec::new();
+    let mut pending_newline: Option<(usize, usize)> = None;
+    // Between `@attr(…)` and its `type`, newlines do not end the statement.
+    let mut in_attributes = false;
+    let mut iter = raw.into_iter().peekable();
+    while let Some((l, tok, r)) = iter.next() {
+        match tok {
+            Token::Newline => {
+                pending_newline.get_or_insert((l, r));
+                continue;
+            }
+            Token::Doc(_) if !doc_is_attached(iter.clone().map(|(_, t, _)| t), &brackets) => {
+                continue;
+            }
+            _ => {}
+        }
+        if let Some((nl, nr)) = pending_newline.take() {
+            let prev = out.last().map(|s| &s.1);
+            if !in_attributes && newline_counts(prev, &tok, &brackets) {
+                out.push((nl, Token::Newline, nr));
+            }
+        }
+        match tok {
+            Token::At if brackets.is_empty() => in_attributes = true,
+            Token::Type => in_attributes = false,
+            _ => {}
+        }
+        if is_open(&tok) {
+            let is_call = tok == Token::LParen && out.last().is_some_and(|s| can_end(&s.1));
+            brackets.push((tok.clone(), is_call));
+        } else if is_close(&tok) {
+            brackets.pop();
+        }
+        if tok == Token::FatArrow && lambda_may_start(&out, &brackets) {
+            if let Some((pl, Token::Ident(name), _)) = out.pop() {
+                out.push((pl, Token::LambdaParam(name), r));
+                continue;
+            }
+        }
+        // After `.` a keyword is a field name (`e.type`), and a name can
+        // end a line.
+        let tok = match (out.last().map(|t| &t.1), keyword_text(&tok)) {
+            (Some(Token::Dot), Some(word)) => Token::Ident(word.to_string()),
+            _ => tok,
+        };
+        out.push((l, tok, r));
+    }
+    out
+}
+
+/// The text of a keyword token.
+pub fn keyword_text(t: &Token) -> Option<&'static str> {
+    use Token::*;
+    Some(match t {
+        Type => "type",
+        Require => "require",
+        Warn => "warn",
+        Validate => "validate",
+        With => "with",
+        Unique => "unique",
+        Fn => "fn",
+        Let => "let",
+        Check => "check",
+        Import => "import",
+        If => "if",
+        Then => "then",
+        Else => "else",
+        And => "and",
+        Or => "or",
+        Not => "not",
+        In => "in",
+        True => "true",
+        False => "false",
+        Null => "null",
+        SelfKw => "self",
+        _ => return None,
+    })
+}
+
+fn innermost(brackets: &[Open]) -> Option<&Token> {
+    brackets.last().map(|b| &b.0)
+}
+
+fn newline_counts(prev: Option<&Token>, next: &Token, brackets: &[Open]) -> bool {
+    let Some(prev) = prev else { return false };
+    if matches!(innermost(brackets), Some(Token::LParen | Token::LBracket)) {
+        return false;
+    }
+    let refinement_rule = brackets.is_empty() && matches!(next, Token::Require | Token::Warn);
+    can_end(prev) && !continues_line(next) && !refinement_rule
+}
+
+/// A `///` comment is kept only before something it can describe.
+fn doc_is_attached(mut rest: impl Iterator<Item = Token>, brackets: &[Open]) -> bool {
+    let next = rest.find(|t| !matches!(t, Token::Newline | Token::Doc(_)));
+    let in_body = matches!(innermost(brackets), Some(Token::LBrace));
+    match next {
+        Some(Token::Type | Token::Fn | Token::At) => true,
+        Some(Token::Require | Token::Warn | Token::Ident(_) | Token::Str(_)) => in_body,
+        _ => false,
+    }
+}
+
+/// `x =>` starts a lambda right after `(` or `,` in a call's arguments, after
+/// `let name =`, or as the body of another lambda.
+fn lambda_may_start(out: &[Spanned], brackets: &[Open]) -> bool {
+    let n = out.len();
+    if n == 0 || !matches!(out[n - 1].1, Token::Ident(_)) {
+        return false;
+    }
+    match out.get(n.wrapping_sub(2)).map(|s| &s.1) {
+        Some(Token::LParen | Token::Comma) => {
+            matches!(brackets.last(), Some((Token::LParen, true)))
+        }
+        Some(Token::LambdaParam(_)) => true,
+        Some(Token::Assign) => matches!(
+            (
+                out.get(n.wrapping_sub(4)).map(|s| &s.1),
+                brackets.is_empty()
+            ),
+            (Some(Token::Let), true)
+        ),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(src: &str) -> Vec<Token> {
+        lex(src).unwrap().into_iter().map(|(_, t, _)| t).collect()
+    }
+
+    #[test]
+    fn pipe_at_line_start_continues() {
+        let toks = kinds("xs\n| count()\n");
+        assert!(!toks.contains(&Token::Newline));
+    }
+
+    #[test]
+    fn newline_inside_braces_separates() {
+        let toks = kinds("type T : Data = {\n a: Int\n b: Int\n}\nx");
+        let n = toks.iter().filter(|t| **t == Token::Newline).count();
+        assert_eq!(n, 2, "{toks:?}");
+    }
+
+    #[test]
+    fn newline_in_parens_is_dropped() {
+        assert!(!kinds("f(1,\n2\n)").contains(&Token::Newline));
+    }
+
+    #[test]
+    fn lambda_params_are_marked() {
+        let toks = kinds("map(s => s.a)");
+        assert_eq!(toks[2], Token::LambdaParam("s".into()));
+        let toks = kinds("require a => b");
+        assert!(toks.contains(&Token::FatArrow));
+    }
+
+    #[test]
+    fn strings_and_escapes() {
+        let toks = kinds(r##""a\n\u{1F600}" r"\d+" r#"say "hi""#"##);
+        match &toks[0] {
+            Token::Str(s) => assert_eq!(s.value, "a\n😀"),
+            t => panic!("{t:?}"),
+        }
+        match &toks[1] {
+            Token::RawStr(s) => {
+                assert_eq!((s.value.as_str(), s.text.as_str()), (r"\d+", r#"r"\d+""#))
+            }
+            t => panic!("{t:?}"),
+        }
+        match &toks[2] {
+            Token::RawStr(s) => assert_eq!(s.value, r#"say "hi""#),
+            t => panic!("{t:?}"),
+        }
+    }
+
+    #[test]
+    fn errors_are_collected() {
+        let errs = lex("let x = 1 # 2 \"open").unwrap_err();
+        assert_eq!(errs.len(), 2);
+        assert_eq!(errs[1].kind, LexErrorKind::UnterminatedString);
+    }
+
+    #[test]
+    fn comments_and_shebang() {
+        assert_eq!(
+            kinds("#!/usr/bin/env hql\n1 // one\n"),
+            vec![Token::Int("1".into())]
+        );
+        assert_eq!(kinds("/// lone doc\n1"), vec![Token::Int("1".into())]);
+    }
+
+    #[test]
+    fn keywords_after_a_dot_are_names() {
+        let toks = kinds("r.type\n\"x\"");
+        assert_eq!(toks[2], Token::Ident("type".into()));
+        assert_eq!(toks[3], Token::Newline);
+    }
+
+    #[test]
+    fn refinement_rules_continue() {
+        let toks = kinds("type E = String\n  require self != \"\"\nx");
+        assert_eq!(toks.iter().filter(|t| **t == Token::Newline).count(), 1);
+    }
+}

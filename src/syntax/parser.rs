@@ -1,0 +1,472 @@
+//! Parsing: `parse(&str) -> Result<ast::Module, Vec<ParseError>>`.
+//!
+//! The token stream (after layout) is cut at the newlines that end
+//! statements; each statement is parsed on its own by the LALRPOP parser, so
+//! one syntax error never hides the next. A last pass rejects pipes whose
+//! right side is not a call, with the fix in the help.
+
+use lalrpop_util::ParseError as LalrError;
+
+use crate::syntax::ast::*;
+use crate::syntax::lexer::{self, LexError, Spanned, Token};
+
+#[allow(clippy::all, unused_parens)]
+mod generated {
+    include!(concat!(env!("OUT_DIR"), "/hql.rs"));
+}
+
+/// A syntax error.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ParseError {
+    /// Text that is not a token: `let x = 1 # 2`.
+    Lex(LexError),
+    /// A token where it cannot stand: `let = 3`.
+    Unexpected {
+        found: String,
+        expected: Vec<String>,
+        span: Span,
+        help: Option<String>,
+    },
+    /// The input stops inside a statement: `f(1,`.
+    UnexpectedEnd { expected: Vec<String>, span: Span },
+    /// The right side of `|` is not a call: `xs | count() + 1`, `xs | T`.
+    PipeNotCall { span: Span, help: String },
+}
+
+impl ParseError {
+    pub fn span(&self) -> Span {
+        match self {
+            ParseError::Lex(e) => e.span.clone(),
+            ParseError::Unexpected { span, .. }
+            | ParseError::UnexpectedEnd { span, .. }
+            | ParseError::PipeNotCall { span, .. } => span.clone(),
+        }
+    }
+}
+
+/// Parse a whole program.
+pub fn parse(src: &str) -> Result<Module, Vec<ParseError>> {
+    parse_at(src, 0)
+}
+
+/// A source's text and where it starts in the program's span space.
+#[derive(Clone, Copy)]
+struct Text<'a> {
+    src: &'a str,
+    base: usize,
+}
+
+impl<'a> Text<'a> {
+    fn slice(&self, span: Span) -> &'a str {
+        let start = span.start.saturating_sub(self.base).min(self.src.len());
+        let end = span
+            .end
+            .saturating_sub(self.base)
+            .clamp(start, self.src.len());
+        self.src.get(start..end).unwrap_or("")
+    }
+}
+
+/// Parse a program whose spans start at `base` (each file of a program
+/// gets its own range of offsets, so a span alone names its file).
+pub fn parse_at(src: &str, base: usize) -> Result<Module, Vec<ParseError>> {
+    let text = Text { src, base };
+    let tokens = lexer::lex_at(src, base)
+        .map_err(|es| es.into_iter().map(ParseError::Lex).collect::<Vec<_>>())?;
+    let mut stmts = Vec::new();
+    let mut errors = Vec::new();
+    for chunk in statements(tokens) {
+        match parse_statement(text, chunk) {
+            Ok(stmt) => stmts.push(stmt),
+            Err(e) => errors.push(e),
+        }
+    }
+    for stmt in &stmts {
+        check_pipes_in_stmt(text, stmt, &mut errors);
+    }
+    if errors.is_empty() {
+        Ok(Module { stmts })
+    } else {
+        errors.sort_by_key(|e| e.span().start);
+        Err(errors)
+    }
+}
+
+/// Parse one expression (for the REPL's `:type` and for tests).
+pub fn parse_expr(src: &str) -> Result<Expr, Vec<ParseError>> {
+    let module = parse(src)?;
+    match module.stmts.into_iter().next() {
+        Some(Stmt::Expr(e)) => Ok(e),
+        _ => Err(vec![ParseError::UnexpectedEnd {
+            expected: vec!["an expression".into()],
+            span: 0..src.len(),
+        }]),
+    }
+}
+
+/// Cut the token stream at newlines outside every bracket.
+fn statements(tokens: Vec<Spanned>) -> Vec<Vec<Spanned>> {
+    let mut chunks = vec![Vec::new()];
+    let mut depth = 0usize;
+    for tok in tokens {
+        match tok.1 {
+            Token::Newline if depth == 0 => {
+                chunks.push(Vec::new());
+                continue;
+            }
+            Token::LParen | Token::LBracket | Token::LBrace => depth += 1,
+            Token::RParen | Token::RBracket | Token::RBrace => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if let Some(c) = chunks.last_mut() {
+            c.push(tok);
+        }
+    }
+    chunks.retain(|c| !c.is_empty());
+    chunks
+}
+
+fn parse_statement(src: Text, chunk: Vec<Spanned>) -> Result<Stmt, ParseError> {
+    let first = chunk.first().map(|t| (t.0, t.1.clone()));
+    let end = chunk.last().map(|t| t.2).unwrap_or(0);
+    let tokens = chunk.into_iter().map(Ok::<_, String>);
+    generated::StmtParser::new()
+        .parse(tokens)
+        .map_err(|e| syntax_error(src, e, end, first))
+}
+
+fn syntax_error(
+    src: Text,
+    err: LalrError<usize, Token, String>,
+    end: usize,
+    first: Option<(usize, Token)>,
+) -> ParseError {
+    match err {
+        LalrError::UnrecognizedToken {
+            token: (l, tok, r),
+            expected,
+        } => {
+            let help = help_for(src, &tok, l, first.as_ref());
+            ParseError::Unexpected {
+                found: describe(&tok),
+                expected: tidy_expected(expected),
+                span: l..r,
+                help,
+            }
+        }
+        LalrError::UnrecognizedEof { expected, .. } => ParseError::UnexpectedEnd {
+            expected: tidy_expected(expected),
+            span: end.saturating_sub(1)..end,
+        },
+        LalrError::ExtraToken { token: (l, tok, r) } => ParseError::Unexpected {
+            found: describe(&tok),
+            expected: vec![],
+            span: l..r,
+            help: None,
+        },
+        LalrError::InvalidToken { location } => ParseError::Unexpected {
+            found: "an invalid token".into(),
+            expected: vec![],
+            span: location..location + 1,
+            help: None,
+        },
+        LalrError::User { error } => ParseError::Unexpected {
+            found: error,
+            expected: vec![],
+            span: end..end,
+            help: None,
+        },
+    }
+}
+
+/// The fix for the common mistakes, where it is known.
+fn help_for(src: Text, tok: &Token, at: usize, first: Option<&(usize, Token)>) -> Option<String> {
+    let before = src.slice(0..at).trim_end();
+    let comparison = ["==", "!=", "<=", ">=", "<", ">"];
+    match tok {
+        Token::Lt | Token::Le | Token::Gt | Token::Ge | Token::EqEq | Token::NotEq
+            if comparison
+                .iter()
+                .any(|c| statement_text(src, first, at).contains(c)) =>
+        {
+            Some("comparisons do not chain: write `a < b and b < c`".into())
+        }
+        Token::Assign => Some("use `==` to compare two values".into()),
+        Token::Minus if first.map(|f| f.0) == Some(at) => {
+            Some("a statement cannot begin with unary minus: write `(-x)`".into())
+        }
+        _ if before.ends_with('|') => {
+            Some("the right side of `|` is a call, such as `map(f)` or `count()`".into())
+        }
+        _ => None,
+    }
+}
+
+fn statement_text<'a>(src: Text<'a>, first: Option<&(usize, Token)>, at: usize) -> &'a str {
+    let start = first.map(|f| f.0).unwrap_or(0).min(at);
+    src.slice(start..at)
+}
+
+fn tidy_expected(expected: Vec<String>) -> Vec<String> {
+    let mut out: Vec<String> = expected
+        .into_iter()
+        .map(|e| match e.as_str() {
+            "Ident" => "a name".to_string(),
+            "IntLit" | "FloatLit" => "a number".to_string(),
+            "StrLit" | "RawStrLit" => "a string".to_string(),
+            "LambdaParam" | "Doc" => String::new(),
+            "\"newline\"" => "a new line".to_string(),
+            other => format!("`{}`", other.trim_matches('"')),
+        })
+        .filter(|e| !e.is_empty())
+        .collect();
+    out.dedup();
+    out
+}
+
+/// How a token reads in an error message.
+pub fn describe(tok: &Token) -> String {
+    match tok {
+        Token::Ident(s) => format!("name `{s}`"),
+        Token::Int(s) | Token::Float(s) => format!("number `{s}`"),
+        Token::Str(s) | Token::RawStr(s) => format!("string {}", s.text),
+        Token::Newline => "end of line".into(),
+        Token::Doc(_) => "doc comment".into(),
+        Token::LambdaParam(s) => format!("lambda `{s} =>`"),
+        other => format!("`{}`", token_text(other)),
+    }
+}
+
+fn token_text(tok: &Token) -> &'static str {
+    use Token::*;
+    if let Some(word) = lexer::keyword_text(tok) {
+        return word;
+    }
+    match tok {
+        LParen => "(",
+        RParen => ")",
+        LBracket => "[",
+        RBracket => "]",
+        LBrace => "{",
+        RBrace => "}",
+        Comma => ",",
+        Colon => ":",
+        Assign => "=",
+        FatArrow => "=>",
+        Arrow => "->",
+        Dot => ".",
+        Question => "?",
+        Coalesce => "??",
+        Pipe => "|",
+        Plus => "+",
+        Minus => "-",
+        Star => "*",
+        Slash => "/",
+        Percent => "%",
+        EqEq => "==",
+        NotEq => "!=",
+        Lt => "<",
+        Le => "<=",
+        Gt => ">",
+        Ge => ">=",
+        At => "@",
+        _ => "",
+    }
+}
+
+// ----------------------------------------------------- helpers for the grammar
+
+pub fn bin(op: BinOp, a: Expr, b: Expr, span: Span) -> Expr {
+    Expr::new(ExprKind::Binary(op, Box::new(a), Box::new(b)), span)
+}
+
+pub fn union(first: TypeExpr, rest: Vec<TypeExpr>) -> TypeExpr {
+    if rest.is_empty() {
+        return first;
+    }
+    let mut all = vec![first];
+    all.extend(rest);
+    TypeExpr::Union(all)
+}
+
+pub fn with_doc(member: Member, doc: Option<String>) -> Member {
+    match member {
+        Member::Field(f) => Member::Field(FieldDecl { doc, ..f }),
+        Member::Rule(r) => Member::Rule(Rule { doc, ..r }),
+        other => other,
+    }
+}
+
+// ------------------------------------------------------ pipes must end in calls
+
+fn check_pipes_in_stmt(src: Text, stmt: &Stmt, errors: &mut Vec<ParseError>) {
+    let mut visit = |e: &Expr| check_pipes(src, e, errors);
+    match stmt {
+        Stmt::Let { value, .. } => visit(value),
+        Stmt::Check { cond, .. } => visit(cond),
+        Stmt::Expr(e) => visit(e),
+        Stmt::Fn(f) => visit(&f.body),
+        Stmt::Type(t) => {
+            for e in type_exprs(t) {
+                visit(e);
+            }
+        }
+        Stmt::Import { .. } => {}
+    }
+}
+
+fn type_exprs(t: &TypeDecl) -> Vec<&Expr> {
+    let rules: Vec<&Rule> = match &t.body {
+        TypeBody::Record(members) => members
+            .iter()
+            .filter_map(|m| match m {
+                Member::Rule(r) => Some(r),
+                _ => None,
+            })
+            .collect(),
+        TypeBody::Refine { rules, .. } => rules.iter().collect(),
+    };
+    let defaults = match &t.body {
+        TypeBody::Record(members) => members
+            .iter()
+            .filter_map(|m| match m {
+                Member::Field(f) => f.default.as_ref(),
+                _ => None,
+            })
+            .collect(),
+        TypeBody::Refine { .. } => vec![],
+    };
+    rules.into_iter().map(|r| &r.cond).chain(defaults).collect()
+}
+
+fn check_pipes(src: Text, e: &Expr, errors: &mut Vec<ParseError>) {
+    if let ExprKind::Pipe(lhs, rhs) = &e.kind {
+        if let Some(help) = pipe_help(src, lhs, rhs) {
+            errors.push(ParseError::PipeNotCall {
+                span: rhs.span.clone(),
+                help,
+            });
+        }
+    }
+    for child in children(e) {
+        check_pipes(src, child, errors);
+    }
+}
+
+fn pipe_help(src: Text, lhs: &Expr, rhs: &Expr) -> Option<String> {
+    let text = |e: &Expr| src.slice(e.span.clone());
+    match &rhs.kind {
+        ExprKind::Call(..) => None,
+        ExprKind::Binary(op, a, b) if matches!(a.kind, ExprKind::Call(..)) => Some(format!(
+            "arithmetic on a pipeline's result needs parentheses: `({} | {}) {} {}`",
+            text(lhs),
+            text(a),
+            crate::syntax::canonical::binop_text(*op),
+            text(b)
+        )),
+        ExprKind::Name(n) if n.starts_with(|c: char| c.is_uppercase()) => Some(format!(
+            "to check values against a type, write `validate({n})`"
+        )),
+        ExprKind::Name(n) => Some(format!("call it: `{n}()`")),
+        _ => Some("the right side of `|` is a call, such as `map(f)` or `count()`".into()),
+    }
+}
+
+/// The direct subexpressions of `e`.
+pub fn children(e: &Expr) -> Vec<&Expr> {
+    match &e.kind {
+        ExprKind::Lit(_) | ExprKind::Name(_) | ExprKind::SelfRef => vec![],
+        ExprKind::List(items) => items.iter().collect(),
+        ExprKind::Record(fields) | ExprKind::Construct(_, fields) => {
+            fields.iter().map(|(_, v)| v).collect()
+        }
+        ExprKind::Field(x, _)
+        | ExprKind::Present(x)
+        | ExprKind::Unary(_, x)
+        | ExprKind::Lambda(_, x) => {
+            vec![x]
+        }
+        ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) | ExprKind::Pipe(a, b) => vec![a, b],
+        ExprKind::Call(f, args) => std::iter::once(&**f)
+            .chain(args.iter().map(|a| &a.value))
+            .collect(),
+        ExprKind::If(c, a, b) => vec![c, a, b],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn errors(src: &str) -> Vec<ParseError> {
+        parse(src).expect_err("should not parse")
+    }
+
+    #[test]
+    fn parses_the_first_program() {
+        let src = "type Sighting : DataContract = {\n    species: String\n    seen: String\n\n    require seen == \"morning\" or seen == \"dusk\"\n}\n\nsource(file(\"x.jsonl\"), Json)\n| validate(Sighting)\n| oks()\n| map(s => fmt(\"{} at {}\", s.species, s.seen))\n";
+        let m = parse(src).unwrap();
+        assert_eq!(m.stmts.len(), 2);
+    }
+
+    #[test]
+    fn recovers_at_statement_boundaries() {
+        let errs = errors("let = 1\nlet y = 2\nlet z = (\n");
+        assert_eq!(errs.len(), 2, "{errs:?}");
+    }
+
+    #[test]
+    fn pipe_arithmetic_gets_help() {
+        match &errors("[1, 2] | count() + 1")[0] {
+            ParseError::PipeNotCall { help, .. } => {
+                assert!(help.contains("([1, 2] | count()) + 1"), "{help}")
+            }
+            e => panic!("{e:?}"),
+        }
+    }
+
+    #[test]
+    fn pipe_into_type_gets_help() {
+        match &errors("[1] | Sighting")[0] {
+            ParseError::PipeNotCall { help, .. } => assert!(help.contains("validate(Sighting)")),
+            e => panic!("{e:?}"),
+        }
+    }
+
+    #[test]
+    fn comparisons_do_not_chain() {
+        match &errors("1 < 2 < 3")[0] {
+            ParseError::Unexpected { help: Some(h), .. } => assert!(h.contains("do not chain")),
+            e => panic!("{e:?}"),
+        }
+    }
+
+    #[test]
+    fn keywords_are_names_after_dot_and_as_keys() {
+        parse("let e = {type: 1, check: 2}\ne.type + e.check").unwrap();
+        parse("type T : Data = {\n check: Bool\n type?: String\n}").unwrap();
+    }
+
+    #[test]
+    fn members_and_attributes() {
+        let src = "/// Orders.\n@version(\"1.2.0\")\n@owner(\"team\")\ntype Order : DataContract = {\n  /// the id\n  order_id: String\n  \"US Gross\"?: Int\n  country: String = \"CH\"\n  require ordered: low <= high else \"low must not exceed high\"\n  warn amount < 10_000\n  validate country with is_country_code\n  unique order_id\n  unique (a, b)\n}";
+        let m = parse(src).unwrap();
+        let Stmt::Type(t) = &m.stmts[0] else { panic!() };
+        assert_eq!(t.attrs.len(), 2);
+        assert_eq!(t.doc.as_deref(), Some("Orders."));
+        let TypeBody::Record(members) = &t.body else {
+            panic!()
+        };
+        assert_eq!(members.len(), 8);
+    }
+
+    #[test]
+    fn refinements_and_functions() {
+        parse("type Email = String require well_formed: matches(self, r\"^[^@]+@[^@]+$\")\n  require len(self) < 200").unwrap();
+        parse("type Rating = \"G\" | \"PG\" | 3").unwrap();
+        parse(
+            "fn is_big(n: Int) -> Bool = n > 10\nlet f = x => x + 1\ncheck \"big\": is_big(f(10))",
+        )
+        .unwrap();
+    }
+}
