@@ -356,3 +356,18 @@ fn piped_repl_uses_the_toml_of_the_current_folder() {
     assert_eq!(r.status, 0, "stdout:\n{}\nstderr:\n{}", r.out, r.err);
     assert_eq!(r.out, "3\n");
 }
+
+#[test]
+fn a_csv_target_configured_without_a_header_writes_rows_only() {
+    let dir = Scratch::new("config-nohead");
+    dir.write(
+        "hql.toml",
+        "[targets.nohead]\nfile = \"out.csv\"\ncsv = { header = false, quote = \"'\" }\n",
+    );
+    let run = dir.run(
+        "[{a: 1, b: \"x,y\"}, {a: 2, b: \"z\"}] | write(\"nohead\")\n",
+        &[],
+    );
+    assert_eq!((run.status, run.out.as_str()), (0, "2\n"), "{}", run.err);
+    assert_eq!(dir.read("out.csv"), "1,'x,y'\n2,z\n");
+}

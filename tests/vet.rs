@@ -452,3 +452,14 @@ fn vets_report_equals_the_report_of_hql_run() {
          {rule: \"decode\", kind: \"decode\", count: 41}]}\n"
     );
 }
+
+#[test]
+fn a_type_the_contracts_file_does_not_declare_is_a_usage_error_naming_those_it_does() {
+    let s = scratch("vet-unknown-type");
+    let r = s.hql(&["vet", "contracts.hql", "a.jsonl", "--type", "Nope"]);
+    let err = usage_error(&r);
+    assert!(
+        err.contains("`Nope` is not a record type of contracts.hql (it declares Order)"),
+        "{err}"
+    );
+}

@@ -63,6 +63,16 @@ pub fn vet(job: &VetJob, mut session: Session, sinks: &mut Sinks) -> i32 {
     if status != EXIT_OK {
         return status;
     }
+    if session.contract(&ty).is_none_or(|c| c.record().is_none()) {
+        let declared = record_types(&text).join(", ");
+        return usage(
+            sinks,
+            &format!(
+                "`{ty}` is not a record type of {} (it declares {declared})",
+                job.contracts
+            ),
+        );
+    }
     let mut dead = match job
         .dead_letters
         .as_deref()
@@ -114,19 +124,7 @@ fn choose_type(text: &str, named: Option<&str>) -> Result<String, String> {
     if let Some(t) = named {
         return Ok(t.to_string());
     }
-    // A file that does not parse is reported by the session, with spans.
-    let Ok(module) = crate::syntax::parser::parse(text) else {
-        return Ok(String::new());
-    };
-    let records: Vec<&str> = module
-        .stmts
-        .iter()
-        .filter_map(|s| match s {
-            Stmt::Type(t) if matches!(t.body, TypeBody::Record(_)) => Some(t.name.text.as_str()),
-            _ => None,
-        })
-        .collect();
-    match records.as_slice() {
+    match record_types(text).as_slice() {
         [one] => Ok(one.to_string()),
         [] => Err("the contracts file declares no record type; name one with `--type T`".into()),
         many => Err(format!(
@@ -135,6 +133,22 @@ fn choose_type(text: &str, named: Option<&str>) -> Result<String, String> {
             many.join(", ")
         )),
     }
+}
+
+/// The record types a contracts file declares itself, in order (none when
+/// it does not parse: the session reports that, with spans).
+fn record_types(text: &str) -> Vec<String> {
+    let Ok(module) = crate::syntax::parser::parse(text) else {
+        return Vec::new();
+    };
+    module
+        .stmts
+        .iter()
+        .filter_map(|s| match s {
+            Stmt::Type(t) if matches!(t.body, TypeBody::Record(_)) => Some(t.name.text.clone()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The source expression of a data argument: an existing file (format from

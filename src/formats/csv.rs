@@ -574,7 +574,12 @@ impl RecordWriter for CsvWriter {
 }
 
 impl CsvWriter {
+    /// The header row, unless the target is configured without one
+    /// (`csv = { header = false }`): its columns are fixed all the same.
     fn emit_header(&mut self, header: &[Key]) -> Result<()> {
+        if !self.boundary.csv.header {
+            return Ok(());
+        }
         let names: Vec<String> = header
             .iter()
             .map(|f| self.boundary.external_of(f).to_string())
