@@ -687,3 +687,21 @@ fn route_copying_valid_lines_writes_what_the_ordinary_path_writes() {
     assert_eq!(dir.read("ok1.jsonl"), dir.read("ok2.jsonl"));
     assert_eq!(dir.read("err1.jsonl"), dir.read("err2.jsonl"));
 }
+
+#[test]
+fn route_to_one_file_for_both_ok_and_err_is_an_error() {
+    let dir = Scratch::new("route-same");
+    dir.write("in.jsonl", "{\"id\": 1}\n");
+    let run = dir.run(
+        "type R : Data = { id: Int }\n\
+         source(file(\"in.jsonl\"), Json) | validate(R) | route(ok: file(\"x.jsonl\"), err: file(\"x.jsonl\"))\n",
+        &[],
+    );
+    assert_eq!(run.status, 1, "{}", run.err);
+    assert!(
+        run.err.contains("`ok` and `err` both write x.jsonl"),
+        "{}",
+        run.err
+    );
+    assert!(!dir.exists("x.jsonl"));
+}

@@ -574,6 +574,13 @@ fn route(interp: &Rc<Interp>, input: Value, ok: Value, err: Value) -> Result<Val
         )
         .with_help("failure records are nested: send them to a `.jsonl` or `.json` file"));
     }
+    if ok_spec.path == err_spec.path {
+        return Err(RuntimeError::new(
+            "hql::route",
+            format!("`ok` and `err` both write {}", ok_spec.path),
+        )
+        .with_help("send the valid records and the failure records to two files"));
+    }
     let copied = copied_lines(interp, &input, &ok_spec);
     let mut oks = Sink::open(interp, ok_spec, shape.as_ref())?;
     let mut errs = Sink::open(interp, err_spec, None)?;
