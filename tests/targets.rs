@@ -705,3 +705,58 @@ fn route_to_one_file_for_both_ok_and_err_is_an_error() {
     );
     assert!(!dir.exists("x.jsonl"));
 }
+
+/// A small file system of its own, unmounted when dropped.
+struct SmallDisk(std::path::PathBuf);
+
+impl SmallDisk {
+    /// `None` where this process may not mount one (not root, say).
+    fn mount(dir: &Scratch) -> Option<SmallDisk> {
+        let at = dir.path.join("small");
+        std::fs::create_dir_all(&at).ok()?;
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+            .arg(&at)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .ok()?;
+        mounted.success().then_some(SmallDisk(at))
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_full_disk_is_an_error_naming_the_target_and_the_old_file_stays() {
+    let dir = Scratch::new("full-disk");
+    let Some(disk) = SmallDisk::mount(&dir) else {
+        eprintln!("skipped: cannot mount a small file system here");
+        return;
+    };
+    std::fs::write(disk.0.join("out.jsonl"), "old\n").unwrap();
+    let lines: Vec<String> = (0..5000)
+        .map(|i| format!("{{\"id\": {i}, \"pad\": \"{}\"}}", "x".repeat(40)))
+        .collect();
+    dir.write("in.jsonl", lines.join("\n"));
+    let run = dir.run(
+        "source(file(\"in.jsonl\"), Json) | write(file(\"small/out.jsonl\"))\n",
+        &[],
+    );
+    assert_eq!(run.status, 1, "{}", run.err);
+    assert!(
+        run.err
+            .contains("cannot write small/out.jsonl: No space left on device"),
+        "{}",
+        run.err
+    );
+    assert_eq!(
+        std::fs::read_to_string(disk.0.join("out.jsonl")).unwrap(),
+        "old\n"
+    );
+    let left: Vec<_> = std::fs::read_dir(&disk.0).unwrap().flatten().collect();
+    assert_eq!(left.len(), 1, "no temporary is left");
+}

@@ -267,6 +267,7 @@ fn print_file(job: &VetJob, data: &str, vetted: &Vetted, sinks: &mut Sinks) {
 struct DeadLetters {
     file: Box<dyn crate::runtime::eval::PendingFile>,
     writer: Box<dyn crate::runtime::eval::io::RecordWriter>,
+    path: String,
 }
 
 impl DeadLetters {
@@ -278,19 +279,31 @@ impl DeadLetters {
             .create_file(path)
             .map_err(|e| format!("cannot write {path}: {e}"))?;
         let writer = session.interp().codec(Format::Json).writer(&spec, None);
-        Ok(DeadLetters { file, writer })
+        Ok(DeadLetters {
+            file,
+            writer,
+            path: path.to_string(),
+        })
     }
 
     fn write(&mut self, failure: &Value) -> Result<(), RuntimeError> {
-        self.writer.write(&mut self.file, failure)
+        let path = &self.path;
+        self.writer
+            .write(&mut self.file, failure)
+            .map_err(|e| RuntimeError {
+                message: format!("cannot write {path}: {}", e.message),
+                ..e
+            })
     }
 
     fn commit(mut self) -> Result<(), String> {
-        self.writer.finish(&mut self.file).map_err(|e| e.message)?;
-        self.file.flush().map_err(|e| e.to_string())?;
-        self.file
-            .commit()
-            .map_err(|e| format!("cannot write the dead letters: {e}"))
+        let path = self.path.clone();
+        let failed = |e: &dyn std::fmt::Display| format!("cannot write {path}: {e}");
+        self.writer
+            .finish(&mut self.file)
+            .map_err(|e| failed(&e.message))?;
+        self.file.flush().map_err(|e| failed(&e))?;
+        self.file.commit().map_err(|e| failed(&e))
     }
 
     fn abandon(self) {

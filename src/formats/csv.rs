@@ -631,5 +631,5 @@ fn cell_text(v: Option<&Value>) -> String {
 }
 
 fn csv_error(e: csv::Error) -> RuntimeError {
-    RuntimeError::new("hql::io", format!("cannot write the target: {e}"))
+    write_error(e)
 }

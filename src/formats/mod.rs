@@ -22,7 +22,8 @@ pub fn codec(format: Format) -> &'static dyn Codec {
     }
 }
 
-/// A target that could not take more bytes (a full disk, say).
-fn write_error(e: std::io::Error) -> RuntimeError {
-    RuntimeError::new("hql::io", format!("cannot write the target: {e}"))
+/// A target that could not take more bytes (a full disk, say); the
+/// evaluator names the target.
+fn write_error(e: impl std::fmt::Display) -> RuntimeError {
+    RuntimeError::new(crate::runtime::eval::io::WRITE_FAILED, e.to_string())
 }

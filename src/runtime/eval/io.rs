@@ -200,6 +200,10 @@ pub trait Codec {
     fn writer(&self, spec: &TargetSpec, shape: Option<&Rc<Contract>>) -> Box<dyn RecordWriter>;
 }
 
+/// The code of an error a writer meets in the bytes it writes (a full
+/// disk): the evaluator adds which target it was.
+pub const WRITE_FAILED: &str = "hql::io";
+
 /// Writes records one at a time, then closes the output (a JSON array's `]`).
 pub trait RecordWriter {
     fn write(&mut self, out: &mut dyn Write, record: &Value) -> Result<()>;

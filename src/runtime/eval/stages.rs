@@ -709,6 +709,7 @@ struct Sink {
     file: Option<Box<dyn PendingFile>>,
     writer: Box<dyn RecordWriter>,
     written: i64,
+    path: String,
 }
 
 impl Sink {
@@ -721,7 +722,19 @@ impl Sink {
             file: Some(file),
             writer: interp.codec(spec.format).writer(&spec, shape),
             written: 0,
+            path: spec.path,
         })
+    }
+
+    /// A writer's error over the bytes, with the target named.
+    fn failed(&self, e: RuntimeError) -> RuntimeError {
+        match e.code {
+            super::io::WRITE_FAILED => RuntimeError {
+                message: format!("cannot write {}: {}", self.path, e.message),
+                ..e
+            },
+            _ => e,
+        }
     }
 
     /// A record given as its compact JSON text (the target is JSON).
@@ -729,8 +742,9 @@ impl Sink {
         let Some(file) = self.file.as_mut() else {
             return Ok(());
         };
-        if self.writer.write_json_text(file, text)? {
-            self.written += 1;
+        match self.writer.write_json_text(file, text) {
+            Ok(written) => self.written += i64::from(written),
+            Err(e) => return Err(self.failed(e)),
         }
         Ok(())
     }
@@ -739,7 +753,10 @@ impl Sink {
         let Some(file) = self.file.as_mut() else {
             return Ok(());
         };
-        self.writer.write(file, &force(record.clone())?)?;
+        let record = force(record.clone())?;
+        if let Err(e) = self.writer.write(file, &record) {
+            return Err(self.failed(e));
+        }
         self.written += 1;
         Ok(())
     }
@@ -747,13 +764,14 @@ impl Sink {
     /// Finish the output and hand it to the run, which commits it when it ends.
     fn close(mut self, interp: &Interp) -> Result<i64> {
         if let Some(mut file) = self.file.take() {
-            if let Err(e) = self.writer.finish(&mut file).and_then(|()| {
-                file.flush().map_err(|e| {
-                    RuntimeError::new("hql::io", format!("cannot write the target: {e}"))
-                })
-            }) {
+            let finished = self.writer.finish(&mut file);
+            let flushed = finished.and_then(|()| {
+                file.flush()
+                    .map_err(|e| RuntimeError::new(super::io::WRITE_FAILED, e.to_string()))
+            });
+            if let Err(e) = flushed {
                 file.abandon();
-                return Err(e);
+                return Err(self.failed(e));
             }
             interp.hold(file);
         }
