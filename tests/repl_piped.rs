@@ -279,3 +279,22 @@ fn a_long_stream_is_printed_whole_when_piped() {
     assert!(out.starts_with("[{n: 1}, {n: 2}, "), "{out}");
     assert!(out.ends_with("{n: 25}]\n"), "{out}");
 }
+
+/// Each entry's targets commit when the entry ends, so the next entry
+/// reads what it wrote; an entry that fails leaves them as they were.
+#[test]
+fn targets_commit_entry_by_entry() {
+    let file = std::env::temp_dir().join(format!("hql-repl-write-{}.jsonl", std::process::id()));
+    let path = file.to_string_lossy();
+    let input = format!(
+        "[{{a: 1}}, {{a: 2}}] | write(file({path:?}))\n\
+         source(file({path:?}), Json) | count()\n\
+         let n = ([{{a: 9}}] | write(file({path:?}))) / 0\n\
+         source(file({path:?}), Json) | count()\n"
+    );
+    let (out, err, status) = repl(&input);
+    let _ = std::fs::remove_file(&file);
+    assert_eq!(out, "2\n2\n2\n", "{err}");
+    assert!(err.contains("hql::division_by_zero"), "{err}");
+    assert_eq!(status, 1);
+}
