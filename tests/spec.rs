@@ -2297,3 +2297,46 @@ fn s4_9_map_paths_quote_odd_keys() {
 "#;
     assert_eq!(ok_out(src, &[]), "[[\"m[\\\"odd key\\\"]\", \"m.fine\"]]\n");
 }
+
+// §6.1 writing, through the in-memory host: the core writes through the
+// host it is handed and commits when the run ends.
+
+#[test]
+fn s6_1_write_and_route_commit_through_the_host_when_the_run_ends() {
+    let data = "{\"id\": 1}\n{\"id\": -2}\nnot json\n";
+    let src = "type R : DataContract = { id: Int, require id > 0 }\n\
+               let rs = source(file(\"orders.jsonl\"), Json) | validate(R)\n\
+               rs | oks() | write(file(\"ok.json\"))\n\
+               rs | route(ok: file(\"ok.jsonl\"), err: file(\"dead.jsonl\"))\n";
+    let (run, written) = run_writing(src, &[("orders.jsonl", data)]);
+    assert_eq!(
+        (run.status, run.out.as_str()),
+        (0, "1\n{ok: 1, err: 2}\n"),
+        "{}",
+        run.err
+    );
+    assert_eq!(written["ok.json"], "[\n{\"id\":1}\n]\n");
+    assert_eq!(written["ok.jsonl"], "{\"id\":1}\n");
+    let dead: Vec<&str> = written["dead.jsonl"].lines().collect();
+    assert_eq!(dead.len(), 2);
+    assert!(dead[0].starts_with(
+        "{\"type\":\"R\",\"version\":null,\"origin\":{\"source\":\"orders.jsonl\",\"line\":2}"
+    ));
+    assert!(dead[1].contains("\"rule\":\"decode\""));
+}
+
+#[test]
+fn s6_1_a_runtime_error_abandons_every_target_of_the_run() {
+    let src = "[{a: 1}] | write(file(\"a.jsonl\"))\n1 / 0\n";
+    let (run, written) = run_writing(src, &[]);
+    assert_eq!(run.status, 1);
+    assert!(written.is_empty(), "{written:?}");
+}
+
+#[test]
+fn s6_1_a_failed_check_still_commits() {
+    let src = "[{a: 1}] | write(file(\"a.jsonl\"))\ncheck \"never\": 1 > 2\n";
+    let (run, written) = run_writing(src, &[]);
+    assert_eq!(run.status, 1);
+    assert_eq!(written["a.jsonl"], "{\"a\":1}\n");
+}

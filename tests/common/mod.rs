@@ -7,12 +7,42 @@ use std::io::{BufRead, Cursor};
 use std::rc::Rc;
 
 use hql::cli::run::{run_source, OutputFormat, Sinks, Source};
-use hql::runtime::eval::Host;
+use hql::runtime::eval::{Host, PendingFile};
 
 /// A host whose files live in a map; stdin is optional and can be read once.
+/// Targets are written into `written` when they commit.
 pub struct MemHost {
     pub files: HashMap<String, String>,
     pub stdin: RefCell<Option<String>>,
+    pub written: Rc<RefCell<HashMap<String, String>>>,
+}
+
+/// A target of the in-memory host: its bytes, kept until it commits.
+struct MemTarget {
+    path: String,
+    bytes: Vec<u8>,
+    written: Rc<RefCell<HashMap<String, String>>>,
+}
+
+impl std::io::Write for MemTarget {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl PendingFile for MemTarget {
+    fn commit(self: Box<Self>) -> std::io::Result<()> {
+        let text = String::from_utf8(self.bytes).map_err(std::io::Error::other)?;
+        self.written.borrow_mut().insert(self.path, text);
+        Ok(())
+    }
+
+    fn abandon(self: Box<Self>) {}
 }
 
 impl MemHost {
@@ -23,6 +53,7 @@ impl MemHost {
                 .map(|(p, c)| (p.to_string(), c.to_string()))
                 .collect(),
             stdin: RefCell::new(stdin.map(str::to_string)),
+            written: Rc::default(),
         }
     }
 }
@@ -44,6 +75,42 @@ impl Host for MemHost {
             .take()
             .map(|t| Box::new(Cursor::new(t.into_bytes())) as Box<dyn BufRead>)
     }
+
+    fn create_file(&self, path: &str) -> std::io::Result<Box<dyn PendingFile>> {
+        Ok(Box::new(MemTarget {
+            path: path.to_string(),
+            bytes: Vec::new(),
+            written: self.written.clone(),
+        }))
+    }
+}
+
+/// Run a program in memory: what it printed and the targets it committed.
+pub fn run_writing(src: &str, files: &[(&str, &str)]) -> (Run, HashMap<String, String>) {
+    let host = Rc::new(MemHost::new(files, None));
+    let written = host.written.clone();
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let status = run_source(
+        &Source {
+            name: "test.hql",
+            text: src,
+        },
+        host,
+        OutputFormat::Hql,
+        &mut Sinks {
+            out: &mut out,
+            err: &mut err,
+            color: false,
+        },
+    );
+    let run = Run {
+        out: String::from_utf8(out).expect("stdout is UTF-8"),
+        err: String::from_utf8(err).expect("stderr is UTF-8"),
+        status,
+    };
+    let written = written.borrow().clone();
+    (run, written)
 }
 
 /// What a run produced.
