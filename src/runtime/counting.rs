@@ -127,6 +127,7 @@ fn tally_range(
             line: 0,
         },
         meter: meter.clone(),
+        shown: (0, 0, 0, from),
     };
 
     // Lines are taken from the reader's buffer where they lie in it; one
@@ -135,8 +136,16 @@ fn tally_range(
     let mut pos = from;
     let mut line_start = from;
     let mut owned = start == 0;
+    let mut unshown = 0u32;
     while line_start < end || !carry.is_empty() {
         crate::runtime::eval::check_interrupt()?;
+        // The meter is shown a batch of lines at a time: an atomic add a
+        // line would cost the count path a few percent.
+        unshown += 1;
+        if unshown == SHOW_EVERY {
+            counter.show(pos);
+            unshown = 0;
+        }
         let buf = match fill(&mut reader) {
             Ok(buf) => buf,
             Err(e) => {
@@ -155,7 +164,6 @@ fn tally_range(
             let n = buf.len();
             reader.consume(n);
             pos += n as u64;
-            meter.read_bytes(n as u64);
             continue;
         };
         if owned {
@@ -170,11 +178,14 @@ fn tally_range(
         owned = true;
         reader.consume(i + 1);
         pos += i as u64 + 1;
-        meter.read_bytes(i as u64 + 1);
         line_start = pos;
     }
+    counter.show(pos);
     Ok(counter.tally)
 }
+
+/// How many lines go by between two updates of the meter.
+const SHOW_EVERY: u32 = 4096;
 
 /// What one range's lines are counted with.
 struct Counter<'a> {
@@ -186,21 +197,24 @@ struct Counter<'a> {
     tally: Tally,
     origin: Origin,
     meter: Arc<Meter>,
+    /// What the meter has been shown: records, oks, errs, and the byte
+    /// read up to.
+    shown: (i64, i64, i64, u64),
 }
 
 impl Counter<'_> {
-    /// Count the line starting at byte `at` (its newline left off), and
-    /// show it on the meter.
-    fn line(&mut self, line: &[u8], at: u64) -> Result<()> {
-        let (total, ok, err) = (self.tally.total, self.tally.ok, self.tally.err);
-        let counted = self.count_line(line, at);
-        self.meter.read_records((self.tally.total - total) as u64);
-        self.meter
-            .judged((self.tally.ok - ok) as u64, (self.tally.err - err) as u64);
-        counted
+    /// Show the meter what was counted since it was last shown.
+    fn show(&mut self, pos: u64) {
+        let (total, ok, err, at) = self.shown;
+        let t = &self.tally;
+        self.meter.read_records((t.total - total) as u64);
+        self.meter.judged((t.ok - ok) as u64, (t.err - err) as u64);
+        self.meter.read_bytes(pos.saturating_sub(at));
+        self.shown = (t.total, t.ok, t.err, pos);
     }
 
-    fn count_line(&mut self, line: &[u8], at: u64) -> Result<()> {
+    /// Count the line starting at byte `at` (its newline left off).
+    fn line(&mut self, line: &[u8], at: u64) -> Result<()> {
         let text = line.strip_suffix(b"\r").unwrap_or(line);
         // As `source` reads it: a byte-order mark may open the file only.
         let text = match at {
