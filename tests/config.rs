@@ -371,3 +371,23 @@ fn a_csv_target_configured_without_a_header_writes_rows_only() {
     assert_eq!((run.status, run.out.as_str()), (0, "2\n"), "{}", run.err);
     assert_eq!(dir.read("out.csv"), "1,'x,y'\n2,z\n");
 }
+
+/// The fast paths over a JSON file (validate read with the line check,
+/// route copying valid lines) name a configured source by its id too.
+#[test]
+fn a_configured_json_sources_origins_name_its_id() {
+    let dir = Scratch::new("config-json-origin");
+    dir.write("hql.toml", "[sources.ev]\nfile = \"data/ev.jsonl\"\n");
+    dir.write("data/ev.jsonl", "{\"a\": 1}\n{\"a\": \"x\"}\n");
+    let run = dir.run(
+        "type E : DataContract = { a: Int }\n\
+         source(\"ev\") | validate(E) | errs() | map(e => e.origin)\n\
+         source(\"ev\") | validate(E) | route(ok: file(\"o.jsonl\"), err: file(\"d.jsonl\"))\n",
+        &[],
+    );
+    assert_eq!(run.status, 0, "{}", run.err);
+    assert_eq!(run.out, "[{source: \"ev\", line: 2}]\n{ok: 1, err: 1}\n");
+    assert!(dir
+        .read("d.jsonl")
+        .contains("\"origin\":{\"source\":\"ev\",\"line\":2}"));
+}

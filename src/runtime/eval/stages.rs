@@ -436,7 +436,9 @@ fn read_source_for(
     // not build them: the line is decoded then.
     let check = LineCheck::new(contract).filter(LineCheck::keeps_records);
     if let (Some(path), Some(check)) = (crate::runtime::counting::json_file(source), check) {
-        return Ok(Upstream::Checked(read_validated(interp, &path, check)?));
+        return Ok(Upstream::Checked(read_validated(
+            interp, source, &path, check,
+        )?));
     }
     if interp.codec(source.format).reads_by_shape() {
         return Ok(Upstream::Converted(
@@ -504,7 +506,12 @@ fn validated(interp: &Rc<Interp>, contract: &Rc<Contract>, upstream: Upstream) -
 /// `source(file(path), Json) | validate(T)` read as one: each JSON line
 /// goes through `check`, which builds `ok` of a valid record as it reads
 /// it; any other line is decoded as `source` decodes it, for `validate`.
-fn read_validated(interp: &Rc<Interp>, path: &str, mut check: LineCheck) -> Result<Items> {
+fn read_validated(
+    interp: &Rc<Interp>,
+    spec: &SourceSpec,
+    path: &str,
+    mut check: LineCheck,
+) -> Result<Items> {
     let reader = interp
         .host
         .open_file(path)
@@ -515,7 +522,7 @@ fn read_validated(interp: &Rc<Interp>, path: &str, mut check: LineCheck) -> Resu
     let source = JsonSource::new(reader)
         .with_line_reader(Box::new(move |line| check.validated(&hook_interp, line)));
     Ok(Box::new(
-        json_items(source, path.into()).inspect(move |_| meter.read_records(1)),
+        json_items(source, spec.name.clone()).inspect(move |_| meter.read_records(1)),
     ))
 }
 
@@ -660,7 +667,7 @@ fn copied_lines(
     let copied = text.clone();
     let hook_interp = interp.clone();
     let meter = interp.meter.clone();
-    let source = JsonSource::new(reader).with_line_reader(Box::new(move |line| {
+    let lines = JsonSource::new(reader).with_line_reader(Box::new(move |line| {
         if check.verdict(&hook_interp, line) != Verdict::Valid {
             return None;
         }
@@ -668,7 +675,7 @@ fn copied_lines(
         text.clear();
         write_compact(line, &mut text).then_some(Value::Absent)
     }));
-    let lines = json_items(source, path.as_str().into()).inspect(move |_| meter.read_records(1));
+    let lines = json_items(lines, source.name.clone()).inspect(move |_| meter.read_records(1));
     Some(Ok((Box::new(lines), text, contract)))
 }
 
