@@ -760,3 +760,36 @@ fn a_full_disk_is_an_error_naming_the_target_and_the_old_file_stays() {
     let left: Vec<_> = std::fs::read_dir(&disk.0).unwrap().flatten().collect();
     assert_eq!(left.len(), 1, "no temporary is left");
 }
+
+#[test]
+fn a_link_is_followed_the_file_it_names_is_replaced_and_the_link_stays() {
+    let dir = Scratch::new("target-link");
+    dir.write("real.jsonl", "old\n");
+    std::os::unix::fs::symlink("real.jsonl", dir.path.join("link.jsonl")).unwrap();
+    let run = dir.run("[{a: 1}] | write(file(\"link.jsonl\"))\n", &[]);
+    assert_eq!(run.status, 0, "{}", run.err);
+    let link = std::fs::symlink_metadata(dir.path.join("link.jsonl")).unwrap();
+    assert!(link.file_type().is_symlink(), "the link is still a link");
+    assert_eq!(dir.read("real.jsonl"), "{\"a\":1}\n");
+}
+
+#[test]
+fn a_fifo_or_a_device_target_is_written_as_it_goes() {
+    let dir = Scratch::new("target-fifo");
+    let fifo = dir.path.join("pipe.jsonl");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let reader = std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap());
+    let run = dir.run(
+        "[{a: 1}, {a: 2}] | write(file(\"pipe.jsonl\"))\n[{a: 3}] | write(file(\"/dev/null\"), Json)\n",
+        &[],
+    );
+    assert_eq!((run.status, run.out.as_str()), (0, "2\n1\n"), "{}", run.err);
+    assert_eq!(reader.join().unwrap(), "{\"a\":1}\n{\"a\":2}\n");
+    let null = std::fs::metadata("/dev/null").unwrap();
+    assert!(!null.is_file(), "/dev/null is still a device");
+    assert!(dir.path.join("pipe.jsonl").exists());
+}

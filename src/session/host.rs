@@ -75,7 +75,20 @@ impl Host for FsHost {
     }
 
     fn create_file(&self, path: &str) -> io::Result<Box<dyn PendingFile>> {
-        Ok(Box::new(TempFile::create(Path::new(path))?))
+        // A FIFO or a device (`/dev/stdout`, whatever it points at) cannot
+        // be replaced by a rename: it is written as it goes.
+        let special = path.starts_with("/dev/")
+            || std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
+        if special {
+            let file = File::options().write(true).open(path)?;
+            return Ok(Box::new(Stream(BufWriter::new(file))));
+        }
+        // A link is followed: the file it names is replaced, the link stays.
+        let target = match std::fs::symlink_metadata(path) {
+            Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path)?,
+            _ => PathBuf::from(path),
+        };
+        Ok(Box::new(TempFile::create(&target)?))
     }
 
     fn param(&self, name: &str) -> Option<String> {
@@ -113,6 +126,30 @@ impl Host for FsHost {
             format,
             boundary: boundary(&[], &target.csv),
         })
+    }
+}
+
+/// A target that is not a regular file (a FIFO, a device): written
+/// directly, so what was written before a stop stays written.
+struct Stream(BufWriter<File>);
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+impl PendingFile for Stream {
+    fn commit(mut self: Box<Self>) -> io::Result<()> {
+        self.0.flush()
+    }
+
+    fn abandon(mut self: Box<Self>) {
+        let _ = self.0.flush();
     }
 }
 
