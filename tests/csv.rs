@@ -469,3 +469,82 @@ fn nothing_is_lost_records_read_equal_oks_plus_errs() {
          [1, 5, 9]\n"
     );
 }
+
+/// `count()` and `report()` over a validated CSV file read each row as the
+/// JSON text of the record it converts to and give it the line check's
+/// verdict; the ordinary path (forced by a `filter`, which keeps no plan)
+/// builds and validates every record. Both must count the same, for open
+/// and closed contracts, rules, unions, nullable and nested fields, and
+/// every kind of cell and broken row.
+#[test]
+fn the_counting_path_over_csv_counts_what_the_ordinary_path_counts() {
+    let s = Scratch::new("csv-count-agreement");
+    let mut text = String::from("id,name,amount,flag,tags,kind,note,extra\n");
+    let cells = [
+        ["1", "a", "2.5", "true", "[1,2]", "open", "", "x"],
+        ["+5", "b", "7", "false", "[]", "shut", "n", ""],
+        ["007", "c", "-0", "true", "[1,\"x\"]", "open", "", "y"],
+        [
+            "123456789012345678901234",
+            "d",
+            "1e3",
+            "true",
+            "",
+            "open",
+            "m",
+            "",
+        ],
+        ["x", "e", "1,5", "maybe", "[1", "other", "", ""],
+        ["-3", "", "inf", "true", "[3]", "open", "", ""],
+        ["4", "f\"q", "1e999", "true", "[4]", "shut", "", "z"],
+        ["", "g", "", "", "", "", "", ""],
+        ["9", "h, i", "0.5", "false", "[9, 10]", "open", "l\nm", "w"],
+    ];
+    for i in 0..600 {
+        let row = &cells[i % cells.len()];
+        let quoted: Vec<String> = row
+            .iter()
+            .map(|c| {
+                if c.contains([',', '"', '\n']) {
+                    format!("\"{}\"", c.replace('"', "\"\""))
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect();
+        text.push_str(&quoted.join(","));
+        text.push('\n');
+        match i % 97 {
+            5 => text.push_str("1,2,3\n"),
+            7 => text.push('\n'),
+            _ => {}
+        }
+    }
+    let mut bytes = text.into_bytes();
+    bytes.extend_from_slice(b"8,\xff\xfe,1.0,true,[],open,,\n");
+    s.write("rows.csv", bytes);
+    let contracts = [
+        "type T : DataContract = { id: Int, name: String, amount: Float, flag?: Bool, tags?: List[Int], kind: \"open\" | \"shut\", note?: String | Null\n    require id > 0\n    require amount >= 0 }",
+        "type T : TypeContract = { id: Int, name: String, amount: Float, flag: Bool, tags: List[Int], kind: String, note: String | Null, extra?: String }",
+        "type T : DataContract = { id: Int | String, amount: Float | Null, flag: Bool = false\n    warn amount? < 100 }",
+        "type T : DataContract = { name: NonEmpty, id: Int\n    require len(name) < 3 }",
+    ];
+    for contract in contracts {
+        let fast = format!(
+            "{contract}\nlet v = source(file(\"rows.csv\"), Csv) | validate(T)\nv | oks() | count()\nv | report()\n"
+        );
+        let ordinary = format!(
+            "{contract}\nlet v = source(file(\"rows.csv\"), Csv) | validate(T) | filter(r => true)\nv | oks() | count()\nv | report()\n"
+        );
+        let (a, b) = (s.run(&fast, &[]), s.run(&ordinary, &[]));
+        assert_eq!(
+            (a.status, b.status),
+            (0, 0),
+            "{contract}\n{}{}",
+            a.err,
+            b.err
+        );
+        assert_eq!(a.out, b.out, "{contract}");
+        assert!(a.out.contains("total: 608"), "{contract}: {}", a.out);
+    }
+}

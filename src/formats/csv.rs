@@ -17,14 +17,15 @@ use std::rc::Rc;
 use super::write_error;
 use crate::runtime::contract::{Contract, FieldSpec, Shape, TypeSpec};
 use crate::runtime::eval::io::{
-    Boundary, Codec, Column, CsvOptions, Decoded, DecodedRecords, Physical, RecordSource,
+    Boundary, Codec, Column, CsvOptions, Decoded, DecodedRecords, JsonRow, Physical, RecordSource,
     RecordWriter, SourceSpec, TargetSpec,
 };
 use crate::runtime::eval::{check_interrupt, Origin, Result, RuntimeError};
-use crate::runtime::json::{write_json, Decoder};
+use crate::runtime::json::{write_float, write_int, write_json, Decoder};
 use crate::runtime::print::write_hql;
 use crate::runtime::validate::undecodable;
 use crate::runtime::value::{Key, Record, Value};
+use crate::syntax::canonical::write_json_string;
 
 pub struct Csv;
 
@@ -39,30 +40,7 @@ impl Codec for Csv {
         spec: &SourceSpec,
         shape: Option<&Rc<Contract>>,
     ) -> DecodedRecords {
-        let options = spec.boundary.csv;
-        let tracked = Tracked::new(input);
-        let track = tracked.state.clone();
-        // Rows end at `\n` only, so that the reader's position tells where
-        // each one starts; a `\r` before it is taken off the last cell.
-        let reader = csv::ReaderBuilder::new()
-            .has_headers(false)
-            .flexible(true)
-            .delimiter(options.delimiter)
-            .quote(options.quote)
-            .terminator(csv::Terminator::Any(b'\n'))
-            .from_reader(tracked);
-        Box::new(Rows {
-            reader,
-            track,
-            row: csv::ByteRecord::new(),
-            columns: None,
-            spec: spec.clone(),
-            shape: shape.cloned(),
-            decoder: Decoder::new(),
-            finished: false,
-            converted: false,
-            distinct: false,
-        })
+        Box::new(rows(input, spec, shape))
     }
 
     fn reads_by_shape(&self) -> bool {
@@ -71,6 +49,17 @@ impl Codec for Csv {
 
     fn keeps_nesting(&self) -> bool {
         false
+    }
+
+    fn each_json_row(
+        &self,
+        input: Box<dyn BufRead>,
+        spec: &SourceSpec,
+        shape: &Rc<Contract>,
+        each: &mut dyn FnMut(JsonRow) -> Result<()>,
+    ) -> Option<Result<()>> {
+        let mut rows = rows(input, spec, Some(shape));
+        Some(rows.each_json_row(each))
     }
 
     fn writer(&self, spec: &TargetSpec, shape: Option<&Rc<Contract>>) -> Box<dyn RecordWriter> {
@@ -95,6 +84,35 @@ impl Codec for Csv {
 }
 
 // ------------------------------------------------------------------ reading
+
+/// The rows of a CSV source, read by its options.
+fn rows(input: Box<dyn BufRead>, spec: &SourceSpec, shape: Option<&Rc<Contract>>) -> Rows {
+    let options = spec.boundary.csv;
+
+    let tracked = Tracked::new(input);
+    let track = tracked.state.clone();
+    // Rows end at `\n` only, so that the reader's position tells where
+    // each one starts; a `\r` before it is taken off the last cell.
+    let reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .delimiter(options.delimiter)
+        .quote(options.quote)
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_reader(tracked);
+    Rows {
+        reader,
+        track,
+        row: csv::ByteRecord::new(),
+        columns: None,
+        spec: spec.clone(),
+        shape: shape.cloned(),
+        decoder: Decoder::new(),
+        finished: false,
+        converted: false,
+        distinct: false,
+    }
+}
 
 /// The rows of a CSV source, as records.
 struct Rows {
@@ -122,6 +140,8 @@ impl RecordSource for Rows {
 /// One column: the field it fills, and how its cells convert.
 struct ColumnPlan {
     field: Key,
+    /// The field's name as a JSON key and its colon, for `json_row`.
+    json_key: String,
     boundary: Option<Column>,
     /// The field's position in the contract, when it declares the field.
     declared: Option<usize>,
@@ -131,22 +151,45 @@ impl Iterator for Rows {
     type Item = Result<Decoded>;
 
     fn next(&mut self) -> Option<Result<Decoded>> {
-        while !self.finished {
-            if let Err(e) = check_interrupt() {
-                return Some(Err(e));
-            }
-            self.converted = false;
+        self.converted = false;
+        if self.finished {
+            return None;
+        }
+        match self.advance() {
+            Ok(Step::Row(line)) => Some(Ok(self.record(line))),
+            Ok(Step::Failed(failure)) => Some(Ok(failure)),
+            Ok(Step::End) => None,
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+/// What reading on gave: a data row (its line), a row that did not
+/// decode, or the end.
+enum Step {
+    Row(u64),
+    Failed(Decoded),
+    End,
+}
+
+impl Rows {
+    /// Read up to the next data row, past blank lines and the header.
+    fn advance(&mut self) -> Result<Step> {
+        loop {
+            check_interrupt()?;
             match self.reader.read_byte_record(&mut self.row) {
                 Ok(true) => {}
-                Ok(false) => self.finished = true,
+                Ok(false) => {
+                    self.finished = true;
+                    return Ok(Step::End);
+                }
                 Err(e) => {
                     self.finished = true;
                     let line = e.position().map_or(0, |p| p.line());
-                    return Some(Ok(self.failure(line, format!("cannot read: {e}"))));
+                    return Ok(Step::Failed(
+                        self.failure(line, format!("cannot read: {e}")),
+                    ));
                 }
-            }
-            if self.finished {
-                break;
             }
             self.trim_line_end();
             if self.row.len() == 1 && self.row[0].is_empty() {
@@ -155,15 +198,95 @@ impl Iterator for Rows {
             let line = self.start_line();
             if self.columns.is_none() {
                 if let Some(failure) = self.read_header(line) {
-                    return Some(Ok(failure));
+                    return Ok(Step::Failed(failure));
                 }
                 if self.spec.boundary.csv.header {
                     continue;
                 }
             }
-            return Some(Ok(self.record(line)));
+            return Ok(Step::Row(line));
         }
-        None
+    }
+
+    /// Each row as the JSON text of its converted record, for the line
+    /// check; a row that does not decode as its failure.
+    fn each_json_row(&mut self, each: &mut dyn FnMut(JsonRow) -> Result<()>) -> Result<()> {
+        let mut text = String::new();
+        while !self.finished {
+            match self.advance()? {
+                Step::Row(line) => {
+                    let columns = self.columns.take().unwrap_or_default();
+                    let written = self.json_row(&columns, line, &mut text);
+                    self.columns = Some(columns);
+                    match written {
+                        Ok(()) => each(JsonRow::Text(&text))?,
+                        Err(failure) => each(JsonRow::Failed(failure))?,
+                    }
+                }
+                Step::Failed(failure) => each(JsonRow::Failed(failure))?,
+                Step::End => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// The current row as the JSON text of the record `convert_row` builds.
+    fn json_row(
+        &mut self,
+        columns: &[ColumnPlan],
+        line: u64,
+        out: &mut String,
+    ) -> Result<(), Decoded> {
+        out.clear();
+        self.check_width(columns, line)?;
+        out.push('{');
+        let mut first = true;
+        let skip_undeclared = admits_undeclared(self.shape.as_deref());
+        for (cell, column) in self.row.iter().zip(columns) {
+            // Every cell must be UTF-8, as for `read`, even one left out.
+            let cell = self.text_of(cell, column, line)?;
+            if skip_undeclared && column.declared.is_none() {
+                continue;
+            }
+            let ty = column
+                .declared
+                .map(|i| &fields_of(self.shape.as_deref())[i].ty);
+            if let Some(v) = cell_of(cell, column, ty, &mut self.decoder) {
+                if !std::mem::take(&mut first) {
+                    out.push(',');
+                }
+                out.push_str(&column.json_key);
+                v.write_json(cell, out);
+            }
+        }
+        out.push('}');
+        Ok(())
+    }
+
+    /// A row has as many cells as the header names.
+    fn check_width(&self, columns: &[ColumnPlan], line: u64) -> Result<(), Decoded> {
+        if self.row.len() == columns.len() {
+            return Ok(());
+        }
+        let message = format!(
+            "line {line} has {} cells where the header has {}",
+            self.row.len(),
+            columns.len()
+        );
+        Err(self.failure(line, message))
+    }
+
+    /// A cell's text, which must be UTF-8.
+    fn text_of<'c>(
+        &self,
+        cell: &'c [u8],
+        column: &ColumnPlan,
+        line: u64,
+    ) -> Result<&'c str, Decoded> {
+        std::str::from_utf8(cell).map_err(|_| {
+            let message = format!("line {line} is not valid UTF-8 (column {})", column.field);
+            self.failure(line, message)
+        })
     }
 }
 
@@ -209,6 +332,15 @@ impl std::io::Read for Tracked {
         }
         Ok(n)
     }
+}
+
+/// Can a record's undeclared fields change its verdict? Not for an open
+/// record type whose rules never read `self` whole: the line check may be
+/// given the declared fields only.
+fn admits_undeclared(shape: Option<&Contract>) -> bool {
+    shape
+        .and_then(Contract::record)
+        .is_some_and(|r| r.open && !r.rules.iter().chain(&r.warns).any(|rule| rule.reads_self))
 }
 
 /// The fields a contract declares (none for a refinement or no contract).
@@ -292,7 +424,11 @@ impl Rows {
 
     fn plan_column(&self, external: &str) -> ColumnPlan {
         let (field, column) = self.spec.boundary.field_of(external);
+        let mut json_key = String::new();
+        write_json_string(&mut json_key, field);
+        json_key.push(':');
         ColumnPlan {
+            json_key,
             field: field.into(),
             boundary: column.cloned(),
             declared: self.fields().iter().position(|f| &*f.name == field),
@@ -309,25 +445,20 @@ impl Rows {
     }
 
     fn convert_row(&mut self, columns: &[ColumnPlan], line: u64) -> Decoded {
-        if self.row.len() != columns.len() {
-            let message = format!(
-                "line {line} has {} cells where the header has {}",
-                self.row.len(),
-                columns.len()
-            );
-            return self.failure(line, message);
+        if let Err(failure) = self.check_width(columns, line) {
+            return failure;
         }
         let mut typed = Vec::with_capacity(columns.len());
         for (cell, column) in self.row.iter().zip(columns) {
-            let Ok(cell) = std::str::from_utf8(cell) else {
-                let message = format!("line {line} is not valid UTF-8 (column {})", column.field);
-                return self.failure(line, message);
+            let cell = match self.text_of(cell, column, line) {
+                Ok(cell) => cell,
+                Err(failure) => return failure,
             };
             let ty = column
                 .declared
                 .map(|i| &fields_of(self.shape.as_deref())[i].ty);
-            if let Some(v) = cell_value(cell, column, ty, &mut self.decoder) {
-                typed.push((column.field.clone(), v));
+            if let Some(v) = cell_of(cell, column, ty, &mut self.decoder) {
+                typed.push((column.field.clone(), v.into_value()));
             }
         }
         self.converted = self.shape.is_some();
@@ -388,19 +519,84 @@ impl Rows {
     }
 }
 
+/// A cell as decoding reads it: one decision, rendered either as a value
+/// (for `validate`) or as JSON text (for the line check).
+pub enum Cell<'a> {
+    Null,
+    Text(&'a str),
+    Int(i64),
+    /// An integer beyond i64: its sign and digits, without `+` or leading
+    /// zeros.
+    Big(String),
+    Float(f64),
+    Bool(bool),
+    /// A list, record or map field's cell, decoded from its JSON text.
+    Nested(Value),
+}
+
+impl Cell<'_> {
+    fn into_value(self) -> Value {
+        match self {
+            Cell::Null => Value::Null,
+            Cell::Text(t) => Value::str(t),
+            Cell::Int(n) => Value::Int(n),
+            Cell::Big(digits) => Value::from_number_text(&digits),
+            Cell::Float(f) => Value::Float(f),
+            Cell::Bool(b) => Value::Bool(b),
+            Cell::Nested(v) => v,
+        }
+    }
+
+    /// JSON text that decodes to `into_value`'s value, or for a number to
+    /// one equal to it (`7` for the Float `7.0`): what the line check
+    /// judges is the same. `cell` is the text the cell held.
+    fn write_json(&self, cell: &str, out: &mut String) {
+        match self {
+            Cell::Null => out.push_str("null"),
+            Cell::Text(t) => write_json_string(out, t),
+            Cell::Int(_) | Cell::Float(_) if is_json_number(cell) => out.push_str(cell),
+            Cell::Int(n) => write_int(out, *n),
+            Cell::Big(digits) => out.push_str(digits),
+            Cell::Float(f) => write_float(out, *f),
+            Cell::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            Cell::Nested(v) => write_json(out, v),
+        }
+    }
+}
+
+/// Is `text` a number as JSON writes one (no `+`, no leading zero, digits
+/// on both sides of a point)?
+fn is_json_number(text: &str) -> bool {
+    let body = text.strip_prefix('-').unwrap_or(text);
+    let (mantissa, exponent) = match body.find(['e', 'E']) {
+        Some(i) => (&body[..i], Some(&body[i + 1..])),
+        None => (body, None),
+    };
+    let (whole, fraction) = match mantissa.split_once('.') {
+        Some((w, f)) => (w, Some(f)),
+        None => (mantissa, None),
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let exponent_ok = exponent.is_none_or(|e| digits(e.strip_prefix(['-', '+']).unwrap_or(e)));
+    digits(whole)
+        && (whole == "0" || !whole.starts_with('0'))
+        && fraction.is_none_or(digits)
+        && exponent_ok
+}
+
 /// A cell's value: absent when empty (null where the column is nullable
 /// or the field admits `Null`), else its text converted by the boundary's
 /// physical type, then by the field's declared type where it parses.
-fn cell_value(
-    cell: &str,
+fn cell_of<'a>(
+    cell: &'a str,
     column: &ColumnPlan,
     ty: Option<&TypeSpec>,
     decoder: &mut Decoder,
-) -> Option<Value> {
+) -> Option<Cell<'a>> {
     let nullable = column.boundary.as_ref().is_some_and(|c| c.nullable);
     if cell.is_empty() {
         let null = nullable || ty.is_some_and(TypeSpec::admits_null);
-        return null.then_some(Value::Null);
+        return null.then_some(Cell::Null);
     }
     if let Some(physical) = column.boundary.as_ref().and_then(|c| c.physical) {
         if let Some(v) = physical_value(cell, physical) {
@@ -409,13 +605,13 @@ fn cell_value(
     }
     Some(
         ty.and_then(|t| convert(cell, t, decoder))
-            .unwrap_or_else(|| Value::str(cell)),
+            .unwrap_or(Cell::Text(cell)),
     )
 }
 
-fn physical_value(cell: &str, physical: Physical) -> Option<Value> {
+fn physical_value(cell: &str, physical: Physical) -> Option<Cell<'_>> {
     match physical {
-        Physical::String => Some(Value::str(cell)),
+        Physical::String => Some(Cell::Text(cell)),
         Physical::Int => int(cell),
         Physical::Float => float(cell),
         Physical::Bool => boolean(cell),
@@ -424,7 +620,7 @@ fn physical_value(cell: &str, physical: Physical) -> Option<Value> {
 
 /// The value of a text cell as type `ty`, when the text parses as it
 /// (language.md §6.1); `None` leaves the text, for `validate` to judge.
-pub fn convert(cell: &str, ty: &TypeSpec, decoder: &mut Decoder) -> Option<Value> {
+pub fn convert<'a>(cell: &'a str, ty: &TypeSpec, decoder: &mut Decoder) -> Option<Cell<'a>> {
     match ty {
         TypeSpec::Any | TypeSpec::String | TypeSpec::Null => None,
         TypeSpec::Int => int(cell),
@@ -441,38 +637,46 @@ pub fn convert(cell: &str, ty: &TypeSpec, decoder: &mut Decoder) -> Option<Value
             if matches!(m, TypeSpec::String | TypeSpec::Any)
                 || matches!(m, TypeSpec::Literal(Value::Str(_)))
             {
-                return Some(Value::str(cell));
+                return Some(Cell::Text(cell));
             }
             convert(cell, m, decoder)
         }),
         TypeSpec::Named(c) => match c.get().map(|c| &c.shape) {
             Some(Shape::Refined { base, .. }) => convert(cell, base, decoder),
-            Some(Shape::Record { .. }) => decoder.decode(cell.as_bytes()).ok(),
+            Some(Shape::Record { .. }) => decoder.decode(cell.as_bytes()).ok().map(Cell::Nested),
             None => None,
         },
         TypeSpec::List(_) | TypeSpec::Map(_) | TypeSpec::Record(_) => {
-            decoder.decode(cell.as_bytes()).ok()
+            decoder.decode(cell.as_bytes()).ok().map(Cell::Nested)
         }
     }
 }
 
-/// An optional sign and digits: an Int (beyond i64, kept as text).
-fn int(cell: &str) -> Option<Value> {
-    let digits = cell.strip_prefix(['-', '+']).unwrap_or(cell);
+/// An optional sign and digits: an Int (beyond i64, kept digit for digit).
+fn int(cell: &str) -> Option<Cell<'_>> {
+    let (minus, digits) = match cell.as_bytes().first() {
+        Some(b'-') => (true, &cell[1..]),
+        Some(b'+') => (false, &cell[1..]),
+        _ => (false, cell),
+    };
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     match cell.parse::<i64>() {
-        Ok(n) => Some(Value::Int(n)),
-        Err(_) => Some(Value::from_number_text(
-            cell.strip_prefix('+').unwrap_or(cell),
-        )),
+        Ok(n) => Some(Cell::Int(n)),
+        Err(_) => {
+            let digits = digits.trim_start_matches('0');
+            Some(Cell::Big(format!(
+                "{}{digits}",
+                if minus { "-" } else { "" }
+            )))
+        }
     }
 }
 
 /// A decimal or exponent number: a Float (`"7"` is `7.0`). Words Rust's
 /// parser would take (`inf`, `NaN`) are not numbers here.
-fn float(cell: &str) -> Option<Value> {
+fn float(cell: &str) -> Option<Cell<'_>> {
     let body = cell.strip_prefix(['-', '+']).unwrap_or(cell);
     let (mantissa, exponent) = match body.find(['e', 'E']) {
         Some(i) => (&body[..i], Some(&body[i + 1..])),
@@ -489,13 +693,13 @@ fn float(cell: &str) -> Option<Value> {
         && digits(fraction)
         && exponent_ok;
     let f: f64 = cell.parse().ok().filter(|_| ok)?;
-    f.is_finite().then_some(Value::Float(f))
+    f.is_finite().then_some(Cell::Float(f))
 }
 
-fn boolean(cell: &str) -> Option<Value> {
+fn boolean(cell: &str) -> Option<Cell<'_>> {
     match cell {
-        "true" => Some(Value::Bool(true)),
-        "false" => Some(Value::Bool(false)),
+        "true" => Some(Cell::Bool(true)),
+        "false" => Some(Cell::Bool(false)),
         _ => None,
     }
 }

@@ -23,7 +23,8 @@ use std::sync::Arc;
 
 use crate::runtime::builtins::{Builtin, Format};
 use crate::runtime::contract::Contract;
-use crate::runtime::eval::meter::Meter;
+use crate::runtime::eval::io::JsonRow;
+use crate::runtime::eval::meter::{Meter, Metered};
 use crate::runtime::eval::{
     cannot_read, Host, Interp, Origin, Parallel, Plan, Rebuild, Result, RuntimeError, SourceSpec,
     Tally,
@@ -48,14 +49,14 @@ pub fn try_consume(interp: &Rc<Interp>, b: Builtin, plan: Option<Plan>) -> Resul
     else {
         return Ok(None);
     };
-    let Some(path) = json_file(&source) else {
-        return Ok(None);
-    };
     let wanted = matches!((b, oks), (Builtin::Count, true) | (Builtin::Report, false));
     let order_free = contract.record().is_some_and(|r| r.uniques.is_empty());
     if !wanted || !order_free {
         return Ok(None);
     }
+    let Some(path) = json_file(&source) else {
+        return tally_rows(interp, &contract, &source, b);
+    };
     let host = interp.host();
     let Some(len) = host.file_len(&path) else {
         return Ok(None);
@@ -75,6 +76,57 @@ pub fn try_consume(interp: &Rc<Interp>, b: Builtin, plan: Option<Plan>) -> Resul
         Builtin::Count => Value::Int(tally.ok),
         _ => tally.into_value(),
     }))
+}
+
+/// `count()` or `report()` over a file whose format converts its records
+/// (CSV), on one thread: each row, as the JSON text of the record it
+/// decodes to, gets the line check's verdict like a JSON line. A CSV file
+/// is never split, since a quoted cell may hold a newline.
+fn tally_rows(
+    interp: &Rc<Interp>,
+    contract: &Rc<Contract>,
+    source: &SourceSpec,
+    consumer: Builtin,
+) -> Result<Option<Value>> {
+    let Some(path) = source.path() else {
+        return Ok(None);
+    };
+    let Ok(reader) = interp.host().open_file(path) else {
+        // The ordinary path reports it.
+        return Ok(None);
+    };
+    let meter = interp.meter();
+    meter.start_source(interp.host().file_len(path));
+    let reader = Box::new(Metered::new(reader, meter.clone()));
+    let mut counter = Counter::new(interp, contract, consumer, &source.name, meter);
+    let mut unshown = 0u32;
+    let mut each = |row: JsonRow| {
+        unshown += 1;
+        if unshown == SHOW_EVERY {
+            counter.show(counter.shown.3);
+            unshown = 0;
+        }
+        match row {
+            // Not the start of a file: a byte-order mark is no concern here.
+            JsonRow::Text(text) => counter.line(text.as_bytes(), 1),
+            JsonRow::Failed(failure) => {
+                counter.tally.add(&failure.value);
+                Ok(())
+            }
+        }
+    };
+    let codec = interp.codec(source.format);
+    match codec.each_json_row(reader, source, contract, &mut each) {
+        None => Ok(None),
+        Some(read) => {
+            read?;
+            counter.show(counter.shown.3);
+            Ok(Some(match consumer {
+                Builtin::Count => Value::Int(counter.tally.ok),
+                _ => counter.tally.into_value(),
+            }))
+        }
+    }
 }
 
 /// The file of a source the line check can read: a JSON file whose keys
@@ -115,20 +167,8 @@ fn tally_range(
         .host()
         .open_file_at(path, from)
         .map_err(|e| cannot_read(path, &e))?;
-    let mut counter = Counter {
-        interp,
-        contract,
-        check: LineCheck::new(contract),
-        decoder: Decoder::new(),
-        consumer,
-        tally: Tally::default(),
-        origin: Origin {
-            source: path.into(),
-            line: 0,
-        },
-        meter: meter.clone(),
-        shown: (0, 0, 0, from),
-    };
+    let mut counter = Counter::new(interp, contract, consumer, path, meter);
+    counter.shown.3 = from;
 
     // Lines are taken from the reader's buffer where they lie in it; one
     // that straddles two reads is gathered in `carry`.
@@ -202,7 +242,30 @@ struct Counter<'a> {
     shown: (i64, i64, i64, u64),
 }
 
-impl Counter<'_> {
+impl<'a> Counter<'a> {
+    fn new(
+        interp: &'a Rc<Interp>,
+        contract: &'a Rc<Contract>,
+        consumer: Builtin,
+        source: &str,
+        meter: &Arc<Meter>,
+    ) -> Counter<'a> {
+        Counter {
+            interp,
+            contract,
+            check: LineCheck::new(contract),
+            decoder: Decoder::new(),
+            consumer,
+            tally: Tally::default(),
+            origin: Origin {
+                source: source.into(),
+                line: 0,
+            },
+            meter: meter.clone(),
+            shown: (0, 0, 0, 0),
+        }
+    }
+
     /// Show the meter what was counted since it was last shown.
     fn show(&mut self, pos: u64) {
         let (total, ok, err, at) = self.shown;

@@ -148,6 +148,14 @@ pub struct Decoded {
     pub origin: Origin,
 }
 
+/// A row read for the line check (`Codec::each_json_row`).
+pub enum JsonRow<'a> {
+    /// The JSON text of the record the row decodes to.
+    Text(&'a str),
+    /// A row that does not decode: its `decode` failure.
+    Failed(Decoded),
+}
+
 /// The records of a source, one at a time.
 pub trait RecordSource: Iterator<Item = Result<Decoded>> {
     /// The record last yielded as it was received, where decoding converted
@@ -187,6 +195,19 @@ pub trait Codec {
     /// Does reading depend on the contract the records are validated against?
     fn reads_by_shape(&self) -> bool {
         false
+    }
+
+    /// Read `input` for the line check: each record, converted by `shape`
+    /// as `read` converts it, handed to `each` as the JSON text it would
+    /// encode to; `None` for a format the line check reads as it is (JSON).
+    fn each_json_row(
+        &self,
+        _input: Box<dyn BufRead>,
+        _spec: &SourceSpec,
+        _shape: &Rc<Contract>,
+        _each: &mut dyn FnMut(JsonRow) -> Result<()>,
+    ) -> Option<Result<()>> {
+        None
     }
 
     /// Can it hold nested values as they are (failure records go only to
