@@ -88,7 +88,13 @@ impl Host for MemHost {
 /// Run a program in memory: what it printed and the targets it committed.
 pub fn run_writing(src: &str, files: &[(&str, &str)]) -> (Run, HashMap<String, String>) {
     let host = Rc::new(MemHost::new(files, None));
-    let written = host.written.clone();
+    let run = run_on(src, host.clone(), OutputFormat::Hql);
+    let written = host.written.borrow().clone();
+    (run, written)
+}
+
+/// Run a program on `host`.
+fn run_on(src: &str, host: Rc<MemHost>, format: OutputFormat) -> Run {
     let mut out = Vec::new();
     let mut err = Vec::new();
     let status = run_source(
@@ -97,20 +103,18 @@ pub fn run_writing(src: &str, files: &[(&str, &str)]) -> (Run, HashMap<String, S
             text: src,
         },
         host,
-        OutputFormat::Hql,
+        format,
         &mut Sinks {
             out: &mut out,
             err: &mut err,
             color: false,
         },
     );
-    let run = Run {
+    Run {
         out: String::from_utf8(out).expect("stdout is UTF-8"),
         err: String::from_utf8(err).expect("stderr is UTF-8"),
         status,
-    };
-    let written = written.borrow().clone();
-    (run, written)
+    }
 }
 
 /// What a run produced.
@@ -127,27 +131,7 @@ pub fn run_full(
     stdin: Option<&str>,
     format: OutputFormat,
 ) -> Run {
-    let host = MemHost::new(files, stdin);
-    let mut out = Vec::new();
-    let mut err = Vec::new();
-    let status = run_source(
-        &Source {
-            name: "test.hql",
-            text: src,
-        },
-        Rc::new(host),
-        format,
-        &mut Sinks {
-            out: &mut out,
-            err: &mut err,
-            color: false,
-        },
-    );
-    Run {
-        out: String::from_utf8(out).expect("stdout is UTF-8"),
-        err: String::from_utf8(err).expect("stderr is UTF-8"),
-        status,
-    }
+    run_on(src, Rc::new(MemHost::new(files, stdin)), format)
 }
 
 /// Run a program with the given files: (stdout, stderr, status).
