@@ -13,11 +13,10 @@
 //! serve `hql run` — and once, in one pass, when failure records are
 //! wanted too.
 
-use std::io::Write;
 use std::rc::Rc;
 
 use crate::runtime::builtins::Format;
-use crate::runtime::eval::{items, Host, RuntimeError, Tally, TargetSpec};
+use crate::runtime::eval::{items, Host, RuntimeError, Tally, Target, TargetSpec};
 use crate::runtime::json::write_json;
 use crate::runtime::print::to_hql;
 use crate::runtime::value::Value;
@@ -92,12 +91,8 @@ pub fn vet(job: &VetJob, mut session: Session, sinks: &mut Sinks) -> i32 {
                     status = EXIT_FAILED;
                 }
             }
-            Err(run_status) => {
-                if let Some(d) = dead.take() {
-                    d.abandon();
-                }
-                return run_status;
-            }
+            // Dropping the dead letters abandons them.
+            Err(run_status) => return run_status,
         }
     }
     if let Some(d) = dead {
@@ -264,49 +259,24 @@ fn print_file(job: &VetJob, data: &str, vetted: &Vetted, sinks: &mut Sinks) {
 
 /// `--dead-letters PATH`: every failure record, JSON Lines, committed when
 /// every file has been read.
-struct DeadLetters {
-    file: Box<dyn crate::runtime::eval::PendingFile>,
-    writer: Box<dyn crate::runtime::eval::io::RecordWriter>,
-    path: String,
-}
+struct DeadLetters(Target);
 
 impl DeadLetters {
     fn open(session: &Session, path: &str) -> Result<DeadLetters, String> {
         let mut spec = TargetSpec::file(path, Some(Format::Json))
             .ok_or_else(|| format!("cannot write dead letters to {path}"))?;
         spec.array = false;
-        let file = session_host(session)
-            .create_file(path)
-            .map_err(|e| format!("cannot write {path}: {e}"))?;
-        let writer = session.interp().codec(Format::Json).writer(&spec, None);
-        Ok(DeadLetters {
-            file,
-            writer,
-            path: path.to_string(),
-        })
+        let target = Target::open(session.interp(), spec, None).map_err(|e| e.message)?;
+        Ok(DeadLetters(target))
     }
 
     fn write(&mut self, failure: &Value) -> Result<(), RuntimeError> {
-        let path = &self.path;
-        self.writer
-            .write(&mut self.file, failure)
-            .map_err(|e| RuntimeError {
-                message: format!("cannot write {path}: {}", e.message),
-                ..e
-            })
+        self.0.put(failure)
     }
 
-    fn commit(mut self) -> Result<(), String> {
-        let path = self.path.clone();
-        let failed = |e: &dyn std::fmt::Display| format!("cannot write {path}: {e}");
-        self.writer
-            .finish(&mut self.file)
-            .map_err(|e| failed(&e.message))?;
-        self.file.flush().map_err(|e| failed(&e))?;
-        self.file.commit().map_err(|e| failed(&e))
-    }
-
-    fn abandon(self) {
-        self.file.abandon();
+    fn commit(self) -> Result<(), String> {
+        let (_, file) = self.0.finish().map_err(|e| e.message)?;
+        file.commit()
+            .map_err(|e| format!("cannot write the dead letters: {e}"))
     }
 }

@@ -23,7 +23,7 @@ use crate::syntax::ast::Span;
 
 pub use io::{Codec, PendingFile, Place, SourceSpec, TargetSpec};
 pub use ops::equal;
-pub use stages::{cannot_read, force, items, Tally};
+pub use stages::{cannot_read, force, items, Tally, Target};
 
 /// What the evaluator may ask of the world outside.
 pub trait Host {

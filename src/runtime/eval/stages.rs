@@ -17,7 +17,7 @@ use super::ops::{self, sort_order};
 use super::{Interp, Item, Items, Origin, Plan, Result, RuntimeError, Stream};
 use crate::runtime::builtins::Builtin;
 use crate::runtime::contract::Contract;
-use crate::runtime::json::{to_json, write_compact, JsonSource};
+use crate::runtime::json::{to_json, write_compact, JsonSource, LineReader};
 use crate::runtime::scan::{LineCheck, Verdict};
 use crate::runtime::validate::{self, failure_rules, Uniques};
 use crate::runtime::value::{Record, Value};
@@ -84,12 +84,20 @@ fn plan_of(v: &Value) -> Option<Plan> {
 }
 
 fn with_plan(v: Value, plan: Option<Plan>) -> Value {
-    match (v, plan) {
-        (Value::Stream(s), Some(plan)) => match Rc::try_unwrap(s) {
-            Ok(s) => Value::Stream(Rc::new(s.with_plan(Some(plan)))),
+    match plan {
+        Some(plan) => restream(v, |s| s.with_plan(Some(plan))),
+        None => v,
+    }
+}
+
+/// A stream a stage just made, changed before anyone else holds it.
+fn restream(v: Value, change: impl FnOnce(Stream) -> Stream) -> Value {
+    match v {
+        Value::Stream(s) => match Rc::try_unwrap(s) {
+            Ok(s) => Value::Stream(Rc::new(change(s))),
             Err(s) => Value::Stream(s),
         },
-        (v, _) => v,
+        v => v,
     }
 }
 
@@ -227,13 +235,7 @@ fn contract_of(v: &Value) -> Option<Rc<Contract>> {
 
 /// A stage that makes new values, which no contract describes.
 fn without_contract(v: Value) -> Value {
-    match v {
-        Value::Stream(s) => match Rc::try_unwrap(s) {
-            Ok(s) => Value::Stream(Rc::new(s.with_contract(None))),
-            Err(s) => Value::Stream(s),
-        },
-        v => v,
-    }
+    restream(v, |s| s.with_contract(None))
 }
 
 // ------------------------------------------------------------------- sources
@@ -314,9 +316,7 @@ impl Interp {
             meter: self.meter.clone(),
         }))
     }
-}
 
-impl Interp {
     /// A source's reader, its bytes counted into the meter.
     fn metered(
         &self,
@@ -512,15 +512,29 @@ fn read_validated(
     path: &str,
     mut check: LineCheck,
 ) -> Result<Items> {
+    let hook_interp = interp.clone();
+    checked_lines(
+        interp,
+        spec,
+        path,
+        Box::new(move |line| check.validated(&hook_interp, line)),
+    )
+}
+
+/// The lines of a JSON file, each offered to `hook` before it is decoded
+/// (`JsonSource::with_line_reader`), as stream items counted on the meter.
+fn checked_lines(
+    interp: &Interp,
+    spec: &SourceSpec,
+    path: &str,
+    hook: LineReader,
+) -> Result<Items> {
     let reader = interp
         .host
         .open_file(path)
         .map_err(|e| cannot_read(path, &e))?;
-    let reader = interp.metered(reader, Some(path));
+    let source = JsonSource::new(interp.metered(reader, Some(path))).with_line_reader(hook);
     let meter = interp.meter.clone();
-    let hook_interp = interp.clone();
-    let source = JsonSource::new(reader)
-        .with_line_reader(Box::new(move |line| check.validated(&hook_interp, line)));
     Ok(Box::new(
         json_items(source, spec.name.clone()).inspect(move |_| meter.read_records(1)),
     ))
@@ -551,7 +565,7 @@ fn json_items(source: JsonSource<Box<dyn std::io::BufRead>>, name: Rc<str>) -> I
 fn write(interp: &Rc<Interp>, input: Value, target: Value, format: Value) -> Result<Value> {
     let spec = target_spec(interp, &target, &format)?;
     let shape = contract_of(&input);
-    let mut sink = Sink::open(interp, spec, shape.as_ref())?;
+    let mut sink = Target::open(interp, spec, shape.as_ref())?;
     for item in items(&input)? {
         let item = item?;
         if matches!(item.value, Value::Ok(_) | Value::Err(_)) {
@@ -589,8 +603,8 @@ fn route(interp: &Rc<Interp>, input: Value, ok: Value, err: Value) -> Result<Val
         .with_help("send the valid records and the failure records to two files"));
     }
     let copied = copied_lines(interp, &input, &ok_spec);
-    let mut oks = Sink::open(interp, ok_spec, shape.as_ref())?;
-    let mut errs = Sink::open(interp, err_spec, None)?;
+    let mut oks = Target::open(interp, ok_spec, shape.as_ref())?;
+    let mut errs = Target::open(interp, err_spec, None)?;
     let (results, copied) = match copied {
         Some(c) => {
             let (lines, text, contract) = c?;
@@ -659,24 +673,18 @@ fn copied_lines(
     if ok.format != crate::runtime::builtins::Format::Json || !ok.boundary.columns.is_empty() {
         return None;
     }
-    let reader = match interp.host.open_file(&path) {
-        Ok(r) => interp.metered(r, Some(&path)),
-        Err(e) => return Some(Err(cannot_read(&path, &e))),
-    };
     let text = Rc::new(RefCell::new(Vec::new()));
     let copied = text.clone();
     let hook_interp = interp.clone();
-    let meter = interp.meter.clone();
-    let lines = JsonSource::new(reader).with_line_reader(Box::new(move |line| {
+    let hook: LineReader = Box::new(move |line| {
         if check.verdict(&hook_interp, line) != Verdict::Valid {
             return None;
         }
         let mut text = copied.borrow_mut();
         text.clear();
         write_compact(line, &mut text).then_some(Value::Absent)
-    }));
-    let lines = json_items(lines, source.name.clone()).inspect(move |_| meter.read_records(1));
-    Some(Ok((Box::new(lines), text, contract)))
+    });
+    Some(checked_lines(interp, &source, &path, hook).map(|lines| (lines, text, contract)))
 }
 
 /// Where `write` or `route` sends records: a file (its format given or
@@ -711,21 +719,22 @@ fn target_spec(interp: &Interp, target: &Value, format: &Value) -> Result<Target
     })
 }
 
-/// A target being written. Dropped before `close`, it is abandoned.
-struct Sink {
+/// A target being written: records encoded by its format's writer into
+/// the host's pending file. Dropped before it is finished, it is abandoned.
+pub struct Target {
     file: Option<Box<dyn PendingFile>>,
     writer: Box<dyn RecordWriter>,
     written: i64,
     path: String,
 }
 
-impl Sink {
-    fn open(interp: &Interp, spec: TargetSpec, shape: Option<&Rc<Contract>>) -> Result<Sink> {
+impl Target {
+    pub fn open(interp: &Interp, spec: TargetSpec, shape: Option<&Rc<Contract>>) -> Result<Target> {
         let file = interp.host.create_file(&spec.path).map_err(|e| {
             RuntimeError::new("hql::io", format!("cannot write {}: {e}", spec.path))
                 .with_help("the target's folder must exist and be writable")
         })?;
-        Ok(Sink {
+        Ok(Target {
             file: Some(file),
             writer: interp.codec(spec.format).writer(&spec, shape),
             written: 0,
@@ -756,7 +765,7 @@ impl Sink {
         Ok(())
     }
 
-    fn put(&mut self, record: &Value) -> Result<()> {
+    pub fn put(&mut self, record: &Value) -> Result<()> {
         let Some(file) = self.file.as_mut() else {
             return Ok(());
         };
@@ -768,25 +777,39 @@ impl Sink {
         Ok(())
     }
 
-    /// Finish the output and hand it to the run, which commits it when it ends.
-    fn close(mut self, interp: &Interp) -> Result<i64> {
-        if let Some(mut file) = self.file.take() {
-            let finished = self.writer.finish(&mut file);
-            let flushed = finished.and_then(|()| {
-                file.flush()
-                    .map_err(|e| RuntimeError::new(super::io::WRITE_FAILED, e.to_string()))
-            });
-            if let Err(e) = flushed {
+    /// Finish the output and hand it to the run, which commits it when it
+    /// ends; the number of records written.
+    fn close(self, interp: &Interp) -> Result<i64> {
+        let (written, file) = self.finish()?;
+        interp.hold(file);
+        Ok(written)
+    }
+
+    /// Finish the output: the number of records written and the file, for
+    /// the caller to commit (or abandon).
+    pub fn finish(mut self) -> Result<(i64, Box<dyn PendingFile>)> {
+        let Some(mut file) = self.file.take() else {
+            return Err(RuntimeError::new(
+                super::io::WRITE_FAILED,
+                "the target is closed",
+            ));
+        };
+        let finished = self.writer.finish(&mut file);
+        let flushed = finished.and_then(|()| {
+            file.flush()
+                .map_err(|e| RuntimeError::new(super::io::WRITE_FAILED, e.to_string()))
+        });
+        match flushed {
+            Ok(()) => Ok((self.written, file)),
+            Err(e) => {
                 file.abandon();
-                return Err(self.failed(e));
+                Err(self.failed(e))
             }
-            interp.hold(file);
         }
-        Ok(self.written)
     }
 }
 
-impl Drop for Sink {
+impl Drop for Target {
     fn drop(&mut self) {
         if let Some(file) = self.file.take() {
             file.abandon();
