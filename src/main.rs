@@ -165,9 +165,7 @@ fn main() -> ExitCode {
                 let host = FsHost::new()
                     .with_params(set.into_iter().collect::<HashMap<_, _>>())
                     .with_config(config);
-                let mut session = Session::new(Rc::new(host.clone()));
-                session.set_threads(thread_count(threads), host_factory(host));
-                stop_on_signals();
+                let mut session = threaded_session(host, threads);
                 let meter = session.interp().meter().clone();
                 with_progress(meter, quiet, &line, || {
                     session.submit(name, &text, &mut sinks, &mut |v, sinks| {
@@ -200,9 +198,7 @@ fn main() -> ExitCode {
                 dead_letters,
                 json: matches!(format, Format::Json),
             };
-            stop_on_signals();
-            let mut session = Session::new(Rc::new(host.clone()));
-            session.set_threads(thread_count(threads), host_factory(host));
+            let session = threaded_session(host, threads);
             let meter = session.interp().meter().clone();
             with_progress(meter, quiet, &line, || {
                 hql::cli::vet::vet(&job, session, &mut sinks)
@@ -267,11 +263,11 @@ fn walk(dir: &std::path::Path, found: &mut Vec<std::path::PathBuf>) -> io::Resul
     Ok(())
 }
 
-/// Write to a temporary file beside `path`, then rename: never half a file.
+/// Write a notebook back as targets are written: never half a file.
 fn write_atomically(path: &str, text: &str) -> io::Result<()> {
-    let tmp = format!("{path}.hql-tmp");
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
+    let mut file = FsHost::new().create_file(path)?;
+    file.write_all(text.as_bytes())?;
+    file.commit()
 }
 
 fn repl() -> i32 {
@@ -315,16 +311,20 @@ fn with_progress(meter: Arc<Meter>, quiet: bool, line: &Line, job: impl FnOnce()
     status
 }
 
-/// Threads for the counting path: as asked, else every core.
-fn thread_count(asked: Option<usize>) -> usize {
-    asked
+/// A session on `host` whose counting path may use `threads` threads
+/// (default: every core), each with a copy of the host; Ctrl-C and
+/// SIGTERM stop it at the next record.
+fn threaded_session(host: FsHost, threads: Option<usize>) -> Session {
+    let threads = threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1)
-}
-
-/// Hosts for worker threads, each a copy of `host`.
-fn host_factory(host: FsHost) -> hql::session::HostFactory {
-    std::sync::Arc::new(move || Rc::new(host.clone()) as Rc<dyn Host>)
+        .max(1);
+    let mut session = Session::new(Rc::new(host.clone()));
+    session.set_threads(
+        threads,
+        std::sync::Arc::new(move || Rc::new(host.clone()) as Rc<dyn Host>),
+    );
+    stop_on_signals();
+    session
 }
 
 /// `--set NAME=VALUE`.

@@ -793,3 +793,19 @@ fn a_fifo_or_a_device_target_is_written_as_it_goes() {
     assert!(!null.is_file(), "/dev/null is still a device");
     assert!(dir.path.join("pipe.jsonl").exists());
 }
+
+/// Results the checker cannot see as results (a function's value) are
+/// refused when `write` meets them, with the same help, and nothing is
+/// written.
+#[test]
+fn write_of_results_the_checker_cannot_see_is_a_runtime_error() {
+    let dir = Scratch::new("write-results-runtime");
+    let run = dir.run(
+        "fn results(x) = [ok(x), err(x)]\nresults(1) | write(file(\"r.jsonl\"))\n",
+        &[],
+    );
+    assert_eq!(run.status, 1, "{}", run.err);
+    assert!(run.err.contains("hql::write_results"), "{}", run.err);
+    assert!(run.err.contains("`oks()`"), "{}", run.err);
+    assert!(!dir.exists("r.jsonl"));
+}

@@ -41,23 +41,7 @@ pub fn run_source(
     format: OutputFormat,
     sinks: &mut Sinks,
 ) -> i32 {
-    run_source_with(src, host, None, format, sinks)
-}
-
-/// `run_source`, letting `count()` and `report()` over a validated JSON
-/// Lines file use several threads, each with a host from the factory.
-pub fn run_source_with(
-    src: &Source,
-    host: Rc<dyn Host>,
-    threads: Option<(usize, crate::session::HostFactory)>,
-    format: OutputFormat,
-    sinks: &mut Sinks,
-) -> i32 {
-    let mut session = Session::new(host);
-    if let Some((n, hosts)) = threads {
-        session.set_threads(n, hosts);
-    }
-    session.submit(src.name, src.text, sinks, &mut |v, sinks| {
+    Session::new(host).submit(src.name, src.text, sinks, &mut |v, sinks| {
         print_value(v, format, sinks.out)
     })
 }

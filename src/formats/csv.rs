@@ -111,6 +111,7 @@ fn rows(input: Box<dyn BufRead>, spec: &SourceSpec, shape: Option<&Rc<Contract>>
         finished: false,
         converted: false,
         distinct: false,
+        skip_undeclared: admits_undeclared(shape.map(|c| &**c)),
     }
 }
 
@@ -129,6 +130,8 @@ struct Rows {
     converted: bool,
     /// Do the columns name distinct fields (so a row needs no lookups)?
     distinct: bool,
+    /// May `json_row` leave undeclared columns out (`admits_undeclared`)?
+    skip_undeclared: bool,
 }
 
 impl RecordSource for Rows {
@@ -241,11 +244,10 @@ impl Rows {
         self.check_width(columns, line)?;
         out.push('{');
         let mut first = true;
-        let skip_undeclared = admits_undeclared(self.shape.as_deref());
         for (cell, column) in self.row.iter().zip(columns) {
             // Every cell must be UTF-8, as for `read`, even one left out.
             let cell = self.text_of(cell, column, line)?;
-            if skip_undeclared && column.declared.is_none() {
+            if self.skip_undeclared && column.declared.is_none() {
                 continue;
             }
             let ty = column

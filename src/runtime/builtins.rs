@@ -101,6 +101,10 @@ impl Builtin {
     }
 }
 
+/// What to write instead of `write` of results, said by the static error
+/// and by the runtime one (a stream whose type the checker did not know).
+pub const WRITE_RESULTS_HELP: &str = "keep the valid records with `oks()`, stop at the first failure with `unwrap()`, or send both to files with `route(ok: …, err: …)`";
+
 /// The formats a source reads and a file target writes (tooling.md,
 /// "Sources, targets and the schema boundary").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,5 +1,7 @@
 //! `count()` of `validate(T) | oks()` and `report()` of `validate(T)` over a
-//! JSON Lines file: the pipelines that check records and keep only counts.
+//! JSON Lines file, or a CSV file whose codec gives each row as JSON text
+//! (`Codec::each_json_row`): the pipelines that check records and keep
+//! only counts.
 //! `try_consume(interp, builtin, plan) -> Option<Value>`.
 //!
 //! No record is built for these: each line is first checked as it is read
@@ -15,7 +17,8 @@
 //! are seen in, so the result is exactly the single-threaded one.
 //!
 //! Anything else — other pipelines, stdin, a JSON array, a contract with
-//! unique keys (which depend on order) — takes the ordinary path.
+//! unique keys (which depend on order) — takes the ordinary path. A CSV
+//! file is counted on one thread: a quoted cell may hold a newline.
 
 use std::io::BufRead;
 use std::rc::Rc;
@@ -99,13 +102,9 @@ fn tally_rows(
     meter.start_source(interp.host().file_len(path));
     let reader = Box::new(Metered::new(reader, meter.clone()));
     let mut counter = Counter::new(interp, contract, consumer, &source.name, meter);
-    let mut unshown = 0u32;
     let mut each = |row: JsonRow| {
-        unshown += 1;
-        if unshown == SHOW_EVERY {
-            counter.show(counter.shown.3);
-            unshown = 0;
-        }
+        // The reader counts the bytes.
+        counter.tick(None);
         match row {
             // Not the start of a file: a byte-order mark is no concern here.
             JsonRow::Text(text) => counter.line(text.as_bytes(), 1),
@@ -120,7 +119,7 @@ fn tally_rows(
         None => Ok(None),
         Some(read) => {
             read?;
-            counter.show(counter.shown.3);
+            counter.show(None);
             Ok(Some(match consumer {
                 Builtin::Count => Value::Int(counter.tally.ok),
                 _ => counter.tally.into_value(),
@@ -176,16 +175,9 @@ fn tally_range(
     let mut pos = from;
     let mut line_start = from;
     let mut owned = start == 0;
-    let mut unshown = 0u32;
     while line_start < end || !carry.is_empty() {
         crate::runtime::eval::check_interrupt()?;
-        // The meter is shown a batch of lines at a time: an atomic add a
-        // line would cost the count path a few percent.
-        unshown += 1;
-        if unshown == SHOW_EVERY {
-            counter.show(pos);
-            unshown = 0;
-        }
+        counter.tick(Some(pos));
         let buf = match fill(&mut reader) {
             Ok(buf) => buf,
             Err(e) => {
@@ -220,7 +212,7 @@ fn tally_range(
         pos += i as u64 + 1;
         line_start = pos;
     }
-    counter.show(pos);
+    counter.show(Some(pos));
     Ok(counter.tally)
 }
 
@@ -240,6 +232,8 @@ struct Counter<'a> {
     /// What the meter has been shown: records, oks, errs, and the byte
     /// read up to.
     shown: (i64, i64, i64, u64),
+    /// Lines counted since the meter was last shown.
+    unshown: u32,
 }
 
 impl<'a> Counter<'a> {
@@ -263,17 +257,30 @@ impl<'a> Counter<'a> {
             },
             meter: meter.clone(),
             shown: (0, 0, 0, 0),
+            unshown: 0,
         }
     }
 
-    /// Show the meter what was counted since it was last shown.
-    fn show(&mut self, pos: u64) {
+    /// One more line: the meter is shown a batch of lines at a time, since
+    /// an atomic add a line would cost the count path a few percent.
+    fn tick(&mut self, pos: Option<u64>) {
+        self.unshown += 1;
+        if self.unshown == SHOW_EVERY {
+            self.show(pos);
+        }
+    }
+
+    /// Show the meter what was counted since it was last shown; `pos`, the
+    /// byte read up to, where the meter's bytes are counted here.
+    fn show(&mut self, pos: Option<u64>) {
         let (total, ok, err, at) = self.shown;
         let t = &self.tally;
         self.meter.read_records((t.total - total) as u64);
         self.meter.judged((t.ok - ok) as u64, (t.err - err) as u64);
+        let pos = pos.unwrap_or(at);
         self.meter.read_bytes(pos.saturating_sub(at));
         self.shown = (t.total, t.ok, t.err, pos);
+        self.unshown = 0;
     }
 
     /// Count the line starting at byte `at` (its newline left off).

@@ -194,7 +194,7 @@ impl From<&CheckError> for Diag {
                 span.clone(),
                 "a stream of `ok`/`err`",
             )
-            .help("keep the valid records with `oks()`, stop at the first failure with `unwrap()`, or send both to files with `route(ok: …, err: …)`"),
+            .help(crate::runtime::builtins::WRITE_RESULTS_HELP),
             RepeatedNamedArg { name, span } => {
                 Diag::error("hql::repeated_named_argument", format!("`{name}` is given twice"), span.clone(), "again here")
             }

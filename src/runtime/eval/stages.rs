@@ -579,7 +579,7 @@ fn write(interp: &Rc<Interp>, input: Value, target: Value, format: Value) -> Res
 
 fn write_of_results() -> RuntimeError {
     RuntimeError::new("hql::write_results", "`write` takes values, not results")
-        .with_help("keep the valid records with `oks()`, stop at the first failure with `unwrap()`, or send both to files with `route(ok: …, err: …)`")
+        .with_help(crate::runtime::builtins::WRITE_RESULTS_HELP)
 }
 
 /// `route(ok: target, err: target)`: oks to one, failure records to the
