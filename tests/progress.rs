@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::Scratch;
-use rexpect::session::spawn_command;
+use rexpect::session::{spawn_command, PtySession};
 
 const PROGRAM: &str = "type R : DataContract = { n: Int, require n % 7 != 0 }\n\
     source(file(\"feed.jsonl\"), Json) | validate(R) | report()\n";
@@ -43,55 +43,78 @@ fn slow_feed(name: &str, lines: usize) -> (Scratch, std::thread::JoinHandle<()>)
     (dir, feeder)
 }
 
-#[test]
-fn a_terminal_shows_records_oks_and_errs_while_a_long_run_reads() {
-    let (dir, feeder) = slow_feed("progress-pty", 300);
+/// `hql run main.hql ARGS` on a pseudo-terminal, with `env` set; `None`
+/// where no pseudo-terminal can be had.
+fn on_terminal(dir: &Scratch, args: &[&str], env: Option<(&str, &str)>) -> Option<PtySession> {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_hql"));
     cmd.args(["run", "main.hql"])
+        .args(args)
         .current_dir(&dir.path)
         .env("TERM", "xterm")
         .env_remove("HQL_PROGRESS");
-    let mut p = match spawn_command(cmd, Some(15_000)) {
-        Ok(p) => p,
+    if let Some((k, v)) = env {
+        cmd.env(k, v);
+    }
+    match spawn_command(cmd, Some(15_000)) {
+        Ok(p) => Some(p),
         Err(e) => {
             eprintln!("skipped: no pseudo-terminal ({e})");
-            return;
+            None
         }
+    }
+}
+
+const PROGRESS: &str = r"\d+ records \(\d+/s\) \S+ \d+ ok \S+ \d+ err";
+
+#[test]
+fn a_terminal_shows_records_oks_and_errs_while_a_long_run_reads() {
+    let (dir, feeder) = slow_feed("progress-pty", 300);
+    let Some(mut p) = on_terminal(&dir, &[], None) else {
+        return;
     };
     // The line appears while the FIFO is still being fed...
-    let (_, line) = p
-        .exp_regex(r"\d+ records \(\d+/s\) \S+ \d+ ok \S+ \d+ err")
+    p.exp_regex(PROGRESS)
         .unwrap_or_else(|e| panic!("no progress line: {e}"));
-    assert!(line.contains("records"), "{line}");
     // ...and the report follows when the feed ends.
     p.exp_string("{total: 300, ok: 258, err: 42")
         .expect("the report");
     feeder.join().unwrap();
 }
 
+/// On a terminal too, `--quiet` and `HQL_PROGRESS=0` turn the line off:
+/// everything the run shows up to its end is the report.
 #[test]
-fn piped_stderr_quiet_and_hql_progress_0_show_no_progress() {
+fn quiet_and_hql_progress_0_turn_the_line_off_on_a_terminal() {
     for (args, env) in [
-        (vec!["run", "main.hql"], None),
-        (vec!["run", "main.hql", "--quiet"], None),
-        (vec!["run", "main.hql"], Some(("HQL_PROGRESS", "0"))),
+        (vec!["--quiet"], None),
+        (vec![], Some(("HQL_PROGRESS", "0"))),
     ] {
-        let (dir, feeder) = slow_feed("progress-piped", 150);
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hql"));
-        cmd.args(&args)
-            .current_dir(&dir.path)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        if let Some((k, v)) = env {
-            cmd.env(k, v);
-        }
-        let out = cmd.output().expect("hql runs");
+        let (dir, feeder) = slow_feed("progress-off", 300);
+        let Some(mut p) = on_terminal(&dir, &args, env) else {
+            return;
+        };
+        let shown = p.exp_eof().expect("the run ends");
         feeder.join().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(stderr, "", "{args:?}");
         assert!(
-            String::from_utf8_lossy(&out.stdout).starts_with("{total: 150, ok: 129, err: 21"),
-            "{args:?}"
+            shown.starts_with("{total: 300, ok: 258, err: 42"),
+            "{args:?} {env:?}: {shown}"
         );
+        assert!(!shown.contains("records ("), "{args:?} {env:?}: {shown}");
     }
+}
+
+#[test]
+fn piped_stderr_shows_no_progress() {
+    let (dir, feeder) = slow_feed("progress-piped", 150);
+    let out = Command::new(env!("CARGO_BIN_EXE_hql"))
+        .args(["run", "main.hql"])
+        .current_dir(&dir.path)
+        .env_remove("HQL_PROGRESS")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .expect("hql runs");
+    feeder.join().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("{total: 150, ok: 129, err: 21"));
 }
