@@ -166,8 +166,8 @@ fn main() -> ExitCode {
                     .with_params(set.into_iter().collect::<HashMap<_, _>>())
                     .with_config(config);
                 let mut session = threaded_session(host, threads);
-                let meter = session.interp().meter().clone();
-                with_progress(meter, quiet, &line, || {
+                let meter = watch(&session, quiet);
+                with_progress(meter, &line, || {
                     session.submit(name, &text, &mut sinks, &mut |v, sinks| {
                         print_value(v, format, sinks.out)
                     })
@@ -199,8 +199,8 @@ fn main() -> ExitCode {
                 json: matches!(format, Format::Json),
             };
             let session = threaded_session(host, threads);
-            let meter = session.interp().meter().clone();
-            with_progress(meter, quiet, &line, || {
+            let meter = watch(&session, quiet);
+            with_progress(meter, &line, || {
                 hql::cli::vet::vet(&job, session, &mut sinks)
             })
         }
@@ -301,9 +301,15 @@ fn find_config(program: &str) -> Result<Option<hql::session::config::Config>, St
     hql::session::config::Config::find(&start).map_err(|e| e.to_string())
 }
 
-/// Run `job` with a progress line on a terminal (unless `quiet`).
-fn with_progress(meter: Arc<Meter>, quiet: bool, line: &Line, job: impl FnOnce() -> i32) -> i32 {
-    let progress = hql::cli::progress::wanted(quiet).then(|| Progress::start(meter, line));
+/// The session's meter, when a progress line is wanted (a run nobody
+/// watches counts nothing).
+fn watch(session: &Session, quiet: bool) -> Option<Arc<Meter>> {
+    hql::cli::progress::wanted(quiet).then(|| session.interp().watch())
+}
+
+/// Run `job`, with a progress line drawn from `meter` when there is one.
+fn with_progress(meter: Option<Arc<Meter>>, line: &Line, job: impl FnOnce() -> i32) -> i32 {
+    let progress = meter.map(|meter| Progress::start(meter, line));
     let status = job();
     if let Some(p) = progress {
         p.finish();

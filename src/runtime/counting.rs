@@ -27,7 +27,7 @@ use std::sync::Arc;
 use crate::runtime::builtins::{Builtin, Format};
 use crate::runtime::contract::Contract;
 use crate::runtime::eval::io::JsonRow;
-use crate::runtime::eval::meter::{Meter, Metered};
+use crate::runtime::eval::meter::Meter;
 use crate::runtime::eval::{
     cannot_read, Host, Interp, Origin, Parallel, Plan, Rebuild, Result, RuntimeError, SourceSpec,
     Tally,
@@ -67,7 +67,9 @@ pub fn try_consume(interp: &Rc<Interp>, b: Builtin, plan: Option<Plan>) -> Resul
     if !json_lines(host, &path) {
         return Ok(None);
     }
-    interp.meter().start_source(Some(len));
+    if let Some(meter) = interp.meter() {
+        meter.start_source(Some(len));
+    }
     let split = interp
         .parallel()
         .filter(|p| p.threads > 1 && len >= MIN_SPLIT_BYTES);
@@ -98,10 +100,8 @@ fn tally_rows(
         // The ordinary path reports it.
         return Ok(None);
     };
-    let meter = interp.meter();
-    meter.start_source(interp.host().file_len(path));
-    let reader = Box::new(Metered::new(reader, meter.clone()));
-    let mut counter = Counter::new(interp, contract, consumer, &source.name, meter);
+    let reader = interp.metered(reader, Some(path));
+    let mut counter = Counter::new(interp, contract, consumer, &source.name, interp.meter());
     let mut each = |row: JsonRow| {
         // The reader counts the bytes.
         counter.tick(None);
@@ -157,7 +157,7 @@ fn tally_range(
     path: &str,
     (start, end): (u64, u64),
     consumer: Builtin,
-    meter: &Arc<Meter>,
+    meter: Option<&Arc<Meter>>,
 ) -> Result<Tally> {
     // Start one byte early and drop through the first newline: a range
     // owns the lines that start inside it.
@@ -228,7 +228,7 @@ struct Counter<'a> {
     consumer: Builtin,
     tally: Tally,
     origin: Origin,
-    meter: Arc<Meter>,
+    meter: Option<Arc<Meter>>,
     /// What the meter has been shown: records, oks, errs, and the byte
     /// read up to.
     shown: (i64, i64, i64, u64),
@@ -242,7 +242,7 @@ impl<'a> Counter<'a> {
         contract: &'a Rc<Contract>,
         consumer: Builtin,
         source: &str,
-        meter: &Arc<Meter>,
+        meter: Option<&Arc<Meter>>,
     ) -> Counter<'a> {
         Counter {
             interp,
@@ -255,7 +255,7 @@ impl<'a> Counter<'a> {
                 source: source.into(),
                 line: 0,
             },
-            meter: meter.clone(),
+            meter: meter.cloned(),
             shown: (0, 0, 0, 0),
             unshown: 0,
         }
@@ -275,10 +275,12 @@ impl<'a> Counter<'a> {
     fn show(&mut self, pos: Option<u64>) {
         let (total, ok, err, at) = self.shown;
         let t = &self.tally;
-        self.meter.read_records((t.total - total) as u64);
-        self.meter.judged((t.ok - ok) as u64, (t.err - err) as u64);
         let pos = pos.unwrap_or(at);
-        self.meter.read_bytes(pos.saturating_sub(at));
+        if let Some(meter) = &self.meter {
+            meter.read_records((t.total - total) as u64);
+            meter.judged((t.ok - ok) as u64, (t.err - err) as u64);
+            meter.read_bytes(pos.saturating_sub(at));
+        }
         self.shown = (t.total, t.ok, t.err, pos);
         self.unshown = 0;
     }
@@ -383,7 +385,7 @@ fn run(
                     path: path.to_string(),
                     range,
                     consumer,
-                    meter: interp.meter().clone(),
+                    meter: interp.meter().cloned(),
                 };
                 scope.spawn(move || job.tally())
             })
@@ -423,7 +425,7 @@ struct Job {
     path: String,
     range: (u64, u64),
     consumer: Builtin,
-    meter: Arc<Meter>,
+    meter: Option<Arc<Meter>>,
 }
 
 impl Job {
@@ -436,7 +438,7 @@ impl Job {
             &self.path,
             self.range,
             self.consumer,
-            &self.meter,
+            self.meter.as_ref(),
         )?)
     }
 }

@@ -340,8 +340,9 @@ pub struct Interp {
     codecs: Codecs,
     /// Targets written so far in this run, committed when it ends.
     pending: RefCell<Vec<Box<dyn PendingFile>>>,
-    /// What the run has read so far, for a progress line.
-    meter: std::sync::Arc<meter::Meter>,
+    /// What the run has read so far, once a progress line asks (`watch`):
+    /// nothing is counted for a run no one watches.
+    meter: std::cell::OnceCell<std::sync::Arc<meter::Meter>>,
 }
 
 /// The codec of each format, handed to the evaluator by the session.
@@ -383,8 +384,14 @@ impl Interp {
         })
     }
 
-    pub fn meter(&self) -> &std::sync::Arc<meter::Meter> {
-        &self.meter
+    /// The meter, when the run is watched.
+    pub fn meter(&self) -> Option<&std::sync::Arc<meter::Meter>> {
+        self.meter.get()
+    }
+
+    /// Count what the run reads from now on, for a progress line.
+    pub fn watch(&self) -> std::sync::Arc<meter::Meter> {
+        self.meter.get_or_init(Default::default).clone()
     }
 
     pub fn codec(&self, format: Format) -> &'static dyn Codec {

@@ -311,21 +311,27 @@ impl Interp {
         };
         let reader = self.metered(reader, spec.path());
         let records = self.codec(spec.format).read(reader, spec, shape);
-        Ok(Box::new(Counted {
-            records,
-            meter: self.meter.clone(),
-        }))
+        Ok(match self.meter() {
+            Some(meter) => Box::new(Counted {
+                records,
+                meter: meter.clone(),
+            }),
+            None => records,
+        })
     }
 
-    /// A source's reader, its bytes counted into the meter.
-    fn metered(
+    /// A source's reader, its bytes counted into the meter when the run is
+    /// watched.
+    pub fn metered(
         &self,
         reader: Box<dyn std::io::BufRead>,
         path: Option<&str>,
     ) -> Box<dyn std::io::BufRead> {
-        self.meter
-            .start_source(path.and_then(|p| self.host.file_len(p)));
-        Box::new(Metered::new(reader, self.meter.clone()))
+        let Some(meter) = self.meter() else {
+            return reader;
+        };
+        meter.start_source(path.and_then(|p| self.host.file_len(p)));
+        Box::new(Metered::new(reader, meter.clone()))
     }
 }
 
@@ -454,7 +460,7 @@ fn validated(interp: &Rc<Interp>, contract: &Rc<Contract>, upstream: Upstream) -
     let interp = interp.clone();
     let contract = contract.clone();
     let mut uniques = Uniques::default();
-    let meter = interp.meter.clone();
+    let meter = interp.meter().cloned();
     let mut check = move |value: Value, origin: Option<Origin>| -> Result<Item> {
         let value = validate::validate_value(
             &interp,
@@ -465,12 +471,7 @@ fn validated(interp: &Rc<Interp>, contract: &Rc<Contract>, upstream: Upstream) -
         )?;
         Ok(Item { value, origin })
     };
-    let judged = move |item: &Result<Item>| {
-        if let Ok(item) = item {
-            let ok = !matches!(item.value, Value::Err(_));
-            meter.judged(u64::from(ok), u64::from(!ok));
-        }
-    };
+
     let items: Items = match upstream {
         Upstream::Checked(items) => Box::new(items.map(move |item| {
             let item = item?;
@@ -500,7 +501,15 @@ fn validated(interp: &Rc<Interp>, contract: &Rc<Contract>, upstream: Upstream) -
             check(item.value, item.origin)
         })),
     };
-    Box::new(items.inspect(judged))
+    let Some(meter) = meter else {
+        return items;
+    };
+    Box::new(items.inspect(move |item| {
+        if let Ok(item) = item {
+            let ok = !matches!(item.value, Value::Err(_));
+            meter.judged(u64::from(ok), u64::from(!ok));
+        }
+    }))
 }
 
 /// `source(file(path), Json) | validate(T)` read as one: each JSON line
@@ -534,10 +543,11 @@ fn checked_lines(
         .open_file(path)
         .map_err(|e| cannot_read(path, &e))?;
     let source = JsonSource::new(interp.metered(reader, Some(path))).with_line_reader(hook);
-    let meter = interp.meter.clone();
-    Ok(Box::new(
-        json_items(source, spec.name.clone()).inspect(move |_| meter.read_records(1)),
-    ))
+    let items = json_items(source, spec.name.clone());
+    Ok(match interp.meter().cloned() {
+        Some(meter) => Box::new(items.inspect(move |_| meter.read_records(1))),
+        None => items,
+    })
 }
 
 /// The records of a JSON source read with the line check, as stream items.
@@ -612,12 +622,17 @@ fn route(interp: &Rc<Interp>, input: Value, ok: Value, err: Value) -> Result<Val
         }
         None => (items(&input)?, None),
     };
+    let judged = |ok: bool| {
+        if let Some(meter) = interp.meter() {
+            meter.judged(u64::from(ok), u64::from(!ok));
+        }
+    };
     for item in results {
         let item = item?;
         let result = match (&item.value, &copied) {
             // A valid line, already written as compact JSON text.
             (Value::Absent, Some((text, _))) => {
-                interp.meter.judged(1, 0);
+                judged(true);
                 oks.put_text(&text.borrow())?;
                 continue;
             }
@@ -629,8 +644,7 @@ fn route(interp: &Rc<Interp>, input: Value, ok: Value, err: Value) -> Result<Val
                     item.origin.as_ref(),
                     None,
                 )?;
-                let ok = !matches!(result, Value::Err(_));
-                interp.meter.judged(u64::from(ok), u64::from(!ok));
+                judged(!matches!(result, Value::Err(_)));
                 result
             }
             _ => item.value,
