@@ -1,7 +1,9 @@
 //! How far a run has read: counters the evaluator bumps as records go by,
 //! for a live progress line drawn elsewhere (tooling.md, "Long runs show
 //! progress"). Atomics, so a drawing thread and counting workers can share
-//! them; relaxed, since they are only ever shown.
+//! them; relaxed, since they are only ever shown. A run has a meter only
+//! when something watches it (`Interp::watch`): counting costs the ordinary
+//! path a few percent.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -119,8 +119,8 @@ pub type Items = Box<dyn Iterator<Item = Result<Item, RuntimeError>>>;
 /// stream bound by `let` can feed several pipelines.
 pub struct Stream {
     recipe: Box<dyn Fn() -> Result<Items, RuntimeError>>,
-    /// What the stream is, when it is a shape that can run on several
-    /// threads (a JSON file validated against a contract).
+    /// What the stream is, when a later stage can use it: a source, or a
+    /// source validated against a contract.
     plan: Option<Plan>,
     /// The contract its records were validated against (for `validate`'s
     /// results, the contract of their `ok` values), kept by the stages that
