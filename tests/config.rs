@@ -391,3 +391,31 @@ fn a_configured_json_sources_origins_name_its_id() {
         .read("d.jsonl")
         .contains("\"origin\":{\"source\":\"ev\",\"line\":2}"));
 }
+
+/// `columns` renames a JSON source's keys too; such a source is read the
+/// ordinary way (the line check matches keys by the program's names), so
+/// `count()` and `report()` give what `validate` gives record by record.
+#[test]
+fn a_json_sources_columns_rename_its_keys() {
+    let dir = Scratch::new("config-json-columns");
+    dir.write(
+        "hql.toml",
+        "[sources.people]\nfile = \"people.jsonl\"\ncolumns = { name = \"Full Name\" }\n",
+    );
+    dir.write(
+        "people.jsonl",
+        "{\"Full Name\": \"Ada\", \"age\": 36}\n{\"age\": 2}\n",
+    );
+    let run = dir.run(
+        "type P : DataContract = { name: String, age: Int }\n\
+         source(\"people\") | take(1)\n\
+         source(\"people\") | validate(P) | oks() | count()\n\
+         source(\"people\") | validate(P) | errs() | map(e => e.failures | map(f => f.rule))\n",
+        &[],
+    );
+    assert_eq!(run.status, 0, "{}", run.err);
+    assert_eq!(
+        run.out,
+        "[{name: \"Ada\", age: 36}]\n1\n[[\"P.name.missing\"]]\n"
+    );
+}
