@@ -1532,6 +1532,23 @@ fn s6_json_array_with_leading_whitespace() {
 }
 
 #[test]
+fn s6_each_line_after_a_json_array_is_one_decode_err() {
+    // An array, then JSON Lines: no record is lost, and none counted twice.
+    let data = "[{\"a\": 1}]\n{\"a\": 2}\n\n{\"a\": 3}\n{\"a\": 4}";
+    let src = "type T : Data = { a: Int }\n\
+               let rs = source(file(\"m.json\"), Json) | validate(T)\n\
+               rs | report()\n\
+               rs | errs() | map(e => [e.origin.line, e.failures[0].message])";
+    assert_eq!(
+        ok_out(src, &[("m.json", data)]),
+        "{total: 4, ok: 1, err: 3, warned: 0, by_rule: [{rule: \"decode\", kind: \"decode\", count: 3}]}\n\
+         [[2, \"line 2 is not valid JSON: trailing characters after the array\"], \
+         [4, \"line 4 is not valid JSON: trailing characters after the array\"], \
+         [5, \"line 5 is not valid JSON: trailing characters after the array\"]]\n"
+    );
+}
+
+#[test]
 fn s6_jsonl_non_record_values() {
     let data = "1\n\"x\"\n[2]\n";
     assert_eq!(

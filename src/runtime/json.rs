@@ -886,7 +886,8 @@ enum Phase {
     InElement,
     /// After the closing `]`.
     AfterArray,
-    /// Quoting text found after the closing `]`.
+    /// In a line of text after the closing `]` (each such line is one
+    /// failure).
     Trailing,
     Done,
 }
@@ -926,10 +927,12 @@ impl ElementScanner {
     ) -> (usize, Option<Decoded>) {
         let mut taken = 0;
         while let Some(rest) = bytes.get(taken..).filter(|rest| !rest.is_empty()) {
-            let plain = self.plain_run(rest);
-            if plain > 0 {
-                self.text.extend_from_slice(&rest[..plain]);
-                taken += plain;
+            let passed = match self.phase {
+                Phase::Trailing => self.trailing_run(rest),
+                _ => self.plain_run(rest),
+            };
+            if passed > 0 {
+                taken += passed;
                 continue;
             }
             let byte = rest[0];
@@ -946,8 +949,9 @@ impl ElementScanner {
     }
 
     /// How many bytes at the start of `bytes` belong to the current element
-    /// without affecting where it ends or which line it is on.
-    fn plain_run(&self, bytes: &[u8]) -> usize {
+    /// without affecting where it ends or which line it is on: they are
+    /// added to its text.
+    fn plain_run(&mut self, bytes: &[u8]) -> usize {
         if self.phase != Phase::InElement || self.escaped {
             return 0;
         }
@@ -957,7 +961,9 @@ impl ElementScanner {
             &SPECIAL_IN_ELEMENT
         };
         let found = bytes.iter().position(|&b| special[usize::from(b)]);
-        found.unwrap_or(bytes.len())
+        let n = found.unwrap_or(bytes.len());
+        self.text.extend_from_slice(&bytes[..n]);
+        n
     }
 
     /// Takes the next input byte, found on `line`; returns a record when
@@ -1076,8 +1082,11 @@ impl ElementScanner {
         }
     }
 
+    /// Each line of text after the array is one failure; the lines after
+    /// it are read on, so nothing in the input goes uncounted.
     fn trailing(&mut self, byte: u8) -> Option<Decoded> {
         if byte == b'\n' {
+            self.phase = Phase::AfterArray;
             return Some(self.trailing_failure());
         }
         if self.text.len() < TRAILING_QUOTE_LIMIT {
@@ -1086,8 +1095,16 @@ impl ElementScanner {
         None
     }
 
+    /// How many bytes of a trailing line, up to its newline, can be passed
+    /// over at once: the first `TRAILING_QUOTE_LIMIT` are kept to quote.
+    fn trailing_run(&mut self, bytes: &[u8]) -> usize {
+        let n = memchr::memchr(b'\n', bytes).unwrap_or(bytes.len());
+        let room = TRAILING_QUOTE_LIMIT.saturating_sub(self.text.len());
+        self.text.extend_from_slice(&bytes[..n.min(room)]);
+        n
+    }
+
     fn trailing_failure(&mut self) -> Decoded {
-        self.phase = Phase::Done;
         let raw = trim_json_space(&self.text);
         Decoded {
             line: self.start_line,
@@ -1688,17 +1705,39 @@ mod tests {
     }
 
     #[test]
-    fn garbage_after_the_array_ends_with_a_failure() {
+    fn each_line_after_the_array_is_one_failure() {
         let records = read_all(b"[1, 2]\n\n  [3, 4]\n5\n");
-        assert_eq!(records.len(), 3);
+        assert_eq!(records.len(), 4);
         let (3, Err(failure)) = &records[2] else {
             panic!("{records:?}")
         };
         assert_eq!(failure.raw, "[3, 4]");
         assert_eq!(failure.message, "trailing characters after the array");
+        let (4, Err(failure)) = &records[3] else {
+            panic!("{records:?}")
+        };
+        assert_eq!(failure.raw, "5");
         let records = read_all(b"[1] x");
         assert_eq!(records.len(), 2);
         assert_eq!(records[1].1.as_ref().unwrap_err().raw, "x");
+        // Text on the line of the `]`, then JSON Lines: one failure a line.
+        let records = read_all(b"[1] x\r\n{\"a\": 1}\n\n{\"a\": 2}");
+        let lines: Vec<u64> = records.iter().map(|r| r.0).collect();
+        assert_eq!(lines, [1, 1, 2, 4]);
+        assert!(records[1..].iter().all(|r| r.1.is_err()));
+        assert_eq!(records[2].1.as_ref().unwrap_err().raw, r#"{"a": 1}"#);
+    }
+
+    #[test]
+    fn a_long_line_after_the_array_is_quoted_in_part() {
+        let mut input = b"[1]\n".to_vec();
+        input.extend(std::iter::repeat_n(b'x', 100_000));
+        input.extend_from_slice(b"\ny\n");
+        let records: Vec<_> = JsonSource::new(trickle(&input, false)).collect();
+        assert_eq!(records.len(), 3);
+        let raw = &records[1].result.as_ref().unwrap_err().raw;
+        assert_eq!(raw.len(), TRAILING_QUOTE_LIMIT);
+        assert_eq!((records[1].line, records[2].line), (2, 3));
     }
 
     /// A reader that hands out its input a few bytes at a time, then fails.
