@@ -1,14 +1,15 @@
 //! The `hql` command: a thin shell around the library (tooling.md).
 
 use std::collections::HashMap;
-use std::io::{self, IsTerminal, Read};
+use std::io::{self, IsTerminal, Read, Write};
 use std::process::ExitCode;
 use std::rc::Rc;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+use hql::cli::output::{note, Failure, Stdout};
 use hql::runtime::eval::Host;
-use hql::session::host::FsHost;
+use hql::session::host::{FsHost, StdinHolds};
 use std::sync::Arc;
 
 use hql::cli::progress::{Line, Progress};
@@ -124,7 +125,8 @@ fn main() -> ExitCode {
     // standard error is not locked for the whole run, since the line's
     // thread writes there too.
     let line = Line::default();
-    let mut out = io::BufWriter::new(line.writer(io::stdout().lock()));
+    let (stdout, failure) = stdout(line.writer(io::stdout().lock()));
+    let mut out = io::BufWriter::new(stdout);
     let mut err = line.writer(io::stderr());
     let mut sinks = Sinks {
         out: &mut out,
@@ -162,9 +164,12 @@ fn main() -> ExitCode {
                     Ok(config) => config,
                     Err(e) => return ExitCode::from(usage_error(&e) as u8),
                 };
-                let host = FsHost::new()
+                let mut host = FsHost::new()
                     .with_params(set.into_iter().collect::<HashMap<_, _>>())
                     .with_config(config);
+                if file == "-" {
+                    host = host.with_stdin_holding(StdinHolds::Program);
+                }
                 let mut session = threaded_session(host, threads);
                 let meter = watch(&session, quiet);
                 with_progress(meter, &line, || {
@@ -223,7 +228,54 @@ fn main() -> ExitCode {
             status.max(one)
         }),
     };
-    ExitCode::from(status as u8)
+    ExitCode::from(failure.settle(status, &mut sinks) as u8)
+}
+
+/// Standard output, through `cli::output::Stdout`, which keeps its first
+/// failure for the command to report.
+fn stdout(inner: impl Write + 'static) -> (Stdout, Failure) {
+    if closed_stdout::at_start() {
+        return Stdout::new(hql::cli::output::Closed);
+    }
+    Stdout::new(inner)
+}
+
+/// Was standard output closed when the process started (`hql run p.hql
+/// >&-`)? Before `main`, the Rust runtime opens `/dev/null` on a closed
+/// standard descriptor (so that no file opened later takes its number),
+/// which would make every write to a closed output succeed unseen. On
+/// Linux this asks first, from the program's initialisers, which run
+/// before the runtime's; elsewhere a closed output is `/dev/null`.
+mod closed_stdout {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    static CLOSED: AtomicBool = AtomicBool::new(false);
+
+    pub fn at_start() -> bool {
+        CLOSED.load(Ordering::Relaxed)
+    }
+
+    #[cfg(target_os = "linux")]
+    mod probe {
+        use std::sync::atomic::Ordering;
+
+        extern "C" {
+            fn fcntl(fd: i32, cmd: i32, ...) -> i32;
+        }
+
+        /// `F_GETFD`: fails (with `EBADF`) exactly when the descriptor is closed.
+        const GET_FLAGS: i32 = 1;
+
+        extern "C" fn probe() {
+            // SAFETY: `fcntl(1, F_GETFD)` only reads the descriptor table.
+            let closed = unsafe { fcntl(1, GET_FLAGS) } == -1;
+            super::CLOSED.store(closed, Ordering::Relaxed);
+        }
+
+        #[used]
+        #[link_section = ".init_array"]
+        static PROBE: extern "C" fn() = probe;
+    }
 }
 
 /// The files `hql test` runs: each path, or the *.hql and *.md files below
@@ -272,23 +324,35 @@ fn write_atomically(path: &str, text: &str) -> io::Result<()> {
 
 fn repl() -> i32 {
     let config = find_config("-").unwrap_or_else(|e| {
-        eprintln!("hql: {e}\nhql: going on without it");
+        note(&format!("hql: {e}\nhql: going on without it"));
         None
     });
     let host = FsHost::new().with_config(config);
     if io::stdin().is_terminal() {
-        return hql::cli::repl::run_interactive(Rc::new(host), color());
+        // Unlocked: the line editor writes to the terminal too.
+        let (mut out, failure) = stdout(io::stdout());
+        let status = hql::cli::repl::run_interactive(Rc::new(host), color(), &mut out);
+        let mut err = io::stderr();
+        let mut sinks = Sinks {
+            out: &mut out,
+            err: &mut err,
+            color: color(),
+        };
+        return failure.settle(status, &mut sinks);
     }
     let input = io::stdin().lock();
-    let mut out = io::BufWriter::new(io::stdout().lock());
+    let (out, failure) = stdout(io::stdout().lock());
+    let mut out = io::BufWriter::new(out);
     let mut err = io::stderr().lock();
     let mut sinks = Sinks {
         out: &mut out,
         err: &mut err,
         color: false,
     };
-    // Entries come from standard input, so sources read files only.
-    hql::cli::repl::run_piped(input, Rc::new(host), &mut sinks)
+    // Entries come from standard input: sources read files only.
+    let host = host.with_stdin_holding(StdinHolds::Entries);
+    let status = hql::cli::repl::run_piped(input, Rc::new(host), &mut sinks);
+    failure.settle(status, &mut sinks)
 }
 
 /// The `hql.toml` of a program: looked up from its folder upward (from the
@@ -321,9 +385,7 @@ fn with_progress(meter: Option<Arc<Meter>>, line: &Line, job: impl FnOnce() -> i
 /// (default: every core), each with a copy of the host; Ctrl-C and
 /// SIGTERM stop it at the next record.
 fn threaded_session(host: FsHost, threads: Option<usize>) -> Session {
-    let threads = threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1);
+    let threads = thread_count(threads);
     let mut session = Session::new(Rc::new(host.clone()));
     session.set_threads(
         threads,
@@ -331,6 +393,27 @@ fn threaded_session(host: FsHost, threads: Option<usize>) -> Session {
     );
     stop_on_signals();
     session
+}
+
+/// More threads than this a core only cost memory and start-up time.
+const THREADS_PER_CORE: usize = 4;
+
+/// The threads to count with: `--threads` (at least 1, at most
+/// `THREADS_PER_CORE` a core, with a note when capped), else every core.
+fn thread_count(asked: Option<usize>) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let most = cores * THREADS_PER_CORE;
+    match asked {
+        None => cores,
+        Some(n) if n > most => {
+            let plural = if cores == 1 { "" } else { "s" };
+            note(&format!(
+                "hql: --threads {n} is more than {THREADS_PER_CORE} per core; using {most} ({cores} core{plural} here)"
+            ));
+            most
+        }
+        Some(n) => n.max(1),
+    }
 }
 
 /// `--set NAME=VALUE`.
@@ -355,6 +438,6 @@ fn stop_on_signals() {
 }
 
 fn usage_error(message: &str) -> i32 {
-    eprintln!("hql: {message}");
+    note(&format!("hql: {message}"));
     EXIT_STATIC
 }

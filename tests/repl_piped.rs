@@ -6,6 +6,11 @@ use std::process::{Command, Stdio};
 
 /// Run `hql repl` over `input`: (stdout, stderr, exit status).
 fn repl(input: &str) -> (String, String, i32) {
+    repl_bytes(input.as_bytes())
+}
+
+/// Run `hql repl` over `input`, which need not be UTF-8.
+fn repl_bytes(input: &[u8]) -> (String, String, i32) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_hql"))
         .arg("repl")
         .env("NO_COLOR", "1")
@@ -17,12 +22,7 @@ fn repl(input: &str) -> (String, String, i32) {
         .stderr(Stdio::piped())
         .spawn()
         .expect("hql runs");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
     let out = child.wait_with_output().unwrap();
     (
         String::from_utf8(out.stdout).unwrap(),
@@ -70,6 +70,64 @@ fn multi_line_entries() {
     transcript(
         "type P : Data = {\n  name: String\n}\nP { name: \"a\" }\n",
         "{name: \"a\"}\n",
+    );
+}
+
+#[test]
+fn a_blank_line_submits_an_unfinished_entry() {
+    // The unfinished entry reports its error; the next line is an entry.
+    let (out, err, status) = repl("1 +\n\n3\n");
+    assert_eq!((out.as_str(), status), ("3\n", 1));
+    assert!(err.contains("hql::parse"), "{err}");
+    assert!(err.contains("╭─[<repl:1>:1:3]"), "{err}");
+    let (out, err, status) = repl("[1, 2,\n\n3\n");
+    assert_eq!((out.as_str(), status), ("3\n", 1));
+    assert!(err.contains("╭─[<repl:1>:1:6]"), "{err}");
+    // A bracket opened inside braces: the bracket is the innermost.
+    let (out, _, status) = repl("{a: [1,\n\n2\n");
+    assert_eq!((out.as_str(), status), ("2\n", 1));
+}
+
+#[test]
+fn a_blank_line_inside_braces_belongs_to_the_entry() {
+    transcript(
+        "type P : Data = {\n  a: Int\n\n  b: Int\n}\nP { a: 1, b: 2 }\n",
+        "{a: 1, b: 2}\n",
+    );
+    transcript("{\n  a: [1,\n  2],\n\n  b: 3\n}\n", "{a: [1, 2], b: 3}\n");
+}
+
+#[test]
+fn crlf_line_ends_are_read_as_line_ends() {
+    transcript("1 +\r\n2\r\n\r\n[3,\r\n4]\r\n", "3\n[3, 4]\n");
+}
+
+#[test]
+fn a_line_that_is_not_utf8_spoils_its_entry_only() {
+    let (out, err, status) = repl_bytes(b"1\n\"\xff\"\n2\n");
+    assert_eq!((out.as_str(), status), ("1\n2\n", 1));
+    assert_eq!(
+        err,
+        "hql::lex\n\n  × line 2 of the input is not valid UTF-8 (from its byte 2); its entry was not run\n  \
+         help: the REPL reads UTF-8 text; save the entries as UTF-8\n"
+    );
+    // In a multi-line entry: that entry is not run, the next one is.
+    let (out, err, status) = repl_bytes(b"[1,\n 2, \xc3]\n3\n");
+    assert_eq!((out.as_str(), status), ("3\n", 1));
+    assert!(err.contains("line 2 of the input"), "{err}");
+}
+
+#[test]
+fn stdin_holds_the_entries_so_it_is_no_source() {
+    // The second line is the next entry, not data for the first.
+    let (out, err, status) = repl("source(stdin(), Json) | count()\n{\"a\": 1}\n");
+    assert_eq!((out.as_str(), status), ("{a: 1}\n", 1));
+    assert!(err.contains("hql::stdin_twice"), "{err}");
+    assert!(
+        err.contains(
+            "standard input holds the REPL's entries, so `stdin()` cannot read data from it"
+        ),
+        "{err}"
     );
 }
 

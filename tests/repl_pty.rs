@@ -82,6 +82,20 @@ fn multi_line_entries_continue_until_complete() {
     p.exp_string("<repl:3>").unwrap();
     p.exp_string(PROMPT).unwrap();
     enter(&mut p, "[10, 23] == [10, 23]", "true");
+    // Inside braces a blank line belongs to the entry; the closing brace
+    // submits it.
+    keys(&mut p, "type P : Data = {\r");
+    keys(&mut p, "  a: Int\r");
+    keys(&mut p, "\r");
+    keys(&mut p, "  b: Int\r");
+    keys(&mut p, "}\r");
+    p.exp_string(PROMPT).unwrap();
+    enter(&mut p, "P { a: 1, b: 2 }", "{a: 1, b: 2}");
+    // A bracket opened inside braces is the innermost: a blank line submits.
+    keys(&mut p, "{a: [1,\r");
+    keys(&mut p, "\r");
+    p.exp_string("hql::parse").unwrap();
+    p.exp_string(PROMPT).unwrap();
     quit(p);
 }
 

@@ -93,7 +93,9 @@ pub fn test_files(
 
 /// Print a statement's value on one line (`--format json`: a stream as JSON
 /// Lines). A line is written only once complete, so an error part-way
-/// through a stream leaves no half line.
+/// through a stream leaves no half line. A write that fails stops the
+/// printing (a stream is read no further); `out` keeps the failure for the
+/// command to report when it ends (`cli::output`).
 pub fn print_value(
     v: Value,
     format: OutputFormat,
@@ -106,7 +108,9 @@ pub fn print_value(
                 line.clear();
                 write_json(&mut line, &force(item?.value)?);
                 line.push('\n');
-                let _ = out.write_all(line.as_bytes());
+                if out.write_all(line.as_bytes()).is_err() {
+                    break;
+                }
             }
             return Ok(());
         }
@@ -114,6 +118,7 @@ pub fn print_value(
         (OutputFormat::Hql, v) => write_hql(&mut line, &force(v)?),
     }
     line.push('\n');
+    // A failure is kept by `out` and reported when the command ends.
     let _ = out.write_all(line.as_bytes());
     Ok(())
 }

@@ -25,6 +25,17 @@ use crate::session::config::{self, Config, ConfigError};
 pub struct FsHost {
     params: HashMap<String, String>,
     config: Option<Arc<Config>>,
+    /// What standard input holds when it is not the data (`None`: it is).
+    stdin_holds: Option<StdinHolds>,
+}
+
+/// What standard input holds besides data, so `stdin()` cannot read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StdinHolds {
+    /// The program (`hql run -`).
+    Program,
+    /// The REPL's entries (piped mode).
+    Entries,
 }
 
 impl FsHost {
@@ -47,20 +58,59 @@ impl FsHost {
     pub fn config(&self) -> Option<&Config> {
         self.config.as_deref()
     }
+
+    /// Standard input holds the program or the REPL's entries: a source
+    /// reading it is an error saying so (it would read nothing, or wait on
+    /// the entries themselves).
+    pub fn with_stdin_holding(mut self, holds: StdinHolds) -> FsHost {
+        self.stdin_holds = Some(holds);
+        self
+    }
+}
+
+/// A file opened for reading; a directory is refused here, as a missing
+/// file is, rather than failing on its first read.
+fn open_for_reading(path: &str) -> io::Result<File> {
+    let file = File::open(path)?;
+    if file.metadata()?.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "it is a directory",
+        ));
+    }
+    Ok(file)
 }
 
 impl Host for FsHost {
     fn open_file(&self, path: &str) -> io::Result<Box<dyn BufRead>> {
-        let file = File::open(path)?;
+        let file = open_for_reading(path)?;
         Ok(Box::new(BufReader::with_capacity(1 << 16, file)))
     }
 
     fn stdin(&self) -> Option<Box<dyn BufRead>> {
+        if self.stdin_holds.is_some() {
+            return None;
+        }
         Some(Box::new(io::stdin().lock()))
     }
 
+    fn stdin_unavailable(&self) -> RuntimeError {
+        let (message, help) = match self.stdin_holds {
+            Some(StdinHolds::Program) => (
+                "standard input held the program, and can be read only once",
+                "save the program to a file and give it the data: `hql run program.hql < data.jsonl`",
+            ),
+            Some(StdinHolds::Entries) => (
+                "standard input holds the REPL's entries, so `stdin()` cannot read data from it",
+                "read the data from a file: `source(file(\"data.jsonl\"), Json)`",
+            ),
+            None => return RuntimeError::new("hql::stdin", "standard input is not available"),
+        };
+        RuntimeError::new("hql::stdin_twice", message).with_help(help)
+    }
+
     fn open_file_at(&self, path: &str, offset: u64) -> io::Result<Box<dyn BufRead>> {
-        let mut file = File::open(path)?;
+        let mut file = open_for_reading(path)?;
         file.seek(SeekFrom::Start(offset))?;
         Ok(Box::new(BufReader::with_capacity(1 << 16, file)))
     }

@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
+use std::io::Write;
 use std::path::PathBuf;
 use std::rc::Rc;
 
@@ -14,7 +15,8 @@ use rustyline::history::DefaultHistory;
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{CompletionType, Config, Context, Editor, Helper};
 
-use super::{complete, highlight, Control, Repl};
+use super::{blank_line_submits, complete, highlight, Control, Repl};
+use crate::cli::output::note;
 use crate::runtime::eval::{clear_interrupt, interrupt, Host};
 use crate::session::{Sinks, EXIT_OK};
 use crate::syntax::input::{input_status, InputStatus};
@@ -97,12 +99,20 @@ impl Hinter for HqlHelper {
 impl Validator for HqlHelper {
     fn validate(&self, ctx: &mut ValidationContext) -> rustyline::Result<ValidationResult> {
         let input = ctx.input();
-        // A blank last line forces submission.
-        if input.ends_with('\n') || input.trim_start().starts_with(':') {
+        if input.trim_start().starts_with(':') {
             return Ok(ValidationResult::Valid(None));
         }
+        // Enter on a blank last line submits an unfinished entry, except
+        // inside `{ … }`.
+        let blank_line = input
+            .rsplit('\n')
+            .next()
+            .is_some_and(|l| l.trim().is_empty());
         Ok(match input_status(input) {
             InputStatus::Complete => ValidationResult::Valid(None),
+            InputStatus::Incomplete if blank_line && blank_line_submits(input) => {
+                ValidationResult::Valid(None)
+            }
             InputStatus::Incomplete => ValidationResult::Incomplete,
         })
     }
@@ -128,7 +138,9 @@ fn terminal_width() -> usize {
         .unwrap_or(100)
 }
 
-pub fn run_interactive(host: Rc<dyn Host>, color: bool) -> i32 {
+/// The REPL on a terminal; results go to `out` (standard output, which
+/// keeps a failed write for the caller to report).
+pub fn run_interactive(host: Rc<dyn Host>, color: bool, out: &mut dyn Write) -> i32 {
     let config = Config::builder()
         .completion_type(CompletionType::List)
         .history_ignore_dups(true)
@@ -138,7 +150,7 @@ pub fn run_interactive(host: Rc<dyn Host>, color: bool) -> i32 {
     let mut editor = match editor {
         Ok(e) => e,
         Err(e) => {
-            eprintln!("hql: cannot start the line editor: {e}");
+            note(&format!("hql: cannot start the line editor: {e}"));
             return 1;
         }
     };
@@ -155,12 +167,14 @@ pub fn run_interactive(host: Rc<dyn Host>, color: bool) -> i32 {
     // Ctrl-C while an entry runs stops it; at the prompt the line editor
     // reads Ctrl-C itself (the terminal is in raw mode) and drops the entry.
     if let Err(e) = ctrlc::set_handler(interrupt) {
-        eprintln!("hql: Ctrl-C will end the REPL ({e})");
+        note(&format!("hql: Ctrl-C will end the REPL ({e})"));
     }
-    println!(
+    let _ = writeln!(
+        out,
         "HQL {} — :help for commands, Ctrl-D to leave",
         env!("CARGO_PKG_VERSION")
     );
+    let _ = out.flush();
     loop {
         match editor.readline("hql> ") {
             Ok(line) => {
@@ -168,10 +182,9 @@ pub fn run_interactive(host: Rc<dyn Host>, color: bool) -> i32 {
                     let _ = editor.add_history_entry(line.as_str());
                     save_history(&mut editor, history.as_ref());
                 }
-                let mut out = std::io::stdout();
                 let mut err = std::io::stderr();
                 let mut sinks = Sinks {
-                    out: &mut out,
+                    out: &mut *out,
                     err: &mut err,
                     color,
                 };
@@ -185,7 +198,7 @@ pub fn run_interactive(host: Rc<dyn Host>, color: bool) -> i32 {
             Err(ReadlineError::Interrupted) => continue,
             Err(ReadlineError::Eof) => break,
             Err(e) => {
-                eprintln!("hql: {e}");
+                note(&format!("hql: {e}"));
                 break;
             }
         }

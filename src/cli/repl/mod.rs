@@ -10,6 +10,7 @@ mod editor;
 mod highlight;
 mod table;
 
+use std::borrow::Cow;
 use std::io::BufRead;
 use std::rc::Rc;
 
@@ -17,8 +18,11 @@ use crate::cli::run::{print_value, OutputFormat};
 use crate::runtime::eval::{Host, RuntimeError};
 use crate::runtime::print::to_hql;
 use crate::runtime::value::Value;
+use crate::session::diagnostic::Diag;
 use crate::session::{Session, Sinks, EXIT_FAILED, EXIT_OK};
 use crate::syntax::input::{continues_entry, input_status, InputStatus};
+use crate::syntax::lexer::{lex, Token};
+use crate::syntax::source::SourceMap;
 
 pub use editor::run_interactive;
 
@@ -145,6 +149,20 @@ impl Repl {
         Control::Continue
     }
 
+    /// An entry with a line that is not UTF-8 is not run.
+    fn not_utf8(&mut self, sinks: &mut Sinks, line: usize, at: usize) {
+        self.failed = true;
+        let error = RuntimeError::new(
+            "hql::lex",
+            format!(
+                "line {line} of the input is not valid UTF-8 (from its byte {}); its entry was not run",
+                at + 1
+            ),
+        )
+        .with_help("the REPL reads UTF-8 text; save the entries as UTF-8");
+        sinks.diag(&SourceMap::default(), &Diag::from(&error));
+    }
+
     fn problem(&mut self, sinks: &mut Sinks, message: &str) {
         self.failed = true;
         let _ = sinks.out.flush();
@@ -259,36 +277,111 @@ fn show(
 
 /// Piped mode: entries from `input`, no prompts; a line that starts with
 /// `|` or another continuation token, or that follows an unfinished line,
-/// continues the entry. The status is 1 if any entry failed.
-pub fn run_piped(input: impl BufRead, host: Rc<dyn Host>, sinks: &mut Sinks) -> i32 {
+/// continues the entry, and a blank line submits an unfinished one (see
+/// [`blank_line_submits`]). A line that is not UTF-8 spoils its entry,
+/// which is reported and not run. The status is 1 if any entry failed.
+pub fn run_piped(mut input: impl BufRead, host: Rc<dyn Host>, sinks: &mut Sinks) -> i32 {
     let mut repl = Repl::new(host, None);
-    let mut entry = String::new();
-    for line in input.lines() {
-        let Ok(line) = line else { break };
-        let continues = !entry.is_empty()
-            && (input_status(&entry) == InputStatus::Incomplete || continues_entry(&line));
-        if !continues && !entry.is_empty() {
-            if repl.entry(&entry, sinks) == Control::Quit {
+    let mut entry = Entry::default();
+    let mut bytes = Vec::new();
+    let mut number = 0;
+    loop {
+        bytes.clear();
+        match input.read_until(b'\n', &mut bytes) {
+            Ok(0) => break,
+            Ok(_) => number += 1,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                repl.problem(sinks, &format!("hql: cannot read the entries: {e}"));
+                break;
+            }
+        }
+        let raw = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let (line, bad) = match std::str::from_utf8(raw) {
+            Ok(line) => (Cow::Borrowed(line), None),
+            Err(e) => (String::from_utf8_lossy(raw), Some(e.valid_up_to())),
+        };
+        let blank = line.trim().is_empty();
+        if !entry.text.is_empty() {
+            let unfinished = input_status(&entry.text) == InputStatus::Incomplete;
+            let continues = match blank {
+                true => unfinished && !blank_line_submits(&entry.text),
+                false => unfinished || continues_entry(&line),
+            };
+            if !continues && entry.submit(&mut repl, sinks) == Control::Quit {
                 return status(&repl);
             }
-            entry.clear();
         }
-        if entry.is_empty() && line.trim().is_empty() {
+        if entry.text.is_empty() && blank {
             continue;
         }
-        if line.trim_start().starts_with(':') && entry.is_empty() {
-            if repl.entry(&line, sinks) == Control::Quit {
-                return status(&repl);
-            }
-            continue;
+        entry.add(&line, number, bad);
+        // A command is a line of its own.
+        let command = entry.lines == 1 && line.trim_start().starts_with(':');
+        if command && entry.submit(&mut repl, sinks) == Control::Quit {
+            return status(&repl);
         }
-        entry.push_str(&line);
-        entry.push('\n');
     }
-    if !entry.is_empty() {
-        repl.entry(&entry, sinks);
-    }
+    entry.submit(&mut repl, sinks);
     status(&repl)
+}
+
+/// Does a blank line submit an unfinished `entry`? It does, so that the
+/// entry reports what is missing — except while the innermost open
+/// bracket is `{`, where the blank line belongs to the entry (contract
+/// bodies have blank lines). The same in piped mode and on a terminal.
+pub fn blank_line_submits(entry: &str) -> bool {
+    let Ok(tokens) = lex(entry) else {
+        return true;
+    };
+    // For each open bracket, innermost last: is it a brace?
+    let mut braces = Vec::new();
+    for (_, token, _) in &tokens {
+        match token {
+            Token::LParen | Token::LBracket => braces.push(false),
+            Token::LBrace => braces.push(true),
+            Token::RParen | Token::RBracket | Token::RBrace => {
+                braces.pop();
+            }
+            _ => {}
+        }
+    }
+    braces.last() != Some(&true)
+}
+
+/// The entry being gathered in piped mode.
+#[derive(Default)]
+struct Entry {
+    text: String,
+    lines: usize,
+    /// The first line that is not UTF-8: its number and the byte where
+    /// it stops being UTF-8.
+    bad: Option<(usize, usize)>,
+}
+
+impl Entry {
+    fn add(&mut self, line: &str, number: usize, bad: Option<usize>) {
+        self.text.push_str(line);
+        self.text.push('\n');
+        self.lines += 1;
+        if self.bad.is_none() {
+            self.bad = bad.map(|at| (number, at));
+        }
+    }
+
+    /// Run the entry (nothing when it is empty), and start a new one.
+    fn submit(&mut self, repl: &mut Repl, sinks: &mut Sinks) -> Control {
+        let entry = std::mem::take(self);
+        match entry.bad {
+            _ if entry.text.is_empty() => Control::Continue,
+            Some((line, at)) => {
+                repl.not_utf8(sinks, line, at);
+                Control::Continue
+            }
+            None => repl.entry(&entry.text, sinks),
+        }
+    }
 }
 
 fn status(repl: &Repl) -> i32 {

@@ -31,6 +31,12 @@ pub trait Host {
     fn open_file(&self, path: &str) -> std::io::Result<Box<dyn BufRead>>;
     /// Standard input (asked for at most once per run).
     fn stdin(&self) -> Option<Box<dyn BufRead>>;
+
+    /// Why `stdin` gave nothing, where the host knows more (standard input
+    /// held the program, say).
+    fn stdin_unavailable(&self) -> RuntimeError {
+        RuntimeError::new("hql::stdin", "standard input is not available")
+    }
     /// A file read from byte `offset` on, and the file's length: where
     /// both are available, `count()` and `report()` over a validated JSON
     /// Lines file can split the file across threads.
@@ -746,7 +752,7 @@ impl Interp {
         }
         self.host
             .stdin()
-            .ok_or_else(|| RuntimeError::new("hql::stdin", "standard input is not available"))
+            .ok_or_else(|| self.host.stdin_unavailable())
     }
 }
 
