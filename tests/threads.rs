@@ -197,3 +197,34 @@ fn a_validated_file_reads_as_the_ordinary_path_reads_it() {
     assert!(read.contains("origin: {source: "), "{read}");
     assert!(read.contains("99999999999999999999"), "{read}");
 }
+
+/// `--threads` beyond four a core is capped, with a note: a thread a
+/// range costs memory and start-up time, and 100,000 of them would abort.
+#[test]
+fn threads_are_capped_at_four_per_core() {
+    let dir = scratch("cap");
+    let data = data_file(&dir);
+    let program = count_and_report(&contract_r(""), &data);
+    let file = dir.join("capped.hql");
+    std::fs::write(&file, &program).unwrap();
+    let started = std::time::Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_hql"))
+        .args(["run", "--threads", "100000"])
+        .arg(&file)
+        .output()
+        .expect("hql runs");
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let plural = if cores == 1 { "" } else { "s" };
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "hql: --threads 100000 is more than 4 per core; using {} ({cores} core{plural} here)\n",
+            cores * 4
+        )
+    );
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        run(&dir, &program, 1)
+    );
+}

@@ -16,8 +16,10 @@
 //! its own range, and sends back only counts ([`Tally`]), which are merged. Counts do not depend on the order records
 //! are seen in, so the result is exactly the single-threaded one.
 //!
-//! Anything else — other pipelines, stdin, a JSON array, a contract with
-//! unique keys (which depend on order) — takes the ordinary path. A CSV
+//! Anything else — other pipelines, stdin, a file that is not a regular
+//! file (a FIFO or a device has no length to split by, and cannot be
+//! peeked at and then read again), a JSON array, a contract with unique
+//! keys (which depend on order) — takes the ordinary path. A CSV
 //! file is counted on one thread: a quoted cell may hold a newline.
 
 use std::io::BufRead;
@@ -61,6 +63,7 @@ pub fn try_consume(interp: &Rc<Interp>, b: Builtin, plan: Option<Plan>) -> Resul
         return tally_rows(interp, &contract, &source, b);
     };
     let host = interp.host();
+    // Only a regular file has a length: anything else is read once.
     let Some(len) = host.file_len(&path) else {
         return Ok(None);
     };
