@@ -146,12 +146,7 @@ fn finish(mut child: Child, seconds: u64) -> Run {
 #[test]
 fn a_fifo_is_read_once_front_to_back() {
     let dir = Scratch::new("io-fifo");
-    let fifo = dir.path.join("feed.jsonl");
-    let made = Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .expect("mkfifo runs");
-    assert!(made.success());
+    let fifo = dir.fifo("feed.jsonl");
     let source = "source(file(\"feed.jsonl\"), Json) | validate(T)";
     for (tail, threads, expected) in [
         ("report()", "1", "{total: 3, ok: 2, err: 1"),

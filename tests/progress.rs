@@ -23,12 +23,7 @@ const PROGRAM: &str = "type R : DataContract = { n: Int, require n % 7 != 0 }\n\
 fn slow_feed(name: &str, lines: usize) -> (Scratch, std::thread::JoinHandle<()>) {
     let dir = Scratch::new(name);
     dir.write("main.hql", PROGRAM);
-    let fifo = dir.path.join("feed.jsonl");
-    let made = Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .expect("mkfifo runs");
-    assert!(made.success());
+    let fifo = dir.fifo("feed.jsonl");
     let feeder = std::thread::spawn(move || {
         // Opening blocks until hql opens the FIFO for reading.
         let mut feed = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();

@@ -776,12 +776,7 @@ fn a_link_is_followed_the_file_it_names_is_replaced_and_the_link_stays() {
 #[test]
 fn a_fifo_or_a_device_target_is_written_as_it_goes() {
     let dir = Scratch::new("target-fifo");
-    let fifo = dir.path.join("pipe.jsonl");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    let fifo = dir.fifo("pipe.jsonl");
     let reader = std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap());
     let run = dir.run(
         "[{a: 1}, {a: 2}] | write(file(\"pipe.jsonl\"))\n[{a: 3}] | write(file(\"/dev/null\"), Json)\n",

@@ -330,6 +330,17 @@ impl Scratch {
             .expect("hql starts")
     }
 
+    /// A FIFO (`mkfifo`) in the folder.
+    pub fn fifo(&self, name: &str) -> std::path::PathBuf {
+        let path = self.path.join(name);
+        let made = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .expect("mkfifo runs");
+        assert!(made.success(), "mkfifo {name}");
+        path
+    }
+
     /// The bytes of a file.
     pub fn bytes(&self, name: &str) -> Vec<u8> {
         std::fs::read(self.path.join(name)).unwrap_or_else(|e| panic!("cannot read {name}: {e}"))
