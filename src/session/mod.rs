@@ -9,6 +9,7 @@
 pub mod config;
 pub mod diagnostic;
 pub mod host;
+pub mod memory;
 pub mod prelude;
 #[cfg(test)]
 mod scan_agreement;

@@ -448,8 +448,9 @@ fn doc_is_attached(mut rest: impl Iterator<Item = Token>, brackets: &[Open]) -> 
     }
 }
 
-/// `x =>` starts a lambda right after `(` or `,` in a call's arguments, after
-/// `let name =`, or as the body of another lambda.
+/// `x =>` starts a lambda right after `(` or `,` in a call's arguments, as
+/// a named argument's value (`key: x =>`), after `let name =`, or as the
+/// body of another lambda.
 fn lambda_may_start(out: &[Spanned], brackets: &[Open]) -> bool {
     let n = out.len();
     if n == 0 || !matches!(out[n - 1].1, Token::Ident(_)) {
@@ -458,6 +459,16 @@ fn lambda_may_start(out: &[Spanned], brackets: &[Open]) -> bool {
     match out.get(n.wrapping_sub(2)).map(|s| &s.1) {
         Some(Token::LParen | Token::Comma) => {
             matches!(brackets.last(), Some((Token::LParen, true)))
+        }
+        Some(Token::Colon) => {
+            let named = matches!(
+                out.get(n.wrapping_sub(3)).map(|s| &s.1),
+                Some(Token::Ident(_))
+            ) && matches!(
+                out.get(n.wrapping_sub(4)).map(|s| &s.1),
+                Some(Token::LParen | Token::Comma)
+            );
+            named && matches!(brackets.last(), Some((Token::LParen, true)))
         }
         Some(Token::LambdaParam(_)) => true,
         Some(Token::Assign) => matches!(
@@ -502,6 +513,10 @@ mod tests {
         let toks = kinds("map(s => s.a)");
         assert_eq!(toks[2], Token::LambdaParam("s".into()));
         let toks = kinds("require a => b");
+        assert!(toks.contains(&Token::FatArrow));
+        let toks = kinds("f(1, key: r => r.a)");
+        assert_eq!(toks[6], Token::LambdaParam("r".into()));
+        let toks = kinds("f({key: r => r.a})");
         assert!(toks.contains(&Token::FatArrow));
     }
 

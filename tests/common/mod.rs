@@ -1,89 +1,11 @@
 //! Shared helpers for the spec tests: an in-memory host and `run`.
 #![allow(dead_code)]
 
-use std::cell::RefCell;
 use std::collections::HashMap;
-use std::io::{BufRead, Cursor};
 use std::rc::Rc;
 
 use hql::cli::run::{run_source, OutputFormat, Sinks, Source};
-use hql::runtime::eval::{Host, PendingFile};
-
-/// A host whose files live in a map; stdin is optional and can be read once.
-/// Targets are written into `written` when they commit.
-pub struct MemHost {
-    pub files: HashMap<String, String>,
-    pub stdin: RefCell<Option<String>>,
-    pub written: Rc<RefCell<HashMap<String, String>>>,
-}
-
-/// A target of the in-memory host: its bytes, kept until it commits.
-struct MemTarget {
-    path: String,
-    bytes: Vec<u8>,
-    written: Rc<RefCell<HashMap<String, String>>>,
-}
-
-impl std::io::Write for MemTarget {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.bytes.extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl PendingFile for MemTarget {
-    fn commit(self: Box<Self>) -> std::io::Result<()> {
-        let text = String::from_utf8(self.bytes).map_err(std::io::Error::other)?;
-        self.written.borrow_mut().insert(self.path, text);
-        Ok(())
-    }
-
-    fn abandon(self: Box<Self>) {}
-}
-
-impl MemHost {
-    pub fn new(files: &[(&str, &str)], stdin: Option<&str>) -> MemHost {
-        MemHost {
-            files: files
-                .iter()
-                .map(|(p, c)| (p.to_string(), c.to_string()))
-                .collect(),
-            stdin: RefCell::new(stdin.map(str::to_string)),
-            written: Rc::default(),
-        }
-    }
-}
-
-impl Host for MemHost {
-    fn open_file(&self, path: &str) -> std::io::Result<Box<dyn BufRead>> {
-        match self.files.get(path) {
-            Some(text) => Ok(Box::new(Cursor::new(text.clone().into_bytes()))),
-            None => Err(std::io::Error::new(
-                std::io::ErrorKind::NotFound,
-                format!("no such file: {path}"),
-            )),
-        }
-    }
-
-    fn stdin(&self) -> Option<Box<dyn BufRead>> {
-        self.stdin
-            .borrow_mut()
-            .take()
-            .map(|t| Box::new(Cursor::new(t.into_bytes())) as Box<dyn BufRead>)
-    }
-
-    fn create_file(&self, path: &str) -> std::io::Result<Box<dyn PendingFile>> {
-        Ok(Box::new(MemTarget {
-            path: path.to_string(),
-            bytes: Vec::new(),
-            written: self.written.clone(),
-        }))
-    }
-}
+pub use hql::session::memory::MemHost;
 
 /// Run a program in memory: what it printed and the targets it committed.
 pub fn run_writing(src: &str, files: &[(&str, &str)]) -> (Run, HashMap<String, String>) {

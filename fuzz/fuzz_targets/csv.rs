@@ -1,0 +1,17 @@
+//! Arbitrary bytes as a CSV file, converted and validated against fixed
+//! contracts: the counting path and the ordinary path must agree, and
+//! nothing may panic.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+mod shared;
+
+fuzz_target!(|data: &[u8]| {
+    let path = shared::scratch("csv");
+    std::fs::write(&path, data).expect("scratch file");
+    shared::agree(&format!(
+        "source(file({:?}), Csv)",
+        path.display().to_string()
+    ));
+});

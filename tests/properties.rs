@@ -1,0 +1,422 @@
+//! Properties that hold for any input, checked over generated ones
+//! (`proptest`): the canonical printer round-trips; a record validated and
+//! written back keeps every number's text; every record read is an ok or an
+//! err, once; the threaded counting path equals one thread.
+
+mod common;
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::Command;
+
+use common::*;
+use hql::syntax::ast::{Arg, BinOp, Expr, ExprKind, Lit, Name, UnOp};
+use hql::syntax::canonical::{binop_text, expr_text};
+use hql::syntax::parser::parse_expr;
+use proptest::prelude::*;
+
+// ---------------------------------------------------- the canonical printer
+
+fn name(text: &str) -> Name {
+    Name {
+        text: text.to_string(),
+        span: 0..0,
+    }
+}
+
+fn expr(kind: ExprKind) -> Expr {
+    Expr::new(kind, 0..0)
+}
+
+fn boxed(e: Expr) -> Box<Expr> {
+    Box::new(e)
+}
+
+fn identifier() -> impl Strategy<Value = String> {
+    prop::sample::select(vec!["a", "b", "total", "r", "_x", "low2"]).prop_map(str::to_string)
+}
+
+/// Record keys, including keywords and keys that need quotes.
+fn key() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "a",
+        "id",
+        "in",
+        "then",
+        "not",
+        "two words",
+        "é",
+        "1st",
+    ])
+    .prop_map(str::to_string)
+}
+
+/// Names after a dot: identifiers, keywords among them.
+fn field_name() -> impl Strategy<Value = String> {
+    prop::sample::select(vec!["a", "id", "in", "then", "not", "self", "type"])
+        .prop_map(str::to_string)
+}
+
+fn literal() -> impl Strategy<Value = Lit> {
+    prop_oneof![
+        (0u64..1_000_000).prop_map(|n| Lit::Int(n.to_string())),
+        Just(Lit::Int("10_000".into())),
+        Just(Lit::Int("9223372036854775807".into())),
+        prop::sample::select(vec!["1.5", "0.0", "2e3", "1.25E-7", "3.0"])
+            .prop_map(|t| Lit::Float(t.to_string())),
+        "[a-z \"\\\\\n\té]{0,6}".prop_map(|value| Lit::Str {
+            text: serde_json::to_string(&value).unwrap(),
+            value,
+        }),
+        any::<bool>().prop_map(Lit::Bool),
+        Just(Lit::Null),
+    ]
+}
+
+const OPERATORS: [BinOp; 17] = [
+    BinOp::Implies,
+    BinOp::Or,
+    BinOp::And,
+    BinOp::Eq,
+    BinOp::Ne,
+    BinOp::Lt,
+    BinOp::Le,
+    BinOp::Gt,
+    BinOp::Ge,
+    BinOp::In,
+    BinOp::NotIn,
+    BinOp::Coalesce,
+    BinOp::Add,
+    BinOp::Sub,
+    BinOp::Mul,
+    BinOp::Div,
+    BinOp::Rem,
+];
+
+/// A call: a name and arguments, maybe named, maybe lambdas (a lambda
+/// is written only as an argument, after `let name =` or as a lambda's
+/// body: elsewhere `x => y` is an implication).
+fn call(inner: impl Strategy<Value = Expr> + Clone) -> impl Strategy<Value = Expr> {
+    let lambda = (identifier(), inner.clone())
+        .prop_map(|(p, body)| expr(ExprKind::Lambda(name(&p), boxed(body))));
+    let arg = prop_oneof![inner, lambda];
+    (
+        identifier(),
+        prop::collection::vec((prop::option::of(identifier()), arg), 0..3),
+    )
+        .prop_map(|(f, args)| {
+            let args = args
+                .into_iter()
+                .map(|(n, value)| Arg {
+                    name: n.map(|n| name(&n)),
+                    value,
+                })
+                .collect();
+            expr(ExprKind::Call(boxed(expr(ExprKind::Name(f))), args))
+        })
+}
+
+fn any_expr() -> impl Strategy<Value = Expr> {
+    let leaf = prop_oneof![
+        literal().prop_map(|l| expr(ExprKind::Lit(l))),
+        identifier().prop_map(|n| expr(ExprKind::Name(n))),
+        Just(expr(ExprKind::SelfRef)),
+    ];
+    leaf.prop_recursive(5, 48, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(|v| expr(ExprKind::List(v))),
+            prop::collection::vec((key(), inner.clone()), 0..3).prop_map(|fields| {
+                let fields = fields.into_iter().map(|(k, v)| (name(&k), v)).collect();
+                expr(ExprKind::Record(fields))
+            }),
+            (inner.clone(), field_name())
+                .prop_map(|(x, k)| expr(ExprKind::Field(boxed(x), name(&k)))),
+            (inner.clone(), identifier()).prop_map(|(x, k)| {
+                let field = expr(ExprKind::Field(boxed(x), name(&k)));
+                expr(ExprKind::Present(boxed(field)))
+            }),
+            (inner.clone(), inner.clone())
+                .prop_map(|(x, i)| expr(ExprKind::Index(boxed(x), boxed(i)))),
+            call(inner.clone()),
+            (any::<bool>(), inner.clone()).prop_map(|(not, x)| {
+                let op = if not { UnOp::Not } else { UnOp::Neg };
+                expr(ExprKind::Unary(op, boxed(x)))
+            }),
+            (
+                prop::sample::select(OPERATORS.to_vec()),
+                inner.clone(),
+                inner.clone()
+            )
+                .prop_map(|(op, a, b)| expr(ExprKind::Binary(op, boxed(a), boxed(b)))),
+            (inner.clone(), call(inner.clone()))
+                .prop_map(|(a, f)| expr(ExprKind::Pipe(boxed(a), boxed(f)))),
+            (inner.clone(), inner.clone(), inner).prop_map(|(c, a, b)| expr(ExprKind::If(
+                boxed(c),
+                boxed(a),
+                boxed(b)
+            ))),
+        ]
+    })
+}
+
+/// The tree as a fully parenthesised form, spans left out: two trees are
+/// the same exactly when their shapes are.
+fn shape(e: &Expr) -> String {
+    let mut out = String::new();
+    write_shape(&mut out, e);
+    out
+}
+
+fn write_shape(out: &mut String, e: &Expr) {
+    let all = |out: &mut String, items: &mut dyn Iterator<Item = &Expr>| {
+        for x in items {
+            out.push(' ');
+            write_shape(out, x);
+        }
+    };
+    match &e.kind {
+        ExprKind::Lit(l) => write!(out, "{l:?}").unwrap(),
+        ExprKind::Name(n) => write!(out, "name:{n}").unwrap(),
+        ExprKind::SelfRef => out.push_str("self"),
+        ExprKind::List(items) => {
+            out.push_str("(list");
+            all(out, &mut items.iter());
+            out.push(')');
+        }
+        ExprKind::Record(fields) | ExprKind::Construct(_, fields) => {
+            if let ExprKind::Construct(t, _) = &e.kind {
+                write!(out, "(construct {}", t.text).unwrap();
+            } else {
+                out.push_str("(record");
+            }
+            for (k, v) in fields {
+                write!(out, " {:?}:", k.text).unwrap();
+                write_shape(out, v);
+            }
+            out.push(')');
+        }
+        ExprKind::Field(x, k) => {
+            out.push_str("(field ");
+            write_shape(out, x);
+            write!(out, " {:?})", k.text).unwrap();
+        }
+        ExprKind::Index(x, i) => {
+            out.push_str("(index");
+            all(out, &mut [&**x, &**i].into_iter());
+            out.push(')');
+        }
+        ExprKind::Present(x) => {
+            out.push_str("(present ");
+            write_shape(out, x);
+            out.push(')');
+        }
+        ExprKind::Call(f, args) => {
+            out.push_str("(call ");
+            write_shape(out, f);
+            for a in args {
+                match &a.name {
+                    Some(n) => write!(out, " {}=", n.text).unwrap(),
+                    None => out.push(' '),
+                }
+                write_shape(out, &a.value);
+            }
+            out.push(')');
+        }
+        ExprKind::Unary(op, x) => {
+            write!(out, "({op:?} ").unwrap();
+            write_shape(out, x);
+            out.push(')');
+        }
+        ExprKind::Binary(op, a, b) => {
+            write!(out, "({}", binop_text(*op)).unwrap();
+            all(out, &mut [&**a, &**b].into_iter());
+            out.push(')');
+        }
+        ExprKind::Pipe(a, b) => {
+            out.push_str("(pipe");
+            all(out, &mut [&**a, &**b].into_iter());
+            out.push(')');
+        }
+        ExprKind::Lambda(p, body) => {
+            write!(out, "(lambda {} ", p.text).unwrap();
+            write_shape(out, body);
+            out.push(')');
+        }
+        ExprKind::If(c, a, b) => {
+            out.push_str("(if");
+            all(out, &mut [&**c, &**a, &**b].into_iter());
+            out.push(')');
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2_000))]
+
+    /// Printing a tree and parsing the text gives the same tree back.
+    #[test]
+    fn the_canonical_printer_round_trips(e in any_expr()) {
+        let text = expr_text(&e);
+        let parsed = parse_expr(&text);
+        prop_assert!(parsed.is_ok(), "{text}\ndoes not parse: {parsed:?}");
+        prop_assert_eq!(shape(&parsed.unwrap()), shape(&e), "{}", text);
+    }
+}
+
+// -------------------------------------------------------------- numbers
+
+/// A number as data may write it.
+fn number_text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        any::<i64>().prop_map(|n| n.to_string()),
+        "-?[1-9][0-9]{18,30}",
+        "-?(0|[1-9][0-9]{0,5})\\.[0-9]{1,8}",
+        "-?(0|[1-9][0-9]{0,3})(\\.[0-9]{1,4})?[eE][+-]?[0-9]{1,2}",
+        Just("-0".to_string()),
+        Just("-0.0".to_string()),
+        Just("1.50".to_string()),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// A record validated and written back keeps each number as its text
+    /// was, in declared and in extra fields, nested or not.
+    #[test]
+    fn validated_records_keep_every_numbers_text(
+        nums in prop::collection::vec(number_text(), 4)
+    ) {
+        let line = format!(
+            "{{\"x\":{},\"extra\":{},\"deep\":{{\"n\":[{}]}},\"last\":{}}}",
+            nums[0], nums[1], nums[2], nums[3]
+        );
+        let program = "type N : Data = { x: Float }\n\
+            source(file(\"in.jsonl\"), Json) | validate(N) | oks() | write(file(\"out.jsonl\"))";
+        let (run, written) = run_writing(program, &[("in.jsonl", &line)]);
+        prop_assert_eq!(run.status, 0, "{}", run.err);
+        prop_assert_eq!(written.get("out.jsonl").map(String::as_str), Some(&*format!("{line}\n")));
+    }
+}
+
+// ------------------------------------------------- every record, once
+
+/// A line of data: valid, invalid, undecodable, or blank.
+fn data_line() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (any::<i32>(), any::<i32>())
+            .prop_map(|(low, high)| format!("{{\"id\": \"r\", \"low\": {low}, \"high\": {high}}}")),
+        Just("{\"id\": 5, \"low\": 1, \"high\": 2}".to_string()),
+        Just("{\"id\": \"r\"}".to_string()),
+        Just("[1, 2]".to_string()),
+        Just("{\"id\": \"broken\"".to_string()),
+        Just("   ".to_string()),
+        Just(String::new()),
+        "[ -~]{0,12}",
+    ]
+}
+
+const RANGE: &str = "type R : DataContract = {\n    id: String\n    low: Int\n    high: Int\n    require low <= high\n}\n";
+
+/// Lines that hold a record: every one that is not blank.
+fn records_in(lines: &[String]) -> usize {
+    lines.iter().filter(|l| !l.trim().is_empty()).count()
+}
+
+/// A first line that makes the file JSON Lines (a file whose first byte is
+/// `[` is a JSON array), then any lines.
+fn data_lines() -> impl Strategy<Value = Vec<String>> {
+    prop::collection::vec(data_line(), 0..12).prop_map(|mut lines| {
+        lines.insert(
+            0,
+            "{\"id\": \"first\", \"low\": 1, \"high\": 1}".to_string(),
+        );
+        lines
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// Whatever the lines hold, each non-blank one is one ok or one err,
+    /// on the counting path and on the ordinary one.
+    #[test]
+    fn oks_and_errs_are_the_records_read(lines in data_lines()) {
+        let data = scratch_file("records.jsonl");
+        std::fs::write(&data, lines.join("\n")).unwrap();
+        let program = scratch_file("records.hql");
+        std::fs::write(
+            &program,
+            format!(
+                "{RANGE}let v = source(file({:?}), Json) | validate(R)\n\
+                 [v | oks() | count(), v | errs() | count(), \
+                  v | filter(r => true) | oks() | count(), v | filter(r => true) | errs() | count(), \
+                  (v | report()).total]",
+                data.display().to_string()
+            ),
+        )
+        .unwrap();
+        let out = hql_run(&program, "1");
+        let n = records_in(&lines);
+        let counts: Vec<usize> = out
+            .trim()
+            .trim_matches(|c| c == '[' || c == ']')
+            .split(", ")
+            .map(|c| c.parse().unwrap())
+            .collect();
+        prop_assert_eq!(counts[0] + counts[1], n, "{}", out);
+        prop_assert_eq!(&counts[..2], &counts[2..4], "{}", out);
+        prop_assert_eq!(counts[4], n, "{}", out);
+    }
+}
+
+// ----------------------------------------------------------- threads
+
+fn scratch_file(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("hql-properties-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn hql_run(program: &PathBuf, threads: &str) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_hql"))
+        .args(["run", "--threads", threads])
+        .arg(program)
+        .output()
+        .expect("hql runs");
+    assert!(
+        out.status.code() == Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(6))]
+
+    /// Over a file large enough to split, four threads count and report
+    /// exactly what one thread does.
+    #[test]
+    fn threaded_counts_equal_one_thread(lines in data_lines()) {
+        let mut text = String::new();
+        while text.len() < (1 << 20) + 4096 {
+            for l in &lines {
+                text.push_str(l);
+                text.push('\n');
+            }
+        }
+        let data = scratch_file("data.jsonl");
+        std::fs::write(&data, &text).unwrap();
+        let program = scratch_file("count.hql");
+        std::fs::write(
+            &program,
+            format!(
+                "{RANGE}let v = source(file({:?}), Json) | validate(R)\nv | report()\nv | oks() | count()\n",
+                data.display().to_string()
+            ),
+        )
+        .unwrap();
+        prop_assert_eq!(hql_run(&program, "4"), hql_run(&program, "1"));
+    }
+}
