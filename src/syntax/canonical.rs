@@ -168,7 +168,7 @@ fn write_bare(out: &mut String, e: &Expr) {
         ExprKind::Lambda(p, body) => {
             out.push_str(&p.text);
             out.push_str(" => ");
-            write_expr(out, body, LAMBDA);
+            write_lambda_place(out, body);
         }
         ExprKind::If(c, a, b) => {
             out.push_str("if ");
@@ -186,7 +186,17 @@ fn write_arg(out: &mut String, arg: &Arg) {
         out.push_str(&name.text);
         out.push_str(": ");
     }
-    write_expr(out, &arg.value, LAMBDA);
+    write_lambda_place(out, &arg.value);
+}
+
+/// An expression where `name =>` starts a lambda (an argument, a lambda's
+/// body): an implication from a bare name there needs parentheses.
+fn write_lambda_place(out: &mut String, e: &Expr) {
+    let min = match &e.kind {
+        ExprKind::Binary(BinOp::Implies, a, _) if matches!(a.kind, ExprKind::Name(_)) => ATOM,
+        _ => LAMBDA,
+    };
+    write_expr(out, e, min);
 }
 
 fn write_record(out: &mut String, fields: &[(Name, Expr)]) {
