@@ -73,13 +73,11 @@ pub fn compare_numbers(a: &Value, b: &Value) -> Option<Ordering> {
     if let (Some(x), Some(y)) = (small_int(a), small_int(b)) {
         return Some(x.cmp(&y));
     }
-    let (x, x_short) = nearest(a)?;
-    let (y, y_short) = nearest(b)?;
     // Rounding to the nearest double never reverses an order, so doubles
     // that differ order their numbers; equal ones prove equality only when
     // neither number holds more than its double's shortest form.
-    match x.partial_cmp(&y) {
-        Some(Ordering::Equal) if x_short && y_short => return Some(Ordering::Equal),
+    match nearest(a)?.partial_cmp(&nearest(b)?) {
+        Some(Ordering::Equal) if is_short(a) && is_short(b) => return Some(Ordering::Equal),
         Some(Ordering::Equal) | None => {}
         order => return order,
     }
@@ -98,30 +96,50 @@ fn small_int(v: &Value) -> Option<i64> {
     }
 }
 
-/// The double nearest a number, and whether the number's value is that
-/// double's shortest form (so equal doubles mean equal numbers): a Float
-/// always; an integer of at most 2^53; a decimal of at most 15 significant
-/// digits in the range of normal doubles (distinct such decimals are
-/// distinct doubles).
-fn nearest(v: &Value) -> Option<(f64, bool)> {
-    let int = |i: i64| (i as f64, i.unsigned_abs() <= 1 << 53);
+/// The double nearest a number (each kind's conversion rounds to nearest).
+fn nearest(v: &Value) -> Option<f64> {
     Some(match v {
-        Value::Int(i) => int(*i),
-        Value::Float(f) => (*f, true),
+        Value::Int(i) => *i as f64,
+        Value::Float(f) => *f,
         Value::Num(n) => match n.kind {
-            NumKind::Int(i) => int(i),
-            NumKind::Float(f) => (f, f.is_normal() && significant_digits(&n.text) <= 15),
-            NumKind::BigInt => (n.text.parse().unwrap_or(f64::NAN), false),
+            NumKind::Int(i) => i as f64,
+            NumKind::Float(f) => f,
+            NumKind::BigInt => n.text.parse().unwrap_or(f64::NAN),
         },
         _ => return None,
     })
 }
 
+/// Is a number's value its nearest double's shortest form, so that equal
+/// doubles mean equal numbers? A Float's always is; an integer's when it
+/// is at most 2^53; a decimal's when it has at most 15 significant digits
+/// and is in the range of normal doubles (distinct such decimals are
+/// distinct doubles).
+fn is_short(v: &Value) -> bool {
+    match v {
+        Value::Int(i) => i.unsigned_abs() <= 1 << 53,
+        Value::Float(_) => true,
+        Value::Num(n) => match n.kind {
+            NumKind::Int(i) => i.unsigned_abs() <= 1 << 53,
+            NumKind::Float(f) => f.is_normal() && significant_digits(&n.text) <= 15,
+            NumKind::BigInt => false,
+        },
+        _ => false,
+    }
+}
+
+/// The digits of a number's text from its first non-zero one to its last.
 fn significant_digits(text: &str) -> usize {
-    let mantissa = text.split(['e', 'E']).next().unwrap_or(text);
-    let digits = mantissa.bytes().filter(u8::is_ascii_digit);
-    let trimmed: Vec<u8> = digits.skip_while(|&d| d == b'0').collect();
-    trimmed.len() - trimmed.iter().rev().take_while(|&&d| d == b'0').count()
+    let mantissa = text.split(['e', 'E']).next().unwrap_or(text).as_bytes();
+    let nonzero = |d: &u8| d.is_ascii_digit() && *d != b'0';
+    let (Some(first), Some(last)) = (
+        mantissa.iter().position(nonzero),
+        mantissa.iter().rposition(nonzero),
+    ) else {
+        return 0;
+    };
+    let points = usize::from(mantissa[first..last].contains(&b'.'));
+    last + 1 - first - points
 }
 
 /// A number's exact value: `0.DIGITS × 10^point`, digits without leading
@@ -256,8 +274,8 @@ fn number_key(v: &Value) -> Option<NumberKey> {
     if let Some(i) = small_int(v) {
         return Some(NumberKey::Int(i));
     }
-    let (f, short) = nearest(v)?;
-    if short {
+    let f = nearest(v)?;
+    if is_short(v) {
         return Some(double_key(f));
     }
     let exact = Decimal::of(v)?;
@@ -406,6 +424,20 @@ mod tests {
     }
 
     #[test]
+    fn significant_digits_skip_zeros_and_the_point() {
+        for (text, n) in [
+            ("1.50", 2),
+            ("0.0012", 2),
+            ("100.001", 6),
+            ("-0.0", 0),
+            ("12.5e7", 3),
+            ("1234567890.12345", 15),
+        ] {
+            assert_eq!(significant_digits(text), n, "{text}");
+        }
+    }
+
+    #[test]
     fn equal_numbers_hash_alike() {
         let same = [
             vec![
@@ -441,6 +473,54 @@ mod tests {
             hash(&Value::Int(9223372036854775807)),
             hash(&Value::Int(9223372036854775806))
         );
+    }
+
+    /// Numbers of every kind, many of them equal to one another in another
+    /// form: the fast comparison must agree with the exact one, and equal
+    /// numbers must hash alike.
+    #[test]
+    fn comparison_and_hash_agree_with_exact_decimals() {
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut numbers = Vec::new();
+        for _ in 0..400 {
+            let r = next();
+            let i = match r % 4 {
+                0 => (r >> 8) as i64 % 1000,
+                1 => (1i64 << 53) + ((r >> 8) as i64 % 8) - 4,
+                2 => i64::MAX - ((r >> 8) as i64 % 4),
+                _ => (r >> 2) as i64,
+            };
+            let f = match r % 3 {
+                0 => i as f64,
+                1 => f64::from_bits(next() >> 2),
+                _ => (i as f64) / 8.0,
+            };
+            numbers.push(Value::Int(i));
+            numbers.push(n(&format!("{i}.0")));
+            numbers.push(n(&format!("{i}.000e0")));
+            numbers.push(n(&format!("{i}0")));
+            if f.is_finite() {
+                numbers.push(Value::Float(f));
+                numbers.push(n(&format!("{f:e}")));
+                numbers.push(n(&format!("{f:.3e}")));
+                numbers.push(n(&format!("{f:.20e}")));
+            }
+        }
+        for a in &numbers {
+            for b in numbers.iter().step_by(7) {
+                let exact = Decimal::of(a).unwrap().cmp(&Decimal::of(b).unwrap());
+                assert_eq!(compare_numbers(a, b), Some(exact), "{a:?} vs {b:?}");
+                if exact == Ordering::Equal {
+                    assert_eq!(hash(a), hash(b), "{a:?} and {b:?}");
+                }
+            }
+        }
     }
 
     #[test]
