@@ -127,7 +127,6 @@ pub fn big_int() -> RuntimeError {
         "hql::big_int",
         "arithmetic on an integer beyond 64 bits would lose digits",
     )
-    .with_help("compare it, print it or write it: those keep every digit")
 }
 
 /// Is `v` an integer from data beyond i64?

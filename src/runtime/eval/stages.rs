@@ -1012,18 +1012,22 @@ fn unwrap_item(item: Item, at: Option<&Span>) -> Result<Item> {
             let rules = failure_rules(e);
             // What an `err` the program made holds may come from data, so
             // it is named by its kind only (§4.9).
-            let message = if rules.is_empty() {
-                format!(
-                    "`unwrap()` met an `err` holding {}, not a failure record",
-                    e.kind_article()
-                )
-            } else {
-                format!("a record fails: {}", rules.join(", "))
-            };
-            Err(RuntimeError::new("hql::unwrap", message)
-                .with_help(
+            let (message, help) = if rules.is_empty() {
+                (
+                    format!(
+                        "`unwrap()` met an `err` holding {}, not a failure record",
+                        e.kind_article()
+                    ),
                     "use `errs()` to see what each `err` holds, or `oks()` to keep only the `ok`s",
                 )
+            } else {
+                (
+                    format!("a record fails: {}", rules.join(", ")),
+                    "use `errs()` to see every failure, or `oks()` to keep only valid records",
+                )
+            };
+            Err(RuntimeError::new("hql::unwrap", message)
+                .with_help(help)
                 .from_record(&item.origin)
                 .at_some(at))
         }
