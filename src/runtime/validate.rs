@@ -10,7 +10,7 @@ use rustc_hash::FxHashSet;
 use smallvec::{smallvec, SmallVec};
 
 use crate::runtime::contract::*;
-use crate::runtime::eval::{push_frame, Env, Interp, Origin, Result, Slots, ValueKey};
+use crate::runtime::eval::{push_frame, write_key, Env, Interp, Origin, Result, Slots};
 use crate::runtime::value::{Key, Okay, Record, Value};
 
 /// One broken check, before it becomes a record.
@@ -23,11 +23,14 @@ struct Failure {
 }
 
 /// Keys claimed so far in one pass of a stream, one set per `unique` of
-/// the contract, in its order. A key is the values of its fields, compared
-/// with `==` (§4.3); the records they came from are not kept.
+/// the contract, in its order. A key is its fields' values written by
+/// `write_key`, whose bytes are equal exactly when the values are `==`
+/// (§4.3): compact, and holding nothing of the records.
 #[derive(Default)]
 pub struct Uniques {
-    seen: Vec<FxHashSet<ValueKey>>,
+    seen: Vec<FxHashSet<Box<[u8]>>>,
+    /// The keys of the record being checked, reused from record to record.
+    written: Vec<u8>,
 }
 
 /// Validate `value` against `c`: `ok` (with warnings) or `err` (§4.8).
@@ -576,22 +579,20 @@ impl<'a> Run<'a> {
                 .seen
                 .resize_with(shape.uniques.len(), Default::default);
         }
-        let mut claims: SmallVec<[(usize, ValueKey); 2]> = SmallVec::new();
+        state.written.clear();
+        let mut claims: SmallVec<[(usize, std::ops::Range<usize>); 2]> = SmallVec::new();
         for (n, u) in shape.uniques.iter().enumerate() {
-            let key = ValueKey(
-                u.slots
-                    .iter()
-                    .map(|&s| slots[s as usize + 1].clone())
-                    .collect(),
-            );
-            if key
-                .0
-                .iter()
+            let values = u.slots.iter().map(|&s| &slots[s as usize + 1]);
+            if values
+                .clone()
                 .any(|v| matches!(v, Value::Null | Value::Absent))
             {
                 continue;
             }
-            if !state.seen[n].contains(&key) {
+            let start = state.written.len();
+            values.for_each(|v| write_key(v, &mut state.written));
+            let key = start..state.written.len();
+            if !state.seen[n].contains(&state.written[key.clone()]) {
                 claims.push((n, key));
                 continue;
             }
@@ -613,7 +614,7 @@ impl<'a> Run<'a> {
         }
         if self.failures.is_empty() {
             for (n, key) in claims {
-                state.seen[n].insert(key);
+                state.seen[n].insert(state.written[key].into());
             }
         }
     }

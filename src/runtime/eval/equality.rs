@@ -341,8 +341,84 @@ pub fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
     }
 }
 
+/// Write `v` as bytes that are the same exactly for values `equal` calls
+/// equal: a compact key that holds none of the value (a `unique` key's
+/// fields are kept this way, and no record they came from). Records are
+/// written with their fields in key order.
+pub fn write_key(v: &Value, out: &mut Vec<u8>) {
+    let len = |n: usize, out: &mut Vec<u8>| out.extend_from_slice(&(n as u64).to_le_bytes());
+    if let Some(key) = number_key(v) {
+        out.push(2);
+        match key {
+            NumberKey::Int(i) => {
+                out.push(0);
+                out.extend_from_slice(&i.to_le_bytes());
+            }
+            NumberKey::Double(bits) => {
+                out.push(1);
+                out.extend_from_slice(&bits.to_le_bytes());
+            }
+            NumberKey::Exact(d) => {
+                out.extend_from_slice(&[2, u8::from(d.negative)]);
+                out.extend_from_slice(&d.point.to_le_bytes());
+                len(d.digits.len(), out);
+                out.extend_from_slice(&d.digits);
+            }
+        }
+        return;
+    }
+    let address = |p: usize, out: &mut Vec<u8>| out.extend_from_slice(&p.to_le_bytes());
+    match v {
+        Value::Null | Value::Absent => out.push(0),
+        Value::Bool(b) => out.extend_from_slice(&[1, u8::from(*b)]),
+        Value::Str(s) => {
+            out.push(3);
+            len(s.len(), out);
+            out.extend_from_slice(s.as_bytes());
+        }
+        Value::List(items) => {
+            out.push(4);
+            len(items.len(), out);
+            items.iter().for_each(|i| write_key(i, out));
+        }
+        Value::Record(r) => {
+            out.push(5);
+            len(r.len(), out);
+            let mut fields: Vec<_> = r.iter().collect();
+            fields.sort_by(|a, b| a.0.cmp(b.0));
+            for (k, v) in fields {
+                len(k.len(), out);
+                out.extend_from_slice(k.as_bytes());
+                write_key(v, out);
+            }
+        }
+        Value::Ok(ok) => {
+            out.push(6);
+            write_key(&ok.value, out);
+        }
+        Value::Err(e) => {
+            out.push(7);
+            write_key(e, out);
+        }
+        Value::Type(c) => {
+            out.push(8);
+            address(std::rc::Rc::as_ptr(c) as usize, out);
+        }
+        Value::Format(f) => out.extend_from_slice(&[9, *f as u8]),
+        Value::Func(f) => {
+            out.push(10);
+            address(std::rc::Rc::as_ptr(f) as usize, out);
+        }
+        Value::Stream(s) => {
+            out.push(11);
+            address(std::rc::Rc::as_ptr(s) as usize, out);
+        }
+        Value::Int(_) | Value::Float(_) | Value::Num(_) => {}
+    }
+}
+
 /// One or more values as a key of a hash map, compared with `==`: a key
-/// of `distinct`, `count_by`, `group_by`, or a `unique` key's fields.
+/// of `distinct`, `count_by` or `group_by`.
 #[derive(Debug, Clone)]
 pub struct ValueKey(pub SmallVec<[Value; 2]>);
 
@@ -516,6 +592,10 @@ mod tests {
             for b in numbers.iter().step_by(7) {
                 let exact = Decimal::of(a).unwrap().cmp(&Decimal::of(b).unwrap());
                 assert_eq!(compare_numbers(a, b), Some(exact), "{a:?} vs {b:?}");
+                let mut keys = (Vec::new(), Vec::new());
+                write_key(a, &mut keys.0);
+                write_key(b, &mut keys.1);
+                assert_eq!(keys.0 == keys.1, exact == Ordering::Equal, "{a:?} vs {b:?}");
                 if exact == Ordering::Equal {
                     assert_eq!(hash(a), hash(b), "{a:?} and {b:?}");
                 }
@@ -537,6 +617,17 @@ mod tests {
         let b = r(&[("y", 2), ("x", 1)]);
         assert!(equal(&a, &b));
         assert_eq!(hash(&a), hash(&b));
+        let key = |v: &Value| {
+            let mut out = Vec::new();
+            write_key(v, &mut out);
+            out
+        };
+        assert_eq!(key(&a), key(&b));
+        assert_ne!(key(&a), key(&r(&[("x", 1), ("y", 3)])));
+        assert_ne!(
+            key(&Value::str("ab")),
+            key(&Value::list(vec![Value::str("ab")]))
+        );
         assert!(ValueKey::one(a) == ValueKey::one(b));
     }
 }

@@ -22,7 +22,7 @@ use crate::runtime::hir::{self, Expr, FnDef, Logic, Program, Stmt};
 use crate::runtime::value::{Record, Value};
 use crate::syntax::ast::Span;
 
-pub use equality::{compare, equal, hash_value, sort_order, ValueKey};
+pub use equality::{compare, equal, hash_value, sort_order, write_key, ValueKey};
 pub use io::{Codec, PendingFile, Place, SourceSpec, TargetSpec};
 pub use stages::{cannot_read, force, items, Tally, Target};
 

@@ -1359,21 +1359,27 @@ fn sorted(values: Vec<Value>, key: impl Fn(&Value) -> Result<Option<Value>>) -> 
     Ok(Value::list(keyed.into_iter().map(|(_, v)| v).collect()))
 }
 
-/// Group values by `f(value)`, keys in order of first appearance.
+/// Group items by `f(value)`, keys in order of first appearance; `add`
+/// puts an item into its group.
 #[allow(clippy::mutable_key_type)] // see `distinct`
-fn groups(interp: &Rc<Interp>, items: Items, f: &Value) -> Result<Vec<(Value, Vec<Value>)>> {
+fn groups<G: Default>(
+    interp: &Rc<Interp>,
+    items: Items,
+    f: &Value,
+    add: impl Fn(&mut G, Item),
+) -> Result<Vec<(Value, G)>> {
     let mut index: FxHashMap<ValueKey, usize> = FxHashMap::default();
-    let mut groups: Vec<(Value, Vec<Value>)> = Vec::new();
+    let mut groups: Vec<(Value, G)> = Vec::new();
     for i in items {
         let i = i?;
         let key = interp
             .call(f, smallvec![i.value.clone()])
             .map_err(|e| e.from_record(&i.origin))?;
         let slot = *index.entry(ValueKey::one(key.clone())).or_insert_with(|| {
-            groups.push((key, Vec::new()));
+            groups.push((key, G::default()));
             groups.len() - 1
         });
-        groups[slot].1.push(kept(i));
+        add(&mut groups[slot].1, i);
     }
     Ok(groups)
 }
@@ -1386,10 +1392,7 @@ fn pair(a: &str, x: Value, b: &str, y: Value) -> Value {
 }
 
 fn count_by(interp: &Rc<Interp>, items: Items, f: &Value) -> Result<Value> {
-    let mut counted: Vec<(Value, i64)> = groups(interp, items, f)?
-        .into_iter()
-        .map(|(k, vs)| (k, vs.len() as i64))
-        .collect();
+    let mut counted = groups(interp, items, f, |n: &mut i64, _| *n += 1)?;
     // A stable sort keeps ties in order of first appearance.
     counted.sort_by_key(|c| std::cmp::Reverse(c.1));
     Ok(Value::list(
@@ -1401,7 +1404,7 @@ fn count_by(interp: &Rc<Interp>, items: Items, f: &Value) -> Result<Value> {
 }
 
 fn group_by(interp: &Rc<Interp>, items: Items, f: &Value) -> Result<Value> {
-    let grouped = groups(interp, items, f)?;
+    let grouped = groups(interp, items, f, |vs: &mut Vec<Value>, i| vs.push(kept(i)))?;
     Ok(Value::list(
         grouped
             .into_iter()
