@@ -385,6 +385,69 @@ fn s3_ordering_other_pairs_is_a_type_error() {
     assert!(out.is_empty() && !err.is_empty());
 }
 
+#[test]
+fn s3_big_int_against_float_compares_by_exact_value() {
+    let src = r#"source(file("n.jsonl"), Json) | map(r => [r.i == r.f, r.i < r.f, r.f > r.i, r.i == r.g, r.f == r.h])"#;
+    let data = "{\"i\": 12345678901234567890123, \"f\": 12345678901234567890124.0, \"g\": 12345678901234567890123.00, \"h\": 1.2345678901234567890124e22}\n";
+    let out = ok_out(src, &[("n.jsonl", data)]);
+    assert_eq!(out, "[[false, true, true, true, true]]\n");
+    assert_eq!(
+        eval1("9223372036854775807 == 9223372036854775808.0"),
+        "false"
+    );
+    assert_eq!(eval1("9223372036854775807 < 9223372036854775808.0"), "true");
+    assert_eq!(eval1("9007199254740993 > 9007199254740992.0"), "true");
+}
+
+#[test]
+fn s3_distinct_count_by_group_by_use_exact_equality() {
+    assert_eq!(
+        eval1("[9223372036854775807, 9223372036854775806] | distinct()"),
+        "[9223372036854775807, 9223372036854775806]"
+    );
+    assert_eq!(
+        eval1("[9223372036854775807, 9223372036854775806, 9223372036854775807] | count_by(x => x)"),
+        "[{key: 9223372036854775807, count: 2}, {key: 9223372036854775806, count: 1}]"
+    );
+    assert_eq!(
+        eval1("[9223372036854775807, 9223372036854775806] | group_by(x => x) | map(g => g.items)"),
+        "[[9223372036854775807], [9223372036854775806]]"
+    );
+    // Equal values still meet: 1 == 1.0, records whatever their order.
+    assert_eq!(
+        eval1("[1, 1.0, {a: 1, b: [2]}, {b: [2.0], a: 1}] | distinct()"),
+        "[1, {a: 1, b: [2]}]"
+    );
+    let data = "1.0\n1.00\n1\n12345678901234567890123\n12345678901234567890124\n12345678901234567890123.0\n0.10\n0.1\n";
+    let out = ok_out(
+        r#"let s = source(file("n.jsonl"), Json)
+s | distinct()
+s | count_by(x => x) | map(c => c.count)"#,
+        &[("n.jsonl", data)],
+    );
+    assert_eq!(
+        out,
+        "[1.0, 12345678901234567890123, 12345678901234567890124, 0.10]\n[3, 2, 2, 1]\n"
+    );
+}
+
+#[test]
+fn s3_big_int_average_and_negation_raise_big_int() {
+    let (_, err) = runtime_error(
+        "source(file(\"n.jsonl\"), Json) | map(r => r.b) | avg()",
+        &[("n.jsonl", NUMS)],
+    );
+    assert!(err.contains("hql::big_int"), "{err}");
+    let (_, err) = runtime_error(
+        "source(file(\"n.jsonl\"), Json) | map(r => -r.b)",
+        &[("n.jsonl", NUMS)],
+    );
+    assert!(err.contains("hql::big_int"), "{err}");
+    assert!(!err.contains("cannot negate"), "{err}");
+    assert_eq!(eval1("(-9223372036854775807 - 1) % (-1)"), "0");
+    assert_eq!(eval1("[1.50, 2] | avg()"), "1.75");
+}
+
 // ======================================================================
 // §4.1 Type expressions
 // ======================================================================
@@ -692,6 +755,26 @@ fn s4_3_self_is_whole_value() {
 }
 
 #[test]
+fn s4_3_unique_keys_compare_with_eq() {
+    let t = "type U : DataContract = {\n k: Any\n unique k\n}";
+    let src = format!("{t}\n[{{k: {{x: 1, y: 2}}}}, {{k: {{y: 2, x: 1}}}}, {{k: 1}}, {{k: 1.0}}, {{k: 9223372036854775807}}, {{k: 9223372036854775806}}] | validate(U) | map(r => is_ok(r))");
+    assert_eq!(
+        ok_out(&src, &[]),
+        "[true, false, true, false, true, true]\n"
+    );
+    let data = "{\"k\": 1.0}\n{\"k\": 1.00}\n{\"k\": 1}\n{\"k\": 12345678901234567890123}\n{\"k\": 12345678901234567890124}\n{\"k\": 12345678901234567890123.0}\n";
+    let src = format!("{t}\nsource(file(\"u.jsonl\"), Json) | validate(U) | errs() | map(e => [e.origin.line, e.failures | map(f => f.rule)])");
+    assert_eq!(
+        ok_out(&src, &[("u.jsonl", data)]),
+        "[[2, [\"U.k.unique\"]], [3, [\"U.k.unique\"]], [6, [\"U.k.unique\"]]]\n"
+    );
+    // A compound key: its fields compared one by one with `==`.
+    let t = "type P : DataContract = {\n a: Any\n b: Any\n unique (a, b)\n}";
+    let src = format!("{t}\n[{{a: 1, b: [1]}}, {{a: 1.0, b: [1.0]}}, {{a: 1, b: [2]}}] | validate(P) | map(r => is_ok(r))");
+    assert_eq!(ok_out(&src, &[]), "[true, false, true]\n");
+}
+
+#[test]
 fn s4_4_optional_read_without_mark_is_static_error() {
     let err = static_error(
         "type T : DataContract = {\n age?: Int\n require age <= 150\n}\n1",
@@ -874,8 +957,39 @@ fn s4_4_absent_propagates_and_becomes_null() {
 }
 
 #[test]
-fn s4_4_absent_passed_to_function_is_null() {
-    assert_eq!(eval1("fn f(x) = x == null\nf({a: 1}.b?)"), "true");
+fn s4_4_call_with_an_absent_argument_is_absent_without_running() {
+    // `f` would say `false` if it ran: it does not.
+    assert_eq!(eval1("fn f(x) = x == null\nf({a: 1}.b?)"), "null");
+    assert_eq!(eval1("fn f(x) = x == null\nf({a: 1}.b? ?? null)"), "true");
+    assert_eq!(eval1("upper({}.x?)"), "null");
+    assert_eq!(eval1("[{}.x?] | map(x => x)"), "[null]");
+    for call in [
+        "len(e?)",
+        "contains(e?, \"a\")",
+        "contains(\"a\", e?)",
+        "lower(e?)",
+        "trim(e?)",
+        "abs(e?)",
+        "int(e?)",
+        "is_email(e?)",
+        "fmt(\"{}\", e?)",
+        "get({}, \"a\", e?)",
+        "(e? | map(x => x))",
+        "f(e?)",
+        "g(e?)",
+    ] {
+        let program = format!(
+            "fn f(s) = s\nlet g = x => 1\n[{{}}] | map(r => {})",
+            call.replace("e?", "r.e?")
+        );
+        assert_eq!(ok_out(&program, &[]), "[null]\n", "{call}");
+    }
+    // In a rule an absent condition holds; `??` gives the call a value.
+    let src = "type T : DataContract = {\n e?: String\n require l: len(e?) > 1\n require m: len(e? ?? \"\") < 5\n}\n[{}, {e: \"x\"}, {e: \"xy\"}, {e: \"xyzzyx\"}] | validate(T) | map(r => [r] | errs() | map(e => e.failures | map(f => [f.rule, f.kind])))";
+    assert_eq!(
+        ok_out(src, &[]),
+        "[[], [[[\"T.l\", \"require\"]]], [], [[[\"T.m\", \"require\"]]]]\n"
+    );
 }
 
 // ======================================================================
@@ -1306,6 +1420,75 @@ fn s4_9_program_built_values_have_null_origin() {
     assert_eq!(ok_out(src, &[]), "[null]\n");
 }
 
+#[test]
+fn s4_9_stages_that_pass_values_through_keep_their_origin() {
+    let data = "{\"a\": \"x\", \"k\": 3}\n{\"a\": \"y\", \"k\": 1}\n{\"a\": 2, \"k\": 2}\n";
+    let src = r#"type A : Data = { a: Int }
+let s = source(file("d.jsonl"), Json)
+s | sort_by(r => r.k) | validate(A) | errs() | map(e => e.origin.line)
+s | sort() | validate(A) | errs() | map(e => e.origin.line)
+[s | first() | validate(A)] | errs() | map(e => e.origin)
+s | group_by(r => r.k % 2) | map(g => g.items | validate(A) | errs() | map(e => e.origin.line))
+s | distinct() | collect() | validate(A) | errs() | map(e => e.origin.line)
+s | validate(A) | sort_by(r => is_ok(r)) | errs() | map(e => e.origin.line)
+s | validate(A) | errs() | sort_by(e => e.input.k) | map(e => e.origin.line)
+s | map(r => {a: r.a, k: r.k}) | sort() | validate(A) | errs() | map(e => e.origin)"#;
+    assert_eq!(
+        ok_out(src, &[("d.jsonl", data)]),
+        "[2, 1]\n[1, 2]\n[{source: \"d.jsonl\", line: 1}]\n[[1, 2], []]\n[1, 2]\n[1, 2]\n[2, 1]\n[null, null]\n"
+    );
+    // A valid record passed through keeps it too, for a later failure.
+    let src = r#"type A : Data = { a: Any }
+type B : Data = { a: Int }
+source(file("d.jsonl"), Json) | validate(A) | oks() | sort_by(r => r.k) | validate(B) | errs() | map(e => e.origin.line)"#;
+    assert_eq!(ok_out(src, &[("d.jsonl", data)]), "[2, 1]\n");
+}
+
+#[test]
+fn s4_9_whole_value_failures_have_a_null_path() {
+    let src = "type E2 = Email | Null\n[\"bad\"] | validate(E2) | errs() | map(e => e.failures | map(f => [f.rule, f.path]))";
+    assert_eq!(ok_out(src, &[]), "[[[\"Email.well_formed\", null]]]\n");
+    let types = "type R : DataContract = {\n a: Int\n require pos: a > 0\n}\ntype U = R | Null\ntype P = Int require self > 0\ntype Q = P\ntype V = P | String";
+    let src = format!("{types}\n[{{a: 0}}] | validate(U) | errs() | map(e => e.failures | map(f => f.path))\n[0, true] | validate(Q) | errs() | map(e => e.failures | map(f => f.path))\n[0] | validate(V) | errs() | map(e => e.failures | map(f => f.path))\n[5] | validate(R) | errs() | map(e => e.failures | map(f => f.path))");
+    assert_eq!(
+        ok_out(&src, &[]),
+        "[[null]]\n[[null], [null]]\n[[null]]\n[[null]]\n"
+    );
+}
+
+#[test]
+fn s4_9_runtime_errors_over_data_never_carry_its_values() {
+    let data = "{\"i\": 9123, \"p\": \"(secret\", \"xs\": [1, 2]}\n";
+    for (body, code) in [
+        ("r.xs[r.i]", "hql::missing_field"),
+        ("matches(\"x\", r.p)", "hql::regex"),
+        ("r[r.p]", "hql::missing_field"),
+        ("{a: 1}[r.p]", "hql::missing_field"),
+    ] {
+        let src = format!("source(file(\"d.jsonl\"), Json) | map(r => {body})");
+        let (_, err) = runtime_error(&src, &[("d.jsonl", data)]);
+        let message = err.lines().find(|l| l.contains('×')).unwrap_or_default();
+        assert!(err.contains(code), "{body}: {err}");
+        assert!(!message.contains("9123"), "{body}: {message}");
+        assert!(!message.contains("secret"), "{body}: {message}");
+        assert!(
+            !err.contains(" 2\n") && !message.contains("of 2"),
+            "{body}: {message}"
+        );
+    }
+    // What the program wrote itself may be named.
+    let (_, err) = runtime_error("[1, 2][9123]", &[]);
+    assert!(
+        squash(&err).contains("the index 9123 is outside the list"),
+        "{err}"
+    );
+    let (_, err) = runtime_error("{a: 1}[\"zz\"]", &[]);
+    assert!(
+        squash(&err).contains("the record has no field \"zz\""),
+        "{err}"
+    );
+}
+
 // ======================================================================
 // §5 Expressions
 // ======================================================================
@@ -1499,6 +1682,51 @@ fn s6_runtime_error_stops_program_keeps_output() {
 }
 
 #[test]
+fn s6_runtime_errors_point_at_the_expression_that_raised_them() {
+    // (program, where the diagnostic points: file:line:column, the source
+    // line shown under it)
+    let cases = [
+        (
+            "\"a\"\n[if 1 then \"a\" else \"b\"]",
+            "test.hql:2:2",
+            "2 │ [if 1",
+        ),
+        ("check \"x\": 1", "test.hql:1:12", "1 │ check"),
+        (
+            "let s = [1] | filter(x => 1)\n1\ns",
+            "test.hql:1:9",
+            "1 │ let s",
+        ),
+        (
+            "let s = [1] | flat_map(x => 1)\n1\ns",
+            "test.hql:1:9",
+            "1 │ let s",
+        ),
+        (
+            "let s = [ok(1), err(2)] | unwrap()\n1\ns",
+            "test.hql:1:9",
+            "1 │ let s",
+        ),
+        (
+            "let s = [1] | map(x => x / 0)\n1\ns",
+            "test.hql:1:24",
+            "1 │ let s",
+        ),
+        (
+            "let s = source(file(\"none.jsonl\"), Json)\n1\ns | count()",
+            "test.hql:1:9",
+            "1 │ let s",
+        ),
+    ];
+    for (src, place, line) in cases {
+        let (_, err) = runtime_error(src, &[]);
+        assert!(err.contains(&format!("[{place}]")), "{src}: {err}");
+        assert!(err.contains(line), "{src}: {err}");
+        assert!(err.contains('┬'), "{src}: a label marks the span: {err}");
+    }
+}
+
+#[test]
 fn s6_missing_file_is_runtime_error() {
     let (out, _) = runtime_error(
         "\"a\"\nsource(file(\"nope.jsonl\"), Json) | count()\n\"b\"",
@@ -1658,6 +1886,95 @@ fn s6_1_distinct_first_occurrences() {
         "1"
     );
     assert_eq!(eval1("[1, 1.0, 2] | distinct()"), "[1, 2]");
+}
+
+/// Standard input that never ends, as from `yes '{"a": 1}'`: it counts the
+/// bytes it served, and stops after a few megabytes only so that a stage
+/// which wrongly reads on fails its test instead of hanging it.
+struct Endless {
+    served: std::rc::Rc<std::cell::Cell<usize>>,
+}
+
+impl std::io::Read for Endless {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        const LINE: &[u8] = b"{\"a\": 1}\n";
+        let at = self.served.get();
+        if at > 8 << 20 {
+            return Ok(0);
+        }
+        for (i, b) in buf.iter_mut().enumerate() {
+            *b = LINE[(at + i) % LINE.len()];
+        }
+        self.served.set(at + buf.len());
+        Ok(buf.len())
+    }
+}
+
+impl hql::runtime::eval::Host for Endless {
+    fn open_file(&self, _: &str) -> std::io::Result<Box<dyn std::io::BufRead>> {
+        Err(std::io::ErrorKind::NotFound.into())
+    }
+
+    fn stdin(&self) -> Option<Box<dyn std::io::BufRead>> {
+        let served = self.served.clone();
+        Some(Box::new(std::io::BufReader::new(Endless { served })))
+    }
+}
+
+#[test]
+fn s6_1_any_and_all_stop_at_the_first_deciding_element() {
+    for (stage, printed) in [
+        ("any(r => r.a == 1)", "true\n"),
+        ("all(r => r.a == 2)", "false\n"),
+    ] {
+        let served = std::rc::Rc::new(std::cell::Cell::new(0));
+        let host = std::rc::Rc::new(Endless {
+            served: served.clone(),
+        });
+        let text = format!("source(stdin(), Json) | {stage}");
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let status = hql::cli::run::run_source(
+            &hql::cli::run::Source {
+                name: "p.hql",
+                text: &text,
+            },
+            host,
+            hql::cli::run::OutputFormat::Hql,
+            &mut hql::cli::run::Sinks {
+                out: &mut out,
+                err: &mut err,
+                color: false,
+            },
+        );
+        assert_eq!(status, 0, "{}", String::from_utf8_lossy(&err));
+        assert_eq!(String::from_utf8_lossy(&out), printed);
+        assert!(
+            served.get() < 1 << 20,
+            "{stage} read {} bytes",
+            served.get()
+        );
+    }
+    assert_eq!(eval1("[1, 2, 3] | any(x => x > 2)"), "true");
+    assert_eq!(eval1("[1, 2, 3] | all(x => x > 0)"), "true");
+    assert_eq!(eval1("[] | any(x => true)"), "false");
+    assert_eq!(eval1("[] | all(x => false)"), "true");
+}
+
+#[test]
+fn s6_1_unwrap_of_an_err_that_is_no_failure_record_names_its_kind() {
+    let (out, err) = runtime_error("\"before\"\n[ok(1), err(\"boom\")] | unwrap()", &[]);
+    assert_eq!(out, "\"before\"\n");
+    let err = squash(&err);
+    assert!(
+        err.contains("hql::unwrap")
+            && err.contains("`unwrap()` met an `err` holding a String, not a failure record"),
+        "{err}"
+    );
+    // What it holds may come from data: the message never shows it.
+    let message = err.split(" [").next().unwrap_or_default();
+    assert!(!message.contains("boom"), "{message}");
+    let (_, err) = runtime_error("[err({code: 7})] | unwrap()", &[]);
+    assert!(squash(&err).contains("holding a Record"), "{err}");
 }
 
 #[test]

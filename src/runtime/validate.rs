@@ -6,11 +6,11 @@
 
 use std::rc::Rc;
 
-use rustc_hash::{FxHashMap, FxHashSet};
-use smallvec::smallvec;
+use rustc_hash::FxHashSet;
+use smallvec::{smallvec, SmallVec};
 
 use crate::runtime::contract::*;
-use crate::runtime::eval::{push_frame, Env, Interp, Origin, Result, Slots};
+use crate::runtime::eval::{push_frame, write_key, Env, Interp, Origin, Result, Slots};
 use crate::runtime::value::{Key, Okay, Record, Value};
 
 /// One broken check, before it becomes a record.
@@ -22,10 +22,15 @@ struct Failure {
     message: String,
 }
 
-/// Keys claimed so far in one pass of a stream, per unique key.
+/// Keys claimed so far in one pass of a stream, one set per `unique` of
+/// the contract, in its order. A key is its fields' values written by
+/// `write_key`, whose bytes are equal exactly when the values are `==`
+/// (§4.3): compact, and holding nothing of the records.
 #[derive(Default)]
 pub struct Uniques {
-    seen: FxHashMap<Rc<str>, FxHashSet<String>>,
+    seen: Vec<FxHashSet<Box<[u8]>>>,
+    /// The keys of the record being checked, reused from record to record.
+    written: Vec<u8>,
 }
 
 /// Validate `value` against `c`: `ok` (with warnings) or `err` (§4.8).
@@ -302,11 +307,10 @@ impl<'a> Run<'a> {
         field: &Key,
         message: String,
     ) {
-        // The value itself (validated against an alias) has no path.
         self.failures.push(Failure {
             rule: rule.clone(),
             kind,
-            path: (!path.is_empty()).then(|| path.to_string()),
+            path: failure_path(Some(path)),
             fields: field_list(field),
             message,
         });
@@ -440,7 +444,7 @@ impl<'a> Run<'a> {
                     self.failures.push(Failure {
                         rule: ids.type_.clone(),
                         kind: "type",
-                        path: path.map(str::to_string),
+                        path: failure_path(path),
                         fields: field_list(field),
                         message: format!(
                             "{} must be {} ({})",
@@ -509,7 +513,7 @@ impl<'a> Run<'a> {
                 let failure = Failure {
                     rule: rule.id.clone(),
                     kind,
-                    path: path.map(str::to_string),
+                    path: failure_path(path),
                     fields: field.map(field_list).unwrap_or_else(|| rule.fields.clone()),
                     message,
                 };
@@ -570,26 +574,26 @@ impl<'a> Run<'a> {
     /// Step 6: a record claims its keys only when every key is free, so
     /// a record rejected for one key claims none of the others.
     fn uniques(&mut self, owner: &str, shape: &RecordShape, slots: &[Value], state: &mut Uniques) {
-        let mut claims = Vec::new();
-        for u in &shape.uniques {
-            let values: Vec<&Value> = u.slots.iter().map(|&s| &slots[s as usize + 1]).collect();
+        if state.seen.len() < shape.uniques.len() {
+            state
+                .seen
+                .resize_with(shape.uniques.len(), Default::default);
+        }
+        state.written.clear();
+        let mut claims: SmallVec<[(usize, std::ops::Range<usize>); 2]> = SmallVec::new();
+        for (n, u) in shape.uniques.iter().enumerate() {
+            let values = u.slots.iter().map(|&s| &slots[s as usize + 1]);
             if values
-                .iter()
+                .clone()
                 .any(|v| matches!(v, Value::Null | Value::Absent))
             {
                 continue;
             }
-            let key = values
-                .iter()
-                .map(|v| crate::runtime::json::to_json(v))
-                .collect::<Vec<_>>()
-                .join("\u{1f}");
-            if !state
-                .seen
-                .get(&u.id)
-                .is_some_and(|seen| seen.contains(&key))
-            {
-                claims.push((u.id.clone(), key));
+            let start = state.written.len();
+            values.for_each(|v| write_key(v, &mut state.written));
+            let key = start..state.written.len();
+            if !state.seen[n].contains(&state.written[key.clone()]) {
+                claims.push((n, key));
                 continue;
             }
             let fields: Vec<Key> = u
@@ -609,8 +613,8 @@ impl<'a> Run<'a> {
             });
         }
         if self.failures.is_empty() {
-            for (id, key) in claims {
-                state.seen.entry(id).or_default().insert(key);
+            for (n, key) in claims {
+                state.seen[n].insert(state.written[key].into());
             }
         }
     }
@@ -639,6 +643,12 @@ fn is_plain(spec: &TypeSpec) -> bool {
         TypeSpec::Union(ms) => ms.iter().all(is_plain),
         _ => false,
     }
+}
+
+/// A failure's `path`: `null` for the whole value (§4.9), which is where
+/// a value validated on its own, or through a union or an alias, stands.
+fn failure_path(path: Option<&str>) -> Option<String> {
+    path.filter(|p| !p.is_empty()).map(str::to_string)
 }
 
 /// How a message names the value at `path`.

@@ -8,7 +8,7 @@ use std::fmt;
 use std::rc::Rc;
 
 use crate::runtime::contract::Contract;
-use crate::runtime::eval::{Function, Stream};
+use crate::runtime::eval::{Function, Origin, Stream};
 
 /// A record's field name. Shared, since the JSON decoder interns the keys it
 /// sees repeatedly and every record of a stream points at the same names.
@@ -22,13 +22,28 @@ pub type Key = Rc<str>;
 #[derive(Clone, Default)]
 pub struct Record {
     fields: Vec<(Key, Value)>,
+    /// Where the record was read, once a stage that passes records through
+    /// has put it into a list or given it as its result (`sort()`,
+    /// `first()`, …): a stream's items carry their origin beside them, a
+    /// list's elements in them (language.md §4.9). Not part of its value;
+    /// boxed, so that records which never leave a stream stay small.
+    origin: Option<Box<Origin>>,
 }
 
 impl Record {
     pub fn with_capacity(n: usize) -> Record {
         Record {
             fields: Vec::with_capacity(n),
+            origin: None,
         }
+    }
+
+    pub fn origin(&self) -> Option<&Origin> {
+        self.origin.as_deref()
+    }
+
+    pub fn set_origin(&mut self, origin: Option<Origin>) {
+        self.origin = origin.map(Box::new);
     }
 
     fn position(&self, key: &str) -> Option<usize> {
@@ -41,6 +56,7 @@ impl Record {
     pub fn from_distinct(fields: impl IntoIterator<Item = (Key, Value)>) -> Record {
         Record {
             fields: fields.into_iter().collect(),
+            origin: None,
         }
     }
 

@@ -43,7 +43,7 @@ pub fn call(b: Builtin, args: &[Value]) -> Result<Value> {
         Builtin::Upper => s(text(b, a)?.to_uppercase()),
         Builtin::Trim => s(text(b, a)?.trim().to_string()),
         Builtin::Contains => match a {
-            Value::List(items) => bool(items.iter().any(|i| ops::equal(i, arg(1)))),
+            Value::List(items) => bool(items.iter().any(|i| super::equal(i, arg(1)))),
             _ => bool(text(b, a)?.contains(text(b, arg(1))?)),
         },
         Builtin::StartsWith => bool(text(b, a)?.starts_with(text(b, arg(1))?)),
@@ -81,6 +81,8 @@ pub fn call(b: Builtin, args: &[Value]) -> Result<Value> {
         },
         Builtin::Merge => {
             let mut merged = (*record(b, a)?).clone();
+            // A new value: it was read nowhere.
+            merged.set_origin(None);
             for (k, v) in record(b, arg(1))?.iter() {
                 merged.insert(k.clone(), v.clone());
             }
@@ -240,6 +242,17 @@ fn to_float(v: &Value) -> Result<Value> {
     ops::finite(f)
 }
 
+/// A pattern computed at run time may come from data, and the regex
+/// crate's message quotes it: the error says what is wrong in general.
+fn bad_pattern(e: regex::Error) -> RuntimeError {
+    let message = match e {
+        regex::Error::CompiledTooBig(_) => "the pattern given to `matches` makes too large a regex",
+        _ => "the pattern given to `matches` is not a valid regex",
+    };
+    RuntimeError::new("hql::regex", message)
+        .with_help("a pattern written in the program as a string literal is checked before the run, with the fault shown")
+}
+
 thread_local! {
     static REGEXES: RefCell<FxHashMap<String, Rc<Regex>>> = RefCell::default();
 }
@@ -250,10 +263,7 @@ fn cached_regex(pattern: &str) -> Result<Rc<Regex>> {
         if let Some(r) = cache.borrow().get(pattern) {
             return Ok(r.clone());
         }
-        let regex = Rc::new(
-            Regex::new(pattern)
-                .map_err(|e| RuntimeError::new("hql::regex", format!("invalid regex: {e}")))?,
-        );
+        let regex = Rc::new(Regex::new(pattern).map_err(bad_pattern)?);
         let mut cache = cache.borrow_mut();
         if cache.len() > 256 {
             cache.clear();

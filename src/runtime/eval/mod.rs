@@ -4,6 +4,7 @@
 //! `Host` it is given opens sources. Streams are lazy: a pipeline is a chain
 //! of iterators pulled one record at a time.
 
+mod equality;
 mod funcs;
 pub mod io;
 pub mod meter;
@@ -21,8 +22,8 @@ use crate::runtime::hir::{self, Expr, FnDef, Logic, Program, Stmt};
 use crate::runtime::value::{Record, Value};
 use crate::syntax::ast::Span;
 
+pub use equality::{compare, equal, hash_value, sort_order, write_key, ValueKey};
 pub use io::{Codec, PendingFile, Place, SourceSpec, TargetSpec};
-pub use ops::equal;
 pub use stages::{cannot_read, force, items, Tally, Target};
 
 /// What the evaluator may ask of the world outside.
@@ -276,6 +277,14 @@ impl RuntimeError {
         self
     }
 
+    /// `at`, where the place may be unknown.
+    pub fn at_some(self, span: Option<&Span>) -> RuntimeError {
+        match span {
+            Some(span) => self.at(span),
+            None => self,
+        }
+    }
+
     pub fn with_help(mut self, help: impl Into<String>) -> RuntimeError {
         self.help = Some(help.into());
         self
@@ -478,7 +487,10 @@ impl Interp {
     }
 
     fn run_check(self: &Rc<Self>, c: &hir::CheckStmt) -> Result<Outcome> {
-        if self.truthy(&c.cond, &None)? {
+        if self
+            .truthy(&c.cond, &None)
+            .map_err(|e| e.at(&c.cond_span))?
+        {
             return Ok(Outcome::Quiet);
         }
         let operands = match &c.cond {
@@ -533,7 +545,8 @@ impl Interp {
             } => {
                 let t = self.eval(target, env)?;
                 let i = self.eval(index, env)?;
-                ops::read_index(&t, &i, *soft).map_err(|e| e.at(span))
+                ops::read_index(&t, &i, *soft, matches!(**index, Expr::Const(_)))
+                    .map_err(|e| e.at(span))
             }
             Expr::Soft(x) => Ok(match self.eval(x, env)? {
                 Value::Null => Value::Absent,
@@ -545,10 +558,9 @@ impl Interp {
             ))),
             Expr::Call { func, args, span } => {
                 let f = self.eval(func, env)?;
-                let args = args
-                    .iter()
-                    .map(|a| Ok(self.eval(a, env)?.stored()))
-                    .collect::<Result<Slots>>()?;
+                let Some(args) = self.eval_args(args, env)? else {
+                    return Ok(Value::Absent);
+                };
                 self.call(&f, args).map_err(|e| e.at(span))
             }
             Expr::Builtin {
@@ -556,8 +568,11 @@ impl Interp {
                 args,
                 span,
             } => {
-                let args = self.eval_args(args, env)?;
-                self.call_builtin(*builtin, args).map_err(|e| e.at(span))
+                let Some(args) = self.eval_args(args, env)? else {
+                    return Ok(Value::Absent);
+                };
+                self.call_builtin(*builtin, args, Some(span))
+                    .map_err(|e| e.at(span))
             }
             Expr::Matches {
                 subject,
@@ -584,8 +599,8 @@ impl Interp {
                 lambda: lambda.clone(),
                 env: env.clone(),
             }))),
-            Expr::If(c, a, b, _) => {
-                if self.truthy(c, env)? {
+            Expr::If(c, a, b, span) => {
+                if self.truthy(c, env).map_err(|e| e.at(span))? {
                     self.eval(a, env)
                 } else {
                     self.eval(b, env)
@@ -623,11 +638,25 @@ impl Interp {
         Ok(r)
     }
 
-    /// Arguments to a call: absent becomes null (§4.4).
-    fn eval_args(self: &Rc<Self>, args: &[Expr], env: &Env) -> Result<Vec<Value>> {
-        args.iter()
-            .map(|a| Ok(self.eval(a, env)?.stored()))
-            .collect()
+    /// Arguments to a call; `None` when one is absent, for a call with an
+    /// absent argument is absent without running (§4.4).
+    fn eval_args<C: FromIterator<Value>>(
+        self: &Rc<Self>,
+        args: &[Expr],
+        env: &Env,
+    ) -> Result<Option<C>> {
+        let mut absent = false;
+        let values = args
+            .iter()
+            .map_while(|a| match self.eval(a, env) {
+                Ok(Value::Absent) => {
+                    absent = true;
+                    None
+                }
+                v => Some(v),
+            })
+            .collect::<Result<C>>()?;
+        Ok((!absent).then_some(values))
     }
 
     /// Three-valued `and`, `or`, `=>` (Kleene), short-circuiting.
@@ -672,7 +701,7 @@ impl Interp {
             ));
         };
         match &**f {
-            Function::Builtin(b) => self.call_builtin(*b, args.into_vec()),
+            Function::Builtin(b) => self.call_builtin(*b, args, None),
             Function::Decl(def) => {
                 check_interrupt()?;
                 check_arg_count(&def.name, def.params, args.len())?;
@@ -702,7 +731,14 @@ impl Interp {
         }
     }
 
-    fn call_builtin(self: &Rc<Self>, b: Builtin, args: Vec<Value>) -> Result<Value> {
+    /// Call a builtin; a stream stage's errors met later, as its items are
+    /// read, point at `span`, its call.
+    fn call_builtin(
+        self: &Rc<Self>,
+        b: Builtin,
+        args: Slots,
+        span: Option<&Span>,
+    ) -> Result<Value> {
         let (min, max) = b.arity();
         let max = max + b.named_params().len();
         if args.len() < min || args.len() > max {
@@ -720,7 +756,7 @@ impl Interp {
                 ),
             ));
         }
-        match stages::call_stage(self, b, &args)? {
+        match stages::call_stage(self, b, &args, span)? {
             Some(v) => Ok(v),
             // Builtins over single values see a stream as the list it yields.
             None => funcs::call(b, &args.into_iter().map(force).collect::<Result<Vec<_>>>()?),

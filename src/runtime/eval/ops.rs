@@ -4,6 +4,7 @@
 
 use std::cmp::Ordering;
 
+use super::equality::{compare, equal};
 use super::{Result, RuntimeError};
 use crate::runtime::value::{NumKind, Value};
 use crate::syntax::ast::BinOp;
@@ -76,110 +77,6 @@ fn num(v: &Value) -> Option<Num> {
     }
 }
 
-/// Structural equality: `1 == 1.0`, records equal whatever their order.
-pub fn equal(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Null, Value::Null) | (Value::Absent, Value::Absent) => true,
-        (Value::Bool(x), Value::Bool(y)) => x == y,
-        (Value::Str(x), Value::Str(y)) => x == y,
-        (Value::List(x), Value::List(y)) => {
-            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| equal(p, q))
-        }
-        (Value::Record(x), Value::Record(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| equal(v, w)))
-        }
-        (Value::Ok(x), Value::Ok(y)) => equal(&x.value, &y.value),
-        (Value::Err(x), Value::Err(y)) => equal(x, y),
-        (Value::Type(x), Value::Type(y)) => std::rc::Rc::ptr_eq(x, y),
-        (Value::Format(x), Value::Format(y)) => x == y,
-        (Value::Func(x), Value::Func(y)) => std::rc::Rc::ptr_eq(x, y),
-        _ if a.is_number() && b.is_number() => compare_numbers(a, b) == Some(Ordering::Equal),
-        _ => false,
-    }
-}
-
-/// `<` and friends: two numbers (exactly) or two strings (by code point).
-pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
-    match (a, b) {
-        (Value::Str(x), Value::Str(y)) => Some(x.as_str().cmp(y.as_str())),
-        _ => compare_numbers(a, b),
-    }
-}
-
-/// Total order for sorting: numbers, then strings, then everything else
-/// by its printed form.
-pub fn sort_order(a: &Value, b: &Value) -> Ordering {
-    let rank = |v: &Value| match v {
-        Value::Null | Value::Absent => 0,
-        Value::Bool(_) => 1,
-        v if v.is_number() => 2,
-        Value::Str(_) => 3,
-        _ => 4,
-    };
-    match (a, b) {
-        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
-        _ => match compare(a, b) {
-            Some(o) => o,
-            None => rank(a).cmp(&rank(b)).then_with(|| {
-                crate::runtime::print::to_hql(a).cmp(&crate::runtime::print::to_hql(b))
-            }),
-        },
-    }
-}
-
-fn compare_numbers(a: &Value, b: &Value) -> Option<Ordering> {
-    match (num(a)?, num(b)?) {
-        (Num::Int(x), Num::Int(y)) => Some(x.cmp(&y)),
-        (Num::Int(x), Num::Float(y)) => int_float(x, y),
-        (Num::Float(x), Num::Int(y)) => int_float(y, x).map(Ordering::reverse),
-        (Num::Float(x), Num::Float(y)) => x.partial_cmp(&y),
-        _ => compare_big(a, b),
-    }
-}
-
-/// Compare an i64 with an f64 exactly (no rounding of the integer).
-fn int_float(i: i64, f: f64) -> Option<Ordering> {
-    if f.is_nan() {
-        return None;
-    }
-    let as_float = i as f64;
-    match as_float.partial_cmp(&f)? {
-        Ordering::Equal if f.abs() < 9.2e18 => Some((i as i128).cmp(&(f as i128))),
-        o => Some(o),
-    }
-}
-
-/// Comparisons where one side is an integer beyond i64, read from its text.
-fn compare_big(a: &Value, b: &Value) -> Option<Ordering> {
-    let (sa, da) = decimal(a)?;
-    let (sb, db) = decimal(b)?;
-    if let (Some(x), Some(y)) = (&da, &db) {
-        return Some(match (sa, sb) {
-            (false, true) => Ordering::Greater,
-            (true, false) => Ordering::Less,
-            (false, false) => x.len().cmp(&y.len()).then_with(|| x.cmp(y)),
-            (true, true) => y.len().cmp(&x.len()).then_with(|| y.cmp(x)),
-        });
-    }
-    to_f64(a)?.partial_cmp(&to_f64(b)?)
-}
-
-/// (negative, digits without leading zeros) for an integer value.
-fn decimal(v: &Value) -> Option<(bool, Option<String>)> {
-    let text = match v {
-        Value::Int(n) => n.to_string(),
-        Value::Num(n) if !matches!(n.kind, NumKind::Float(_)) => n.text.to_string(),
-        v if v.is_number() => return Some((false, None)),
-        _ => return None,
-    };
-    let neg = text.starts_with('-');
-    let digits = text
-        .trim_start_matches('-')
-        .trim_start_matches('0')
-        .to_string();
-    Some((neg && !digits.is_empty(), Some(digits)))
-}
-
 pub fn to_f64(v: &Value) -> Option<f64> {
     match v {
         Value::Int(n) => Some(*n as f64),
@@ -218,13 +115,23 @@ fn arithmetic(op: BinOp, a: &Value, b: &Value) -> Result<Value> {
         _ => return Err(cannot(op, a, b)),
     };
     match (x, y) {
-        (Num::Big, _) | (_, Num::Big) => Err(RuntimeError::new(
-            "hql::big_int",
-            "arithmetic on an integer beyond 64 bits would lose digits",
-        )),
+        (Num::Big, _) | (_, Num::Big) => Err(big_int()),
         (Num::Int(x), Num::Int(y)) => int_arithmetic(op, x, y),
         (x, y) => float_arithmetic(op, as_float(x), as_float(y)),
     }
+}
+
+/// Arithmetic on an integer from data beyond i64 (§3: never rounded).
+pub fn big_int() -> RuntimeError {
+    RuntimeError::new(
+        "hql::big_int",
+        "arithmetic on an integer beyond 64 bits would lose digits",
+    )
+}
+
+/// Is `v` an integer from data beyond i64?
+pub fn is_big_int(v: &Value) -> bool {
+    matches!(num(v), Some(Num::Big))
 }
 
 fn as_float(n: Num) -> f64 {
@@ -245,6 +152,8 @@ fn int_arithmetic(op: BinOp, x: i64, y: i64) -> Result<Value> {
         BinOp::Div if y == 0 => Err(by_zero()),
         BinOp::Div => float_arithmetic(op, x as f64, y as f64),
         BinOp::Rem if y == 0 => Err(by_zero()),
+        // i64::MIN % -1 overflows in the machine, but the remainder is 0.
+        BinOp::Rem if y == -1 => Ok(Value::Int(0)),
         _ => x.checked_rem(y).map(Value::Int).ok_or_else(overflow),
     }
 }
@@ -287,14 +196,38 @@ pub fn negate(v: Value) -> Result<Value> {
             .map(Value::Int)
             .ok_or_else(|| RuntimeError::new("hql::overflow", "integer overflow")),
         Some(Num::Float(f)) => Ok(Value::Float(-f)),
-        _ => Err(RuntimeError::new(
+        Some(Num::Big) => Err(big_int()),
+        None => Err(RuntimeError::new(
             "hql::type",
             format!("cannot negate {}", v.kind_article()),
         )),
     }
 }
 
+/// `r.name` (`r.name?` when `soft`).
 pub fn read_field(target: &Value, name: &str, soft: bool) -> Result<Value> {
+    lookup(target, name, soft).map_err(|miss| match miss {
+        Miss::Field => RuntimeError::new(
+            "hql::missing_field",
+            format!("the record has no field `{name}`"),
+        )
+        .with_help(format!(
+            "write `.{name}?` to read it as absent when missing"
+        )),
+        Miss::NotRecord(kind) => {
+            RuntimeError::new("hql::type", format!("cannot read field `{name}` of {kind}"))
+        }
+    })
+}
+
+/// Why a field could not be read.
+enum Miss {
+    Field,
+    /// The kind, with its article, of what is not a record.
+    NotRecord(String),
+}
+
+fn lookup(target: &Value, name: &str, soft: bool) -> Result<Value, Miss> {
     match target {
         Value::Absent => Ok(Value::Absent),
         Value::Null if soft => Ok(Value::Absent),
@@ -302,42 +235,54 @@ pub fn read_field(target: &Value, name: &str, soft: bool) -> Result<Value> {
             Some(Value::Null) if soft => Ok(Value::Absent),
             Some(v) => Ok(v.clone()),
             None if soft => Ok(Value::Absent),
-            None => Err(RuntimeError::new(
-                "hql::missing_field",
-                format!("the record has no field `{name}`"),
-            )
-            .with_help(format!(
-                "write `.{name}?` to read it as absent when missing"
-            ))),
+            None => Err(Miss::Field),
         },
-        Value::Ok(ok) => read_field(&ok.value, name, soft),
-        other => Err(RuntimeError::new(
-            "hql::type",
-            format!("cannot read field `{name}` of {}", other.kind_article()),
-        )),
+        Value::Ok(ok) => lookup(&ok.value, name, soft),
+        other => Err(Miss::NotRecord(other.kind_article())),
     }
 }
 
-pub fn read_index(target: &Value, index: &Value, soft: bool) -> Result<Value> {
-    let missing = |what: String| {
+/// `t[i]` (`t[i]?` when `soft`). An index the program computed may hold
+/// data, so its errors name it only when it is `written` in the program
+/// (language.md §4.9: messages never carry data).
+pub fn read_index(target: &Value, index: &Value, soft: bool, written: bool) -> Result<Value> {
+    let shown = |v: &Value| {
+        if written {
+            format!(" {}", crate::runtime::print::to_hql(v))
+        } else {
+            String::new()
+        }
+    };
+    let missing = |message: String| {
         if soft {
             Ok(Value::Absent)
         } else {
-            Err(RuntimeError::new("hql::missing_field", what))
+            Err(RuntimeError::new("hql::missing_field", message)
+                .with_help("write `[…]?` to read it as absent when missing"))
         }
     };
     match (target, index) {
         (Value::Absent, _) | (_, Value::Absent) => Ok(Value::Absent),
-        (Value::Record(_), Value::Str(k)) => read_field(target, k, soft),
+        (Value::Record(_), Value::Str(key)) => lookup(target, key, soft).map_err(|_| {
+            RuntimeError::new(
+                "hql::missing_field",
+                format!("the record has no field{}", shown(index)),
+            )
+            .with_help("write `[…]?` to read it as absent when missing")
+        }),
         (Value::List(items), i) if i.is_int() => {
-            let n = match num(i) {
-                Some(Num::Int(n)) => n,
-                _ => -1,
+            // An integer beyond i64 is outside every list.
+            let at = match num(i) {
+                Some(Num::Int(n)) if n < 0 => n.checked_add(items.len() as i64),
+                Some(Num::Int(n)) => Some(n),
+                _ => None,
             };
-            let at = if n < 0 { n + items.len() as i64 } else { n };
-            match items.get(at as usize).filter(|_| at >= 0) {
+            let item = at
+                .and_then(|at| usize::try_from(at).ok())
+                .and_then(|at| items.get(at));
+            match item {
                 Some(v) => Ok(v.clone()),
-                None => missing(format!("index {n} is outside a list of {}", items.len())),
+                None => missing(format!("the index{} is outside the list", shown(index))),
             }
         }
         (Value::Null, _) if soft => Ok(Value::Absent),
@@ -361,30 +306,6 @@ mod tests {
     }
 
     #[test]
-    fn numbers_compare_exactly() {
-        assert!(equal(&Value::Int(1), &Value::Float(1.0)));
-        assert_eq!(
-            compare(&n("12345678901234567890123"), &Value::Int(i64::MAX)),
-            Some(Ordering::Greater)
-        );
-        assert_eq!(
-            compare(&n("-12345678901234567890123"), &Value::Int(i64::MIN)),
-            Some(Ordering::Less)
-        );
-        assert_eq!(
-            compare(&n("1.50"), &Value::Float(1.5)),
-            Some(Ordering::Equal)
-        );
-        assert_eq!(
-            compare(
-                &Value::Int(9007199254740993),
-                &Value::Float(9007199254740992.0)
-            ),
-            Some(Ordering::Greater)
-        );
-    }
-
-    #[test]
     fn arithmetic_is_checked() {
         assert!(binary(BinOp::Add, &Value::Int(i64::MAX), &Value::Int(1)).is_err());
         assert!(binary(BinOp::Div, &Value::Int(1), &Value::Int(0)).is_err());
@@ -396,6 +317,12 @@ mod tests {
         assert!(
             matches!(binary(BinOp::Div, &Value::Int(7), &Value::Int(2)), Ok(Value::Float(f)) if f == 3.5)
         );
+        assert!(matches!(
+            binary(BinOp::Rem, &Value::Int(i64::MIN), &Value::Int(-1)),
+            Ok(Value::Int(0))
+        ));
+        let big = n("12345678901234567890123");
+        assert_eq!(negate(big).unwrap_err().code, "hql::big_int");
     }
 
     #[test]

@@ -11,35 +11,46 @@ use std::rc::Rc;
 use rustc_hash::{FxHashMap, FxHashSet};
 use smallvec::smallvec;
 
+use super::equality::{compare, sort_order, ValueKey};
 use super::io::{DecodedRecords, PendingFile, Place, RecordWriter, SourceSpec, TargetSpec};
 use super::meter::Metered;
-use super::ops::{self, sort_order};
+use super::ops;
 use super::{Interp, Item, Items, Origin, Plan, Result, RuntimeError, Stream};
 use crate::runtime::builtins::Builtin;
 use crate::runtime::contract::Contract;
-use crate::runtime::json::{to_json, write_compact, JsonSource, LineReader};
+use crate::runtime::json::{write_compact, JsonSource, LineReader};
 use crate::runtime::scan::{LineCheck, Verdict};
 use crate::runtime::validate::{self, failure_rules, Uniques};
-use crate::runtime::value::{Record, Value};
+use crate::runtime::value::{Okay, Record, Value};
+use crate::syntax::ast::Span;
 
-/// Run `b` if it is a source or a stream stage; `None` otherwise.
-pub fn call_stage(interp: &Rc<Interp>, b: Builtin, args: &[Value]) -> Result<Option<Value>> {
+/// Run `b` if it is a source or a stream stage; `None` otherwise. Errors a
+/// stream meets later, as its items are read, point at `span`, the
+/// stage's call, when it is known.
+pub fn call_stage(
+    interp: &Rc<Interp>,
+    b: Builtin,
+    args: &[Value],
+    span: Option<&Span>,
+) -> Result<Option<Value>> {
     let input = args.first().cloned().unwrap_or(Value::Null);
     let arg = args.get(1).cloned().unwrap_or(Value::Null);
+    let at = span.cloned();
     let value = match b {
         Builtin::File => descriptor("file", input),
         Builtin::Stdin => descriptor("stdin", Value::Bool(true)),
-        Builtin::Source => source(interp, input, arg)?,
-        Builtin::Validate => validate_stage(interp, input, arg)?,
+        Builtin::Source => source(interp, input, arg, at)?,
+        Builtin::Validate => validate_stage(interp, input, arg, at)?,
         Builtin::Oks => with_plan(filter_map(input.clone(), oks)?, oks_plan(&input)),
         Builtin::Errs => without_contract(filter_map(input, errs)?),
         Builtin::Warnings => without_contract(flat(input, warnings)?),
-        Builtin::Unwrap => lazy(input, |items| {
-            Box::new(items.map(|i| i.and_then(unwrap_item)))
+        Builtin::Unwrap => lazy(input, move |items| {
+            let at = at.clone();
+            Box::new(items.map(move |i| i.and_then(|i| unwrap_item(i, at.as_ref()))))
         }),
-        Builtin::Map => without_contract(map(interp, input, arg)),
-        Builtin::Filter => filter(interp, input, arg),
-        Builtin::FlatMap => without_contract(flat_map(interp, input, arg)),
+        Builtin::Map => without_contract(map(interp, input, arg, at)),
+        Builtin::Filter => filter(interp, input, arg, at),
+        Builtin::FlatMap => without_contract(flat_map(interp, input, arg, at)),
         Builtin::Take => take_skip(input, &arg, true)?,
         Builtin::Skip => take_skip(input, &arg, false)?,
         Builtin::Distinct => distinct(input),
@@ -137,30 +148,32 @@ fn consume(interp: &Rc<Interp>, b: Builtin, input: Value, arg: Value) -> Result<
         Builtin::First => Ok(items()?
             .next()
             .transpose()?
-            .map(|i| i.value)
+            .map(kept)
             .unwrap_or(Value::Null)),
         Builtin::All => quantify(interp, items()?, &arg, false),
         Builtin::Any => quantify(interp, items()?, &arg, true),
-        Builtin::Sort => sorted(collect(items()?)?, |_| Ok(None)),
-        Builtin::SortBy => sorted(collect(items()?)?, |v| {
+        Builtin::Sort => sorted(collect_kept(items()?)?, |_| Ok(None)),
+        Builtin::SortBy => sorted(collect_kept(items()?)?, |v| {
             interp.call(&arg, smallvec![v.clone()]).map(Some)
         }),
         Builtin::CountBy => count_by(interp, items()?, &arg),
         Builtin::GroupBy => group_by(interp, items()?, &arg),
-        _ => Ok(Value::list(collect(items()?)?)),
+        _ => Ok(Value::list(collect_kept(items()?)?)),
     }
 }
 
-/// The elements of a stream or a list.
+/// The elements of a stream or a list (whose records may know their
+/// origin: see `kept`).
 pub fn items(v: &Value) -> Result<Items> {
     match v {
         Value::Stream(s) => s.open(),
         Value::List(list) => {
             let list = list.clone();
             Ok(Box::new((0..list.len()).map(move |i| {
+                let value = list[i].clone();
                 Ok(Item {
-                    value: list[i].clone(),
-                    origin: None,
+                    origin: origin_of(&value),
+                    value,
                 })
             })))
         }
@@ -176,6 +189,60 @@ pub fn items(v: &Value) -> Result<Items> {
 
 fn collect(items: Items) -> Result<Vec<Value>> {
     items.map(|i| i.map(|i| i.value)).collect()
+}
+
+/// The values of items that leave the stream unchanged, for a list or a
+/// single result: each keeps its origin (`kept`).
+fn collect_kept(items: Items) -> Result<Vec<Value>> {
+    items.map(|i| i.map(kept)).collect()
+}
+
+/// An item's value, its record (or the record of its `ok`) carrying the
+/// item's origin (language.md §4.9: stages that pass values through keep
+/// it). Records fresh from a source are held once, so this writes into
+/// them; a shared one is copied.
+pub fn kept(item: Item) -> Value {
+    let Some(origin) = item.origin else {
+        return item.value;
+    };
+    match item.value {
+        Value::Record(mut r) => {
+            if r.origin() != Some(&origin) {
+                Rc::make_mut(&mut r).set_origin(Some(origin));
+            }
+            Value::Record(r)
+        }
+        Value::Ok(mut ok) if matches!(ok.value, Value::Record(_)) => match Rc::get_mut(&mut ok) {
+            Some(okay) => {
+                let value = std::mem::replace(&mut okay.value, Value::Null);
+                okay.value = kept(Item {
+                    value,
+                    origin: Some(origin),
+                });
+                Value::Ok(ok)
+            }
+            None => {
+                let value = kept(Item {
+                    value: ok.value.clone(),
+                    origin: Some(origin),
+                });
+                Value::Ok(Rc::new(Okay {
+                    value,
+                    warnings: ok.warnings.clone(),
+                }))
+            }
+        },
+        v => v,
+    }
+}
+
+/// The origin a value carries (`kept`), if any.
+pub fn origin_of(v: &Value) -> Option<Origin> {
+    match v {
+        Value::Record(r) => r.origin().cloned(),
+        Value::Ok(ok) => origin_of(&ok.value),
+        _ => None,
+    }
 }
 
 /// Streams (also inside lists and records) made into lists, for printing.
@@ -240,13 +307,18 @@ fn without_contract(v: Value) -> Value {
 
 // ------------------------------------------------------------------- sources
 
-fn source(interp: &Rc<Interp>, desc: Value, format: Value) -> Result<Value> {
+fn source(interp: &Rc<Interp>, desc: Value, format: Value, at: Option<Span>) -> Result<Value> {
     let spec = Rc::new(source_spec(interp, &desc, &format)?);
     let plan = Plan::Source(spec.clone());
     let interp = interp.clone();
     Ok(Value::Stream(Rc::new(
-        Stream::new(move || Ok(decoded_items(interp.open_source(&spec, None)?)))
-            .with_plan(Some(plan)),
+        Stream::new(move || {
+            let records = interp
+                .open_source(&spec, None)
+                .map_err(|e| e.at_some(at.as_ref()))?;
+            Ok(decoded_items(records))
+        })
+        .with_plan(Some(plan)),
     )))
 }
 
@@ -283,7 +355,7 @@ fn source_spec(interp: &Interp, desc: &Value, format: &Value) -> Result<SourceSp
         other => {
             return Err(RuntimeError::new(
                 "hql::format",
-                format!("`{}` is not a format", crate::runtime::print::to_hql(other)),
+                format!("{} is not a format", other.kind_article()),
             )
             .with_help("the formats are `Json` and `Csv`"))
         }
@@ -378,7 +450,7 @@ pub fn cannot_read(path: &str, e: &std::io::Error) -> RuntimeError {
 fn not_a_source(v: &Value) -> RuntimeError {
     RuntimeError::new(
         "hql::source",
-        format!("cannot read from {}", crate::runtime::print::to_hql(v)),
+        format!("cannot read from {}", v.kind_article()),
     )
     .with_help(
         "write `source(file(\"path.jsonl\"), Json)`, `source(stdin(), Json)` or `source(\"id\")`",
@@ -387,7 +459,7 @@ fn not_a_source(v: &Value) -> RuntimeError {
 
 // ---------------------------------------------------------------- validation
 
-fn validate_stage(interp: &Rc<Interp>, input: Value, ty: Value) -> Result<Value> {
+fn validate_stage(interp: &Rc<Interp>, input: Value, ty: Value, at: Option<Span>) -> Result<Value> {
     let Value::Type(contract) = ty else {
         return Err(
             RuntimeError::new("hql::type", "`validate` takes a type name")
@@ -395,7 +467,8 @@ fn validate_stage(interp: &Rc<Interp>, input: Value, ty: Value) -> Result<Value>
         );
     };
     if !matches!(input, Value::Stream(_) | Value::List(_)) {
-        return validate::validate_value(interp, &contract, input, None, None);
+        let origin = origin_of(&input);
+        return validate::validate_value(interp, &contract, input, origin.as_ref(), None);
     }
     let source = match plan_of(&input) {
         Some(Plan::Source(source)) => Some(source),
@@ -411,10 +484,11 @@ fn validate_stage(interp: &Rc<Interp>, input: Value, ty: Value) -> Result<Value>
     Ok(Value::Stream(Rc::new(
         Stream::new(move || {
             let upstream = match &source {
-                Some(source) => read_source_for(&interp, source, &contract)?,
-                None => Upstream::Items(items(&input)?),
+                Some(source) => read_source_for(&interp, source, &contract),
+                None => items(&input).map(Upstream::Items),
             };
-            Ok(validated(&interp, &contract, upstream))
+            let upstream = upstream.map_err(|e| e.at_some(at.as_ref()))?;
+            Ok(validated(&interp, &contract, upstream, at.clone()))
         })
         .with_plan(plan)
         .with_contract(Some(shape)),
@@ -456,7 +530,12 @@ fn read_source_for(
     )))
 }
 
-fn validated(interp: &Rc<Interp>, contract: &Rc<Contract>, upstream: Upstream) -> Items {
+fn validated(
+    interp: &Rc<Interp>,
+    contract: &Rc<Contract>,
+    upstream: Upstream,
+    at: Option<Span>,
+) -> Items {
     let interp = interp.clone();
     let contract = contract.clone();
     let mut uniques = Uniques::default();
@@ -468,7 +547,8 @@ fn validated(interp: &Rc<Interp>, contract: &Rc<Contract>, upstream: Upstream) -
             value,
             origin.as_ref(),
             Some(&mut uniques),
-        )?;
+        )
+        .map_err(|e| e.from_record(&origin).at_some(at.as_ref()))?;
         Ok(Item { value, origin })
     };
 
@@ -714,7 +794,7 @@ fn target_spec(interp: &Interp, target: &Value, format: &Value) -> Result<Target
     let Some(path) = path else {
         return Err(RuntimeError::new(
             "hql::target",
-            format!("cannot write to {}", crate::runtime::print::to_hql(target)),
+            format!("cannot write to {}", target.kind_article()),
         )
         .with_help(
             "write to `file(\"path.jsonl\")` or to a target configured in hql.toml by its id",
@@ -922,21 +1002,34 @@ fn warnings(item: Item) -> Vec<Item> {
         .collect()
 }
 
-fn unwrap_item(item: Item) -> Result<Item> {
+fn unwrap_item(item: Item, at: Option<&Span>) -> Result<Item> {
     match &item.value {
         Value::Ok(ok) => Ok(Item {
             value: ok.value.clone(),
             origin: item.origin,
         }),
         Value::Err(e) => {
-            let rules = failure_rules(e).join(", ");
-            Err(
-                RuntimeError::new("hql::unwrap", format!("a record fails: {rules}"))
-                    .with_help(
-                        "use `errs()` to see every failure, or `oks()` to keep only valid records",
-                    )
-                    .from_record(&item.origin),
-            )
+            let rules = failure_rules(e);
+            // What an `err` the program made holds may come from data, so
+            // it is named by its kind only (§4.9).
+            let (message, help) = if rules.is_empty() {
+                (
+                    format!(
+                        "`unwrap()` met an `err` holding {}, not a failure record",
+                        e.kind_article()
+                    ),
+                    "use `errs()` to see what each `err` holds, or `oks()` to keep only the `ok`s",
+                )
+            } else {
+                (
+                    format!("a record fails: {}", rules.join(", ")),
+                    "use `errs()` to see every failure, or `oks()` to keep only valid records",
+                )
+            };
+            Err(RuntimeError::new("hql::unwrap", message)
+                .with_help(help)
+                .from_record(&item.origin)
+                .at_some(at))
         }
         _ => Ok(item),
     }
@@ -1073,15 +1166,15 @@ impl Tally {
 
 // ------------------------------------------------------------ general stages
 
-fn map(interp: &Rc<Interp>, input: Value, f: Value) -> Value {
+fn map(interp: &Rc<Interp>, input: Value, f: Value, at: Option<Span>) -> Value {
     let interp = interp.clone();
     lazy(input, move |items| {
-        let (interp, f) = (interp.clone(), f.clone());
+        let (interp, f, at) = (interp.clone(), f.clone(), at.clone());
         Box::new(items.map(move |i| {
             let i = i?;
             let value = interp
                 .call(&f, smallvec![i.value])
-                .map_err(|e| e.from_record(&i.origin))?;
+                .map_err(|e| e.from_record(&i.origin).at_some(at.as_ref()))?;
             Ok(Item {
                 value,
                 origin: None,
@@ -1104,25 +1197,25 @@ fn predicate(interp: &Rc<Interp>, p: &Value, v: &Value) -> Result<bool> {
     }
 }
 
-fn filter(interp: &Rc<Interp>, input: Value, p: Value) -> Value {
+fn filter(interp: &Rc<Interp>, input: Value, p: Value, at: Option<Span>) -> Value {
     let interp = interp.clone();
     lazy(input, move |items| {
-        let (interp, p) = (interp.clone(), p.clone());
+        let (interp, p, at) = (interp.clone(), p.clone(), at.clone());
         Box::new(items.filter_map(move |i| match i {
             Ok(i) => match predicate(&interp, &p, &i.value) {
                 Ok(true) => Some(Ok(i)),
                 Ok(false) => None,
-                Err(e) => Some(Err(e.from_record(&i.origin))),
+                Err(e) => Some(Err(e.from_record(&i.origin).at_some(at.as_ref()))),
             },
             Err(e) => Some(Err(e)),
         }))
     })
 }
 
-fn flat_map(interp: &Rc<Interp>, input: Value, f: Value) -> Value {
+fn flat_map(interp: &Rc<Interp>, input: Value, f: Value, at: Option<Span>) -> Value {
     let interp = interp.clone();
     lazy(input, move |upstream| {
-        let (interp, f) = (interp.clone(), f.clone());
+        let (interp, f, at) = (interp.clone(), f.clone(), at.clone());
         let mut inner: Option<Items> = None;
         let mut upstream = upstream;
         Box::new(std::iter::from_fn(move || loop {
@@ -1141,7 +1234,7 @@ fn flat_map(interp: &Rc<Interp>, input: Value, f: Value) -> Value {
                 .and_then(|v| items(&v))
             {
                 Ok(it) => inner = Some(it),
-                Err(e) => return Some(Err(e.from_record(&item.origin))),
+                Err(e) => return Some(Err(e.from_record(&item.origin).at_some(at.as_ref()))),
             }
         }))
     })
@@ -1169,36 +1262,17 @@ fn take_skip(input: Value, n: &Value, take: bool) -> Result<Value> {
     }))
 }
 
+// A `ValueKey` holds values with cells inside (a stream's state), but its
+// hash and equality read none: streams and functions go by address.
+#[allow(clippy::mutable_key_type)]
 fn distinct(input: Value) -> Value {
     lazy(input, |items| {
         let mut seen = FxHashSet::default();
         Box::new(items.filter(move |i| match i {
-            Ok(i) => seen.insert(identity_key(&i.value)),
+            Ok(i) => seen.insert(ValueKey::one(i.value.clone())),
             Err(_) => true,
         }))
     })
-}
-
-/// A key under which equal values (`1 == 1.0`) collide.
-fn identity_key(v: &Value) -> String {
-    match v {
-        v if v.is_number() => ops::to_f64(v)
-            .map(|f| format!("n{f:?}"))
-            .unwrap_or_default(),
-        Value::Record(r) => {
-            let mut fields: Vec<_> = r
-                .iter()
-                .map(|(k, v)| format!("{k:?}:{}", identity_key(v)))
-                .collect();
-            fields.sort();
-            format!("r{{{}}}", fields.join(","))
-        }
-        Value::List(items) => format!(
-            "l[{}]",
-            items.iter().map(identity_key).collect::<Vec<_>>().join(",")
-        ),
-        other => to_json(other),
-    }
 }
 
 fn fold_numbers(
@@ -1226,7 +1300,7 @@ fn extreme(items: Items, want: std::cmp::Ordering) -> Result<Value> {
         let v = i?.value;
         best = match best {
             Some(b) => {
-                let ord = ops::compare(&v, &b).ok_or_else(|| {
+                let ord = compare(&v, &b).ok_or_else(|| {
                     RuntimeError::new(
                         "hql::type",
                         format!(
@@ -1248,6 +1322,9 @@ fn avg(items: Items) -> Result<Value> {
     let (mut sum, mut n) = (0.0, 0u64);
     for i in items {
         let v = i?.value;
+        if ops::is_big_int(&v) {
+            return Err(ops::big_int());
+        }
         sum += ops::to_f64(&v).ok_or_else(|| {
             RuntimeError::new(
                 "hql::type",
@@ -1262,11 +1339,15 @@ fn avg(items: Items) -> Result<Value> {
     ops::finite(sum / n as f64)
 }
 
-fn quantify(interp: &Rc<Interp>, mut items: Items, p: &Value, any: bool) -> Result<Value> {
-    let found = items.try_fold(false, |found, i| -> Result<bool> {
-        Ok(found || predicate(interp, p, &i?.value)? == any)
-    })?;
-    Ok(Value::Bool(if any { found } else { !found }))
+/// `any(p)` / `all(p)`: reading stops at the first element that decides.
+fn quantify(interp: &Rc<Interp>, items: Items, p: &Value, any: bool) -> Result<Value> {
+    for i in items {
+        let i = i?;
+        if predicate(interp, p, &i.value).map_err(|e| e.from_record(&i.origin))? == any {
+            return Ok(Value::Bool(any));
+        }
+    }
+    Ok(Value::Bool(!any))
 }
 
 fn sorted(values: Vec<Value>, key: impl Fn(&Value) -> Result<Option<Value>>) -> Result<Value> {
@@ -1278,18 +1359,27 @@ fn sorted(values: Vec<Value>, key: impl Fn(&Value) -> Result<Option<Value>>) -> 
     Ok(Value::list(keyed.into_iter().map(|(_, v)| v).collect()))
 }
 
-/// Group values by `f(value)`, keys in order of first appearance.
-fn groups(interp: &Rc<Interp>, items: Items, f: &Value) -> Result<Vec<(Value, Vec<Value>)>> {
-    let mut index: FxHashMap<String, usize> = FxHashMap::default();
-    let mut groups: Vec<(Value, Vec<Value>)> = Vec::new();
+/// Group items by `f(value)`, keys in order of first appearance; `add`
+/// puts an item into its group.
+#[allow(clippy::mutable_key_type)] // see `distinct`
+fn groups<G: Default>(
+    interp: &Rc<Interp>,
+    items: Items,
+    f: &Value,
+    add: impl Fn(&mut G, Item),
+) -> Result<Vec<(Value, G)>> {
+    let mut index: FxHashMap<ValueKey, usize> = FxHashMap::default();
+    let mut groups: Vec<(Value, G)> = Vec::new();
     for i in items {
-        let v = i?.value;
-        let key = interp.call(f, smallvec![v.clone()])?;
-        let slot = *index.entry(identity_key(&key)).or_insert_with(|| {
-            groups.push((key, Vec::new()));
+        let i = i?;
+        let key = interp
+            .call(f, smallvec![i.value.clone()])
+            .map_err(|e| e.from_record(&i.origin))?;
+        let slot = *index.entry(ValueKey::one(key.clone())).or_insert_with(|| {
+            groups.push((key, G::default()));
             groups.len() - 1
         });
-        groups[slot].1.push(v);
+        add(&mut groups[slot].1, i);
     }
     Ok(groups)
 }
@@ -1302,10 +1392,7 @@ fn pair(a: &str, x: Value, b: &str, y: Value) -> Value {
 }
 
 fn count_by(interp: &Rc<Interp>, items: Items, f: &Value) -> Result<Value> {
-    let mut counted: Vec<(Value, i64)> = groups(interp, items, f)?
-        .into_iter()
-        .map(|(k, vs)| (k, vs.len() as i64))
-        .collect();
+    let mut counted = groups(interp, items, f, |n: &mut i64, _| *n += 1)?;
     // A stable sort keeps ties in order of first appearance.
     counted.sort_by_key(|c| std::cmp::Reverse(c.1));
     Ok(Value::list(
@@ -1317,7 +1404,7 @@ fn count_by(interp: &Rc<Interp>, items: Items, f: &Value) -> Result<Value> {
 }
 
 fn group_by(interp: &Rc<Interp>, items: Items, f: &Value) -> Result<Value> {
-    let grouped = groups(interp, items, f)?;
+    let grouped = groups(interp, items, f, |vs: &mut Vec<Value>, i| vs.push(kept(i)))?;
     Ok(Value::list(
         grouped
             .into_iter()
