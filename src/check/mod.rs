@@ -728,15 +728,36 @@ impl Checker {
                 TypeBody::Refine { .. } => None,
             })
             .collect();
+        // An ancestor's members are reported when the ancestor itself is
+        // compiled, not again for each type that inherits them.
+        let own = owners.len().saturating_sub(1);
         for (depth, (owner, members)) in owners.iter().enumerate() {
             let parent = depth.checked_sub(1).map(|d| owners[d].0.as_str());
-            self.add_fields(&mut record, owner, members, parent);
+            self.muted(depth < own, |c| {
+                c.add_fields(&mut record, owner, members, parent)
+            });
         }
         let metas = field_metas(&record);
-        for (owner, members) in &owners {
-            self.add_members(&mut record, kind, owner, members, &metas);
+        for (depth, (owner, members)) in owners.iter().enumerate() {
+            self.muted(depth < own, |c| {
+                c.add_members(&mut record, kind, owner, members, &metas)
+            });
         }
         Some(Shape::Record { kind, record })
+    }
+
+    /// Run `f`, dropping what it reports when `mute` is set.
+    fn muted<R>(&mut self, mute: bool, f: impl FnOnce(&mut Self) -> R) -> R {
+        let errors = self.diags.errors.len();
+        let warnings = self.diags.warnings.len();
+        let reads = self.nested_reads.len();
+        let out = f(self);
+        if mute {
+            self.diags.errors.truncate(errors);
+            self.diags.warnings.truncate(warnings);
+            self.nested_reads.truncate(reads);
+        }
+        out
     }
 
     fn add_fields(
