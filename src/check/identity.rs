@@ -1,12 +1,13 @@
-//! Identities of a type's own checks (§4.7): `rule_id` names a rule, and
-//! `duplicate_identities` finds two checks of one declaration that would
-//! share one — `require r: a > 0` and `require r: a > 1`, or one unnamed
-//! rule written twice — since a failure must say which check broke.
+//! Identities of a type's own checks (§4.7): `rule_id`, `check_id` and
+//! `unique_id` name them, and `duplicate_identities` finds two checks of
+//! one declaration that would share one — `require r: a > 0` and `require
+//! r: a > 1`, or one unnamed rule written twice — since a failure must say
+//! which check broke.
 
 use rustc_hash::FxHashMap;
 
 use crate::check::CheckError;
-use crate::syntax::ast::{Member, Rule, Severity, Span, TypeBody};
+use crate::syntax::ast::{Member, Name, Rule, Severity, Span, TypeBody};
 use crate::syntax::canonical::expr_text;
 
 /// `Order.ordered_bounds` for a named rule, `Order.` and the condition in
@@ -16,6 +17,17 @@ pub fn rule_id(owner: &str, r: &Rule) -> String {
         Some(n) => format!("{owner}.{}", n.text),
         None => format!("{owner}.{}", expr_text(&r.cond)),
     }
+}
+
+/// `Order.country.is_country_code` for `validate country with is_country_code`.
+pub fn check_id(owner: &str, field: &Name, func: &Name) -> String {
+    format!("{owner}.{}.{}", field.text, func.text)
+}
+
+/// `Order.order_id.unique`, `Order.a+b.unique`.
+pub fn unique_id(owner: &str, fields: &[Name]) -> String {
+    let names: Vec<&str> = fields.iter().map(|f| f.text.as_str()).collect();
+    format!("{owner}.{}.unique", names.join("+"))
 }
 
 /// One error for each check of `body` whose identity an earlier one has.
@@ -49,7 +61,7 @@ fn identities(owner: &str, body: &TypeBody) -> Vec<(String, String, Span)> {
                 Member::Field(_) => None,
                 Member::Rule(r) => Some(rule(r)),
                 Member::Check { field, func, span } => Some((
-                    format!("{owner}.{}.{}", field.text, func.text),
+                    check_id(owner, field, func),
                     format!("validate {} with {}", field.text, func.text),
                     span.clone(),
                 )),
@@ -59,11 +71,7 @@ fn identities(owner: &str, body: &TypeBody) -> Vec<(String, String, Span)> {
                         [one] => format!("unique {one}"),
                         many => format!("unique ({})", many.join(", ")),
                     };
-                    Some((
-                        format!("{owner}.{}.unique", names.join("+")),
-                        text,
-                        span.clone(),
-                    ))
+                    Some((unique_id(owner, fields), text, span.clone()))
                 }
             })
             .collect(),

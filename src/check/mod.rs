@@ -213,7 +213,7 @@ pub fn check(module: &ast::Module) -> Result<Checked, Diagnostics> {
 /// gives one diagnostic, while every statement that parsed is still checked.
 #[derive(Debug, Default, Clone)]
 pub struct Unparsed {
-    pub names: Vec<String>,
+    pub names: FxHashSet<String>,
     /// A whole file was lost (a lexical error, an import that could not be
     /// read): any name may have been declared there.
     pub any: bool,
@@ -221,7 +221,7 @@ pub struct Unparsed {
 
 impl Unparsed {
     fn covers(&self, name: &str) -> bool {
-        self.any || self.names.iter().any(|n| n == name)
+        self.any || self.names.contains(name)
     }
 }
 
@@ -878,7 +878,7 @@ impl Checker {
         let lowered = self.expr(&target, Pos::Value);
         self.check_takes_one(&lowered, func);
         let spec = CheckSpec {
-            id: format!("{owner}.{}.{}", field.text, func.text).into(),
+            id: identity::check_id(owner, field, func).into(),
             func: lowered,
             func_name: func.text.clone(),
         };
@@ -917,13 +917,8 @@ impl Checker {
         if slots.len() != fields.len() {
             return;
         }
-        let key = fields
-            .iter()
-            .map(|f| f.text.as_str())
-            .collect::<Vec<_>>()
-            .join("+");
         record.uniques.push(UniqueSpec {
-            id: format!("{owner}.{key}.unique").into(),
+            id: identity::unique_id(owner, fields).into(),
             slots,
         });
     }
