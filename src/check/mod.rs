@@ -1766,14 +1766,19 @@ fn known(spec: &TypeSpec) -> Option<Known> {
     }
 }
 
-/// What `f` gives for field `name` of the record `k`, when it declares one.
+/// What `f` gives for field `name` of the record `k`, when it declares one
+/// (following aliases in a loop: a chain of them may be long).
 fn with_field<R>(k: &Known, name: &str, f: impl FnOnce(&FieldSpec) -> R) -> Option<R> {
-    match k {
-        Known::Inline(record) => record.field(name).map(f),
-        Known::Declared(cell) => match &cell.get()?.shape {
-            Shape::Record { record, .. } => record.field(name).map(f),
-            Shape::Refined { base, .. } => with_field(&known(base)?, name, f),
-        },
+    let mut k = k.clone();
+    loop {
+        let base = match &k {
+            Known::Inline(record) => return record.field(name).map(f),
+            Known::Declared(cell) => match &cell.get()?.shape {
+                Shape::Record { record, .. } => return record.field(name).map(f),
+                Shape::Refined { base, .. } => known(base)?,
+            },
+        };
+        k = base;
     }
 }
 
