@@ -356,3 +356,12 @@ fn targets_commit_entry_by_entry() {
     assert!(err.contains("hql::division_by_zero"), "{err}");
     assert_eq!(status, 1);
 }
+
+#[test]
+fn a_type_defined_in_terms_of_itself_is_an_error_and_the_session_goes_on() {
+    let (out, err, status) = repl("type T = T\ntype A = List[A]\n1 + 1\n");
+    assert_eq!(out, "2\n", "stderr:\n{err}");
+    assert_eq!(err.matches("hql::type_cycle").count(), 2, "{err}");
+    assert!(err.contains("T → T") && err.contains("A → A"), "{err}");
+    assert_eq!(status, 1, "an entry failed");
+}

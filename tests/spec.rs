@@ -200,6 +200,17 @@ fn s2_raw_strings_take_no_escapes() {
     assert_eq!(eval1(r##"r#"say "hi" \n"#"##), r#""say \"hi\" \\n""#);
 }
 
+#[test]
+fn s2_float_literal_out_of_range_is_static() {
+    // Like an Int beyond i64: `1e999` would be an infinity, which no value is.
+    let err = static_error("\"runs?\"\n1e999", "hql::float_out_of_range");
+    assert!(squash(&err).contains("at most about 1.8e308"), "{err}");
+    static_error("\"runs?\"\n[-1e999]", "hql::float_out_of_range");
+    let (out, err, status) = run_json("\"runs?\"\n1e999", &[]);
+    assert_eq!((out.as_str(), status), ("", 2), "{err}");
+    assert_eq!(eval1("1.7e308"), "1.7e308");
+}
+
 // ======================================================================
 // §3 Values and numbers
 // ======================================================================
@@ -448,6 +459,14 @@ fn s3_big_int_average_and_negation_raise_big_int() {
     assert_eq!(eval1("[1.50, 2] | avg()"), "1.75");
 }
 
+#[test]
+fn s3_ordering_lists_is_a_static_type_error() {
+    let err = static_error("\"runs?\"\n[[1] < [2]]", "hql::operand_types");
+    assert!(err.contains("`<` cannot take a List and a List"), "{err}");
+    static_error("\"runs?\"\n[1] - [2]", "hql::operand_types");
+    static_error("\"runs?\"\n{a: 1} + {b: 2}", "hql::operand_types");
+}
+
 // ======================================================================
 // §4.1 Type expressions
 // ======================================================================
@@ -514,6 +533,34 @@ fn s4_1_alias_union_nullable() {
 [null, "a", 3] | validate(MaybeText) | map(r => is_ok(r))
 "#;
     assert_eq!(ok_out(src, &[]), "[true, true, false]\n");
+}
+
+#[test]
+fn s4_1_a_type_defined_in_terms_of_itself_is_static() {
+    for (src, cycle) in [
+        ("type T = T", "`T` is defined in terms of itself: T → T"),
+        (
+            "type A = B\ntype B = A",
+            "`A` is defined in terms of itself: A → B → A",
+        ),
+        ("type A = List[A]", "A → A"),
+        ("type A = A | Int", "A → A"),
+        ("type A = A require self > 0", "A → A"),
+        ("type A = Map[B]\ntype B = A | Null", "A → B → A"),
+    ] {
+        let err = static_error(&format!("\"runs?\"\n{src}"), "hql::type_cycle");
+        assert!(squash(&err).contains(cycle), "{src}: {err}");
+    }
+}
+
+#[test]
+fn s4_1_a_type_may_refer_to_itself_through_a_record_field() {
+    let src = r#"type Tree : Type = { name: String, children: List[Tree] }
+type Chain = List[{ next?: Chain }]
+[{name: "a", children: [{name: "b", children: []}]}, {name: "c", children: [{name: 1, children: []}]}] | validate(Tree) | map(r => is_ok(r))
+[[{next: [{}]}], [{next: [3]}]] | validate(Chain) | map(r => is_ok(r))
+"#;
+    assert_eq!(ok_out(src, &[]), "[true, false]\n[true, false]\n");
 }
 
 // ======================================================================
@@ -992,6 +1039,127 @@ fn s4_4_call_with_an_absent_argument_is_absent_without_running() {
     );
 }
 
+#[test]
+fn s4_4_a_nested_optional_field_needs_its_mark() {
+    for types in [
+        "type T : DataContract = {\n addr: { city?: String }\n require addr.city != \"\"\n}",
+        "type Addr = { city?: String }\ntype T : DataContract = {\n addr: Addr\n require addr.city != \"\"\n}",
+        // A type declared after the rule, a nullable field, read through `self`.
+        "type T : DataContract = {\n addr: Addr\n require self.addr.city != \"\"\n}\ntype Addr : Data = { city: String | Null }",
+        // Through an optional record and an alias of a record type.
+        "type A2 = Addr\ntype Addr = { city?: String }\ntype T : DataContract = {\n addr?: A2\n require addr?.city == \"x\"\n}",
+    ] {
+        let err = static_error(&format!("\"runs?\"\n{types}"), "hql::optional_without_mark");
+        assert!(squash(&err).contains("city?`"), "{types}: {err}");
+    }
+}
+
+#[test]
+fn s4_4_a_nested_optional_field_with_its_mark_holds_when_absent() {
+    let src = "type Addr = { city?: String }\ntype T : DataContract = {\n addr: Addr\n require addr.city? != \"\"\n}\n[{addr: {}}, {addr: {city: \"\"}}] | validate(T) | map(r => is_ok(r))";
+    assert_eq!(ok_out(src, &[]), "[true, false]\n");
+    // `?` on a nested field that is always there is a warning only.
+    let (out, err, status) = run(
+        "type T : DataContract = {\n addr: { city: String }\n require addr.city? != \"\"\n}\n\"runs\"",
+        &[],
+    );
+    assert_eq!((out.as_str(), status), ("\"runs\"\n", 0), "{err}");
+    assert!(err.contains("hql::needless_mark"), "{err}");
+}
+
+#[test]
+fn s4_3_two_checks_with_one_identity_are_static() {
+    let err = static_error(
+        "\"runs?\"\ntype M : DataContract = {\n a: Int\n require r: a > 0\n require r: a > 1\n}",
+        "hql::duplicate_rule",
+    );
+    let flat = squash(&err);
+    assert!(
+        flat.contains("`M.r`") && flat.contains("`require r: a > 0` and `require r: a > 1`"),
+        "{err}"
+    );
+    for members in [
+        // Textually identical unnamed rules: one identity from the canonical form.
+        "require a > 0\n require a  >  0",
+        "require a > 0\n warn a > 0",
+        // A name may equal another rule's canonical text.
+        "require a\n require a: a",
+        "validate a with is_email\n validate a with is_email",
+        "unique a\n unique a",
+    ] {
+        let src = format!("\"runs?\"\ntype M : DataContract = {{\n a: String\n {members}\n}}");
+        static_error(&src, "hql::duplicate_rule");
+    }
+}
+
+#[test]
+fn s4_3_a_default_is_checked_against_its_fields_type_and_rules() {
+    for (field, broken) in [
+        (r#"e: Email = "nope""#, "breaks `Email.well_formed`"),
+        // Through a function and a `let` of the standard library.
+        (r#"c: CountryCode = "XX""#, "breaks `CountryCode.assigned`"),
+        (r#"p: Percent = 100 + 1"#, "breaks `Percent.in_range`"),
+        (
+            r#"d: { day: Date } = {day: "2023-02-29"}"#,
+            "breaks `Date.calendar_date`",
+        ),
+        (
+            "country: String = \"XX\"\n validate country with is_country_code",
+            "breaks `T.country.is_country_code`",
+        ),
+        (r#"s: "open" | "shut" = "ajar""#, "does not match its type"),
+    ] {
+        let src = format!("\"runs?\"\ntype T : DataContract = {{\n {field}\n}}");
+        let err = static_error(&src, "hql::default_type");
+        assert!(squash(&err).contains(broken), "{field}: {err}");
+    }
+    let good = "type T : DataContract = {\n e: Email = \"a@b.ch\"\n c: CountryCode = \"CH\"\n}\n{} | validate(T)";
+    assert_eq!(ok_out(good, &[]), "ok({e: \"a@b.ch\", c: \"CH\"})\n");
+    // A default that reads a parameter is not known before it runs.
+    let later = "type T : DataContract = {\n e: Email = param(\"e\", \"nope\")\n}\n\"runs\"";
+    assert_eq!(ok_out(later, &[]), "\"runs\"\n");
+}
+
+#[test]
+fn s4_3_a_condition_is_a_bool() {
+    let err = static_error(
+        "\"runs?\"\ntype T : DataContract = {\n a: Int\n require a\n}",
+        "hql::condition_type",
+    );
+    assert!(
+        err.contains("a condition must be a Bool, not an Int"),
+        "{err}"
+    );
+    static_error(
+        "\"runs?\"\ntype T : DataContract = {\n a: Int\n s?: String\n require s? and a\n}",
+        "hql::condition_type",
+    );
+    // A named check's function gets the field's value.
+    let err = static_error(
+        "fn f(s: String) = s != \"\"\ntype T : DataContract = {\n e: Int\n validate e with f\n}\n\"runs?\"",
+        "hql::argument_type",
+    );
+    assert!(err.contains("`f` expects a String, not an Int"), "{err}");
+}
+
+#[test]
+fn s4_3_unknown_or_repeated_annotations_are_static() {
+    let err = static_error(
+        "@foo(\"x\")\ntype T : Data = { a: Int }\n\"runs?\"",
+        "hql::unknown_annotation",
+    );
+    assert!(err.contains("unknown annotation `@foo`"), "{err}");
+    let err = static_error(
+        "@vesion(\"1\")\ntype T : Data = { a: Int }\n\"runs?\"",
+        "hql::unknown_annotation",
+    );
+    assert!(squash(&err).contains("did you mean `@version`"), "{err}");
+    static_error(
+        "@owner(\"a\")\n@version(\"1\")\n@owner(\"b\")\ntype T : Data = { a: Int }\n\"runs?\"",
+        "hql::repeated_annotation",
+    );
+}
+
 // ======================================================================
 // §4.7 Identities
 // ======================================================================
@@ -1165,6 +1333,17 @@ fn s4_9_decode_err_passes_through_validate_unchanged() {
     let data = "{not json\n";
     let src = "type T : Data = { a: Int }\nlet s = source(file(\"d.jsonl\"), Json)\n(s | collect()) == (s | validate(T) | collect())";
     assert_eq!(ok_out(src, &[("d.jsonl", data)]), "true\n");
+}
+
+#[test]
+fn s4_7_a_childs_rule_named_like_its_parents_keeps_both_identities() {
+    // §4.6: the parent's rules keep the parent's identities, so a child's
+    // rule of the same name is another check, not a replacement.
+    let types = "type P : DataContract = {\n a: Int\n require r: a > 0\n}\ntype T : P = {\n require r: a > 1\n}";
+    assert_eq!(
+        rules_of(types, "[{a: 0}, {a: 1}, {a: 2}]"),
+        "[[\"P.r\", \"T.r\"], [\"T.r\"], \"ok\"]\n"
+    );
 }
 
 // ======================================================================
@@ -1613,6 +1792,27 @@ fn s5_missing_field_runtime_error_over_data_names_origin() {
     );
 }
 
+#[test]
+fn s5_in_takes_a_list_a_string_or_a_record() {
+    let err = static_error("\"runs?\"\n[1 in 5]", "hql::operand_types");
+    assert!(err.contains("`in` cannot take an Int and an Int"), "{err}");
+    static_error("\"runs?\"\n1 in \"abc\"", "hql::operand_types");
+    static_error("\"runs?\"\n1 not in {a: 1}", "hql::operand_types");
+    assert_eq!(
+        eval1(r#"["b" in "abc", "a" in {a: 1}, 2 in [1, 2]]"#),
+        "[true, true, true]"
+    );
+}
+
+#[test]
+fn s5_calling_a_type_says_validate() {
+    let err = static_error(
+        "type T : Data = { a: Int }\n\"runs?\"\n[1, 2] | T()",
+        "hql::call_of_type",
+    );
+    assert!(squash(&err).contains("write `validate(T)`"), "{err}");
+}
+
 // ======================================================================
 // §6 Statements, pipelines and streams
 // ======================================================================
@@ -1789,6 +1989,20 @@ fn s6_jsonl_non_record_values() {
 fn s6_lists_accepted_where_streams_are() {
     let src = "type T : Data = { a: Int }\n[{a: 1}, {a: \"x\"}] | validate(T) | oks() | count()";
     assert_eq!(ok_out(src, &[]), "1\n");
+}
+
+#[test]
+fn s6_a_condition_that_is_not_a_bool_is_static() {
+    for src in [
+        "check \"x\": 5",
+        "[1, 2] | filter(x => x + 1)",
+        "[1, 2] | any(x => \"yes\")",
+        "if \"yes\" then 1 else 2",
+        "not 3",
+    ] {
+        let err = static_error(&format!("\"runs?\"\n{src}"), "hql::condition_type");
+        assert!(err.contains("a condition must be a Bool"), "{src}: {err}");
+    }
 }
 
 // ======================================================================
@@ -2095,6 +2309,29 @@ fn s6_1_records_and_results() {
     );
 }
 
+#[test]
+fn s6_1_builtin_input_of_a_known_wrong_type_is_static() {
+    let err = static_error("\"runs?\"\nkeys([1])", "hql::argument_type");
+    assert!(err.contains("`keys` expects a record, not a List"), "{err}");
+    static_error("\"runs?\"\n{a: 1} | count()", "hql::argument_type");
+    static_error("\"runs?\"\nabs([1])", "hql::argument_type");
+}
+
+#[test]
+fn s6_1_validate_of_a_value_that_is_not_a_type() {
+    let err = static_error("let t = 5\n\"runs?\"\n[1] | validate(t)", "hql::not_a_type");
+    assert!(
+        squash(&err).contains("`t` is not a type: it is an Int"),
+        "{err}"
+    );
+    // A `let` holding a type is one.
+    let ok = ok_out(
+        "type T : Data = { a: Int }\nlet t = T\n[{a: 1}] | validate(t) | count()",
+        &[],
+    );
+    assert_eq!(ok, "1\n");
+}
+
 // ======================================================================
 // §7 Static checking
 // ======================================================================
@@ -2132,6 +2369,86 @@ fn s7_multiple_check_errors_all_reported() {
     assert_eq!(status, 2);
     assert!(err.contains("foo_a") && err.contains("foo_b"), "{err}");
     assert_eq!(err.matches("hql::unknown_name").count(), 2, "{err}");
+}
+
+#[test]
+fn s7_syntax_errors_do_not_hide_the_other_statements_static_errors() {
+    let (out, err, status) = run("\"runs?\"\nlet = 1\ncount_x([1])\n", &[]);
+    assert_eq!((out.as_str(), status), ("", 2), "{err}");
+    let (parse, unknown) = (err.find("hql::parse"), err.find("hql::unknown_name"));
+    assert!(parse.is_some() && unknown.is_some(), "{err}");
+    assert!(parse < unknown, "in the order of the text: {err}");
+}
+
+#[test]
+fn s7_what_a_broken_statement_declares_is_not_unknown() {
+    let src = "let x = 1 2\nfn f(a) = a | 3\ntype T : Data = { a Int }\n\"runs?\"\nx + 1\n[1] | validate(T)\nf(1)\nzz";
+    let (out, err, status) = run(src, &[]);
+    assert_eq!((out.as_str(), status), ("", 2), "{err}");
+    assert_eq!(err.matches("hql::parse").count(), 2, "{err}");
+    assert_eq!(err.matches("hql::pipe").count(), 1, "{err}");
+    assert_eq!(err.matches("hql::unknown_name").count(), 1, "{err}");
+    assert!(err.contains("unknown name `zz`"), "{err}");
+}
+
+#[test]
+fn s7_checker_errors_do_not_hide_type_flow_errors() {
+    let src = "type O : TypeContract = {\n amount: Float\n note?: String\n require amount > 0 and note != \"\"\n}\n\"runs?\"\n[{amount: 1.0}] | validate(O) | oks() | map(o => o.amout)";
+    let err = static_error(src, "hql::optional_without_mark");
+    assert!(err.contains("hql::unknown_field"), "{err}");
+    assert!(squash(&err).contains("did you mean `amount`"), "{err}");
+}
+
+#[test]
+fn s7_an_ancestors_errors_are_reported_once() {
+    let src = "type P : DataContract = {\n a: Int\n b?: Int\n require zz > 0\n require b > 0\n}\ntype C : P = { c: Int }\ntype D : P = { d: Int }\n\"runs?\"";
+    let err = static_error(src, "hql::unknown_name");
+    assert_eq!(err.matches("hql::unknown_name").count(), 1, "{err}");
+    assert_eq!(
+        err.matches("hql::optional_without_mark").count(),
+        1,
+        "{err}"
+    );
+}
+
+#[test]
+fn s7_unknown_names_get_did_you_mean_everywhere() {
+    let decls = "type T : Data = { amount: Int }\nfn double(x) = x * 2\n";
+    for (src, code, suggestion) in [
+        ("[{amount: 1}] | validate(Tt)", "hql::unknown_name", "`T`"),
+        ("Tt { amount: 1 }", "hql::unknown_name", "`T`"),
+        ("type U : Data = { a: Strng }", "hql::unknown_name", "`String`"),
+        ("type U : Data = { a: string }", "hql::unknown_name", "`String`"),
+        ("type U : Data = { a: Lst[Int] }", "hql::unknown_name", "`List`"),
+        ("type U : Tt = { b: Int }", "hql::unknown_name", "`T`"),
+        ("dobule(1)", "hql::unknown_name", "`double`"),
+        ("[1] | mapp(x => x)", "hql::unknown_name", "`map`"),
+        ("COUNT([1])", "hql::unknown_name", "`count`"),
+        ("source(file(\"a.jsonl\"), Jsn)", "hql::unknown_name", "`Json`"),
+        (
+            "type U : DataContract = {\n a: String\n validate a with is_emial\n}",
+            "hql::unknown_name",
+            "`is_email`",
+        ),
+        (
+            "type U : DataContract = {\n amount: Int\n unique amout\n}",
+            "hql::unknown_field",
+            "`amount`",
+        ),
+        (
+            "type U : Type = { amount: Int }\n[{amount: 1}] | validate(U) | oks() | map(u => u.amout)",
+            "hql::unknown_field",
+            "`amount`",
+        ),
+        ("count([1], bye: 1)", "hql::unknown_named_argument", ""),
+        ("route([1], ok: \"a\", er: \"b\")", "hql::unknown_named_argument", "`err`"),
+    ] {
+        let err = static_error(&format!("{decls}\"runs?\"\n{src}"), code);
+        assert!(
+            suggestion.is_empty() || squash(&err).contains(&format!("did you mean {suggestion}")),
+            "{src}: {err}"
+        );
+    }
 }
 
 // ======================================================================

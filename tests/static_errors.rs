@@ -368,3 +368,137 @@ fn check_len_of_a_number_is_static() {
         "{err}"
     );
 }
+
+#[test]
+fn check_optional_without_mark_nested() {
+    static_with_help(
+        "type T : DataContract = {\n addr: { city?: String }\n require addr.city != \"\"\n}\n\"runs?\"",
+        "hql::optional_without_mark",
+        "addr.city?",
+    );
+}
+
+#[test]
+fn check_duplicate_rule() {
+    static_with_help(
+        "type M : DataContract = {\n a: Int\n require r: a > 0\n require r: a > 1\n}\n\"runs?\"",
+        "hql::duplicate_rule",
+        "its own name",
+    );
+}
+
+#[test]
+fn check_duplicate_unnamed_rule() {
+    static_with_help(
+        "type M : DataContract = {\n a: Int\n require a > 0\n require a  >  0\n}\n\"runs?\"",
+        "hql::duplicate_rule",
+        "`require a > 0` is written twice",
+    );
+}
+
+#[test]
+fn check_operand_types_of_lists() {
+    static_with_help(
+        "\"runs?\"\n[[1] < [2]]",
+        "hql::operand_types",
+        "two numbers or two strings",
+    );
+}
+
+#[test]
+fn check_operand_types_of_in() {
+    static_with_help("\"runs?\"\n[1 in 5]", "hql::operand_types", "membership");
+}
+
+#[test]
+fn check_argument_type_of_a_record_builtin() {
+    static_with_help("\"runs?\"\nkeys([1])", "hql::argument_type", "a record");
+}
+
+#[test]
+fn check_argument_type_of_a_named_check() {
+    static_with_help(
+        "fn f(s: String) = s != \"\"\ntype T : DataContract = {\n e: Int\n validate e with f\n}\n\"runs?\"",
+        "hql::argument_type",
+        "give `f` a String",
+    );
+}
+
+#[test]
+fn check_arity_of_a_named_check() {
+    static_error(
+        "fn f(a, b) = a == b\ntype T : DataContract = {\n e: Int\n validate e with f\n}\n\"runs?\"",
+        "hql::arity",
+    );
+}
+
+#[test]
+fn check_not_a_type_value() {
+    let err = static_with_help(
+        "let t = 5\n\"runs?\"\n[1] | validate(t)",
+        "hql::not_a_type",
+        "validate(T)",
+    );
+    assert!(squash(&err).contains("`t` is not a type"), "{err}");
+}
+
+#[test]
+fn check_call_of_type() {
+    static_with_help(
+        "type T : Data = { a: Int }\n\"runs?\"\n[1, 2] | T()",
+        "hql::call_of_type",
+        "write `validate(T)`",
+    );
+}
+
+#[test]
+fn check_condition_type() {
+    static_with_help("\"runs?\"\ncheck \"x\": 5", "hql::condition_type", "x?");
+    static_with_help(
+        "type T : DataContract = {\n a: Int\n require a\n}\n\"runs?\"",
+        "hql::condition_type",
+        "compare it",
+    );
+}
+
+#[test]
+fn check_default_breaks_a_rule() {
+    static_with_help(
+        "type T : DataContract = {\n e: Email = \"nope\"\n}\n\"runs?\"",
+        "hql::default_type",
+        "one that passes",
+    );
+}
+
+#[test]
+fn check_unknown_annotation() {
+    static_with_help(
+        "@foo(\"x\")\ntype T : Data = { a: Int }\n\"runs?\"",
+        "hql::unknown_annotation",
+        "@version",
+    );
+}
+
+#[test]
+fn check_repeated_annotation() {
+    static_with_help(
+        "@version(\"1\")\n@version(\"2\")\ntype T : Data = { a: Int }\n\"runs?\"",
+        "hql::repeated_annotation",
+        "keep one `@version(…)`",
+    );
+}
+
+#[test]
+fn check_type_cycle() {
+    let err = static_with_help(
+        "type A = B\ntype B = A\n\"runs?\"",
+        "hql::type_cycle",
+        "through a record's field",
+    );
+    assert!(squash(&err).contains("A → B → A"), "{err}");
+}
+
+#[test]
+fn check_float_out_of_range() {
+    static_with_help("\"runs?\"\n1e999", "hql::float_out_of_range", "1.8e308");
+}

@@ -5,19 +5,24 @@
 //! builtin arities and named arguments, regex literals; compiles contracts.
 //! All errors are collected; nothing runs when there is one.
 
+mod cycles;
+mod defaults;
+mod identity;
+mod suggest;
 pub mod typeflow;
+
+pub use suggest::closest;
 
 use std::cell::OnceCell;
 use std::rc::Rc;
 
 use regex::Regex;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::runtime::builtins::{Builtin, Format};
 use crate::runtime::contract::*;
 use crate::runtime::eval::Function;
 use crate::runtime::hir::{self, CheckStmt, Expr, FnDef, Logic, Program};
-use crate::runtime::validate::type_matches;
 use crate::runtime::value::{Key, Value};
 use crate::syntax::ast::{
     self, BinOp, Expr as AExpr, ExprKind, Lit, Member, Severity, Span, Stmt as AStmt, TypeBody,
@@ -46,6 +51,13 @@ pub enum CheckError {
     DefaultType {
         field: String,
         expected: String,
+        span: Span,
+    },
+    /// `e: Email = "nope"` — a default that breaks a rule of its field's
+    /// type, or one of the field's named checks.
+    DefaultBreaks {
+        field: String,
+        rule: String,
         span: Span,
     },
     /// `count([1], 2)` — a builtin or function given the wrong number of arguments.
@@ -84,8 +96,13 @@ pub enum CheckError {
         span: Span,
         first: Span,
     },
-    /// `validate(count)` — a place that takes a type name got something else.
-    NotAType { name: String, span: Span },
+    /// `validate(count)`, or `let t = 5` then `validate(t)` — a place that
+    /// takes a type name got something else (`found`: what it is, when known).
+    NotAType {
+        name: String,
+        span: Span,
+        found: Option<String>,
+    },
     /// `type O : Sighting = {…}` where Sighting inherits from O.
     InheritanceCycle { name: String, span: Span },
     /// A field the parent already declares.
@@ -123,6 +140,31 @@ pub enum CheckError {
         span: Span,
         declared: Span,
     },
+    /// `type A = B` and `type B = A`, `type A = List[A]` — a type defined in
+    /// terms of itself with no record field in between.
+    TypeCycle { cycle: Vec<String>, span: Span },
+    /// `require r: a > 0` and `require r: a > 1` in one type — two checks
+    /// with one identity (§4.7), so a failure could not say which broke.
+    DuplicateIdentity {
+        id: String,
+        first: String,
+        second: String,
+        span: Span,
+    },
+    /// `1e999` — a float literal beyond f64.
+    FloatOutOfRange { span: Span },
+    /// `@foo("x")` on a type — an annotation HQL does not know.
+    UnknownAnnotation {
+        name: String,
+        span: Span,
+        candidates: Vec<String>,
+    },
+    /// `@version("1")` and `@version("2")` on one type.
+    RepeatedAnnotation { name: String, span: Span },
+    /// `[1, 2] | T()` — a declared type called as a function.
+    CallOfType { name: String, span: Span },
+    /// `check "x": 5`, `require a` with `a: Int` — a condition that is not a Bool.
+    ConditionType { found: String, span: Span },
 }
 
 /// A static warning: printed, the exit status unchanged.
@@ -162,15 +204,38 @@ pub struct Checked {
 
 /// Check a parsed module and lower it to a `hir::Program`.
 pub fn check(module: &ast::Module) -> Result<Checked, Diagnostics> {
-    check_program(module, 0)
+    check_program(module, 0, &Unparsed::default())
+}
+
+/// What the checker cannot see of a program: the names that statements
+/// which failed to parse would declare. A use of one is not an unknown
+/// name — the syntax error already reported is the cause — so one mistake
+/// gives one diagnostic, while every statement that parsed is still checked.
+#[derive(Debug, Default, Clone)]
+pub struct Unparsed {
+    pub names: FxHashSet<String>,
+    /// A whole file was lost (a lexical error, an import that could not be
+    /// read): any name may have been declared there.
+    pub any: bool,
+}
+
+impl Unparsed {
+    fn covers(&self, name: &str) -> bool {
+        self.any || self.names.contains(name)
+    }
 }
 
 /// Check a module whose statements before offset `prelude_end` are the
 /// standard library: a program's own declaration of a name the library
 /// declares shadows it instead of clashing.
-pub fn check_program(module: &ast::Module, prelude_end: usize) -> Result<Checked, Diagnostics> {
+pub fn check_program(
+    module: &ast::Module,
+    prelude_end: usize,
+    unparsed: &Unparsed,
+) -> Result<Checked, Diagnostics> {
     let mut checker = Checker {
         prelude_end,
+        unparsed: unparsed.clone(),
         ..Checker::default()
     };
     let program = checker.check_module(module);
@@ -215,6 +280,29 @@ struct Global {
 struct FieldMeta {
     may_be_absent: bool,
     is_bool: bool,
+    /// The record its value is, when its type says so: reads of its own
+    /// fields follow the same discipline.
+    record: Option<Known>,
+}
+
+/// A record type a value in a rule is known to have.
+#[derive(Clone)]
+enum Known {
+    Inline(Rc<RecordShape>),
+    Declared(Cell),
+}
+
+/// A read of a nested record's field in a rule (`addr.city`), checked
+/// once every type is compiled: the field's record may be declared later.
+struct NestedRead {
+    /// The record the chain starts from, and the fields leading to the one read.
+    root: Known,
+    steps: Vec<String>,
+    field: String,
+    soft: bool,
+    /// The read as written, without its `?`.
+    text: String,
+    span: Span,
 }
 
 struct Frame {
@@ -247,6 +335,12 @@ struct Checker {
     last_type: Option<crate::check::typeflow::Ty>,
     /// Is the code being lowered the standard library's?
     in_prelude: bool,
+    /// Names declared by statements that did not parse.
+    unparsed: Unparsed,
+    /// Types defined in terms of themselves (compiled as `Any`, after their error).
+    cyclic: FxHashSet<String>,
+    /// Reads of nested records' fields in rules, to check once types are compiled.
+    nested_reads: Vec<NestedRead>,
 }
 
 impl Checker {
@@ -257,7 +351,9 @@ impl Checker {
     fn check_module(&mut self, module: &ast::Module) -> Program {
         self.declare_all(module);
         let functions = self.check_functions(module);
+        self.find_type_cycles();
         self.compile_types();
+        self.check_nested_reads();
         let mut stmts = Vec::new();
         for (i, stmt) in module.stmts.iter().enumerate() {
             self.stmt_index = Some(i);
@@ -265,18 +361,20 @@ impl Checker {
                 stmts.push(s);
             }
         }
-        if self.diags.errors.is_empty() {
-            let types = self
-                .types
-                .iter()
-                .filter_map(|(n, e)| Some((n.clone(), e.cell.get()?.clone())))
-                .collect();
-            let flowed = crate::check::typeflow::flow(module, &types, self.prelude_end);
-            let mut errors = flowed.errors;
-            errors.retain(|e| !self.diags.errors.contains(e));
-            self.diags.errors.extend(errors);
-            self.last_type = flowed.last;
-        }
+        self.check_defaults(&functions, &stmts);
+        // Type flow runs whatever the checks above found: §7 asks for
+        // every diagnostic, and an unresolved name or an uncompiled type is
+        // an unknown type there, never an error of its own.
+        let types = self
+            .types
+            .iter()
+            .filter_map(|(n, e)| Some((n.clone(), e.cell.get()?.clone())))
+            .collect();
+        let flowed = crate::check::typeflow::flow(module, &types, self.prelude_end);
+        let mut errors = flowed.errors;
+        errors.retain(|e| !self.diags.errors.contains(e));
+        self.diags.errors.extend(errors);
+        self.last_type = flowed.last;
         let names = self
             .globals
             .iter()
@@ -412,6 +510,55 @@ impl Checker {
 
     // ------------------------------------------------------------------- types
 
+    /// Report each cycle of types defined in terms of themselves, and
+    /// remember its members so that compiling them cannot recurse forever.
+    fn find_type_cycles(&mut self) {
+        let mut decls: Vec<&TypeEntry> = self.types.values().collect();
+        decls.sort_by_key(|e| e.decl.span.start);
+        let decls: Vec<&ast::TypeDecl> = decls.into_iter().map(|e| &e.decl).collect();
+        let mut errors = Vec::new();
+        for cycle in cycles::type_cycles(&decls) {
+            let names: Vec<String> = cycle.iter().map(|&i| decls[i].name.text.clone()).collect();
+            let first = &decls[cycle[0]];
+            if first.span.start >= self.prelude_end {
+                errors.push(CheckError::TypeCycle {
+                    cycle: names.clone(),
+                    span: first.name.span.clone(),
+                });
+            }
+            self.cyclic.extend(names);
+        }
+        self.diags.errors.extend(errors);
+    }
+
+    /// Check the defaults of every compiled record type against their fields.
+    fn check_defaults(&mut self, functions: &[(u32, Rc<FnDef>)], stmts: &[hir::Stmt]) {
+        let mut decls: Vec<(&ast::TypeDecl, Rc<Contract>)> = self
+            .types
+            .values()
+            .filter(|e| e.decl.span.start >= self.prelude_end)
+            .filter_map(|e| Some((&e.decl, e.cell.get()?.clone())))
+            .collect();
+        decls.sort_by_key(|(d, _)| d.span.start);
+        let globals = defaults::Globals {
+            functions,
+            lets: stmts
+                .iter()
+                .filter_map(|s| match s {
+                    hir::Stmt::Let { slot, value } => Some((*slot, value)),
+                    _ => None,
+                })
+                .collect(),
+            count: self.n_globals as usize,
+        };
+        let errors = defaults::check_defaults(&decls, &globals);
+        for e in errors {
+            if !self.diags.errors.contains(&e) {
+                self.diags.errors.push(e);
+            }
+        }
+    }
+
     fn compile_types(&mut self) {
         let mut names: Vec<(usize, String)> = self
             .types
@@ -440,6 +587,11 @@ impl Checker {
             return None;
         }
         entry.compiling = true;
+        if self.cyclic.contains(name) {
+            // Its error is reported; `Any` keeps every later walk finite.
+            let _ = cell.set(Rc::new(Contract::alias(name, TypeSpec::Any)));
+            return Some(cell);
+        }
         let decl = entry.decl.clone();
         let outer = std::mem::replace(&mut self.in_prelude, decl.span.start < self.prelude_end);
         let contract = self.compile_decl(&decl);
@@ -450,6 +602,9 @@ impl Checker {
     }
 
     fn compile_decl(&mut self, decl: &ast::TypeDecl) -> Option<Contract> {
+        self.check_annotations(decl);
+        let duplicates = identity::duplicate_identities(&decl.name.text, &decl.body);
+        self.diags.errors.extend(duplicates);
         let attr = |key: &str| {
             decl.attrs
                 .iter()
@@ -469,6 +624,25 @@ impl Checker {
         })
     }
 
+    /// `@version` and `@owner`, each at most once.
+    fn check_annotations(&mut self, decl: &ast::TypeDecl) {
+        for (i, a) in decl.attrs.iter().enumerate() {
+            let name = a.name.text.as_str();
+            if !ANNOTATIONS.contains(&name) {
+                self.error(CheckError::UnknownAnnotation {
+                    name: name.to_string(),
+                    span: a.span.clone(),
+                    candidates: closest(name, ANNOTATIONS.into_iter()),
+                });
+            } else if decl.attrs[..i].iter().any(|b| b.name.text == name) {
+                self.error(CheckError::RepeatedAnnotation {
+                    name: name.to_string(),
+                    span: a.span.clone(),
+                });
+            }
+        }
+    }
+
     fn compile_refinement(
         &mut self,
         decl: &ast::TypeDecl,
@@ -476,9 +650,14 @@ impl Checker {
         rules: &[ast::Rule],
     ) -> Shape {
         let base = self.type_expr(base, &decl.name.text, true);
+        let this = FieldMeta {
+            may_be_absent: false,
+            is_bool: false,
+            record: known(&base),
+        };
         self.frames.push(Frame {
             names: vec!["self".into()],
-            fields: None,
+            fields: Some(vec![this]),
         });
         let rules = rules
             .iter()
@@ -522,11 +701,12 @@ impl Checker {
             chain.push(decl.clone());
             return Some((kind, chain));
         }
-        let mut candidates: Vec<String> = ["Data", "Type", "DataContract", "TypeContract"]
-            .map(String::from)
-            .to_vec();
-        candidates.extend(self.types.keys().cloned());
-        let candidates = closest(&parent.text, candidates.iter().map(String::as_str));
+        if self.unparsed.covers(&parent.text) {
+            return None;
+        }
+        let mut candidates: Vec<&str> = vec!["Data", "Type", "DataContract", "TypeContract"];
+        candidates.extend(self.types.keys().map(String::as_str));
+        let candidates = closest(&parent.text, candidates.into_iter());
         self.error(CheckError::UnknownName {
             name: parent.text.clone(),
             span: parent.span.clone(),
@@ -548,15 +728,36 @@ impl Checker {
                 TypeBody::Refine { .. } => None,
             })
             .collect();
+        // An ancestor's members are reported when the ancestor itself is
+        // compiled, not again for each type that inherits them.
+        let own = owners.len().saturating_sub(1);
         for (depth, (owner, members)) in owners.iter().enumerate() {
             let parent = depth.checked_sub(1).map(|d| owners[d].0.as_str());
-            self.add_fields(&mut record, owner, members, parent);
+            self.muted(depth < own, |c| {
+                c.add_fields(&mut record, owner, members, parent)
+            });
         }
         let metas = field_metas(&record);
-        for (owner, members) in &owners {
-            self.add_members(&mut record, kind, owner, members, &metas);
+        for (depth, (owner, members)) in owners.iter().enumerate() {
+            self.muted(depth < own, |c| {
+                c.add_members(&mut record, kind, owner, members, &metas)
+            });
         }
         Some(Shape::Record { kind, record })
+    }
+
+    /// Run `f`, dropping what it reports when `mute` is set.
+    fn muted<R>(&mut self, mute: bool, f: impl FnOnce(&mut Self) -> R) -> R {
+        let errors = self.diags.errors.len();
+        let warnings = self.diags.warnings.len();
+        let reads = self.nested_reads.len();
+        let out = f(self);
+        if mute {
+            self.diags.errors.truncate(errors);
+            self.diags.warnings.truncate(warnings);
+            self.nested_reads.truncate(reads);
+        }
+        out
     }
 
     fn add_fields(
@@ -598,10 +799,8 @@ impl Checker {
     fn field(&mut self, f: &ast::FieldDecl, owner: &str, open: bool) -> FieldSpec {
         let path = format!("{owner}.{}", f.name.text);
         let ty = self.type_expr(&f.ty, &path, open);
-        let default = f
-            .default
-            .as_ref()
-            .map(|d| self.default_value(d, &f.name.text, &ty));
+        // Checked against the field once every type is compiled (`check_defaults`).
+        let default = f.default.as_ref().map(|d| self.expr(d, Pos::Value));
         FieldSpec {
             name: f.name.text.as_str().into(),
             optional: f.optional,
@@ -612,20 +811,6 @@ impl Checker {
             doc: f.doc.clone(),
             ids: FieldIds::new(&path),
         }
-    }
-
-    fn default_value(&mut self, d: &AExpr, field: &str, ty: &TypeSpec) -> Expr {
-        let lowered = self.expr(d, Pos::Value);
-        if let Expr::Const(v) = &lowered {
-            if !type_matches(ty, v) {
-                self.error(CheckError::DefaultType {
-                    field: field.to_string(),
-                    expected: ty.describe(),
-                    span: d.span.clone(),
-                });
-            }
-        }
-        lowered
     }
 
     fn add_members(
@@ -691,12 +876,37 @@ impl Checker {
         };
         let target = AExpr::new(ExprKind::Name(func.text.clone()), func.span.clone());
         let lowered = self.expr(&target, Pos::Value);
+        self.check_takes_one(&lowered, func);
         let spec = CheckSpec {
-            id: format!("{owner}.{}.{}", field.text, func.text).into(),
+            id: identity::check_id(owner, field, func).into(),
             func: lowered,
             func_name: func.text.clone(),
         };
         record.fields[slot as usize].checks.push(spec);
+    }
+
+    /// The function of `validate field with f` is called with the field's
+    /// value alone.
+    fn check_takes_one(&mut self, f: &Expr, name: &ast::Name) {
+        let (min, max) = match f {
+            Expr::Global(slot, _) => match self.fn_params(*slot) {
+                Some(n) => (n, n),
+                None => return,
+            },
+            Expr::Const(Value::Func(b)) => match &**b {
+                Function::Builtin(b) => b.arity(),
+                _ => return,
+            },
+            Expr::Type(_) => {
+                self.error(CheckError::CallOfType {
+                    name: name.text.clone(),
+                    span: name.span.clone(),
+                });
+                return;
+            }
+            _ => return,
+        };
+        self.check_arity(&name.text, min, max, 1, &name.span);
     }
 
     fn add_unique(&mut self, record: &mut RecordShape, owner: &str, fields: &[ast::Name]) {
@@ -707,22 +917,14 @@ impl Checker {
         if slots.len() != fields.len() {
             return;
         }
-        let key = fields
-            .iter()
-            .map(|f| f.text.as_str())
-            .collect::<Vec<_>>()
-            .join("+");
         record.uniques.push(UniqueSpec {
-            id: format!("{owner}.{key}.unique").into(),
+            id: identity::unique_id(owner, fields).into(),
             slots,
         });
     }
 
     fn rule(&mut self, r: &ast::Rule, owner: &str) -> RuleSpec {
-        let id = match &r.name {
-            Some(n) => format!("{owner}.{}", n.text),
-            None => format!("{owner}.{}", expr_text(&r.cond)),
-        };
+        let id = identity::rule_id(owner, r);
         let outer_reads = self.reads.replace(Vec::new());
         let cond = self.expr(&r.cond, Pos::Condition);
         let slots = std::mem::replace(&mut self.reads, outer_reads).unwrap_or_default();
@@ -820,14 +1022,7 @@ impl Checker {
             name => match self.types.get(name) {
                 Some(entry) => TypeSpec::Named(entry.cell.clone()),
                 None => {
-                    let mut all: Vec<String> = SCALARS.iter().map(|s| s.to_string()).collect();
-                    all.extend(self.types.keys().cloned());
-                    let candidates = closest(name, all.iter().map(String::as_str));
-                    self.error(CheckError::UnknownName {
-                        name: name.to_string(),
-                        span: n.span.clone(),
-                        candidates,
-                    });
+                    self.unknown_type(name, &n.span);
                     TypeSpec::Any
                 }
             },
@@ -845,7 +1040,13 @@ impl Checker {
                     Value::Absent
                 }
             },
-            Lit::Float(text) => Value::Float(text.replace('_', "").parse().unwrap_or(f64::NAN)),
+            Lit::Float(text) => match text.replace('_', "").parse::<f64>() {
+                Ok(f) if f.is_finite() => Value::Float(f),
+                _ => {
+                    self.error(CheckError::FloatOutOfRange { span: span.clone() });
+                    Value::Absent
+                }
+            },
             Lit::Str { value, .. } => Value::str(value.as_str()),
             Lit::Bool(b) => Value::Bool(*b),
             Lit::Null => Value::Null,
@@ -881,7 +1082,7 @@ impl Checker {
                         fields,
                         span,
                     },
-                    None => self.not_a_type(&ty.text, &ty.span),
+                    None => self.unknown_type(&ty.text, &ty.span),
                 }
             }
             ExprKind::Unary(UnOp::Not, x) => {
@@ -982,6 +1183,8 @@ impl Checker {
                 return local;
             }
         }
+        let text = format!("{}.{}", expr_text(target), name.text);
+        self.note_nested_read(target, &name.text, soft, text, span);
         Expr::Field {
             target: Box::new(self.expr(target, Pos::Value)),
             name: name.text.as_str().into(),
@@ -998,11 +1201,92 @@ impl Checker {
                 return local;
             }
         }
+        if let ExprKind::Lit(Lit::Str { value, text }) = &index.kind {
+            let read = format!("{}[{text}]", expr_text(target));
+            self.note_nested_read(target, value, soft, read, span);
+        }
         Expr::Index {
             target: Box::new(self.expr(target, Pos::Value)),
             index: Box::new(self.expr(index, Pos::Value)),
             soft,
             span: span.clone(),
+        }
+    }
+
+    /// In a rule, a read of field `field` of `target` where `target` is a
+    /// record the rule knows (a field of a nested record type): checked
+    /// for its `?` once every type is compiled.
+    fn note_nested_read(
+        &mut self,
+        target: &AExpr,
+        field: &str,
+        soft: bool,
+        text: String,
+        span: &Span,
+    ) {
+        if let Some((root, steps)) = self.rule_path(target) {
+            self.nested_reads.push(NestedRead {
+                root,
+                steps,
+                field: field.to_string(),
+                soft,
+                text,
+                span: span.clone(),
+            });
+        }
+    }
+
+    /// The record a rule's expression reads from, as a known record and
+    /// the fields leading from it: `addr.city` → (addr's record, [city]).
+    fn rule_path(&self, e: &AExpr) -> Option<(Known, Vec<String>)> {
+        let field_of_self = |name: &str| {
+            let (_, slot, meta) = self.lookup_local(name)?;
+            meta.filter(|_| slot > 0)?.record
+        };
+        let (target, step) = match &e.kind {
+            ExprKind::Name(n) => return field_of_self(n).map(|k| (k, vec![])),
+            ExprKind::SelfRef => {
+                let (_, _, meta) = self.lookup_local("self")?;
+                return meta?.record.map(|k| (k, vec![]));
+            }
+            ExprKind::Present(inner) => return self.rule_path(inner),
+            ExprKind::Field(target, name) => (target, name.text.as_str()),
+            ExprKind::Index(target, index) => match &index.kind {
+                ExprKind::Lit(Lit::Str { value, .. }) => (target, value.as_str()),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        if matches!(target.kind, ExprKind::SelfRef) {
+            if let Some(k) = field_of_self(step) {
+                return Some((k, vec![]));
+            }
+        }
+        let (root, mut steps) = self.rule_path(target)?;
+        steps.push(step.to_string());
+        Some((root, steps))
+    }
+
+    /// The `?` discipline of §4.4 for the nested reads noted in rules.
+    fn check_nested_reads(&mut self) {
+        for read in std::mem::take(&mut self.nested_reads) {
+            let mut record = Some(read.root.clone());
+            for step in &read.steps {
+                record = record.and_then(|k| with_field(&k, step, |f| known(&f.ty)).flatten());
+            }
+            let may_be_absent = record
+                .and_then(|k| with_field(&k, &read.field, |f| f.optional || f.ty.admits_null()));
+            match may_be_absent {
+                Some(true) if !read.soft => self.error(CheckError::OptionalWithoutMark {
+                    field: read.text,
+                    span: read.span,
+                }),
+                Some(false) if read.soft => self.diags.warnings.push(CheckWarning::NeedlessMark {
+                    field: read.text,
+                    span: read.span,
+                }),
+                _ => {}
+            }
         }
     }
 
@@ -1148,6 +1432,9 @@ impl Checker {
     }
 
     fn unknown(&mut self, n: &str, span: &Span) -> Expr {
+        if self.unparsed.covers(n) {
+            return Expr::Const(Value::Null);
+        }
         let mut names: Vec<String> = self
             .frames
             .iter()
@@ -1170,7 +1457,23 @@ impl Checker {
         self.error(CheckError::NotAType {
             name: n.to_string(),
             span: span.clone(),
+            found: None,
         });
+        Expr::Const(Value::Null)
+    }
+
+    /// A type name that is not declared, with the declared types closest to it.
+    fn unknown_type(&mut self, n: &str, span: &Span) -> Expr {
+        if !self.unparsed.covers(n) {
+            let mut all: Vec<&str> = SCALARS.to_vec();
+            all.extend(self.types.keys().map(String::as_str));
+            let candidates = closest(n, all.into_iter());
+            self.error(CheckError::UnknownName {
+                name: n.to_string(),
+                span: span.clone(),
+                candidates,
+            });
+        }
         Expr::Const(Value::Null)
     }
 
@@ -1195,6 +1498,12 @@ impl Checker {
         if self.lookup_local(name).is_none() && !self.globals.contains_key(name) {
             if let Some(b) = Builtin::lookup(name) {
                 return self.call_builtin(b, args, piped, span);
+            }
+            if self.types.contains_key(name) {
+                self.error(CheckError::CallOfType {
+                    name: name.clone(),
+                    span: func.span.clone(),
+                });
             }
         }
         let f = self.name(name, &func.span, false);
@@ -1396,6 +1705,9 @@ pub fn stmt_start(stmt: &AStmt) -> usize {
 
 const SCALARS: [&str; 6] = ["String", "Int", "Float", "Bool", "Null", "Any"];
 
+/// The annotations a type declaration may carry (§4.3).
+const ANNOTATIONS: [&str; 2] = ["version", "owner"];
+
 fn name_of(e: &AExpr) -> String {
     match &e.kind {
         ExprKind::Name(n) => n.clone(),
@@ -1426,13 +1738,48 @@ fn field_metas(record: &RecordShape) -> Vec<FieldMeta> {
     let this = FieldMeta {
         may_be_absent: false,
         is_bool: false,
+        record: None,
     };
     std::iter::once(this)
         .chain(record.fields.iter().map(|f| FieldMeta {
             may_be_absent: f.optional || f.ty.admits_null(),
             is_bool: f.ty.is_bool(),
+            record: known(&f.ty),
         }))
         .collect()
+}
+
+/// The record a value of type `spec` is, if it is one (`{…} | Null` is one
+/// once its presence is settled).
+fn known(spec: &TypeSpec) -> Option<Known> {
+    match spec {
+        TypeSpec::Record(r) => Some(Known::Inline(r.clone())),
+        TypeSpec::Named(cell) => Some(Known::Declared(cell.clone())),
+        TypeSpec::Union(members) => {
+            let mut values = members.iter().filter(|m| !matches!(m, TypeSpec::Null));
+            match (values.next(), values.next()) {
+                (Some(one), None) => known(one),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// What `f` gives for field `name` of the record `k`, when it declares one
+/// (following aliases in a loop: a chain of them may be long).
+fn with_field<R>(k: &Known, name: &str, f: impl FnOnce(&FieldSpec) -> R) -> Option<R> {
+    let mut k = k.clone();
+    loop {
+        let base = match &k {
+            Known::Inline(record) => return record.field(name).map(f),
+            Known::Declared(cell) => match &cell.get()?.shape {
+                Shape::Record { record, .. } => return record.field(name).map(f),
+                Shape::Refined { base, .. } => known(base)?,
+            },
+        };
+        k = base;
+    }
 }
 
 fn rule_frame(names: &[String], metas: &[FieldMeta]) -> Frame {
@@ -1471,66 +1818,4 @@ fn fold_record(fields: Vec<(Key, Expr)>) -> Expr {
         return Expr::Const(Value::record(record));
     }
     Expr::Record(fields)
-}
-
-/// The names closest to `name` (edit distance), for "did you mean".
-pub fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Vec<String> {
-    let limit = (name.chars().count() / 3).max(1);
-    let mut scored: Vec<(usize, &str)> = candidates
-        .map(|c| (edit_distance(name, c), c))
-        .filter(|(d, c)| *d <= limit && *c != name && c.len() > 1)
-        .collect();
-    scored.sort();
-    scored.dedup();
-    scored
-        .into_iter()
-        .take(3)
-        .map(|(_, c)| c.to_string())
-        .collect()
-}
-
-/// Edits between two names, a swap of neighbouring letters counting as one
-/// (optimal string alignment), since that is the commonest typo.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in d[0].iter_mut().enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut best = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                best = best.min(d[i - 2][j - 2] + 1);
-            }
-            d[i][j] = best;
-        }
-    }
-    d[a.len()][b.len()]
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn edit_distance_counts_edits() {
-        assert_eq!(edit_distance("speceis", "species"), 1);
-        assert_eq!(
-            closest("rdier", ["rider", "ride"].into_iter()),
-            vec!["rider"]
-        );
-        assert_eq!(
-            closest("Flaot", ["Float", "Bool"].into_iter()),
-            vec!["Float"]
-        );
-        assert_eq!(closest("cout", ["count", "map"].into_iter()), vec!["count"]);
-    }
 }

@@ -175,9 +175,7 @@ impl Flow<'_> {
                 self.globals.insert(name.text.clone(), ty);
             }
             _ if !own => {}
-            Stmt::Check { cond, .. } => {
-                self.expr(cond);
-            }
+            Stmt::Check { cond, .. } => self.condition(cond),
             Stmt::Expr(e) => self.last = Some(self.expr(e)),
             Stmt::Fn(d) => {
                 let params = d
@@ -221,18 +219,65 @@ impl Flow<'_> {
         };
         self.scoped(scope, |f| {
             for r in rules {
-                f.expr(&r.cond);
+                f.condition(&r.cond);
             }
         });
         if let (Shape::Record { record, .. }, TypeBody::Record(members)) = (&c.shape, &t.body) {
             for m in members {
-                let Member::Field(field) = m else { continue };
-                let (Some(default), Some(spec)) = (&field.default, record.field(&field.name.text))
-                else {
-                    continue;
-                };
-                self.default(&field.name.text, default, &spec.ty);
+                match m {
+                    Member::Field(field) => {
+                        let (Some(default), Some(spec)) =
+                            (&field.default, record.field(&field.name.text))
+                        else {
+                            continue;
+                        };
+                        self.default(&field.name.text, default, &spec.ty);
+                    }
+                    Member::Check { field, func, .. } => {
+                        if let Some(spec) = record.field(&field.text) {
+                            self.named_check(&spec_ty(&spec.ty), func);
+                        }
+                    }
+                    _ => {}
+                }
             }
+        }
+    }
+
+    /// `validate field with f`: `f` is called with the field's value and
+    /// must give a Bool.
+    fn named_check(&mut self, field: &Ty, func: &ast::Name) {
+        let Some((params, ret)) = self.fns.get(&func.text).cloned() else {
+            return;
+        };
+        if let Some(want) = params.first() {
+            if field.is_scalar() && want.is_scalar() && !fits(field, want) {
+                self.errors.push(CheckError::ArgumentType {
+                    func: func.text.clone(),
+                    expected: article(&want.name()),
+                    found: field.name(),
+                    span: func.span.clone(),
+                });
+            }
+        }
+        if !matches!(ret, Ty::Unknown | Ty::Bool) {
+            self.errors.push(CheckError::ConditionType {
+                found: ret.name(),
+                span: func.span.clone(),
+            });
+        }
+    }
+
+    /// A condition (§4.4): a Bool, or `x?` standing as a presence test;
+    /// null counts as false. Anything else known is a static error.
+    fn condition(&mut self, e: &Expr) {
+        let ty = self.expr(e);
+        let presence = matches!(e.kind, ExprKind::Present(_));
+        if !presence && !matches!(ty, Ty::Unknown | Ty::Bool | Ty::Null) {
+            self.errors.push(CheckError::ConditionType {
+                found: ty.name(),
+                span: e.span.clone(),
+            });
         }
     }
 
@@ -324,8 +369,15 @@ impl Flow<'_> {
             ExprKind::Index(target, index) => {
                 let t = self.expr(target);
                 self.expr(index);
-                match t {
-                    Ty::List(elem) => *elem,
+                match (t, &index.kind) {
+                    (Ty::List(elem), _) => *elem,
+                    (t, ExprKind::Lit(Lit::Str { value, .. })) => {
+                        let name = ast::Name {
+                            text: value.clone(),
+                            span: index.span.clone(),
+                        };
+                        self.field(&t, &name)
+                    }
                     _ => Ty::Unknown,
                 }
             }
@@ -347,7 +399,12 @@ impl Flow<'_> {
                     .unwrap_or(Ty::Unknown)
             }
             ExprKind::Unary(UnOp::Not, x) => {
-                self.expr(x);
+                self.condition(x);
+                Ty::Bool
+            }
+            ExprKind::Binary(BinOp::And | BinOp::Or | BinOp::Implies, a, b) => {
+                self.condition(a);
+                self.condition(b);
                 Ty::Bool
             }
             ExprKind::Unary(UnOp::Neg, x) => self.expr(x),
@@ -360,7 +417,7 @@ impl Flow<'_> {
                 Ty::Unknown
             }
             ExprKind::If(c, a, b) => {
-                self.expr(c);
+                self.condition(c);
                 let (ta, tb) = (self.expr(a), self.expr(b));
                 join(&ta, &tb)
             }
@@ -386,7 +443,8 @@ impl Flow<'_> {
             }
             _ => true,
         };
-        if known && a.is_scalar() && b.is_scalar() && !fits {
+        let membership = matches!(op, BinOp::In | BinOp::NotIn);
+        if membership && !can_hold(&b, &a) || known && !membership && !fits {
             self.errors.push(CheckError::OperandTypes {
                 op: crate::syntax::canonical::binop_text(op).to_string(),
                 left: a.name(),
@@ -445,7 +503,7 @@ impl Flow<'_> {
     fn call(&mut self, func: &Expr, args: &[ast::Arg], piped: Option<(Ty, ast::Span)>) -> Ty {
         let ExprKind::Name(name) = &func.kind else {
             self.expr(func);
-            self.args(args, &Ty::Unknown);
+            self.args(args, &Ty::Unknown, false);
             return Ty::Unknown;
         };
         let local = self.scopes.iter().any(|s| s.iter().any(|(n, _)| n == name))
@@ -456,7 +514,7 @@ impl Flow<'_> {
         }
         let builtin = Builtin::lookup(name).filter(|_| !local);
         let Some(b) = builtin else {
-            self.args(args, &Ty::Unknown);
+            self.args(args, &Ty::Unknown, false);
             return Ty::Unknown;
         };
         // The first argument is the pipe's left side, or the first in the list.
@@ -473,8 +531,25 @@ impl Flow<'_> {
             self.check_input(b, &input, span);
         }
         let elem = input.element();
-        let lambda_ty = self.args(rest, &elem);
+        let tys = self.args(rest, &elem, b.takes_predicate());
+        if b == Builtin::Validate {
+            if let (Some(arg), Some(ty)) = (rest.last(), tys.last()) {
+                self.check_type_arg(arg, ty);
+            }
+        }
+        let lambda_ty = tys.last().cloned().unwrap_or(Ty::Unknown);
         builtin_result(b, &input, &elem, &lambda_ty, rest, self)
+    }
+
+    /// `validate(t)` where `t` is known to hold something other than a type.
+    fn check_type_arg(&mut self, arg: &ast::Arg, ty: &Ty) {
+        if !matches!(ty, Ty::Unknown | Ty::Type(_)) {
+            self.errors.push(CheckError::NotAType {
+                name: crate::syntax::canonical::expr_text(&arg.value),
+                span: arg.value.span.clone(),
+                found: Some(ty.name()),
+            });
+        }
     }
 
     /// A call of a declared function: arguments against annotated parameters.
@@ -501,19 +576,27 @@ impl Flow<'_> {
         }
     }
 
-    /// Check the remaining arguments; a lambda's parameter gets `param`.
-    /// Returns the type the (last) lambda gives back.
-    fn args(&mut self, args: &[ast::Arg], param: &Ty) -> Ty {
-        let mut ret = Ty::Unknown;
+    /// Check the remaining arguments; a lambda's parameter gets `param`,
+    /// and a predicate's body is a condition. Each argument's type (a
+    /// lambda's: the type it gives back).
+    fn args(&mut self, args: &[ast::Arg], param: &Ty, predicate: bool) -> Vec<Ty> {
+        let mut tys = Vec::with_capacity(args.len());
         for a in args {
-            ret = match &a.value.kind {
+            tys.push(match &a.value.kind {
                 ExprKind::Lambda(p, body) => {
-                    self.scoped(vec![(p.text.clone(), param.clone())], |f| f.expr(body))
+                    self.scoped(vec![(p.text.clone(), param.clone())], |f| {
+                        if predicate {
+                            f.condition(body);
+                            Ty::Bool
+                        } else {
+                            f.expr(body)
+                        }
+                    })
                 }
                 _ => self.expr(&a.value),
-            };
+            });
         }
-        ret
+        tys
     }
 
     /// The first argument of a builtin, where its type is known.
@@ -549,7 +632,7 @@ impl Flow<'_> {
             _ => None,
         };
         if let Some((what, ok)) = expected {
-            if !ok && input.is_scalar() {
+            if !ok && !matches!(input, Ty::Unknown) {
                 self.errors.push(CheckError::ArgumentType {
                     func: b.name().to_string(),
                     expected: what.to_string(),
@@ -558,6 +641,17 @@ impl Flow<'_> {
                 });
             }
         }
+    }
+}
+
+/// Can `x in haystack` be asked? A list holds anything; a string holds
+/// strings (substrings), a record strings (keys). Unknowns may.
+fn can_hold(haystack: &Ty, x: &Ty) -> bool {
+    let x_may_be_str = matches!(x, Ty::Str | Ty::Unknown);
+    match haystack {
+        Ty::Unknown | Ty::List(_) => true,
+        Ty::Str | Ty::Named(_) | Ty::Record(..) => x_may_be_str,
+        _ => false,
     }
 }
 

@@ -105,6 +105,26 @@ pub fn check_field(interp: &Rc<Interp>, f: &FieldSpec, v: Value) -> Result<Check
     })
 }
 
+/// The rule and kind of each failure step 3 of §4.8 finds in the value
+/// `v` of field `f` (the checker puts a field's default through it).
+pub fn field_findings(
+    interp: &Rc<Interp>,
+    f: &FieldSpec,
+    v: Value,
+) -> Result<Vec<(Rc<str>, &'static str)>> {
+    let mut run = Run {
+        interp,
+        failures: Vec::new(),
+        warnings: Vec::new(),
+    };
+    run.field(f, Some(&v), None)?;
+    Ok(run
+        .failures
+        .iter()
+        .map(|f| (f.rule.clone(), f.kind))
+        .collect())
+}
+
 struct Run<'a> {
     interp: &'a Rc<Interp>,
     failures: Vec<Failure>,

@@ -164,6 +164,13 @@ impl From<&CheckError> for Diag {
                 format!("expected {expected}"),
             )
             .help(format!("give `{field}` a default of type {expected}, or change the field's type")),
+            DefaultBreaks { field, rule, span } => Diag::error(
+                "hql::default_type",
+                format!("the default of `{field}` breaks `{rule}`"),
+                span.clone(),
+                format!("fails {rule}"),
+            )
+            .help(format!("a default is checked like any value of its field each time it is filled: give `{field}` one that passes")),
             Arity { name, min, max, found, span } => {
                 let takes = if min == max { format!("{min}") } else { format!("{min} to {max}") };
                 let d = Diag::error(
@@ -207,8 +214,10 @@ impl From<&CheckError> for Diag {
                 Diag::error("hql::duplicate", format!("{what} `{name}` is declared twice"), span.clone(), "declared again here")
                     .help("give one of them another name")
             }
-            NotAType { name, span } => Diag::error("hql::not_a_type", format!("`{name}` is not a declared type"), span.clone(), "expected a type name")
+            NotAType { name, span, found: None } => Diag::error("hql::not_a_type", format!("`{name}` is not a declared type"), span.clone(), "expected a type name")
                 .help("declare it first: `type T : DataContract = { … }`, or an alias `type T = String | Null`"),
+            NotAType { name, span, found: Some(found) } => Diag::error("hql::not_a_type", format!("`{name}` is not a type: it is {}", article(found)), span.clone(), "expected a type name")
+                .help("`validate` takes the name of a declared type: `validate(T)`"),
             InheritanceCycle { name, span } => {
                 Diag::error("hql::inheritance_cycle", format!("type `{name}` inherits from itself"), span.clone(), "in this cycle")
             }
@@ -238,9 +247,38 @@ impl From<&CheckError> for Diag {
                 format!("`{func}` expects {expected}, not {}", article(found)),
                 span.clone(),
                 format!("{found} here"),
-            ),
+            )
+            .help(format!("give `{func}` {expected} here (convert with `string(x)`, `int(s)` or `float(s)` where that is meant)")),
             UsedBeforeLet { name, span, .. } => Diag::error("hql::used_before_let", format!("`{name}` is used before its `let`"), span.clone(), "used here")
                 .help("move the `let` above this line"),
+            TypeCycle { cycle, span } => {
+                let path = cycle.iter().chain(cycle.first()).map(String::as_str).collect::<Vec<_>>().join(" → ");
+                let head = cycle.first().map(String::as_str).unwrap_or_default();
+                Diag::error("hql::type_cycle", format!("type `{head}` is defined in terms of itself: {path}"), span.clone(), "in this cycle")
+                    .help("a type may refer to itself only through a record's field, as in `type Tree = { children: List[Tree] }`")
+            }
+            DuplicateIdentity { id, first, second, span } => {
+                let help = if first == second {
+                    format!("`{first}` is written twice: remove one")
+                } else {
+                    "give each rule its own name (`require other_name: …`): a failure names its check by its identity".into()
+                };
+                Diag::error("hql::duplicate_rule", format!("two checks have the identity `{id}`: `{first}` and `{second}`"), span.clone(), "same identity as an earlier check")
+                    .help(help)
+            }
+            FloatOutOfRange { span } => Diag::error("hql::float_out_of_range", "float literal out of range", span.clone(), "beyond the largest Float")
+                .help("a Float is a 64-bit floating-point number: at most about 1.8e308"),
+            UnknownAnnotation { name, span, candidates } => {
+                let marked: Vec<String> = candidates.iter().map(|c| format!("@{c}")).collect();
+                Diag::error("hql::unknown_annotation", format!("unknown annotation `@{name}`"), span.clone(), "not an annotation")
+                    .help(did_you_mean(&marked).unwrap_or_else(|| "a type takes `@version(\"…\")` and `@owner(\"…\")`".into()))
+            }
+            RepeatedAnnotation { name, span } => Diag::error("hql::repeated_annotation", format!("`@{name}` is given twice"), span.clone(), "again here")
+                .help(format!("keep one `@{name}(…)` on the type")),
+            CallOfType { name, span } => Diag::error("hql::call_of_type", format!("`{name}` is a type, not a function"), span.clone(), "called here")
+                .help(format!("to check values against it, write `validate({name})`; to build a value, `{name} {{ … }}`")),
+            ConditionType { found, span } => Diag::error("hql::condition_type", format!("a condition must be a Bool, not {}", article(found)), span.clone(), format!("{found} here"))
+                .help("compare it (`x > 0`, `x != \"\"`), or test presence with `x?`"),
         }
     }
 }
@@ -249,6 +287,8 @@ fn operand_help(op: &str) -> String {
     match op {
         "+" => "`+` adds numbers and joins two strings or two lists; convert with `string(x)` or `int(s)`".into(),
         "%" => "`%` takes two Ints".into(),
+        "in" | "not in" => "`x in list` tests membership, `s in text` a substring, `\"key\" in record` a key".into(),
+        "<" | "<=" | ">" | ">=" => "comparisons order two numbers or two strings; convert one side first: `int(s)`, `float(s)` or `string(x)`".into(),
         _ => "convert one side first: `int(s)`, `float(s)` or `string(x)`".into(),
     }
 }

@@ -18,7 +18,7 @@ use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 use std::rc::Rc;
 
-use crate::check::{check_program, Checked};
+use crate::check::{check_program, Checked, Unparsed};
 use crate::runtime::builtins::Builtin;
 use crate::runtime::contract::Contract;
 use crate::runtime::eval::{Host, Interp, Outcome, RuntimeError};
@@ -26,7 +26,7 @@ use crate::runtime::print::to_hql;
 use crate::runtime::value::Value;
 use crate::session::diagnostic::{render, Diag};
 use crate::syntax::ast::{Expr, ExprKind, Lit, Module, Span, Stmt};
-use crate::syntax::parser::parse_at;
+use crate::syntax::parser::parse_recovering;
 use crate::syntax::source::SourceMap;
 
 /// Exit statuses (tooling.md, normative).
@@ -113,7 +113,7 @@ impl Session {
             err: &mut std::io::sink(),
             color: false,
         };
-        session.run_entry(0, prelude, &mut quiet, &mut |_, _| Ok(()));
+        session.run_entry(Entry::checked(0, prelude), &mut quiet, &mut |_, _| Ok(()));
         session
     }
 
@@ -126,7 +126,7 @@ impl Session {
     /// Check and run declarations and `let`s (a worker thread rebuilding a
     /// session); the exit status.
     pub fn declare(&mut self, stmts: Vec<Stmt>, sinks: &mut Sinks) -> i32 {
-        self.run_entry(usize::MAX, stmts, sinks, &mut |_, _| Ok(()))
+        self.run_entry(Entry::checked(usize::MAX, stmts), sinks, &mut |_, _| Ok(()))
     }
 
     pub fn interp(&self) -> &Rc<Interp> {
@@ -179,75 +179,65 @@ impl Session {
     /// Check an entry against the session without running it.
     pub fn check(&mut self, name: &str, text: &str, sinks: &mut Sinks) -> Result<Checked, i32> {
         let files = self.map.files().len();
-        let checked = self
-            .load(name, text, sinks)
-            .and_then(|(base, entry)| self.prepare(base, &entry, sinks));
+        let entry = self.load(name, text);
+        let checked = self.prepare(&entry, sinks);
         // Nothing of the entry is kept, so neither is its text.
         self.map.truncate(files);
         checked.map(|(checked, _)| checked)
     }
 
     /// Read an entry (and its imports) into the source map: where its spans
-    /// start, and its statements.
-    fn load(
-        &mut self,
-        name: &str,
-        text: &str,
-        sinks: &mut Sinks,
-    ) -> Result<(usize, Vec<Stmt>), i32> {
+    /// start, the statements that parsed, and the syntax and import errors.
+    fn load(&mut self, name: &str, text: &str) -> Entry {
         let mut loader = Loader::new(&*self.host, &mut self.map);
         let base = loader.map.add("", "");
         loader.file(name, text, &mut vec![normalize(Path::new(name))], false);
-        let (entry, diags) = (loader.stmts, loader.diags);
-        if diags.is_empty() {
-            return Ok((base, entry));
+        Entry {
+            base,
+            stmts: loader.stmts,
+            diags: loader.diags,
+            unparsed: loader.unparsed,
         }
-        for d in &diags {
-            sinks.diag(&self.map, d);
-        }
-        Err(EXIT_STATIC)
     }
 
     /// Check an entry against the history: the checked program (history and
-    /// entry) and how many of the checked statements are the entry's.
-    fn prepare(
-        &mut self,
-        entry_base: usize,
-        entry: &[Stmt],
-        sinks: &mut Sinks,
-    ) -> Result<(Checked, usize), i32> {
-        let mut stmts = self.history_without_redefined(entry);
-        stmts.extend(entry.iter().cloned());
+    /// entry) and how many of the checked statements are the entry's. The
+    /// statements that parsed are checked even when others did not (§7:
+    /// every diagnostic); all errors are shown in the order of the text.
+    fn prepare(&mut self, entry: &Entry, sinks: &mut Sinks) -> Result<(Checked, usize), i32> {
+        let mut stmts = self.history_without_redefined(&entry.stmts);
+        stmts.extend(entry.stmts.iter().cloned());
         let runs = entry
+            .stmts
             .iter()
             .filter(|s| matches!(s, Stmt::Let { .. } | Stmt::Check { .. } | Stmt::Expr(_)))
             .count();
         let module = Module { stmts };
-        let own = |span: &Span| span.start >= entry_base;
-        match check_program(&module, self.prelude_end) {
+        let own = |span: &Span| span.start >= entry.base;
+        let mut errors = entry.diags.clone();
+        let checked = check_program(&module, self.prelude_end, &entry.unparsed);
+        let warnings = match &checked {
             Ok(checked) => {
-                for w in checked.warnings.iter().filter(|w| own(&w.span())) {
-                    sinks.diag(&self.map, &Diag::from(w));
-                }
                 let first = checked.program.stmts.len() - runs;
                 let unknown = self.unknown_ids(&checked.program.stmts[first..]);
-                for e in &unknown {
-                    sinks.diag(&self.map, &Diag::from(e));
-                }
-                if !unknown.is_empty() {
-                    return Err(EXIT_STATIC);
-                }
-                Ok((checked, runs))
+                errors.extend(unknown.iter().map(Diag::from));
+                &checked.warnings
             }
             Err(found) => {
-                for w in found.warnings.iter().filter(|w| own(&w.span())) {
-                    sinks.diag(&self.map, &Diag::from(w));
-                }
-                for e in &found.errors {
-                    sinks.diag(&self.map, &Diag::from(e));
-                }
-                Err(EXIT_STATIC)
+                errors.extend(found.errors.iter().map(Diag::from));
+                &found.warnings
             }
+        };
+        for w in warnings.iter().filter(|w| own(&w.span())) {
+            sinks.diag(&self.map, &Diag::from(w));
+        }
+        errors.sort_by_key(|d| d.span.as_ref().map_or(usize::MAX, |s| s.start));
+        for e in &errors {
+            sinks.diag(&self.map, e);
+        }
+        match checked {
+            Ok(checked) if errors.is_empty() => Ok((checked, runs)),
+            _ => Err(EXIT_STATIC),
         }
     }
 
@@ -292,23 +282,16 @@ impl Session {
         sinks: &mut Sinks,
         display: &mut Display,
     ) -> i32 {
-        match self.load(name, text, sinks) {
-            Ok((base, entry)) => self.run_entry(base, entry, sinks, display),
-            Err(status) => status,
-        }
+        let entry = self.load(name, text);
+        self.run_entry(entry, sinks, display)
     }
 
-    fn run_entry(
-        &mut self,
-        base: usize,
-        entry: Vec<Stmt>,
-        sinks: &mut Sinks,
-        display: &mut Display,
-    ) -> i32 {
-        let (checked, runs) = match self.prepare(base, &entry, sinks) {
+    fn run_entry(&mut self, entry: Entry, sinks: &mut Sinks, display: &mut Display) -> i32 {
+        let (checked, runs) = match self.prepare(&entry, sinks) {
             Ok(p) => p,
             Err(status) => return status,
         };
+        let entry = entry.stmts;
         let first = checked.program.stmts.len() - runs;
         self.history = self.history_without_redefined(&entry);
         self.names = checked.program.names.clone();
@@ -550,12 +533,35 @@ fn reads_stdin(stmt: &Stmt) -> bool {
     text.contains("stdin(")
 }
 
+/// An entry read: where its spans start, the statements that parsed, the
+/// syntax and import errors, and what the statements that did not parse
+/// would have declared.
+struct Entry {
+    base: usize,
+    stmts: Vec<Stmt>,
+    diags: Vec<Diag>,
+    unparsed: Unparsed,
+}
+
+impl Entry {
+    /// Statements already parsed (the library, a worker's declarations).
+    fn checked(base: usize, stmts: Vec<Stmt>) -> Entry {
+        Entry {
+            base,
+            stmts,
+            diags: Vec::new(),
+            unparsed: Unparsed::default(),
+        }
+    }
+}
+
 /// Reads an entry and the files it imports into the session's source map.
 struct Loader<'a> {
     host: &'a dyn Host,
     map: &'a mut SourceMap,
     stmts: Vec<Stmt>,
     diags: Vec<Diag>,
+    unparsed: Unparsed,
     loaded: Vec<PathBuf>,
 }
 
@@ -566,6 +572,7 @@ impl<'a> Loader<'a> {
             map,
             stmts: Vec::new(),
             diags: Vec::new(),
+            unparsed: Unparsed::default(),
             loaded: Vec::new(),
         }
     }
@@ -574,11 +581,11 @@ impl<'a> Loader<'a> {
     /// the files being imported, outermost first, to catch cycles.
     fn file(&mut self, name: &str, text: &str, stack: &mut Vec<PathBuf>, imported: bool) {
         let base = self.map.add(name, text);
-        let module = match parse_at(text, base) {
-            Ok(m) => m,
-            Err(errors) => return self.diags.extend(errors.iter().map(Diag::from)),
-        };
-        for stmt in module.stmts {
+        let parsed = parse_recovering(text, base);
+        self.diags.extend(parsed.errors.iter().map(Diag::from));
+        self.unparsed.names.extend(parsed.lost_names);
+        self.unparsed.any |= parsed.lost_all;
+        for stmt in parsed.module.stmts {
             match stmt {
                 Stmt::Import { path, span } => self.import(name, &path, span, stack),
                 Stmt::Type(_) | Stmt::Fn(_) | Stmt::Let { .. } => self.stmts.push(stmt),
@@ -605,9 +612,12 @@ impl<'a> Loader<'a> {
                 self.file(&shown, &text, stack, true);
                 stack.pop();
             }
-            Err(e) => self
-                .diags
-                .push(Diag::import_missing(path, &shown, &e.to_string(), span)),
+            Err(e) => {
+                // What the file declares is unknown: any name may be there.
+                self.unparsed.any = true;
+                self.diags
+                    .push(Diag::import_missing(path, &shown, &e.to_string(), span))
+            }
         }
     }
 }

@@ -70,25 +70,87 @@ impl<'a> Text<'a> {
 /// Parse a program whose spans start at `base` (each file of a program
 /// gets its own range of offsets, so a span alone names its file).
 pub fn parse_at(src: &str, base: usize) -> Result<Module, Vec<ParseError>> {
+    let parsed = parse_recovering(src, base);
+    if parsed.errors.is_empty() {
+        Ok(parsed.module)
+    } else {
+        Err(parsed.errors)
+    }
+}
+
+/// A file parsed as far as it goes, so that the checker can still check
+/// every statement that parsed.
+pub struct Parsed {
+    /// The statements without syntax errors.
+    pub module: Module,
+    pub errors: Vec<ParseError>,
+    /// The names the statements with errors would declare (`let x = (`).
+    pub lost_names: Vec<String>,
+    /// The file did not lex: none of its statements is known.
+    pub lost_all: bool,
+}
+
+/// Parse every statement that can be parsed; see [`Parsed`].
+pub fn parse_recovering(src: &str, base: usize) -> Parsed {
     let text = Text { src, base };
-    let tokens = lexer::lex_at(src, base)
-        .map_err(|es| es.into_iter().map(ParseError::Lex).collect::<Vec<_>>())?;
+    let tokens = match lexer::lex_at(src, base) {
+        Ok(tokens) => tokens,
+        Err(es) => {
+            return Parsed {
+                module: Module { stmts: Vec::new() },
+                errors: es.into_iter().map(ParseError::Lex).collect(),
+                lost_names: Vec::new(),
+                lost_all: true,
+            }
+        }
+    };
     let mut stmts = Vec::new();
     let mut errors = Vec::new();
+    let mut lost_names = Vec::new();
     for chunk in statements(tokens) {
+        let declares = declared_name(&chunk);
+        let before = errors.len();
         match parse_statement(text, chunk) {
-            Ok(stmt) => stmts.push(stmt),
+            Ok(stmt) => {
+                check_pipes_in_stmt(text, &stmt, &mut errors);
+                if errors.len() == before {
+                    stmts.push(stmt);
+                }
+            }
             Err(e) => errors.push(e),
         }
+        if errors.len() > before {
+            lost_names.extend(declares);
+        }
     }
-    for stmt in &stmts {
-        check_pipes_in_stmt(text, stmt, &mut errors);
+    errors.sort_by_key(|e| e.span().start);
+    Parsed {
+        module: Module { stmts },
+        errors,
+        lost_names,
+        lost_all: false,
     }
-    if errors.is_empty() {
-        Ok(Module { stmts })
-    } else {
-        errors.sort_by_key(|e| e.span().start);
-        Err(errors)
+}
+
+/// The name a statement's tokens declare, whether or not it parses: the
+/// name after `let`, `fn` or `type`, past doc comments and annotations.
+fn declared_name(chunk: &[Spanned]) -> Option<String> {
+    let preamble = |t: &Token| {
+        matches!(
+            t,
+            Token::Doc(_)
+                | Token::At
+                | Token::Ident(_)
+                | Token::LParen
+                | Token::RParen
+                | Token::Str(_)
+                | Token::RawStr(_)
+        )
+    };
+    let at = chunk.iter().position(|t| !preamble(&t.1))?;
+    match (&chunk[at].1, chunk.get(at + 1).map(|t| &t.1)) {
+        (Token::Let | Token::Fn | Token::Type, Some(Token::Ident(name))) => Some(name.clone()),
+        _ => None,
     }
 }
 
@@ -413,6 +475,17 @@ mod tests {
     fn recovers_at_statement_boundaries() {
         let errs = errors("let = 1\nlet y = 2\nlet z = (\n");
         assert_eq!(errs.len(), 2, "{errs:?}");
+    }
+
+    #[test]
+    fn recovery_keeps_what_parsed_and_the_names_of_what_did_not() {
+        let parsed = parse_recovering(
+            "let a = 1\nlet b = 1 2\n@version(\"1\")\ntype T = = Int\nfn f(x) = x | b + a\na",
+            0,
+        );
+        assert_eq!(parsed.module.stmts.len(), 2);
+        assert_eq!(parsed.lost_names, vec!["b", "T", "f"]);
+        assert!(!parsed.lost_all);
     }
 
     #[test]
