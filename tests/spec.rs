@@ -1886,14 +1886,20 @@ fn s6_runtime_errors_point_at_the_expression_that_raised_them() {
     // (program, where the diagnostic points: file:line:column, the source
     // line shown under it)
     let cases = [
+        // Conditions over data: a condition the checker can see is
+        // no Bool is a static error.
         (
-            "\"a\"\n[if 1 then \"a\" else \"b\"]",
-            "test.hql:2:2",
-            "2 │ [if 1",
+            "\"a\"\nsource(file(\"c.jsonl\"), Json) | map(r => if r.c then \"a\" else \"b\")",
+            "test.hql:2:42",
+            "2 │ source",
         ),
-        ("check \"x\": 1", "test.hql:1:12", "1 │ check"),
         (
-            "let s = [1] | filter(x => 1)\n1\ns",
+            "let c = source(file(\"c.jsonl\"), Json) | first()\ncheck \"x\": c.c",
+            "test.hql:2:12",
+            "2 │ check",
+        ),
+        (
+            "let s = source(file(\"c.jsonl\"), Json) | filter(r => r.c)\n1\ns",
             "test.hql:1:9",
             "1 │ let s",
         ),
@@ -1919,7 +1925,7 @@ fn s6_runtime_errors_point_at_the_expression_that_raised_them() {
         ),
     ];
     for (src, place, line) in cases {
-        let (_, err) = runtime_error(src, &[]);
+        let (_, err) = runtime_error(src, &[("c.jsonl", "{\"c\": 1}\n")]);
         assert!(err.contains(&format!("[{place}]")), "{src}: {err}");
         assert!(err.contains(line), "{src}: {err}");
         assert!(err.contains('┬'), "{src}: a label marks the span: {err}");
