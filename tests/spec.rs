@@ -237,6 +237,27 @@ fn s3_numbers_from_data_keep_text_through_field_access() {
 }
 
 #[test]
+fn s3_extreme_numbers_from_data_keep_their_text() {
+    let data = "{\"x\": 1e999}\n{\"x\": -0}\n{\"x\": -0.0}\n";
+    let files = [("n.jsonl", data)];
+    let src = "type N : Data = { x: Float }\n\
+        source(file(\"n.jsonl\"), Json) | validate(N) | oks() | map(r => [r.x, r.x > 1.0e308, r.x == 0])";
+    assert_eq!(
+        ok_out(src, &files),
+        "[[1e999, true, false], [-0, false, true], [-0.0, false, true]]\n"
+    );
+    let (out, _, status) = run_json("source(file(\"n.jsonl\"), Json)", &files);
+    assert_eq!(status, 0);
+    assert_eq!(out, "{\"x\":1e999}\n{\"x\":-0}\n{\"x\":-0.0}\n");
+    // Arithmetic on a number beyond a Float's range has no finite result.
+    let (_, err) = runtime_error(
+        "source(file(\"n.jsonl\"), Json) | map(r => r.x * 1)",
+        &files,
+    );
+    assert!(err.contains("hql::not_finite"), "{err}");
+}
+
+#[test]
 fn s3_numbers_from_data_written_back_exactly_in_json() {
     let (out, err, status) = run_json(r#"source(file("n.jsonl"), Json)"#, &[("n.jsonl", NUMS)]);
     assert_eq!(status, 0, "{err}");
