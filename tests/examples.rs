@@ -1,7 +1,9 @@
 //! Every `examples/**/*.hql` is a test: it runs from the repository root and
 //! its stdout must equal the sibling `.out`, its stderr the `.err` (empty
 //! when there is none), and its exit status the number in `.status` (0 when
-//! there is none). Adding a test means adding files.
+//! there is none). Adding a test means adding files. The SQLite databases
+//! in an example's `out/` folder are removed before it runs, so that each
+//! run starts from no table, as a file target starts from no file.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -32,10 +34,22 @@ fn relative(path: &Path) -> String {
         .replace('\\', "/")
 }
 
+fn remove_databases(out: &Path) {
+    let Ok(entries) = std::fs::read_dir(out) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry.path().extension().is_some_and(|e| e == "db") {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// Run one example; a description of each mismatch.
 fn run_example(path: &Path) -> Vec<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let name = relative(path);
+    remove_databases(&path.with_file_name("out"));
     let output = Command::new(env!("CARGO_BIN_EXE_hql"))
         .args(["run", &name])
         .current_dir(root)

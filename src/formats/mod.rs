@@ -9,6 +9,7 @@
 
 mod csv;
 mod json;
+pub mod sqlite;
 
 use crate::runtime::builtins::Format;
 use crate::runtime::eval::io::Codec;

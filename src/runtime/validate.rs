@@ -812,6 +812,38 @@ pub fn undecodable(origin: &Origin, raw: String, message: String) -> Value {
     ))
 }
 
+/// The `err` payload of a record a table target set aside because its
+/// shape drifted from the table's (kind `schema_drift`): one failure per
+/// drifting column, `(rule, column, message)`.
+pub fn schema_drift_failure(
+    contract: Option<&Contract>,
+    origin: Option<&Origin>,
+    input: Value,
+    columns: Vec<(String, Key, String)>,
+) -> Value {
+    let failures = columns
+        .into_iter()
+        .map(|(rule, column, message)| {
+            let failure = Failure {
+                rule: rule.into(),
+                kind: "schema_drift",
+                path: Some(column.to_string()),
+                fields: vec![column],
+                message,
+            };
+            failure_value(failure, "error")
+        })
+        .collect();
+    let (ty, version) = match contract {
+        Some(c) => (
+            Value::str(&c.name),
+            c.version.as_deref().map(Value::str).unwrap_or(Value::Null),
+        ),
+        None => (Value::Null, Value::Null),
+    };
+    envelope(ty, version, origin, input, failures)
+}
+
 /// A failure record whose `input` is `received` (a CSV row's text cells,
 /// not their conversions).
 pub fn with_input(failure: &Value, received: Value) -> Value {

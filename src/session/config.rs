@@ -19,6 +19,7 @@ use indexmap::IndexMap;
 use toml::{Table, Value};
 
 use crate::check::closest;
+pub use crate::formats::sqlite::{OnDrift, OnIncompatible, SchemaPolicy, WriteMode};
 use crate::runtime::builtins::Format;
 pub use crate::runtime::eval::io::{Column, CsvOptions, Physical};
 
@@ -110,107 +111,6 @@ impl Place {
             Place::File { format, .. } => Some(*format),
             Place::Sqlite { .. } => None,
         }
-    }
-}
-
-/// `schema = { … }` of a SQLite target: what to do when a batch's shape
-/// drifts from the table's (seed `003`, faucet's `schema:` block).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SchemaPolicy {
-    pub on_drift: OnDrift,
-    /// A lossless widening counts as evolvable (consulted by `evolve` only).
-    pub allow_type_widening: bool,
-    /// What `evolve` does with a change it cannot apply.
-    pub on_incompatible: OnIncompatible,
-    /// May `evolve` drop NOT NULL from a column a batch merely omits? Off by
-    /// default: one batch's omission is no evidence the column is optional.
-    pub relax_nullability_on_missing: bool,
-    /// The target quarantined records go to (a configured JSON file target);
-    /// `None` leaves it to `route`'s `err` target.
-    pub dead_letters: Option<String>,
-}
-
-impl Default for SchemaPolicy {
-    fn default() -> Self {
-        SchemaPolicy {
-            on_drift: OnDrift::default(),
-            allow_type_widening: true,
-            on_incompatible: OnIncompatible::default(),
-            relax_nullability_on_missing: false,
-            dead_letters: None,
-        }
-    }
-}
-
-/// An enumerated config value: the enum, its spellings in `hql.toml`
-/// (`CHOICES`, for parsing and for help) and `name` (for messages).
-macro_rules! config_enum {
-    ($(#[$doc:meta])* $name:ident {
-        $($(#[$vdoc:meta])* $variant:ident = $text:literal),+ $(,)?
-    }) => {
-        $(#[$doc])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum $name {
-            $($(#[$vdoc])* $variant),+
-        }
-
-        impl $name {
-            /// The spellings `hql.toml` accepts.
-            pub const CHOICES: &'static [(&'static str, $name)] =
-                &[$(($text, $name::$variant)),+];
-
-            /// The value as `hql.toml` spells it.
-            pub fn name(self) -> &'static str {
-                match self {
-                    $($name::$variant => $text),+
-                }
-            }
-        }
-    };
-}
-
-config_enum! {
-    /// `mode` of a SQLite target.
-    #[derive(Default)]
-    WriteMode {
-        /// Add rows; the default, since losing rows must be asked for.
-        #[default]
-        Append = "append",
-        /// Empty the table, then add rows (in the run's one transaction).
-        Replace = "replace",
-        /// Insert or update on the contract's `unique` key.
-        Upsert = "upsert",
-    }
-}
-
-config_enum! {
-    /// `schema.on_drift`: the policy when a batch's shape differs.
-    #[derive(Default)]
-    OnDrift {
-        /// Report the drift and write unchanged (the default).
-        #[default]
-        Warn = "warn",
-        /// Drop the fields the table has no column for.
-        Ignore = "ignore",
-        /// Stop the run: a runtime error, so the targets are abandoned.
-        Fail = "fail",
-        /// Send drifting records to the dead letters.
-        Quarantine = "quarantine",
-        /// Add columns and widen types, then write.
-        Evolve = "evolve",
-    }
-}
-
-config_enum! {
-    /// `schema.on_incompatible`: what `evolve` does with a narrowing or an
-    /// unrelated type change.
-    #[derive(Default)]
-    OnIncompatible {
-        /// Stop the run (the default).
-        #[default]
-        Fail = "fail",
-        /// Send the offending records to the dead letters.
-        Quarantine = "quarantine",
     }
 }
 

@@ -14,7 +14,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use std::sync::Arc;
 
-use crate::runtime::eval::io::{Boundary, Column, CsvOptions};
+use std::rc::Rc;
+
+use crate::formats::sqlite;
+use crate::runtime::contract::Contract;
+use crate::runtime::eval::io::{Boundary, Column, CsvOptions, DecodedRecords};
+use crate::runtime::eval::TableSink;
 use crate::runtime::eval::{
     Host, PendingFile, Place, Result, RuntimeError, SourceSpec, TargetSpec,
 };
@@ -154,7 +159,15 @@ impl Host for FsHost {
             return Err(crate::runtime::eval::no_configuration("source", id));
         };
         let source = config.source(id).map_err(config_error)?;
-        let (path, format) = file_place(&source.place, "source", id)?;
+        if let config::Place::Sqlite { written, .. } = &source.place {
+            return Ok(SourceSpec {
+                name: id.into(),
+                place: Place::Database(written.clone()),
+                format: crate::runtime::builtins::Format::Json,
+                boundary: boundary(&source.columns, &source.csv),
+            });
+        }
+        let (path, format) = file_place(&source.place)?;
         Ok(SourceSpec {
             name: id.into(),
             place: Place::File(path),
@@ -168,14 +181,70 @@ impl Host for FsHost {
             return Err(crate::runtime::eval::no_configuration("target", id));
         };
         let target = config.target(id).map_err(config_error)?;
-        let (path, format) = file_place(&target.place, "target", id)?;
+        if let config::Place::Sqlite { path, .. } = &target.place {
+            return Ok(TargetSpec {
+                name: id.to_string(),
+                path: path.to_string_lossy().into_owned(),
+                format: crate::runtime::builtins::Format::Json,
+                array: false,
+                boundary: Boundary::default(),
+                table: true,
+            });
+        }
+        let (path, format) = file_place(&target.place)?;
         Ok(TargetSpec {
             name: id.to_string(),
             array: format.writes_array(&path),
             path,
             format,
             boundary: boundary(&[], &target.csv),
+            table: false,
         })
+    }
+
+    fn open_rows(&self, spec: &SourceSpec, shape: Option<&Rc<Contract>>) -> Result<DecodedRecords> {
+        let source = self.config_of("source", &spec.name)?.source(&spec.name);
+        let source = source.map_err(config_error)?;
+        let config::Place::Sqlite {
+            path, table, query, ..
+        } = &source.place
+        else {
+            return Err(not_a_database(&spec.name));
+        };
+        let select = match (table, query) {
+            (_, Some(q)) => sqlite::Select::Query(q.clone()),
+            (Some(t), None) => sqlite::Select::Table(t.clone()),
+            (None, None) => return Err(not_a_database(&spec.name)),
+        };
+        sqlite::read_rows(path, spec, &select, shape)
+    }
+
+    fn open_table(
+        &self,
+        spec: &TargetSpec,
+        shape: Option<&Rc<Contract>>,
+    ) -> Result<Box<dyn TableSink>> {
+        let target = self.config_of("target", &spec.name)?.target(&spec.name);
+        let target = target.map_err(config_error)?;
+        let config::Place::Sqlite {
+            path,
+            written,
+            table: Some(table),
+            ..
+        } = &target.place
+        else {
+            return Err(not_a_database(&spec.name));
+        };
+        let table = sqlite::TableTarget {
+            id: spec.name.clone(),
+            path: path.clone(),
+            written: written.clone(),
+            table: table.clone(),
+            mode: target.mode,
+            create_table: target.create_table,
+            schema: target.schema.clone(),
+        };
+        sqlite::open_target(&table, shape, Box::new(warning))
     }
 }
 
@@ -317,21 +386,38 @@ pub fn config_error(e: ConfigError) -> RuntimeError {
     }
 }
 
-/// The path and format of a file place; a SQLite place cannot be read yet.
-fn file_place(
-    place: &config::Place,
-    what: &str,
-    id: &str,
-) -> Result<(String, crate::runtime::builtins::Format)> {
+/// The path and format of a file place.
+fn file_place(place: &config::Place) -> Result<(String, crate::runtime::builtins::Format)> {
     match place {
         config::Place::File { path, format, .. } => {
             Ok((path.to_string_lossy().into_owned(), *format))
         }
-        config::Place::Sqlite { .. } => Err(RuntimeError::new(
-            "hql::config",
-            format!("{what} `{id}` is a SQLite database, which this version of hql cannot open"),
-        )
-        .with_help("configure a JSON or CSV file for it")),
+        config::Place::Sqlite { path, .. } => Ok((
+            path.to_string_lossy().into_owned(),
+            crate::runtime::builtins::Format::Json,
+        )),
+    }
+}
+
+/// A warning of a target (drift under `on_drift = "warn"`), on standard
+/// error; where that fails there is no one to tell.
+fn warning(message: &str) {
+    let _ = writeln!(io::stderr(), "{message}");
+}
+
+/// A database asked of an id the configuration gives another place.
+fn not_a_database(id: &str) -> RuntimeError {
+    RuntimeError::new(
+        "hql::config",
+        format!("`{id}` is not a SQLite table or query"),
+    )
+}
+
+impl FsHost {
+    fn config_of(&self, what: &str, id: &str) -> Result<&Config> {
+        self.config
+            .as_deref()
+            .ok_or_else(|| crate::runtime::eval::no_configuration(what, id))
     }
 }
 

@@ -21,6 +21,10 @@ use crate::runtime::value::Value;
 pub enum Place {
     File(String),
     Stdin,
+    /// A table or query of a database configured in `hql.toml` (the
+    /// database's path, for messages): read as rows through
+    /// `Host::open_rows`, not as bytes.
+    Database(String),
 }
 
 /// A source: its name in origins, where it is, its format and the schema
@@ -48,7 +52,7 @@ impl SourceSpec {
     pub fn path(&self) -> Option<&str> {
         match &self.place {
             Place::File(p) => Some(p),
-            Place::Stdin => None,
+            Place::Stdin | Place::Database(_) => None,
         }
     }
 }
@@ -125,6 +129,9 @@ pub struct TargetSpec {
     /// JSON Lines.
     pub array: bool,
     pub boundary: Boundary,
+    /// A database table configured in `hql.toml`: written record by record
+    /// through `Host::open_table` rather than as bytes (`format` unused).
+    pub table: bool,
 }
 
 impl TargetSpec {
@@ -137,6 +144,7 @@ impl TargetSpec {
             format,
             array: format.writes_array(path),
             boundary: Boundary::default(),
+            table: false,
         })
     }
 }
@@ -243,4 +251,46 @@ pub trait RecordWriter {
 pub trait PendingFile: Write {
     fn commit(self: Box<Self>) -> std::io::Result<()>;
     fn abandon(self: Box<Self>);
+}
+
+/// What a run holds until it ends — a file target's temporary, a
+/// database's transaction — and commits or abandons then.
+pub trait Pending {
+    fn commit(self: Box<Self>) -> std::io::Result<()>;
+    fn abandon(self: Box<Self>);
+}
+
+impl Pending for Box<dyn PendingFile> {
+    fn commit(self: Box<Self>) -> std::io::Result<()> {
+        (*self).commit()
+    }
+
+    fn abandon(self: Box<Self>) {
+        (*self).abandon()
+    }
+}
+
+/// A target that takes records rather than bytes: a database table, whose
+/// live schema each batch of records is compared with (tooling.md, schema
+/// drift). What it writes stays in the run's transaction until the run
+/// ends.
+pub trait TableSink {
+    /// Take one record; `origin` goes into its failure record if the drift
+    /// policy sets it aside.
+    fn put(&mut self, record: &Value, origin: Option<&Origin>) -> Result<()>;
+
+    /// The failure records (kind `schema_drift`) of the records set aside
+    /// since the last call, for the dead letters.
+    fn quarantined(&mut self) -> Vec<Value>;
+
+    /// May the policy set records aside, and to which configured target
+    /// (`Some(None)`: none is configured, so `route`'s `err` target)?
+    fn dead_letters(&self) -> Option<Option<String>>;
+
+    /// Write what is still buffered: the records written, and the drift met
+    /// (`[{column, change, count}]`).
+    fn finish(&mut self) -> Result<(i64, Value)>;
+
+    /// The transaction, for the run to commit or abandon when it ends.
+    fn into_pending(self: Box<Self>) -> Box<dyn Pending>;
 }

@@ -10,6 +10,7 @@ pub mod io;
 pub mod meter;
 mod ops;
 mod stages;
+mod tables;
 
 use std::cell::{Cell, RefCell};
 use std::io::BufRead;
@@ -23,7 +24,7 @@ use crate::runtime::value::{Record, Value};
 use crate::syntax::ast::Span;
 
 pub use equality::{compare, equal, hash_value, sort_order, write_key, ValueKey};
-pub use io::{Codec, PendingFile, Place, SourceSpec, TargetSpec};
+pub use io::{Codec, Pending, PendingFile, Place, SourceSpec, TableSink, TargetSpec};
 pub use stages::{cannot_read, force, items, Tally, Target};
 
 /// What the evaluator may ask of the world outside.
@@ -56,6 +57,26 @@ pub trait Host {
             std::io::ErrorKind::Unsupported,
             "this host writes no files",
         ))
+    }
+
+    /// The rows of a database source (`Place::Database`), as records; with
+    /// a `shape`, cells convert to the contract's types.
+    fn open_rows(
+        &self,
+        spec: &SourceSpec,
+        _shape: Option<&Rc<Contract>>,
+    ) -> Result<io::DecodedRecords> {
+        Err(no_database(&spec.name))
+    }
+
+    /// A database table target (`TargetSpec::table`), in the run's
+    /// transaction.
+    fn open_table(
+        &self,
+        spec: &TargetSpec,
+        _shape: Option<&Rc<Contract>>,
+    ) -> Result<Box<dyn TableSink>> {
+        Err(no_database(&spec.name))
     }
 
     /// `param("name")`: a value given on the command line (`--set name=value`).
@@ -95,6 +116,14 @@ pub fn no_configuration(what: &str, id: &str) -> RuntimeError {
     .with_help(format!(
         "add `[{what}s.{id}]` with a `file = \"…\"` to an hql.toml in the program's folder or above"
     ))
+}
+
+/// A database asked of a host that opens none.
+fn no_database(id: &str) -> RuntimeError {
+    RuntimeError::new(
+        "hql::config",
+        format!("`{id}` is a database, which this host cannot open"),
+    )
 }
 
 /// Where a value was read from: `{source, line}` (language.md §4.9).
@@ -354,7 +383,7 @@ pub struct Interp {
     /// The codec of each format.
     codecs: Codecs,
     /// Targets written so far in this run, committed when it ends.
-    pending: RefCell<Vec<Box<dyn PendingFile>>>,
+    pending: RefCell<Vec<Box<dyn Pending>>>,
     /// What the run has read so far, once a progress line asks (`watch`):
     /// nothing is counted for a run no one watches.
     meter: std::cell::OnceCell<std::sync::Arc<meter::Meter>>,
@@ -415,7 +444,12 @@ impl Interp {
 
     /// Keep a written target until the run ends.
     pub fn hold(&self, file: Box<dyn PendingFile>) {
-        self.pending.borrow_mut().push(file);
+        self.pending.borrow_mut().push(Box::new(file));
+    }
+
+    /// Keep a database's transaction until the run ends.
+    pub fn hold_pending(&self, pending: Box<dyn Pending>) {
+        self.pending.borrow_mut().push(pending);
     }
 
     /// The run ended: every target written replaces its file, in the order

@@ -293,7 +293,7 @@ fn lazy(input: Value, wrap: impl Fn(Items) -> Items + 'static) -> Value {
 }
 
 /// The contract a stream's records were validated against, if known.
-fn contract_of(v: &Value) -> Option<Rc<Contract>> {
+pub(super) fn contract_of(v: &Value) -> Option<Rc<Contract>> {
     match v {
         Value::Stream(s) => s.contract().cloned(),
         _ => None,
@@ -371,6 +371,19 @@ impl Interp {
         spec: &SourceSpec,
         shape: Option<&Rc<Contract>>,
     ) -> Result<DecodedRecords> {
+        if let Place::Database(_) = spec.place {
+            let records = self.host.open_rows(spec, shape)?;
+            return Ok(match self.meter() {
+                Some(meter) => {
+                    meter.start_source(None);
+                    Box::new(Counted {
+                        records,
+                        meter: meter.clone(),
+                    })
+                }
+                None => records,
+            });
+        }
         let reader = match &spec.place {
             Place::File(p) if *spec.name != **p => self.host.open_file(p).map_err(|e| {
                 cannot_read(p, &e).with_help(format!(
@@ -380,6 +393,7 @@ impl Interp {
             })?,
             Place::File(p) => self.host.open_file(p).map_err(|e| cannot_read(p, &e))?,
             Place::Stdin => self.take_stdin()?,
+            Place::Database(_) => unreachable!("read as rows above"),
         };
         let reader = self.metered(reader, spec.path());
         let records = self.codec(spec.format).read(reader, spec, shape);
@@ -520,7 +534,8 @@ fn read_source_for(
             interp, source, &path, check,
         )?));
     }
-    if interp.codec(source.format).reads_by_shape() {
+    let rows = matches!(source.place, Place::Database(_));
+    if rows || interp.codec(source.format).reads_by_shape() {
         return Ok(Upstream::Converted(
             interp.open_source(source, Some(contract))?,
         ));
@@ -654,6 +669,9 @@ fn json_items(source: JsonSource<Box<dyn std::io::BufRead>>, name: Rc<str>) -> I
 /// `write(target)` / `write(file(path), Format)`: the number of records written.
 fn write(interp: &Rc<Interp>, input: Value, target: Value, format: Value) -> Result<Value> {
     let spec = target_spec(interp, &target, &format)?;
+    if spec.table {
+        return super::tables::write_table(interp, input, &spec);
+    }
     let shape = contract_of(&input);
     let mut sink = Target::open(interp, spec, shape.as_ref())?;
     for item in items(&input)? {
@@ -667,7 +685,7 @@ fn write(interp: &Rc<Interp>, input: Value, target: Value, format: Value) -> Res
     Ok(Value::Int(sink.close(interp)?))
 }
 
-fn write_of_results() -> RuntimeError {
+pub(super) fn write_of_results() -> RuntimeError {
     RuntimeError::new("hql::write_results", "`write` takes values, not results")
         .with_help(crate::runtime::builtins::WRITE_RESULTS_HELP)
 }
@@ -678,7 +696,7 @@ fn route(interp: &Rc<Interp>, input: Value, ok: Value, err: Value) -> Result<Val
     let shape = contract_of(&input);
     let ok_spec = target_spec(interp, &ok, &Value::Null)?;
     let err_spec = target_spec(interp, &err, &Value::Null)?;
-    if !interp.codec(err_spec.format).keeps_nesting() {
+    if err_spec.table || !interp.codec(err_spec.format).keeps_nesting() {
         return Err(RuntimeError::new(
             "hql::route",
             format!("the `err` target {} is not JSON", err_spec.name),
@@ -691,6 +709,9 @@ fn route(interp: &Rc<Interp>, input: Value, ok: Value, err: Value) -> Result<Val
             format!("`ok` and `err` both write {}", ok_spec.path),
         )
         .with_help("send the valid records and the failure records to two files"));
+    }
+    if ok_spec.table {
+        return super::tables::route_table(interp, input, &ok_spec, err_spec);
     }
     let copied = copied_lines(interp, &input, &ok_spec);
     let mut oks = Target::open(interp, ok_spec, shape.as_ref())?;
@@ -783,7 +804,7 @@ fn copied_lines(
 
 /// Where `write` or `route` sends records: a file (its format given or
 /// from its extension) or a target configured by id.
-fn target_spec(interp: &Interp, target: &Value, format: &Value) -> Result<TargetSpec> {
+pub(super) fn target_spec(interp: &Interp, target: &Value, format: &Value) -> Result<TargetSpec> {
     if let Some(id) = target.as_str() {
         return interp.host.configured_target(id);
     }
@@ -873,7 +894,7 @@ impl Target {
 
     /// Finish the output and hand it to the run, which commits it when it
     /// ends; the number of records written.
-    fn close(self, interp: &Interp) -> Result<i64> {
+    pub(super) fn close(self, interp: &Interp) -> Result<i64> {
         let (written, file) = self.finish()?;
         interp.hold(file);
         Ok(written)

@@ -1,0 +1,1054 @@
+//! A SQLite table target: records written in the run's one transaction,
+//! by batches of [`BATCH`], each compared with the table's live schema
+//! (seed `003`, tooling.md "schema drift").
+//!
+//! Each top-level field of a record is one column (a nested value is one
+//! JSON column, so a change inside it is no drift). A record drifts where
+//! it has a field the table has no column for (`added`), a value a column
+//! takes only by widening — a Float into an `INTEGER` column, a `null` into
+//! a `NOT NULL` one (`widened`) —, a value of another kind (`incompatible`),
+//! or no value for a `NOT NULL` column without a default (`missing`). The
+//! policy (`policy.rs`) then decides per batch.
+//!
+//! Every target of one database in a run shares one connection and one
+//! transaction (a second would wait on the first's lock): the run commits
+//! it when it ends, or rolls it back — and removes a database file the run
+//! created — when it stops.
+
+use std::cell::{Cell, RefCell};
+use std::path::{Path, PathBuf};
+use std::rc::{Rc, Weak};
+
+use rusqlite::types::{ToSqlOutput, Value as Sql, ValueRef};
+use rusqlite::{Connection, ErrorCode, ToSql};
+
+use super::policy::{OnDrift, OnIncompatible, SchemaPolicy, WriteMode};
+use super::{ident, Class, LOCK_WAIT};
+use crate::runtime::contract::Contract;
+use crate::runtime::eval::io::{Pending, TableSink};
+use crate::runtime::eval::{Origin, Result, RuntimeError};
+use crate::runtime::json::write_json;
+use crate::runtime::validate::schema_drift_failure;
+use crate::runtime::value::{Key, NumKind, Value};
+
+/// Records compared with the table and written at a time.
+pub const BATCH: usize = 10_000;
+
+/// A configured SQLite target.
+#[derive(Debug, Clone)]
+pub struct TableTarget {
+    pub id: String,
+    /// The database file.
+    pub path: PathBuf,
+    /// The path as written in `hql.toml`, for messages.
+    pub written: String,
+    pub table: String,
+    pub mode: WriteMode,
+    pub create_table: bool,
+    pub schema: SchemaPolicy,
+}
+
+/// How a batch's records differ from the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Change {
+    Added,
+    Widened,
+    /// A `null` into a NOT NULL column (a widening, by nullability).
+    Nullable,
+    Incompatible,
+    Missing,
+}
+
+impl Change {
+    fn name(self) -> &'static str {
+        match self {
+            Change::Added => "added",
+            Change::Widened => "widened",
+            Change::Nullable => "nullable",
+            Change::Incompatible => "incompatible",
+            Change::Missing => "missing",
+        }
+    }
+}
+
+/// One column of the live schema.
+#[derive(Debug, Clone)]
+struct Column {
+    name: String,
+    decl: String,
+    class: Class,
+    not_null: bool,
+    /// Its `DEFAULT` as SQL text.
+    default: Option<String>,
+    /// Position in the primary key (0: not in it).
+    pk: i64,
+}
+
+/// One drift of one record: the field (or column) and how.
+type Drift = (Key, Change);
+
+/// The same drift (column names are not case-sensitive in SQL).
+fn same(a: &Drift, b: &Drift) -> bool {
+    a.1 == b.1 && a.0.eq_ignore_ascii_case(&b.0)
+}
+
+/// The drift of a run so far, by column and change, in order of first
+/// sight.
+#[derive(Default)]
+struct Totals(Vec<(Key, Change, i64)>);
+
+impl Totals {
+    fn add(&mut self, column: &Key, change: Change, n: i64) {
+        match self
+            .0
+            .iter_mut()
+            .find(|(c, ch, _)| *ch == change && c.eq_ignore_ascii_case(column))
+        {
+            Some(entry) => entry.2 += n,
+            None => self.0.push((column.clone(), change, n)),
+        }
+    }
+}
+
+/// Open a table target in the run's transaction on its database.
+/// `warn` puts one line on standard error.
+pub fn open_target(
+    target: &TableTarget,
+    shape: Option<&Rc<Contract>>,
+    warn: Box<dyn Fn(&str)>,
+) -> Result<Box<dyn TableSink>> {
+    let db = transaction(&target.path, &target.written)?;
+    let mut sink = Sink {
+        db,
+        target: target.clone(),
+        shape: shape.cloned(),
+        warn,
+        columns: Vec::new(),
+        batch: Vec::with_capacity(BATCH.min(1024)),
+        totals: Totals::default(),
+        warned: Vec::new(),
+        aside: Vec::new(),
+        written: 0,
+        key: Vec::new(),
+        params: Vec::new(),
+        positions: Vec::new(),
+    };
+    sink.start()?;
+    Ok(Box::new(sink))
+}
+
+struct Sink {
+    db: Rc<Db>,
+    target: TableTarget,
+    shape: Option<Rc<Contract>>,
+    warn: Box<dyn Fn(&str)>,
+    /// The live schema; empty while the table does not exist.
+    columns: Vec<Column>,
+    batch: Vec<(Value, Option<Origin>)>,
+    totals: Totals,
+    /// Drift already reported on standard error (`warn` reports once).
+    warned: Vec<(String, Change)>,
+    /// Failure records of records set aside, for the dead letters.
+    aside: Vec<Value>,
+    written: i64,
+    /// The upsert key's columns.
+    key: Vec<String>,
+    /// Reused per record: each column's value.
+    params: Vec<Option<Value>>,
+    /// Reused per batch: the column of each field position, by key.
+    positions: Vec<(Key, Option<usize>)>,
+}
+
+impl Sink {
+    fn failed(&self, e: impl std::fmt::Display) -> RuntimeError {
+        RuntimeError::new(
+            "hql::sqlite",
+            format!(
+                "target `{}` (table `{}` in {}): {e}",
+                self.target.id, self.target.table, self.target.written
+            ),
+        )
+    }
+
+    fn conn(&self) -> &Connection {
+        &self.db.conn
+    }
+
+    fn execute(&self, sql: &str) -> Result<()> {
+        self.conn().execute_batch(sql).map_err(|e| self.failed(e))
+    }
+
+    /// Read the live schema, create the table from the contract when it
+    /// is missing, and prepare the write mode.
+    fn start(&mut self) -> Result<()> {
+        self.refresh()?;
+        if self.target.mode == WriteMode::Upsert {
+            self.key = self.upsert_key()?;
+        }
+        if self.columns.is_empty() {
+            if !self.target.create_table {
+                return Err(self.failed("the table does not exist").with_help(
+                    "create the table, or set `create_table = true` in its hql.toml entry",
+                ));
+            }
+            if let Some(columns) = self.contract_columns() {
+                self.create(&columns)?;
+            }
+        } else {
+            if self.target.mode == WriteMode::Replace {
+                self.execute(&format!("DELETE FROM {}", ident(&self.target.table)))?;
+            }
+            self.unique_index()?;
+        }
+        Ok(())
+    }
+
+    /// `PRAGMA table_info`: the table's columns now.
+    fn refresh(&mut self) -> Result<()> {
+        let sql = format!("PRAGMA table_info({})", ident(&self.target.table));
+        let read = (|| -> rusqlite::Result<Vec<Column>> {
+            let mut stmt = self.conn().prepare(&sql)?;
+            let rows = stmt.query_map([], |r| {
+                let decl: String = r.get(2)?;
+                Ok(Column {
+                    name: r.get(1)?,
+                    class: Class::of_decl(&decl),
+                    decl,
+                    not_null: r.get::<_, i64>(3)? != 0,
+                    default: r.get(4)?,
+                    pk: r.get(5)?,
+                })
+            })?;
+            rows.collect()
+        })();
+        self.columns = read.map_err(|e| self.failed(e))?;
+        Ok(())
+    }
+
+    /// The contract's unique key: upsert replaces the row it names.
+    fn upsert_key(&self) -> Result<Vec<String>> {
+        let record = self.shape.as_ref().and_then(|c| c.record());
+        let key = record.and_then(|r| {
+            let unique = r.uniques.first()?;
+            Some(
+                unique
+                    .slots
+                    .iter()
+                    .map(|&s| r.fields[s as usize].name.to_string())
+                    .collect(),
+            )
+        });
+        key.ok_or_else(|| {
+            self.failed("`mode = \"upsert\"` needs the records' unique key")
+                .with_help(
+                    "validate the records against a contract with a `unique` key \
+                     (`unique id`) before writing them",
+                )
+        })
+    }
+
+    /// The columns a contract's fields give a new table: NOT NULL for a
+    /// required field whose type does not admit `Null`.
+    fn contract_columns(&self) -> Option<Vec<(String, Class, bool)>> {
+        let record = self.shape.as_ref()?.record()?;
+        Some(
+            record
+                .fields
+                .iter()
+                .map(|f| {
+                    let class = Class::of_type(&f.ty).unwrap_or(Class::Any);
+                    let not_null = !f.optional && !f.ty.admits_null();
+                    (f.name.to_string(), class, not_null)
+                })
+                .collect(),
+        )
+    }
+
+    fn create(&mut self, columns: &[(String, Class, bool)]) -> Result<()> {
+        if columns.is_empty() {
+            return Ok(());
+        }
+        let list = columns
+            .iter()
+            .map(|(name, class, not_null)| column_sql(name, class.decl(), *not_null, None))
+            .collect::<Vec<_>>()
+            .join(", ");
+        self.execute(&format!(
+            "CREATE TABLE {} ({list})",
+            ident(&self.target.table)
+        ))?;
+        self.refresh()?;
+        self.unique_index()
+    }
+
+    /// The upsert key's UNIQUE index (upsert's `ON CONFLICT` needs one).
+    fn unique_index(&self) -> Result<()> {
+        if self.key.is_empty() || self.columns.is_empty() {
+            return Ok(());
+        }
+        let name = format!("{}_{}_unique", self.target.table, self.key.join("_"));
+        let columns = self.key.iter().map(|k| ident(k)).collect::<Vec<_>>();
+        self.execute(&format!(
+            "CREATE UNIQUE INDEX IF NOT EXISTS {} ON {} ({})",
+            ident(&name),
+            ident(&self.target.table),
+            columns.join(", ")
+        ))
+        .map_err(|e| e.with_help("the table's rows must be distinct on the contract's unique key"))
+    }
+
+    fn column(&self, name: &str) -> Option<usize> {
+        self.columns
+            .iter()
+            .position(|c| c.name.eq_ignore_ascii_case(name))
+    }
+
+    /// The column of a record's `i`th field, remembered by position: the
+    /// records of one stream mostly share their keys.
+    fn column_at(&mut self, i: usize, key: &Key) -> Option<usize> {
+        if let Some((k, column)) = self.positions.get(i) {
+            if Rc::ptr_eq(k, key) {
+                return *column;
+            }
+        }
+        let column = self.column(key);
+        if i < self.positions.len() {
+            self.positions[i] = (key.clone(), column);
+        } else if i == self.positions.len() {
+            self.positions.push((key.clone(), column));
+        }
+        column
+    }
+
+    /// How one record differs from the table.
+    fn drift_of(&mut self, record: &Value) -> Result<Vec<Drift>> {
+        let Value::Record(r) = record else {
+            return Err(self.failed(format!(
+                "a table row is a record, not {}",
+                record.kind_article()
+            )));
+        };
+        let mut drift = Vec::new();
+        let mut provided = 0usize;
+        for (i, (key, value)) in r.iter().enumerate() {
+            let Some(c) = self.column_at(i, key) else {
+                drift.push((key.clone(), Change::Added));
+                continue;
+            };
+            provided += 1;
+            let column = &self.columns[c];
+            let null = matches!(value, Value::Null | Value::Absent);
+            if null && column.not_null {
+                drift.push((key.clone(), Change::Nullable));
+            }
+            match fit(column.class, value) {
+                Fit::Fits => {}
+                Fit::Widened => drift.push((key.clone(), Change::Widened)),
+                Fit::Incompatible => drift.push((key.clone(), Change::Incompatible)),
+            }
+        }
+        // A NOT NULL column without a default that the record lacks.
+        if provided < self.columns.len() {
+            for column in &self.columns {
+                let required = column.not_null && column.default.is_none();
+                if required && !r.iter().any(|(k, _)| k.eq_ignore_ascii_case(&column.name)) {
+                    drift.push((column.name.as_str().into(), Change::Missing));
+                }
+            }
+        }
+        Ok(drift)
+    }
+
+    /// Compare a batch with the table, apply the policy, write what it
+    /// keeps.
+    fn flush(&mut self) -> Result<()> {
+        let batch = std::mem::take(&mut self.batch);
+        if batch.is_empty() {
+            return Ok(());
+        }
+        if self.columns.is_empty() {
+            let columns = inferred_columns(&batch);
+            self.create(&columns)?;
+        }
+        let mut drifts = Vec::with_capacity(batch.len());
+        let mut seen = Totals::default();
+        for (record, _) in &batch {
+            let drift = self.drift_of(record)?;
+            for (column, change) in &drift {
+                seen.add(column, *change, 1);
+            }
+            drifts.push(drift);
+        }
+        let residue = if seen.0.is_empty() {
+            Vec::new()
+        } else {
+            self.apply(&seen, &batch)?
+        };
+        for (column, change, n) in &seen.0 {
+            self.totals.add(column, *change, *n);
+        }
+        self.insert(batch, drifts, &residue)
+    }
+
+    /// Apply the policy to a batch's drift: the changes whose records are
+    /// set aside.
+    fn apply(
+        &mut self,
+        seen: &Totals,
+        batch: &[(Value, Option<Origin>)],
+    ) -> Result<Vec<(Key, Change)>> {
+        let policy = self.target.schema.clone();
+        let all = || seen.0.iter().map(|(c, ch, _)| (c.clone(), *ch)).collect();
+        match policy.on_drift {
+            OnDrift::Fail => Err(self.refused(&seen.0[0])),
+            OnDrift::Quarantine => Ok(all()),
+            OnDrift::Ignore => Ok(Vec::new()),
+            OnDrift::Warn => {
+                for (column, change, n) in &seen.0 {
+                    if self
+                        .warned
+                        .iter()
+                        .any(|(c, ch)| ch == change && c.eq_ignore_ascii_case(column))
+                    {
+                        continue;
+                    }
+                    self.warned.push((column.to_string(), *change));
+                    let what = match change {
+                        Change::Added => "the field is not written",
+                        _ => "the values are written as they are",
+                    };
+                    (self.warn)(&format!(
+                        "warning: target `{}`: column `{column}` drifted ({}: {n} record{}): {}; {what}",
+                        self.target.id,
+                        change.name(),
+                        if *n == 1 { "" } else { "s" },
+                        self.explain(column, *change),
+                    ));
+                }
+                Ok(Vec::new())
+            }
+            OnDrift::Evolve => {
+                let mut residue = Vec::new();
+                let mut relax = Vec::new();
+                for (column, change, _) in &seen.0 {
+                    match change {
+                        Change::Added => self.add_column(column, batch)?,
+                        // SQLite's columns take any value: a type widening
+                        // changes no column.
+                        Change::Widened if policy.allow_type_widening => {}
+                        Change::Nullable if policy.allow_type_widening => {
+                            relax.push(column.to_string())
+                        }
+                        Change::Missing if policy.relax_nullability_on_missing => {
+                            relax.push(column.to_string())
+                        }
+                        _ => residue.push((column.clone(), *change)),
+                    }
+                }
+                if !relax.is_empty() {
+                    self.relax(&relax)?;
+                }
+                self.refresh()?;
+                self.positions.clear();
+                if let Some(first) = residue.first() {
+                    if policy.on_incompatible == OnIncompatible::Fail {
+                        let entry = seen
+                            .0
+                            .iter()
+                            .find(|(c, ch, _)| Rc::ptr_eq(c, &first.0) && *ch == first.1)
+                            .expect("residue comes from the batch's drift");
+                        return Err(self.refused(entry));
+                    }
+                }
+                Ok(residue)
+            }
+        }
+    }
+
+    /// What a change of a column means, in words (never a value).
+    fn explain(&self, column: &str, change: Change) -> String {
+        let decl = self
+            .column(column)
+            .map(|c| {
+                let c = &self.columns[c];
+                if c.decl.is_empty() {
+                    "untyped".to_string()
+                } else {
+                    c.decl.clone()
+                }
+            })
+            .unwrap_or_default();
+        let table = &self.target.table;
+        match change {
+            Change::Added => format!("the table `{table}` has no column `{column}`"),
+            Change::Widened => format!(
+                "column `{column}` is {decl} and takes the value only by widening (a Float into \
+                 an INTEGER column)"
+            ),
+            Change::Nullable => format!("column `{column}` is NOT NULL and the value is null"),
+            Change::Incompatible => {
+                format!("column `{column}` is {decl} and the value is of another kind")
+            }
+            Change::Missing => {
+                format!("column `{column}` is NOT NULL and the record has no value for it")
+            }
+        }
+    }
+
+    /// The error of `fail` (or of `evolve`'s residue under
+    /// `on_incompatible = "fail"`): nothing of the run is written.
+    fn refused(&self, (column, change, n): &(Key, Change, i64)) -> RuntimeError {
+        let help = match change {
+            Change::Added => {
+                "add the column to the table, or choose `schema.on_drift`: \"evolve\" adds it, \
+                 \"ignore\" drops the field, \"quarantine\" sets the records aside"
+            }
+            Change::Missing => {
+                "give the records the field, or set `schema.relax_nullability_on_missing = true` \
+                 with `on_drift = \"evolve\"`"
+            }
+            _ => {
+                "fix the records or the column, or set `schema.on_drift = \"quarantine\"` \
+                 (or `on_incompatible = \"quarantine\"` with \"evolve\") to set them aside"
+            }
+        };
+        RuntimeError::new(
+            "hql::schema_drift",
+            format!(
+                "target `{}`: column `{column}` drifted ({}: {n} record{}): {}; nothing is written",
+                self.target.id,
+                change.name(),
+                if *n == 1 { "" } else { "s" },
+                self.explain(column, *change)
+            ),
+        )
+        .with_help(help)
+    }
+
+    /// `evolve`: `ALTER TABLE … ADD COLUMN`, typed by the contract's field
+    /// or else by the batch's first value.
+    fn add_column(&mut self, column: &Key, batch: &[(Value, Option<Origin>)]) -> Result<()> {
+        if self.column(column).is_some() {
+            return Ok(());
+        }
+        let declared = self
+            .shape
+            .as_ref()
+            .and_then(|c| c.record())
+            .and_then(|r| r.field(column))
+            .and_then(|f| Class::of_type(&f.ty));
+        let class = declared.or_else(|| {
+            batch.iter().find_map(|(v, _)| match v {
+                Value::Record(r) => r.get(column).and_then(Class::of_value),
+                _ => None,
+            })
+        });
+        let decl = class.unwrap_or(Class::Any).decl();
+        self.execute(&format!(
+            "ALTER TABLE {} ADD COLUMN {}",
+            ident(&self.target.table),
+            column_sql(column, decl, false, None)
+        ))?;
+        self.columns.push(Column {
+            name: column.to_string(),
+            decl: decl.to_string(),
+            class: Class::of_decl(decl),
+            not_null: false,
+            default: None,
+            pk: 0,
+        });
+        Ok(())
+    }
+
+    /// Drop NOT NULL from `columns`: SQLite cannot alter a column, so the
+    /// table is rebuilt (inside the run's transaction) with the same
+    /// columns, types, defaults, primary key and indexes.
+    fn relax(&mut self, relaxed: &[String]) -> Result<()> {
+        let table = &self.target.table;
+        let temp = format!("{table}__hql_rebuild");
+        let mut defs: Vec<String> = self
+            .columns
+            .iter()
+            .map(|c| {
+                let not_null =
+                    c.not_null && !relaxed.iter().any(|r| r.eq_ignore_ascii_case(&c.name));
+                column_sql(&c.name, &c.decl, not_null, c.default.as_deref())
+            })
+            .collect();
+        let mut pk: Vec<&Column> = self.columns.iter().filter(|c| c.pk > 0).collect();
+        pk.sort_by_key(|c| c.pk);
+        if !pk.is_empty() {
+            let names = pk.iter().map(|c| ident(&c.name)).collect::<Vec<_>>();
+            defs.push(format!("PRIMARY KEY ({})", names.join(", ")));
+        }
+        let indexes: Vec<String> = {
+            let mut stmt = self
+                .conn()
+                .prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ?1 AND sql IS NOT NULL")
+                .map_err(|e| self.failed(e))?;
+            let rows = stmt
+                .query_map([table], |r| r.get(0))
+                .and_then(|rows| rows.collect::<rusqlite::Result<Vec<String>>>());
+            rows.map_err(|e| self.failed(e))?
+        };
+        let names = self
+            .columns
+            .iter()
+            .map(|c| ident(&c.name))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut sql = format!(
+            "CREATE TABLE {t} ({defs}); INSERT INTO {t} ({names}) SELECT {names} FROM {old}; \
+             DROP TABLE {old}; ALTER TABLE {t} RENAME TO {old};",
+            t = ident(&temp),
+            defs = defs.join(", "),
+            old = ident(table),
+        );
+        for index in indexes {
+            sql.push_str(&index);
+            sql.push(';');
+        }
+        self.execute(&sql)
+    }
+
+    /// Write the batch's records, but for those whose drift is in
+    /// `aside` (set aside as failure records).
+    fn insert(
+        &mut self,
+        batch: Vec<(Value, Option<Origin>)>,
+        drifts: Vec<Vec<Drift>>,
+        aside: &[(Key, Change)],
+    ) -> Result<()> {
+        if self.columns.is_empty() {
+            return Ok(());
+        }
+        let db = self.db.clone();
+        let full = self.insert_sql(None);
+        let mut stmt = db.conn.prepare_cached(&full).map_err(|e| self.failed(e))?;
+        for ((record, origin), drift) in batch.into_iter().zip(drifts) {
+            if drift.iter().any(|d| aside.iter().any(|a| same(a, d))) {
+                let set_aside: Vec<&Drift> = drift
+                    .iter()
+                    .filter(|d| aside.iter().any(|a| same(a, d)))
+                    .collect();
+                let failure = self.failure(&record, origin.as_ref(), &set_aside);
+                self.aside.push(failure);
+                continue;
+            }
+            let Value::Record(r) = &record else {
+                continue;
+            };
+            let mut params = std::mem::take(&mut self.params);
+            params.clear();
+            params.resize(self.columns.len(), None);
+            for (i, (key, value)) in r.iter().enumerate() {
+                if let Some(c) = self.column_at(i, key) {
+                    params[c] = Some(value.clone());
+                }
+            }
+            self.params = params;
+            // A column the record lacks keeps its default: it is left out
+            // of the statement.
+            let lacks_default = self
+                .params
+                .iter()
+                .zip(&self.columns)
+                .any(|(p, c)| p.is_none() && c.default.is_some());
+            let inserted = if lacks_default {
+                let present: Vec<bool> = self
+                    .params
+                    .iter()
+                    .zip(&self.columns)
+                    .map(|(p, c)| p.is_some() || c.default.is_none())
+                    .collect();
+                let sql = self.insert_sql(Some(&present));
+                let mut own = db.conn.prepare_cached(&sql).map_err(|e| self.failed(e))?;
+                self.insert_row(&mut own)
+            } else {
+                self.insert_row(&mut stmt)
+            };
+            inserted.map_err(|e| e.from_record(&origin))?;
+        }
+        Ok(())
+    }
+
+    /// Bind the record in `params` and run the statement.
+    fn insert_row(&mut self, stmt: &mut rusqlite::Statement) -> Result<()> {
+        let mut n = 0;
+        for (p, c) in self.params.iter().zip(&self.columns) {
+            if p.is_none() && c.default.is_some() {
+                continue;
+            }
+            n += 1;
+            let bound = Bound(p.as_ref(), &c.name);
+            if let Err(e) = stmt.raw_bind_parameter(n, &bound) {
+                return Err(match e {
+                    rusqlite::Error::ToSqlConversionFailure(why) => RuntimeError::new(
+                        "hql::overflow",
+                        format!("target `{}`: {why}", self.target.id),
+                    )
+                    .with_help(
+                        "an Int beyond 64 bits is never rounded: store it as a String, or leave it out",
+                    ),
+                    e => self.failed(e),
+                });
+            }
+        }
+        stmt.raw_execute().map_err(|e| self.failed(e))?;
+        self.written += 1;
+        Ok(())
+    }
+
+    /// `INSERT INTO t (…) VALUES (…)`, of every column or of `present`
+    /// ones; upsert updates the row its key names.
+    fn insert_sql(&self, present: Option<&[bool]>) -> String {
+        let names: Vec<&str> = self
+            .columns
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| present.is_none_or(|p| p[*i]))
+            .map(|(_, c)| c.name.as_str())
+            .collect();
+        let quoted = names.iter().map(|n| ident(n)).collect::<Vec<_>>();
+        let marks = (1..=names.len())
+            .map(|i| format!("?{i}"))
+            .collect::<Vec<_>>();
+        let mut sql = format!(
+            "INSERT INTO {} ({}) VALUES ({})",
+            ident(&self.target.table),
+            quoted.join(", "),
+            marks.join(", ")
+        );
+        if self.target.mode == WriteMode::Upsert {
+            let key = self.key.iter().map(|k| ident(k)).collect::<Vec<_>>();
+            let updates = names
+                .iter()
+                .filter(|n| !self.key.iter().any(|k| k.eq_ignore_ascii_case(n)))
+                .map(|n| format!("{0} = excluded.{0}", ident(n)))
+                .collect::<Vec<_>>();
+            sql.push_str(&format!(" ON CONFLICT ({}) DO ", key.join(", ")));
+            if updates.is_empty() {
+                sql.push_str("NOTHING");
+            } else {
+                sql.push_str(&format!("UPDATE SET {}", updates.join(", ")));
+            }
+        }
+        sql
+    }
+
+    /// The failure record of a record set aside.
+    fn failure(&self, record: &Value, origin: Option<&Origin>, drift: &[&Drift]) -> Value {
+        let columns = drift
+            .iter()
+            .map(|(column, change)| {
+                (
+                    format!("{}.{column}.schema_drift", self.target.id),
+                    column.clone(),
+                    format!(
+                        "target `{}`: column `{column}` drifted ({}): {}",
+                        self.target.id,
+                        change.name(),
+                        self.explain(column, *change)
+                    ),
+                )
+            })
+            .collect();
+        schema_drift_failure(self.shape.as_deref(), origin, record.clone(), columns)
+    }
+}
+
+impl TableSink for Sink {
+    fn put(&mut self, record: &Value, origin: Option<&Origin>) -> Result<()> {
+        let record = crate::runtime::eval::force(record.clone())?;
+        self.batch.push((record, origin.cloned()));
+        if self.batch.len() >= BATCH {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn quarantined(&mut self) -> Vec<Value> {
+        std::mem::take(&mut self.aside)
+    }
+
+    fn dead_letters(&self) -> Option<Option<String>> {
+        let schema = &self.target.schema;
+        let quarantines = schema.on_drift == OnDrift::Quarantine
+            || schema.on_drift == OnDrift::Evolve
+                && schema.on_incompatible == OnIncompatible::Quarantine;
+        quarantines.then(|| schema.dead_letters.clone())
+    }
+
+    fn finish(&mut self) -> Result<(i64, Value)> {
+        self.flush()?;
+        let drift = self
+            .totals
+            .0
+            .iter()
+            .map(|(column, change, n)| {
+                let mut r = crate::runtime::value::Record::default();
+                r.insert("column".into(), Value::str(&**column));
+                r.insert("change".into(), Value::str(change.name()));
+                r.insert("count".into(), Value::Int(*n));
+                Value::record(r)
+            })
+            .collect();
+        Ok((self.written, Value::list(drift)))
+    }
+
+    fn into_pending(self: Box<Self>) -> Box<dyn Pending> {
+        Box::new(Transaction(self.db.clone()))
+    }
+}
+
+/// A column's definition in `CREATE TABLE` / `ADD COLUMN`.
+fn column_sql(name: &str, decl: &str, not_null: bool, default: Option<&str>) -> String {
+    let mut sql = ident(name);
+    if !decl.is_empty() {
+        sql.push(' ');
+        sql.push_str(decl);
+    }
+    if not_null {
+        sql.push_str(" NOT NULL");
+    }
+    if let Some(d) = default {
+        sql.push_str(" DEFAULT ");
+        sql.push_str(d);
+    }
+    sql
+}
+
+/// A new table's columns when no contract describes the records: each
+/// field in order of first sight, typed by its first value; none NOT NULL.
+fn inferred_columns(batch: &[(Value, Option<Origin>)]) -> Vec<(String, Class, bool)> {
+    let mut columns: Vec<(String, Option<Class>)> = Vec::new();
+    for (record, _) in batch {
+        let Value::Record(r) = record else { continue };
+        for (key, value) in r.iter() {
+            let class = Class::of_value(value);
+            match columns
+                .iter_mut()
+                .find(|(c, _)| c.eq_ignore_ascii_case(key))
+            {
+                Some((_, known @ None)) => *known = class,
+                Some(_) => {}
+                None => columns.push((key.to_string(), class)),
+            }
+        }
+    }
+    columns
+        .into_iter()
+        .map(|(name, class)| (name, class.unwrap_or(Class::Any), false))
+        .collect()
+}
+
+enum Fit {
+    Fits,
+    Widened,
+    Incompatible,
+}
+
+/// Does a value fit a column as it is, by widening, or not at all? A
+/// string of numeric text fits a number column (SQLite stores it as the
+/// number); `null` is the nullability check's.
+fn fit(class: Class, v: &Value) -> Fit {
+    let int = v.is_int();
+    let number = v.is_number();
+    let fits = match (class, v) {
+        (_, Value::Null | Value::Absent) | (Class::Any, _) => true,
+        (Class::Int, _) if int => true,
+        (Class::Int, _) if number => return Fit::Widened,
+        (Class::Float | Class::Number, _) if number => true,
+        (Class::Float | Class::Number, Value::Str(s)) => numeric_text(s),
+        (Class::Text, Value::Str(_)) => true,
+        (Class::Bool, Value::Bool(_)) => true,
+        (Class::Json, Value::List(_) | Value::Record(_)) => true,
+        _ => false,
+    };
+    if fits {
+        Fit::Fits
+    } else {
+        Fit::Incompatible
+    }
+}
+
+fn numeric_text(s: &str) -> bool {
+    let t = s.trim();
+    !t.is_empty()
+        && t.parse::<f64>().is_ok_and(f64::is_finite)
+        && t.bytes()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E'))
+}
+
+/// A value bound to a statement's parameter.
+struct Bound<'a>(Option<&'a Value>, &'a str);
+
+impl ToSql for Bound<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        let Some(v) = self.0 else {
+            return Ok(ToSqlOutput::Owned(Sql::Null));
+        };
+        Ok(match v {
+            Value::Null | Value::Absent => ToSqlOutput::Owned(Sql::Null),
+            Value::Bool(b) => ToSqlOutput::Owned(Sql::Integer(i64::from(*b))),
+            Value::Int(n) => ToSqlOutput::Owned(Sql::Integer(*n)),
+            Value::Float(f) => ToSqlOutput::Owned(Sql::Real(*f)),
+            Value::Num(n) => match n.kind {
+                NumKind::Int(i) => ToSqlOutput::Owned(Sql::Integer(i)),
+                NumKind::Float(f) => ToSqlOutput::Owned(Sql::Real(f)),
+                NumKind::BigInt => {
+                    return Err(rusqlite::Error::ToSqlConversionFailure(
+                        format!(
+                            "field `{}` holds an Int beyond 64 bits, which SQLite cannot store",
+                            self.1
+                        )
+                        .into(),
+                    ))
+                }
+            },
+            Value::Str(s) => ToSqlOutput::Borrowed(ValueRef::Text(s.as_bytes())),
+            Value::List(_) | Value::Record(_) => {
+                let mut text = String::new();
+                write_json(&mut text, v);
+                ToSqlOutput::Owned(Sql::Text(text))
+            }
+            other => {
+                return Err(rusqlite::Error::ToSqlConversionFailure(
+                    format!(
+                        "field `{}` holds {}, which a table cannot store",
+                        self.1,
+                        other.kind_article()
+                    )
+                    .into(),
+                ))
+            }
+        })
+    }
+}
+
+// -------------------------------------------------------------- transactions
+
+/// One database's connection and the run's transaction on it.
+struct Db {
+    conn: Connection,
+    /// The transaction is still open.
+    open: Cell<bool>,
+    /// The file, when this run created it: removed if the run stops.
+    created: Option<PathBuf>,
+    key: PathBuf,
+}
+
+thread_local! {
+    /// The databases with a transaction open on this thread (a run).
+    static OPEN: RefCell<Vec<Weak<Db>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The run's transaction on the database at `path`: the one already open,
+/// or a new one (`BEGIN IMMEDIATE`, so a database locked by another
+/// connection is refused at once, before anything is written).
+fn transaction(path: &Path, written: &str) -> Result<Rc<Db>> {
+    let cannot =
+        |why: String| RuntimeError::new("hql::io", format!("cannot write {written}: {why}"));
+    let key = identity(path).map_err(|e| {
+        cannot(e.to_string()).with_help("the database's folder must exist and be writable")
+    })?;
+    let open = OPEN.with(|open| {
+        let mut open = open.borrow_mut();
+        open.retain(|db| db.strong_count() > 0);
+        open.iter()
+            .filter_map(Weak::upgrade)
+            .find(|db| db.key == key && db.open.get())
+    });
+    if let Some(db) = open {
+        return Ok(db);
+    }
+    let existed = path.exists();
+    let conn = Connection::open(path).map_err(|e| cannot(e.to_string()))?;
+    let db = Rc::new(Db {
+        conn,
+        open: Cell::new(false),
+        created: (!existed).then(|| path.to_path_buf()),
+        key,
+    });
+    db.conn
+        .busy_timeout(LOCK_WAIT)
+        .map_err(|e| cannot(e.to_string()))?;
+    if let Err(e) = db.conn.execute_batch("BEGIN IMMEDIATE") {
+        let locked = matches!(
+            e.sqlite_error_code(),
+            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+        );
+        return Err(if locked {
+            cannot("the database is locked by another connection".into()).with_help(
+                "another program is writing it: run again when it has finished; nothing was written",
+            )
+        } else {
+            cannot(e.to_string())
+        });
+    }
+    db.open.set(true);
+    OPEN.with(|open| open.borrow_mut().push(Rc::downgrade(&db)));
+    Ok(db)
+}
+
+/// A database's identity: its canonical path (its folder's, for a file
+/// not made yet).
+fn identity(path: &Path) -> std::io::Result<PathBuf> {
+    if path.exists() {
+        return path.canonicalize();
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"))?;
+    Ok(dir.canonicalize()?.join(name))
+}
+
+impl Db {
+    fn rollback(&self) {
+        if self.open.replace(false) {
+            let _ = self.conn.execute_batch("ROLLBACK");
+            if let Some(created) = &self.created {
+                let _ = std::fs::remove_file(created);
+                let mut journal = created.as_os_str().to_owned();
+                journal.push("-journal");
+                let _ = std::fs::remove_file(journal);
+            }
+        }
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        self.rollback();
+    }
+}
+
+/// The run's hold on a database's transaction.
+struct Transaction(Rc<Db>);
+
+impl Pending for Transaction {
+    fn commit(self: Box<Self>) -> std::io::Result<()> {
+        let db = &self.0;
+        if !db.open.get() {
+            return Ok(());
+        }
+        match db.conn.execute_batch("COMMIT") {
+            Ok(()) => {
+                db.open.set(false);
+                Ok(())
+            }
+            Err(e) => {
+                db.rollback();
+                Err(std::io::Error::other(format!("{}: {e}", db.key.display())))
+            }
+        }
+    }
+
+    fn abandon(self: Box<Self>) {
+        self.0.rollback();
+    }
+}
