@@ -111,7 +111,7 @@ impl From<&ParseError> for Diag {
                     .help("comments start with `//`"),
                 LexErrorKind::UnterminatedString => Diag::error("hql::lex", "unterminated string", l.span.clone(), "this string is never closed")
                     .help("close it with `\"` on the same line"),
-                LexErrorKind::BadEscape(esc) => Diag::error("hql::lex", format!("unknown escape `{esc}`"), l.span.clone(), "here")
+                LexErrorKind::BadEscape { escape, .. } => Diag::error("hql::lex", format!("unknown escape `{escape}`"), l.span.clone(), "here")
                     .help("the escapes are \\\" \\\\ \\n \\r \\t \\0 \\u{…}; write regexes as raw strings: r\"\\d+\""),
             },
             ParseError::Unexpected { found, expected, span, help } => {
