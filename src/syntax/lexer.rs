@@ -520,11 +520,10 @@ fn newline_counts(
 
 /// Is `next` a keyword followed by `:` or `?:`?
 fn starts_keyword_field(next: &Token, after: &[Spanned]) -> bool {
-    let colon = match after {
-        [(_, Token::Colon, _), ..] => true,
-        [(_, Token::Question, _), (_, Token::Colon, _), ..] => true,
-        _ => false,
-    };
+    let colon = matches!(
+        after,
+        [(_, Token::Colon, _), ..] | [(_, Token::Question, _), (_, Token::Colon, _), ..]
+    );
     colon && keyword_text(next).is_some()
 }
 
