@@ -23,7 +23,7 @@ use crate::runtime::contract::Contract;
 use crate::runtime::eval::{Host, Interp, Outcome, RuntimeError};
 use crate::runtime::print::to_hql;
 use crate::runtime::value::Value;
-use crate::session::diagnostic::{render, Diag};
+use crate::session::diagnostic::{emit, render, Diag};
 use crate::syntax::ast::{Expr, ExprKind, Lit, Module, Span, Stmt};
 use crate::syntax::parser::parse_at;
 use crate::syntax::source::SourceMap;
@@ -201,9 +201,7 @@ impl Session {
         if diags.is_empty() {
             return Ok((base, entry));
         }
-        for d in &diags {
-            sinks.diag(&self.map, d);
-        }
+        emit(sinks, &self.map, diags);
         Err(EXIT_STATIC)
     }
 
@@ -225,26 +223,24 @@ impl Session {
         let own = |span: &Span| span.start >= entry_base;
         match check_program(&module, self.prelude_end) {
             Ok(checked) => {
-                for w in checked.warnings.iter().filter(|w| own(&w.span())) {
-                    sinks.diag(&self.map, &Diag::from(w));
-                }
                 let first = checked.program.stmts.len() - runs;
                 let unknown = self.unknown_ids(&checked.program.stmts[first..]);
-                for e in &unknown {
-                    sinks.diag(&self.map, &Diag::from(e));
-                }
+                let warnings = checked.warnings.iter().filter(|w| own(&w.span()));
+                let diags = warnings
+                    .map(Diag::from)
+                    .chain(unknown.iter().map(Diag::from));
+                emit(sinks, &self.map, diags);
                 if !unknown.is_empty() {
                     return Err(EXIT_STATIC);
                 }
                 Ok((checked, runs))
             }
             Err(found) => {
-                for w in found.warnings.iter().filter(|w| own(&w.span())) {
-                    sinks.diag(&self.map, &Diag::from(w));
-                }
-                for e in &found.errors {
-                    sinks.diag(&self.map, &Diag::from(e));
-                }
+                let warnings = found.warnings.iter().filter(|w| own(&w.span()));
+                let diags = warnings
+                    .map(Diag::from)
+                    .chain(found.errors.iter().map(Diag::from));
+                emit(sinks, &self.map, diags);
                 Err(EXIT_STATIC)
             }
         }
