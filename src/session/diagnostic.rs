@@ -122,6 +122,11 @@ impl From<&ParseError> for Diag {
             ParseError::UnexpectedEnd { expected, span } => {
                 Diag::error("hql::parse", "the statement ends too early", span.clone(), expected_text(expected))
             }
+            ParseError::TooDeep { span } => {
+                let limit = crate::syntax::limits::MAX_DEPTH;
+                Diag::error("hql::too_deep", format!("this statement nests deeper than {limit} levels"), span.clone(), format!("level {} starts here", limit + 1))
+                    .help(format!("a statement may nest {limit} levels: each bracket, operator, call, field access, pipeline stage, `if`, lambda and type argument inside another is one; name inner parts with `let` or `fn`"))
+            }
             ParseError::PipeNotCall { span, help } => {
                 Diag::error("hql::pipe", "the right side of `|` must be a call", span.clone(), "not a call").help(help.clone())
             }

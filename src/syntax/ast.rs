@@ -210,3 +210,126 @@ impl Expr {
         Expr { kind, span }
     }
 }
+
+// Dropping a tree by recursion would overflow the stack on a deep one (the
+// parser builds a statement before it measures its depth, and a syntax
+// error can drop a half-built one): nodes are taken apart with a loop.
+
+/// A node taken out of a tree being dropped.
+enum Part {
+    Expr(ExprKind),
+    Type(TypeExpr),
+}
+
+/// Take the parts' children, their children and so on out of the tree,
+/// each part dropped once its children are taken: a loop, where dropping
+/// field by field would recurse as deep as the tree.
+fn dismantle(mut parts: Vec<Part>) {
+    while let Some(mut part) = parts.pop() {
+        match &mut part {
+            Part::Expr(kind) => kind.take_children(&mut parts),
+            Part::Type(ty) => ty.take_children(&mut parts),
+        }
+    }
+}
+
+/// Move `e`'s node into `parts` unless it is a leaf, leaving a leaf.
+fn take_expr(e: &mut Expr, parts: &mut Vec<Part>) {
+    if !e.kind.is_leaf() {
+        parts.push(Part::Expr(std::mem::replace(
+            &mut e.kind,
+            ExprKind::SelfRef,
+        )));
+    }
+}
+
+/// Move `t` into `parts` unless it is a leaf, leaving a leaf.
+fn take_type(t: &mut TypeExpr, parts: &mut Vec<Part>) {
+    if !t.is_leaf() {
+        parts.push(Part::Type(std::mem::replace(
+            t,
+            TypeExpr::Union(Vec::new()),
+        )));
+    }
+}
+
+impl ExprKind {
+    fn is_leaf(&self) -> bool {
+        matches!(
+            self,
+            ExprKind::Lit(_) | ExprKind::Name(_) | ExprKind::SelfRef
+        )
+    }
+
+    fn take_children(&mut self, parts: &mut Vec<Part>) {
+        match self {
+            ExprKind::Lit(_) | ExprKind::Name(_) | ExprKind::SelfRef => {}
+            ExprKind::List(items) => items.iter_mut().for_each(|e| take_expr(e, parts)),
+            ExprKind::Record(fields) | ExprKind::Construct(_, fields) => {
+                fields.iter_mut().for_each(|(_, e)| take_expr(e, parts))
+            }
+            ExprKind::Call(f, args) => {
+                take_expr(f, parts);
+                args.iter_mut().for_each(|a| take_expr(&mut a.value, parts));
+            }
+            ExprKind::Field(e, _)
+            | ExprKind::Present(e)
+            | ExprKind::Unary(_, e)
+            | ExprKind::Lambda(_, e) => take_expr(e, parts),
+            ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) | ExprKind::Pipe(a, b) => {
+                take_expr(a, parts);
+                take_expr(b, parts);
+            }
+            ExprKind::If(c, a, b) => {
+                take_expr(c, parts);
+                take_expr(a, parts);
+                take_expr(b, parts);
+            }
+        }
+    }
+}
+
+impl Drop for ExprKind {
+    fn drop(&mut self) {
+        // Children that are leaves stay and drop as usual; a part taken
+        // out is dropped with only leaves left under it.
+        let mut parts = Vec::new();
+        self.take_children(&mut parts);
+        dismantle(parts);
+    }
+}
+
+impl TypeExpr {
+    fn is_leaf(&self) -> bool {
+        match self {
+            TypeExpr::Name(_) | TypeExpr::Literal(..) => true,
+            TypeExpr::Union(members) => members.is_empty(),
+            TypeExpr::Generic { .. } | TypeExpr::Record { .. } => false,
+        }
+    }
+
+    fn take_children(&mut self, parts: &mut Vec<Part>) {
+        match self {
+            TypeExpr::Name(_) | TypeExpr::Literal(..) => {}
+            TypeExpr::Generic { args: types, .. } | TypeExpr::Union(types) => {
+                types.iter_mut().for_each(|t| take_type(t, parts))
+            }
+            TypeExpr::Record { fields, .. } => {
+                for f in fields.iter_mut() {
+                    take_type(&mut f.ty, parts);
+                    if let Some(d) = &mut f.default {
+                        take_expr(d, parts);
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Drop for TypeExpr {
+    fn drop(&mut self) {
+        let mut parts = Vec::new();
+        self.take_children(&mut parts);
+        dismantle(parts);
+    }
+}
