@@ -235,6 +235,8 @@ struct Checker {
     diags: Diagnostics,
     types: FxHashMap<String, TypeEntry>,
     globals: FxHashMap<String, Vec<Global>>,
+    /// The names of `globals` that some `fn` declares.
+    fn_names: rustc_hash::FxHashSet<String>,
     n_globals: u32,
     frames: Vec<Frame>,
     /// The statement being checked (None inside hoisted bodies).
@@ -331,9 +333,11 @@ impl Checker {
         let entries = self.globals.entry(name.text.clone()).or_default();
         // The library's and the program's functions live side by side: each
         // side's code sees its own (see `visible_global`).
-        let clash = entries
-            .iter()
-            .find(|g| g.params.is_some() && in_prelude(&g.span) == in_prelude(&name.span));
+        let clash = params.and_then(|_| {
+            entries
+                .iter()
+                .find(|g| g.params.is_some() && in_prelude(&g.span) == in_prelude(&name.span))
+        });
         if let (Some(_), Some(first)) = (params, clash) {
             let first = first.span.clone();
             return self.error(CheckError::Duplicate {
@@ -342,6 +346,9 @@ impl Checker {
                 span: name.span.clone(),
                 first,
             });
+        }
+        if params.is_some() {
+            self.fn_names.insert(name.text.clone());
         }
         entries.push(Global {
             slot: self.n_globals,
@@ -403,11 +410,10 @@ impl Checker {
 
     fn let_slot(&self, name: &ast::Name) -> Option<u32> {
         let at = self.stmt_index?;
-        self.globals
-            .get(&name.text)?
-            .iter()
-            .find(|g| g.at == at)
-            .map(|g| g.slot)
+        // A name's declarations are in statement order.
+        let decls = self.globals.get(&name.text)?;
+        let i = decls.partition_point(|g| g.at < at);
+        decls.get(i).filter(|g| g.at == at).map(|g| g.slot)
     }
 
     // ------------------------------------------------------------------- types
@@ -1114,37 +1120,39 @@ impl Checker {
 
     /// The declaration of global `n` that a use at the current point sees.
     fn visible_global(&mut self, n: &str, span: &Span) -> Option<Global> {
-        let mut decls = self.globals.get(n)?.clone();
-        // The library's code binds to the library's declarations; the
-        // program's code prefers its own, which shadow the library's.
-        let prelude_end = self.prelude_end;
-        let own: Vec<Global> = decls
-            .iter()
-            .filter(|g| (g.span.start < prelude_end) == self.in_prelude)
-            .cloned()
-            .collect();
-        if !own.is_empty() {
-            decls = own;
-        }
+        // A name's declarations are in statement order, the library's
+        // first. The library's code binds to the library's declarations;
+        // the program's code prefers its own, which shadow the library's.
+        let all = self.globals.get(n)?;
+        let split = all.partition_point(|g| g.span.start < self.prelude_end);
+        let own = if self.in_prelude {
+            &all[..split]
+        } else {
+            &all[split..]
+        };
+        let decls = if own.is_empty() { &all[..] } else { own };
         let Some(here) = self.stmt_index else {
             return decls.last().cloned();
         };
-        let seen = decls
-            .iter()
-            .rev()
-            .find(|g| g.at < here || g.params.is_some());
-        match seen {
-            Some(g) => Some(g.clone()),
-            None => {
-                let declared = decls[0].span.clone();
-                self.error(CheckError::UsedBeforeLet {
-                    name: n.to_string(),
-                    span: span.clone(),
-                    declared,
-                });
-                Some(decls[0].clone())
-            }
+        // A function is seen from anywhere, a `let` after it.
+        let seen = if self.fn_names.contains(n) {
+            decls
+                .iter()
+                .rev()
+                .find(|g| g.at < here || g.params.is_some())
+        } else {
+            decls[..decls.partition_point(|g| g.at < here)].last()
+        };
+        if let Some(g) = seen {
+            return Some(g.clone());
         }
+        let first = decls[0].clone();
+        self.error(CheckError::UsedBeforeLet {
+            name: n.to_string(),
+            span: span.clone(),
+            declared: first.span.clone(),
+        });
+        Some(first)
     }
 
     fn unknown(&mut self, n: &str, span: &Span) -> Expr {
@@ -1473,10 +1481,24 @@ fn fold_record(fields: Vec<(Key, Expr)>) -> Expr {
     Expr::Record(fields)
 }
 
+/// Names longer than this get no "did you mean".
+const MAX_HINTED_NAME: usize = 100;
+
 /// The names closest to `name` (edit distance), for "did you mean".
 pub fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Vec<String> {
-    let limit = (name.chars().count() / 3).max(1);
+    let length = name.chars().count();
+    // Measuring costs the product of two names' lengths: no hint for a
+    // name far longer than anyone types.
+    if length > MAX_HINTED_NAME {
+        return Vec::new();
+    }
+    let limit = (length / 3).max(1);
+    // Names whose lengths differ by more than the limit are further apart
+    // than it: not worth measuring (a long name would cost its length
+    // times each candidate's).
+    let near = |c: &&str| c.chars().count().abs_diff(length) <= limit;
     let mut scored: Vec<(usize, &str)> = candidates
+        .filter(near)
         .map(|c| (edit_distance(name, c), c))
         .filter(|(d, c)| *d <= limit && *c != name && c.len() > 1)
         .collect();

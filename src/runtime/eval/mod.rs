@@ -610,11 +610,12 @@ impl Interp {
         fields: &[(crate::runtime::value::Key, Expr)],
         env: &Env,
     ) -> Result<Record> {
-        let mut r = Record::default();
-        for (k, e) in fields {
-            r.insert(k.clone(), self.eval(e, env)?.stored());
-        }
-        Ok(r)
+        // Collected rather than inserted one by one, so that a literal of
+        // many fields costs its size (`Record`'s `Extend`).
+        fields
+            .iter()
+            .map(|(k, e)| Ok((k.clone(), self.eval(e, env)?.stored())))
+            .collect()
     }
 
     /// Arguments to a call: absent becomes null (§4.4).
