@@ -521,3 +521,23 @@ fn a_very_long_name_is_one_quick_error() {
     assert_eq!(err.matches("hql::unknown_name").count(), 1);
     assert!(err.len() < 3_000, "{} bytes", err.len());
 }
+
+/// A value can nest deeper than any one statement: each `let` may nest
+/// the one before. Its static type is followed only so far, and comparing,
+/// printing and dropping it take time in proportion to its size.
+#[test]
+fn values_nest_deeper_than_statements() {
+    with_stack(|| {
+        let mut src = String::from("let a0 = 1\n");
+        for i in 1..=100 {
+            src.push_str(&format!(
+                "let a{i} = {}\n",
+                nested("[", &format!("a{}", i - 1), "]", 990)
+            ));
+        }
+        src.push_str("a100 == a100\nlen(a100)\na100\n");
+        let out = ok_out(&src, &[]);
+        let deep = nested("[", "1", "]", 99_000);
+        assert_eq!(out, format!("true\n1\n{deep}\n"));
+    });
+}
