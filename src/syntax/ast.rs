@@ -221,10 +221,13 @@ enum Part {
     Type(TypeExpr),
 }
 
-/// Take the parts' children, their children and so on out of the tree,
-/// each part dropped once its children are taken: a loop, where dropping
-/// field by field would recurse as deep as the tree.
-fn dismantle(mut parts: Vec<Part>) {
+/// Take a node's children out of the tree with `take`, then their children
+/// and so on, each part dropped once its children are taken: a loop, where
+/// dropping field by field would recurse as deep as the tree. Children
+/// that are leaves stay and drop as usual.
+fn dismantle(take: impl FnOnce(&mut Vec<Part>)) {
+    let mut parts = Vec::new();
+    take(&mut parts);
     while let Some(mut part) = parts.pop() {
         match &mut part {
             Part::Expr(kind) => kind.take_children(&mut parts),
@@ -291,11 +294,7 @@ impl ExprKind {
 
 impl Drop for ExprKind {
     fn drop(&mut self) {
-        // Children that are leaves stay and drop as usual; a part taken
-        // out is dropped with only leaves left under it.
-        let mut parts = Vec::new();
-        self.take_children(&mut parts);
-        dismantle(parts);
+        dismantle(|parts| self.take_children(parts));
     }
 }
 
@@ -328,8 +327,50 @@ impl TypeExpr {
 
 impl Drop for TypeExpr {
     fn drop(&mut self) {
-        let mut parts = Vec::new();
-        self.take_children(&mut parts);
-        dismantle(parts);
+        dismantle(|parts| self.take_children(parts));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deep_trees_drop_without_recursion() {
+        // A million levels on a test thread's small stack.
+        let name = |text: &str| Name {
+            text: text.into(),
+            span: 0..0,
+        };
+        let mut e = Expr::new(ExprKind::Name("x".into()), 0..0);
+        let mut t = TypeExpr::Name(name("Int"));
+        for i in 0..1_000_000 {
+            let kind = match i % 3 {
+                0 => ExprKind::Unary(UnOp::Not, Box::new(e)),
+                1 => ExprKind::List(vec![e]),
+                _ => ExprKind::Record(vec![(name("a"), e)]),
+            };
+            e = Expr::new(kind, 0..0);
+            t = match i % 2 {
+                0 => TypeExpr::Generic {
+                    name: name("List"),
+                    args: vec![t],
+                    span: 0..0,
+                },
+                _ => TypeExpr::Record {
+                    fields: vec![FieldDecl {
+                        doc: None,
+                        name: name("a"),
+                        optional: false,
+                        ty: t,
+                        default: Some(Expr::new(ExprKind::List(vec![]), 0..0)),
+                        span: 0..0,
+                    }],
+                    span: 0..0,
+                },
+            };
+        }
+        drop(e);
+        drop(t);
     }
 }
