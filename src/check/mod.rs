@@ -237,6 +237,8 @@ struct Checker {
     globals: FxHashMap<String, Vec<Global>>,
     /// The names of `globals` that some `fn` declares.
     fn_names: rustc_hash::FxHashSet<String>,
+    /// Each global slot's parameter count, for a `fn`'s.
+    slot_params: Vec<Option<usize>>,
     n_globals: u32,
     frames: Vec<Frame>,
     /// The statement being checked (None inside hoisted bodies).
@@ -356,6 +358,7 @@ impl Checker {
             span: name.span.clone(),
             params,
         });
+        self.slot_params.push(params);
         self.n_globals += 1;
     }
 
@@ -1222,11 +1225,7 @@ impl Checker {
     }
 
     fn fn_params(&self, slot: u32) -> Option<usize> {
-        self.globals
-            .values()
-            .flatten()
-            .find(|g| g.slot == slot)
-            .and_then(|g| g.params)
+        self.slot_params.get(slot as usize).copied().flatten()
     }
 
     fn check_arity(&mut self, name: &str, min: usize, max: usize, found: usize, span: &Span) {

@@ -708,24 +708,39 @@ fn report_ty() -> Ty {
 }
 
 fn named_ty(c: &Rc<Contract>) -> Ty {
-    match &c.shape {
-        Shape::Record { .. } => Ty::Named(c.clone()),
-        Shape::Refined { base, .. } => spec_ty(base),
-    }
+    named_ty_within(c, MAX_TY_DEPTH)
 }
 
 fn spec_ty(spec: &TypeSpec) -> Ty {
+    spec_ty_within(spec, MAX_TY_DEPTH)
+}
+
+/// A declared type's static type, following aliases and type arguments at
+/// most `levels` deep (a chain of aliases can be as long as the program).
+fn named_ty_within(c: &Rc<Contract>, levels: usize) -> Ty {
+    match &c.shape {
+        Shape::Record { .. } => Ty::Named(c.clone()),
+        Shape::Refined { base, .. } => spec_ty_within(base, levels),
+    }
+}
+
+fn spec_ty_within(spec: &TypeSpec, levels: usize) -> Ty {
+    let Some(deeper) = levels.checked_sub(1) else {
+        return Ty::Unknown;
+    };
     match spec {
         TypeSpec::Null => Ty::Null,
         TypeSpec::Bool => Ty::Bool,
         TypeSpec::Int => Ty::Int,
         TypeSpec::Float => Ty::Float,
         TypeSpec::String => Ty::Str,
-        TypeSpec::List(t) => Ty::List(Box::new(spec_ty(t))),
+        TypeSpec::List(t) => Ty::List(Box::new(spec_ty_within(t, deeper))),
         TypeSpec::Literal(v) if v.as_str().is_some() => Ty::Str,
         TypeSpec::Literal(v) if v.is_int() => Ty::Int,
-        TypeSpec::Union(ms) => join_all(ms.iter().map(spec_ty).collect()),
-        TypeSpec::Named(cell) => cell.get().map(named_ty).unwrap_or(Ty::Unknown),
+        TypeSpec::Union(ms) => join_all(ms.iter().map(|m| spec_ty_within(m, deeper)).collect()),
+        TypeSpec::Named(cell) => (cell.get())
+            .map(|c| named_ty_within(c, deeper))
+            .unwrap_or(Ty::Unknown),
         _ => Ty::Unknown,
     }
 }

@@ -468,6 +468,10 @@ impl Excerpt {
                 text.push('…');
             }
             if stop >= last {
+                // An empty last line shows only if its newline is kept.
+                if stop < file.len() {
+                    text.push('\n');
+                }
                 break;
             }
             text.push('\n');
