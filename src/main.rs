@@ -115,7 +115,13 @@ fn color() -> bool {
     io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
 }
 
+/// The command runs on a thread with a deep stack: the phases recurse as
+/// deep as a statement nests (`hql::syntax::limits`).
 fn main() -> ExitCode {
+    hql::syntax::limits::with_stack(command)
+}
+
+fn command() -> ExitCode {
     let cli = Cli::parse();
     let command = cli.command.unwrap_or(Command::Repl);
     if matches!(command, Command::Repl) {

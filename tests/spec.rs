@@ -161,6 +161,44 @@ fn s2_keyword_as_field_name_in_type_body() {
 }
 
 #[test]
+fn s2_keyword_field_names_on_their_own_line() {
+    // A line in braces that starts with a keyword and `:` or `?:` is a
+    // field, even for the keywords that otherwise continue a line.
+    let src = r#"type T : DataContract = {
+    a: Int
+    in: String
+    and?: Bool
+    or: Int
+    then: Int
+    else: Int
+    with: Int
+    require self.in != "" and self.or > 0
+}
+[{a: 1, in: "x", or: 2, then: 3, else: 4, with: 5}, {a: 1, in: "", or: 2, then: 3, else: 4, with: 5}]
+| validate(T)
+| map(r => is_ok(r))
+{a: 1
+ in: 2
+ or: 3}
+"#;
+    assert_eq!(ok_out(src, &[]), "[true, false]\n{a: 1, in: 2, or: 3}\n");
+    // Elsewhere those keywords still continue the line before.
+    assert_eq!(eval1("true\nand false"), "false");
+    assert_eq!(eval1("{a: 2\nin [1, 2]}"), "{a: true}");
+}
+
+#[test]
+fn s2_byte_order_mark_is_skipped() {
+    assert_eq!(ok_out("\u{feff}1 + 1\n", &[]), "2\n");
+    assert_eq!(
+        ok_out("\u{feff}#!/usr/bin/env hql run\n1 + 2\n", &[]),
+        "3\n"
+    );
+    // Only at the very start.
+    static_error("1\n\u{feff}2\n", "hql::lex");
+}
+
+#[test]
 fn s2_comments_and_shebang() {
     let src = "#!/usr/bin/env hql run\n// a comment\n1 + 1 // trailing\n/// doc before a type\ntype T : Data = { a: Int }\n\"x\"\n";
     assert_eq!(ok_out(src, &[]), "2\n\"x\"\n");

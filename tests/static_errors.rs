@@ -37,6 +37,29 @@ fn lex_bad_escape() {
     static_with_help("\"runs?\"\nlet s = \"\\d+\"", "hql::lex", "raw strings");
 }
 
+#[test]
+fn lex_bad_escape_is_one_error_pointing_at_the_escape() {
+    // The literal is still read to its closing quote: no second,
+    // "unterminated string" error after the unknown escape.
+    for (src, escape) in [
+        ("\"runs?\"\nlet s = \"a\\qb\"\n1", "\\q"),
+        ("\"runs?\"\nlet s = \"a\\u{zz\"\n1", "\\u{…}"),
+        ("\"runs?\"\nlet s = \"a\\q\\w\"\n1", "\\q"),
+    ] {
+        let err = static_error(src, "hql::lex");
+        assert_eq!(err.matches("hql::lex").count(), 1, "{err}");
+        assert!(err.contains(&format!("unknown escape `{escape}`")), "{err}");
+        assert!(!err.contains("unterminated"), "{err}");
+        // The label sits under the backslash (column 11 of line 2).
+        assert!(err.contains("test.hql:2:11"), "{err}");
+    }
+    // A backslash at the end of a line leaves the string unterminated: one
+    // error, that one.
+    let err = static_error("\"runs?\"\nlet s = \"a\\\n1", "hql::lex");
+    assert_eq!(err.matches("hql::lex").count(), 1, "{err}");
+    assert!(err.contains("unterminated string"), "{err}");
+}
+
 // ----------------------------------------------------------- parser
 
 #[test]

@@ -323,6 +323,10 @@ struct Checker {
     diags: Diagnostics,
     types: FxHashMap<String, TypeEntry>,
     globals: FxHashMap<String, Vec<Global>>,
+    /// The names of `globals` that some `fn` declares.
+    fn_names: rustc_hash::FxHashSet<String>,
+    /// Each global slot's parameter count, for a `fn`'s.
+    slot_params: Vec<Option<usize>>,
     n_globals: u32,
     frames: Vec<Frame>,
     /// The statement being checked (None inside hoisted bodies).
@@ -429,9 +433,11 @@ impl Checker {
         let entries = self.globals.entry(name.text.clone()).or_default();
         // The library's and the program's functions live side by side: each
         // side's code sees its own (see `visible_global`).
-        let clash = entries
-            .iter()
-            .find(|g| g.params.is_some() && in_prelude(&g.span) == in_prelude(&name.span));
+        let clash = params.and_then(|_| {
+            entries
+                .iter()
+                .find(|g| g.params.is_some() && in_prelude(&g.span) == in_prelude(&name.span))
+        });
         if let (Some(_), Some(first)) = (params, clash) {
             let first = first.span.clone();
             return self.error(CheckError::Duplicate {
@@ -441,12 +447,16 @@ impl Checker {
                 first,
             });
         }
+        if params.is_some() {
+            self.fn_names.insert(name.text.clone());
+        }
         entries.push(Global {
             slot: self.n_globals,
             at,
             span: name.span.clone(),
             params,
         });
+        self.slot_params.push(params);
         self.n_globals += 1;
     }
 
@@ -501,11 +511,10 @@ impl Checker {
 
     fn let_slot(&self, name: &ast::Name) -> Option<u32> {
         let at = self.stmt_index?;
-        self.globals
-            .get(&name.text)?
-            .iter()
-            .find(|g| g.at == at)
-            .map(|g| g.slot)
+        // A name's declarations are in statement order.
+        let decls = self.globals.get(&name.text)?;
+        let i = decls.partition_point(|g| g.at < at);
+        decls.get(i).filter(|g| g.at == at).map(|g| g.slot)
     }
 
     // ------------------------------------------------------------------- types
@@ -1398,37 +1407,39 @@ impl Checker {
 
     /// The declaration of global `n` that a use at the current point sees.
     fn visible_global(&mut self, n: &str, span: &Span) -> Option<Global> {
-        let mut decls = self.globals.get(n)?.clone();
-        // The library's code binds to the library's declarations; the
-        // program's code prefers its own, which shadow the library's.
-        let prelude_end = self.prelude_end;
-        let own: Vec<Global> = decls
-            .iter()
-            .filter(|g| (g.span.start < prelude_end) == self.in_prelude)
-            .cloned()
-            .collect();
-        if !own.is_empty() {
-            decls = own;
-        }
+        // A name's declarations are in statement order, the library's
+        // first. The library's code binds to the library's declarations;
+        // the program's code prefers its own, which shadow the library's.
+        let all = self.globals.get(n)?;
+        let split = all.partition_point(|g| g.span.start < self.prelude_end);
+        let own = if self.in_prelude {
+            &all[..split]
+        } else {
+            &all[split..]
+        };
+        let decls = if own.is_empty() { &all[..] } else { own };
         let Some(here) = self.stmt_index else {
             return decls.last().cloned();
         };
-        let seen = decls
-            .iter()
-            .rev()
-            .find(|g| g.at < here || g.params.is_some());
-        match seen {
-            Some(g) => Some(g.clone()),
-            None => {
-                let declared = decls[0].span.clone();
-                self.error(CheckError::UsedBeforeLet {
-                    name: n.to_string(),
-                    span: span.clone(),
-                    declared,
-                });
-                Some(decls[0].clone())
-            }
+        // A function is seen from anywhere, a `let` after it.
+        let seen = if self.fn_names.contains(n) {
+            decls
+                .iter()
+                .rev()
+                .find(|g| g.at < here || g.params.is_some())
+        } else {
+            decls[..decls.partition_point(|g| g.at < here)].last()
+        };
+        if let Some(g) = seen {
+            return Some(g.clone());
         }
+        let first = decls[0].clone();
+        self.error(CheckError::UsedBeforeLet {
+            name: n.to_string(),
+            span: span.clone(),
+            declared: first.span.clone(),
+        });
+        Some(first)
     }
 
     fn unknown(&mut self, n: &str, span: &Span) -> Expr {
@@ -1523,11 +1534,7 @@ impl Checker {
     }
 
     fn fn_params(&self, slot: u32) -> Option<usize> {
-        self.globals
-            .values()
-            .flatten()
-            .find(|g| g.slot == slot)
-            .and_then(|g| g.params)
+        self.slot_params.get(slot as usize).copied().flatten()
     }
 
     fn check_arity(&mut self, name: &str, min: usize, max: usize, found: usize, span: &Span) {

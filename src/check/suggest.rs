@@ -9,9 +9,16 @@
 /// At most this many suggestions.
 const MAX_SUGGESTIONS: usize = 3;
 
+/// Names longer than this get no suggestion: measuring costs the product of
+/// two names' lengths, and no one types a name that long by hand.
+const MAX_HINTED_NAME: usize = 100;
+
 /// The names closest to `name`, best first.
 pub fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Vec<String> {
     let len = name.chars().count();
+    if len > MAX_HINTED_NAME {
+        return Vec::new();
+    }
     let limit = (len / 3).max(1);
     let folded = name.to_lowercase();
     let mut scored: Vec<(usize, &str)> = candidates

@@ -346,15 +346,15 @@ impl Flow<'_> {
             ExprKind::SelfRef => self.lookup("self"),
             ExprKind::List(items) => {
                 let tys: Vec<Ty> = items.iter().map(|i| self.expr(i)).collect();
-                Ty::List(Box::new(join_all(&tys)))
+                shallow(Ty::List(Box::new(join_all(tys))))
             }
-            ExprKind::Record(fields) => Ty::Record(
+            ExprKind::Record(fields) => shallow(Ty::Record(
                 "this record",
                 fields
                     .iter()
                     .map(|(k, v)| (k.text.clone(), self.expr(v)))
                     .collect(),
-            ),
+            )),
             ExprKind::Field(target, name) => {
                 let t = self.expr(target);
                 self.field(&t, name)
@@ -802,24 +802,39 @@ fn report_ty() -> Ty {
 }
 
 fn named_ty(c: &Rc<Contract>) -> Ty {
-    match &c.shape {
-        Shape::Record { .. } => Ty::Named(c.clone()),
-        Shape::Refined { base, .. } => spec_ty(base),
-    }
+    named_ty_within(c, MAX_TY_DEPTH)
 }
 
 fn spec_ty(spec: &TypeSpec) -> Ty {
+    spec_ty_within(spec, MAX_TY_DEPTH)
+}
+
+/// A declared type's static type, following aliases and type arguments at
+/// most `levels` deep (a chain of aliases can be as long as the program).
+fn named_ty_within(c: &Rc<Contract>, levels: usize) -> Ty {
+    match &c.shape {
+        Shape::Record { .. } => Ty::Named(c.clone()),
+        Shape::Refined { base, .. } => spec_ty_within(base, levels),
+    }
+}
+
+fn spec_ty_within(spec: &TypeSpec, levels: usize) -> Ty {
+    let Some(deeper) = levels.checked_sub(1) else {
+        return Ty::Unknown;
+    };
     match spec {
         TypeSpec::Null => Ty::Null,
         TypeSpec::Bool => Ty::Bool,
         TypeSpec::Int => Ty::Int,
         TypeSpec::Float => Ty::Float,
         TypeSpec::String => Ty::Str,
-        TypeSpec::List(t) => Ty::List(Box::new(spec_ty(t))),
+        TypeSpec::List(t) => Ty::List(Box::new(spec_ty_within(t, deeper))),
         TypeSpec::Literal(v) if v.as_str().is_some() => Ty::Str,
         TypeSpec::Literal(v) if v.is_int() => Ty::Int,
-        TypeSpec::Union(ms) => join_all(&ms.iter().map(spec_ty).collect::<Vec<_>>()),
-        TypeSpec::Named(cell) => cell.get().map(named_ty).unwrap_or(Ty::Unknown),
+        TypeSpec::Union(ms) => join_all(ms.iter().map(|m| spec_ty_within(m, deeper)).collect()),
+        TypeSpec::Named(cell) => (cell.get())
+            .map(|c| named_ty_within(c, deeper))
+            .unwrap_or(Ty::Unknown),
         _ => Ty::Unknown,
     }
 }
@@ -846,10 +861,36 @@ fn join(a: &Ty, b: &Ty) -> Ty {
     }
 }
 
-fn join_all(tys: &[Ty]) -> Ty {
-    let mut iter = tys.iter();
+fn join_all(tys: Vec<Ty>) -> Ty {
+    let mut iter = tys.into_iter();
     let Some(first) = iter.next() else {
         return Ty::Unknown;
     };
-    iter.fold(first.clone(), |acc, t| join(&acc, t))
+    iter.fold(first, |acc, t| join(&acc, &t))
+}
+
+/// Static types of values the program builds are followed this deep:
+/// `let`s that each nest the one before would otherwise make a type as
+/// deep as the value, copied at every use.
+const MAX_TY_DEPTH: usize = 64;
+
+/// A list or record type, its parts forgotten when they are very deep.
+fn shallow(ty: Ty) -> Ty {
+    if !deeper_than(&ty, MAX_TY_DEPTH) {
+        return ty;
+    }
+    match ty {
+        Ty::List(_) => Ty::List(Box::new(Ty::Unknown)),
+        _ => Ty::Unknown,
+    }
+}
+
+fn deeper_than(ty: &Ty, levels: usize) -> bool {
+    match ty {
+        Ty::List(t) | Ty::Stream(t) | Ty::Result(t) => levels == 0 || deeper_than(t, levels - 1),
+        Ty::Record(_, fields) => {
+            levels == 0 || fields.iter().any(|(_, t)| deeper_than(t, levels - 1))
+        }
+        _ => false,
+    }
 }

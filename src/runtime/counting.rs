@@ -390,7 +390,10 @@ fn run(
                     consumer,
                     meter: interp.meter().cloned(),
                 };
-                scope.spawn(move || job.tally())
+                // A worker checks the program and runs its rules: it needs
+                // the stack the main thread has (`syntax::limits`).
+                crate::syntax::limits::spawn_scoped(scope, move || job.tally())
+                    .expect("a counting thread starts")
             })
             .collect();
         // Ranges are in file order, so the first error is the earliest one.

@@ -104,10 +104,28 @@ impl Record {
     }
 }
 
+/// Past this many fields, a record being built looks its keys up in a hash
+/// table: one by one, a record of n fields would cost n² comparisons.
+const INDEX_FROM: usize = 32;
+
 impl Extend<(Key, Value)> for Record {
     fn extend<I: IntoIterator<Item = (Key, Value)>>(&mut self, iter: I) {
-        for (k, v) in iter {
+        let mut iter = iter.into_iter();
+        while self.fields.len() < INDEX_FROM {
+            let Some((k, v)) = iter.next() else { return };
             self.insert(k, v);
+        }
+        let mut index: rustc_hash::FxHashMap<Key, usize> = (self.fields.iter().enumerate())
+            .map(|(i, (k, _))| (k.clone(), i))
+            .collect();
+        for (k, v) in iter {
+            match index.get(&k) {
+                Some(&i) => self.fields[i].1 = v,
+                None => {
+                    index.insert(k.clone(), self.fields.len());
+                    self.fields.push((k, v));
+                }
+            }
         }
     }
 }

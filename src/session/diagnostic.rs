@@ -3,13 +3,14 @@
 //! a message, a labelled span and a help line where the fix is known.
 
 use miette::{
-    GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteDiagnostic, NamedSource, Report,
-    Severity,
+    GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteDiagnostic, MietteError,
+    MietteSpanContents, Report, Severity, SourceCode, SourceSpan, SpanContents,
 };
 
 use crate::check::{CheckError, CheckWarning};
 use crate::runtime::eval::RuntimeError;
 use crate::runtime::value::article;
+use crate::session::Sinks;
 use crate::syntax::ast::Span;
 use crate::syntax::lexer::LexErrorKind;
 use crate::syntax::parser::ParseError;
@@ -111,7 +112,7 @@ impl From<&ParseError> for Diag {
                     .help("comments start with `//`"),
                 LexErrorKind::UnterminatedString => Diag::error("hql::lex", "unterminated string", l.span.clone(), "this string is never closed")
                     .help("close it with `\"` on the same line"),
-                LexErrorKind::BadEscape(esc) => Diag::error("hql::lex", format!("unknown escape `{esc}`"), l.span.clone(), "here")
+                LexErrorKind::BadEscape { escape, .. } => Diag::error("hql::lex", format!("unknown escape `{escape}`"), l.span.clone(), "here")
                     .help("the escapes are \\\" \\\\ \\n \\r \\t \\0 \\u{…}; write regexes as raw strings: r\"\\d+\""),
             },
             ParseError::Unexpected { found, expected, span, help } => {
@@ -120,6 +121,11 @@ impl From<&ParseError> for Diag {
             }
             ParseError::UnexpectedEnd { expected, span } => {
                 Diag::error("hql::parse", "the statement ends too early", span.clone(), expected_text(expected))
+            }
+            ParseError::TooDeep { span } => {
+                let limit = crate::syntax::limits::MAX_DEPTH;
+                Diag::error("hql::too_deep", format!("this statement nests deeper than {limit} levels"), span.clone(), format!("level {} starts here", limit + 1))
+                    .help(format!("a statement may nest {limit} levels: each bracket, operator, call, field access, pipeline stage, `if`, lambda and type argument inside another is one; name inner parts with `let` or `fn`"))
             }
             ParseError::PipeNotCall { span, help } => {
                 Diag::error("hql::pipe", "the right side of `|` must be a call", span.clone(), "not a call").help(help.clone())
@@ -336,33 +342,68 @@ impl From<&RuntimeError> for Diag {
     }
 }
 
+/// At most this many diagnostics are shown for one entry's syntax and
+/// static checks; the rest are counted in one closing line.
+pub const MAX_SHOWN: usize = 100;
+
+/// Write an entry's static diagnostics: the first [`MAX_SHOWN`], then a
+/// line saying how many more there are.
+pub fn emit(sinks: &mut Sinks, map: &SourceMap, diags: impl IntoIterator<Item = Diag>) {
+    let (mut shown, mut errors, mut warnings) = (0, 0, 0);
+    for d in diags {
+        if shown < MAX_SHOWN {
+            sinks.diag(map, &d);
+            shown += 1;
+        } else if d.warning {
+            warnings += 1;
+        } else {
+            errors += 1;
+        }
+    }
+    let count = |n: usize, what: &str| match n {
+        0 => None,
+        1 => Some(format!("1 more {what}")),
+        n => Some(format!("{n} more {what}s")),
+    };
+    let more: Vec<String> = [count(errors, "error"), count(warnings, "warning")]
+        .into_iter()
+        .flatten()
+        .collect();
+    if !more.is_empty() {
+        let _ = writeln!(
+            sinks.err,
+            "… and {}, not shown (only the first {MAX_SHOWN} are)",
+            more.join(" and ")
+        );
+    }
+}
+
 /// Render a diagnostic against the file its span points into. `color`
 /// only on terminals.
 pub fn render(diag: &Diag, map: &SourceMap, color: bool) -> String {
     let located = diag.span.as_ref().and_then(|s| map.locate(s));
-    let (name, src, span) = match located {
-        Some((file, span)) => (file.name.as_str(), file.text.as_str(), Some(span)),
-        None => ("", "", None),
-    };
-    let mut d = MietteDiagnostic::new(diag.message.clone())
+    let mut d = MietteDiagnostic::new(shorten(&diag.message))
         .with_code(diag.code)
         .with_severity(if diag.warning {
             Severity::Warning
         } else {
             Severity::Error
         });
-    if let Some(span) = &span {
-        let span = clamp(span, src.len());
+    let excerpt = located.map(|(file, span)| Excerpt::new(&file.name, &file.text, &span));
+    if let Some(excerpt) = &excerpt {
         d = d.with_label(LabeledSpan::new(
-            Some(diag.label.clone()),
-            span.start,
-            span.len(),
+            Some(shorten(&diag.label)),
+            excerpt.label.start,
+            excerpt.label.len(),
         ));
     }
     if let Some(help) = &diag.help {
-        d = d.with_help(help.clone());
+        d = d.with_help(shorten(help));
     }
-    let report = Report::new(d).with_source_code(NamedSource::new(name, src.to_string()));
+    let report = match excerpt {
+        Some(excerpt) => Report::new(d).with_source_code(excerpt),
+        None => Report::new(d),
+    };
     let theme = if color {
         GraphicalTheme::unicode()
     } else {
@@ -371,12 +412,179 @@ pub fn render(diag: &Diag, map: &SourceMap, color: bool) -> String {
     let handler = GraphicalReportHandler::new_themed(theme)
         .with_width(100)
         .with_wrap_lines(false)
-        .with_links(false);
+        .with_links(false)
+        .with_context_lines(CONTEXT_LINES);
     let mut out = String::new();
     if handler.render_report(&mut out, report.as_ref()).is_err() {
         out = format!("error[{}]: {}\n", diag.code, diag.message);
     }
     out
+}
+
+/// A message, label or help longer than this many bytes (a name or a value
+/// the program wrote can be any length) is cut, and ends with `…`.
+const LONG_TEXT: usize = 300;
+
+fn shorten(text: &str) -> String {
+    if text.len() <= LONG_TEXT {
+        return text.to_string();
+    }
+    let cut = (0..=LONG_TEXT - 20)
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0);
+    format!("{}…", &text[..cut])
+}
+
+/// Lines shown above and below the labelled ones.
+const CONTEXT_LINES: usize = 1;
+/// A line longer than this many bytes is shown as a window of it…
+const LONG_LINE: usize = 160;
+/// …this wide, starting this far before the label.
+const WINDOW: usize = 120;
+const LEAD: usize = 40;
+/// A label over more lines than this is shown on its first line only.
+const MAX_LABEL_LINES: usize = 40;
+
+/// The lines of a file a diagnostic shows, with long lines cut down to a
+/// window around the label, and the label's place in them. `miette` reads
+/// this instead of the whole file: a report costs the size of what it
+/// shows, and no column it draws is ever wide (its layout breaks on columns
+/// beyond 65,535). Line numbers and the column in the header are the
+/// file's own.
+#[derive(Debug)]
+struct Excerpt {
+    name: String,
+    text: String,
+    /// The file's line number (0-based) of the excerpt's first line.
+    first_line: usize,
+    /// The label, as offsets into `text`.
+    label: Span,
+    /// The label's column in the file (bytes from its line's start).
+    column: usize,
+}
+
+impl Excerpt {
+    fn new(name: &str, file: &str, span: &Span) -> Excerpt {
+        let span = clamp(span, file.len());
+        let start_line = line_start(file, span.start);
+        let lines_over = memchr::memchr_iter(b'\n', &file.as_bytes()[span.clone()]).count();
+        let end = if lines_over > MAX_LABEL_LINES {
+            line_end(file, span.start)
+        } else {
+            span.end
+        };
+        // One line of context on each side.
+        let first = match start_line {
+            0 => 0,
+            at => line_start(file, at - 1),
+        };
+        let last = match line_end(file, end) {
+            stop if stop < file.len() => line_end(file, stop + 1),
+            stop => stop,
+        };
+        let mut text = String::new();
+        let mut label = 0..0;
+        let mut at = first;
+        loop {
+            let stop = line_end(file, at);
+            let line = &file[at..stop];
+            let line = line.strip_suffix('\r').unwrap_or(line);
+            let keep = window(line, at, &(span.start..end));
+            if keep.start > 0 {
+                text.push('…');
+            }
+            // Where an offset on this line lands in the excerpt.
+            let kept_at = text.len();
+            let place = |o: usize| kept_at + (o - at).clamp(keep.start, keep.end) - keep.start;
+            if (at..=stop).contains(&span.start) {
+                label.start = place(span.start);
+            }
+            if (at..=stop).contains(&end) {
+                label.end = place(end).max(label.start);
+            }
+            text.push_str(&line[keep.clone()]);
+            if keep.end < line.len() {
+                text.push('…');
+            }
+            if stop >= last {
+                // An empty last line shows only if its newline is kept.
+                if stop < file.len() {
+                    text.push('\n');
+                }
+                break;
+            }
+            text.push('\n');
+            at = stop + 1;
+        }
+        Excerpt {
+            name: name.to_string(),
+            text,
+            first_line: memchr::memchr_iter(b'\n', &file.as_bytes()[..first]).count(),
+            label,
+            column: span.start - start_line,
+        }
+    }
+}
+
+/// The part of `line` (which starts at offset `at` of its file) to show: all
+/// of a line of ordinary length, else a window around where `label` starts
+/// on it, or ends on it, or its beginning.
+fn window(line: &str, at: usize, label: &Span) -> Span {
+    if line.len() <= LONG_LINE {
+        return 0..line.len();
+    }
+    let on_line = |o: usize| (at..=at + line.len()).contains(&o).then(|| o - at);
+    let from = match (on_line(label.start), on_line(label.end)) {
+        (Some(start), _) => start.saturating_sub(LEAD),
+        (None, Some(end)) => end.saturating_sub(WINDOW - LEAD),
+        (None, None) => 0,
+    };
+    let to = (from + WINDOW).min(line.len());
+    let from = to.saturating_sub(WINDOW);
+    let from = (0..=from)
+        .rev()
+        .find(|&i| line.is_char_boundary(i))
+        .unwrap_or(0);
+    let to = (to..=line.len())
+        .find(|&i| line.is_char_boundary(i))
+        .unwrap_or(line.len());
+    from..to
+}
+
+/// Where the line holding offset `at` starts.
+fn line_start(file: &str, at: usize) -> usize {
+    memchr::memrchr(b'\n', &file.as_bytes()[..at]).map_or(0, |i| i + 1)
+}
+
+/// Where the line holding offset `at` ends (its `\n`, or the end of the file).
+fn line_end(file: &str, at: usize) -> usize {
+    memchr::memchr(b'\n', &file.as_bytes()[at..]).map_or(file.len(), |i| at + i)
+}
+
+impl SourceCode for Excerpt {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        let inner = self.text.as_str().read_span(span, before, after)?;
+        // The header names the label's column in the file, not in the excerpt.
+        let column = if (before, after) == (0, 0) && span.offset() == self.label.start {
+            self.column
+        } else {
+            inner.column()
+        };
+        Ok(Box::new(MietteSpanContents::new_named(
+            self.name.clone(),
+            inner.data(),
+            *inner.span(),
+            self.first_line + inner.line(),
+            column,
+            inner.line_count(),
+        )))
+    }
 }
 
 fn clamp(span: &Span, len: usize) -> Span {

@@ -24,7 +24,7 @@ use crate::runtime::contract::Contract;
 use crate::runtime::eval::{Host, Interp, Outcome, RuntimeError};
 use crate::runtime::print::to_hql;
 use crate::runtime::value::Value;
-use crate::session::diagnostic::{render, Diag};
+use crate::session::diagnostic::{emit, render, Diag};
 use crate::syntax::ast::{Expr, ExprKind, Lit, Module, Span, Stmt};
 use crate::syntax::parser::parse_recovering;
 use crate::syntax::source::SourceMap;
@@ -133,35 +133,33 @@ impl Session {
         &self.interp
     }
 
-    /// What a worker thread needs before running the entry's statement
-    /// `at`: the declarations so far, the entry's own, and the entry's
-    /// `let`s before that statement.
-    fn parallel_for(&self, entry: &[Stmt], at: usize) -> Option<crate::runtime::eval::Parallel> {
+    /// What worker threads need to run the entry's statements: the user's
+    /// declarations so far and the entry, shared by every statement, so
+    /// that each statement costs the same whatever the program's length.
+    fn parallel_plan(&self, entry: &[Stmt]) -> Option<ParallelPlan> {
         let (threads, hosts) = self.threads.clone()?;
         let user = |s: &&Stmt| crate::check::stmt_start(s) >= self.prelude_end;
-        let mut declarations: Vec<Stmt> = self.history.iter().filter(user).cloned().collect();
-        let mut runs = 0;
-        for stmt in entry {
-            match stmt {
-                Stmt::Type(_) | Stmt::Fn(_) => declarations.push(stmt.clone()),
-                Stmt::Let { .. } if runs < at => declarations.push(stmt.clone()),
-                _ => {}
-            }
-            if matches!(stmt, Stmt::Let { .. } | Stmt::Check { .. } | Stmt::Expr(_)) {
-                runs += 1;
-            }
-        }
+        let mut stmts: Vec<Stmt> = self.history.iter().filter(user).cloned().collect();
+        let entry_start = stmts.len();
+        stmts.extend(entry.iter().cloned());
         // Standard input can be read once: a worker rebuilding a `let` or
         // calling a function that reads it would see something else.
-        if declarations.iter().any(reads_stdin) {
-            return None;
-        }
-        Some(crate::runtime::eval::Parallel {
+        let declared = |s: &Stmt| matches!(s, Stmt::Type(_) | Stmt::Fn(_));
+        let always = stmts[..entry_start].iter().any(reads_stdin)
+            || entry.iter().filter(|s| declared(s)).any(reads_stdin);
+        let stdin_let = runs(entry)
+            .find(|(_, s)| reads_stdin(s))
+            .map(|(run, _)| run);
+        Some(ParallelPlan {
             threads,
-            rebuild: std::sync::Arc::new(Declarations {
-                stmts: declarations,
-                hosts,
-            }),
+            hosts,
+            stmts: std::sync::Arc::new(stmts),
+            entry_start,
+            stdin_from: if always {
+                Some(0)
+            } else {
+                stdin_let.map(|r| r + 1)
+            },
         })
     }
 
@@ -228,15 +226,12 @@ impl Session {
                 &found.warnings
             }
         };
-        for w in warnings.iter().filter(|w| own(&w.span())) {
-            sinks.diag(&self.map, &Diag::from(w));
-        }
         errors.sort_by_key(|d| d.span.as_ref().map_or(usize::MAX, |s| s.start));
-        for e in &errors {
-            sinks.diag(&self.map, e);
-        }
+        let failed = !errors.is_empty();
+        let warnings = warnings.iter().filter(|w| own(&w.span())).map(Diag::from);
+        emit(sinks, &self.map, warnings.chain(errors));
         match checked {
-            Ok(checked) if errors.is_empty() => Ok((checked, runs)),
+            Ok(checked) if !failed => Ok((checked, runs)),
             _ => Err(EXIT_STATIC),
         }
     }
@@ -301,9 +296,12 @@ impl Session {
         let mut ran = 0;
         let mut stopped = false;
         let spans: Vec<Span> = entry.iter().filter_map(runnable_span).collect();
+        let plan = self.parallel_plan(&entry);
+        let last_result = self.slot("_");
         for (i, stmt) in checked.program.stmts[first..].iter().enumerate() {
-            self.interp.set_parallel(self.parallel_for(&entry, ran));
-            match self.run_one(stmt, sinks, display) {
+            let parallel = plan.as_ref().and_then(|p| p.before(ran));
+            self.interp.set_parallel(parallel);
+            match self.run_one(stmt, last_result, sinks, display) {
                 Ok(true) => {}
                 Ok(false) => status = EXIT_FAILED,
                 Err(e) => {
@@ -395,6 +393,7 @@ impl Session {
     fn run_one(
         &mut self,
         stmt: &crate::runtime::hir::Stmt,
+        last_result: Option<u32>,
         sinks: &mut Sinks,
         display: &mut Display,
     ) -> Result<bool, RuntimeError> {
@@ -405,7 +404,7 @@ impl Session {
         match outcome {
             Outcome::Quiet => Ok(true),
             Outcome::Value(v) => {
-                if let Some(slot) = self.slot("_") {
+                if let Some(slot) = last_result {
                     self.interp.set_global(slot, v.clone());
                 }
                 display(v, sinks)?;
@@ -430,11 +429,7 @@ impl Session {
             None => String::new(),
         };
         let place = match self.map.locate(&c.span) {
-            Some((file, local)) => format!(
-                "{}:{}",
-                file.name,
-                file.text[..local.start].matches('\n').count() + 1
-            ),
+            Some((file, local)) => format!("{}:{}", file.name, file.line(local.start)),
             None => String::new(),
         };
         let (passed, operands) = match outcome {
@@ -498,12 +493,75 @@ impl Session {
     }
 }
 
-/// The declarations and `let`s a worker thread rebuilds, and where its host
-/// comes from: the session's side of `count()` and `report()` on several
-/// threads (`eval::Rebuild`).
-struct Declarations {
-    stmts: Vec<Stmt>,
+/// The user's declarations before an entry and the entry's statements,
+/// from which each statement's [`Declarations`] are taken.
+struct ParallelPlan {
+    threads: usize,
     hosts: HostFactory,
+    stmts: std::sync::Arc<Vec<Stmt>>,
+    /// Where the entry starts in `stmts`.
+    entry_start: usize,
+    /// From this statement on (counting those that run), a declaration
+    /// reads standard input: no worker threads.
+    stdin_from: Option<usize>,
+}
+
+impl ParallelPlan {
+    /// What the entry's statement `at` (counting those that run) hands
+    /// the counting path.
+    fn before(&self, at: usize) -> Option<crate::runtime::eval::Parallel> {
+        if self.stdin_from.is_some_and(|from| at >= from) {
+            return None;
+        }
+        Some(crate::runtime::eval::Parallel {
+            threads: self.threads,
+            rebuild: std::sync::Arc::new(Declarations {
+                stmts: self.stmts.clone(),
+                entry_start: self.entry_start,
+                at,
+                hosts: self.hosts.clone(),
+            }),
+        })
+    }
+}
+
+/// The statements an entry runs (`let`, `check`, expressions), numbered.
+fn runs(entry: &[Stmt]) -> impl Iterator<Item = (usize, &Stmt)> {
+    entry
+        .iter()
+        .filter(|s| matches!(s, Stmt::Let { .. } | Stmt::Check { .. } | Stmt::Expr(_)))
+        .enumerate()
+}
+
+/// The declarations and `let`s a worker thread rebuilds before the entry's
+/// statement `at` — the declarations so far, the entry's own, and the
+/// entry's `let`s before that statement — and where its host comes from:
+/// the session's side of `count()` and `report()` on several threads
+/// (`eval::Rebuild`).
+struct Declarations {
+    stmts: std::sync::Arc<Vec<Stmt>>,
+    entry_start: usize,
+    at: usize,
+    hosts: HostFactory,
+}
+
+impl Declarations {
+    fn wanted(&self) -> Vec<Stmt> {
+        let (before, entry) = self.stmts.split_at(self.entry_start);
+        let mut wanted = before.to_vec();
+        let mut runs = 0;
+        for stmt in entry {
+            match stmt {
+                Stmt::Type(_) | Stmt::Fn(_) => wanted.push(stmt.clone()),
+                Stmt::Let { .. } if runs < self.at => wanted.push(stmt.clone()),
+                _ => {}
+            }
+            if matches!(stmt, Stmt::Let { .. } | Stmt::Check { .. } | Stmt::Expr(_)) {
+                runs += 1;
+            }
+        }
+        wanted
+    }
 }
 
 impl crate::runtime::eval::Rebuild for Declarations {
@@ -514,7 +572,7 @@ impl crate::runtime::eval::Rebuild for Declarations {
             err: &mut std::io::sink(),
             color: false,
         };
-        if session.declare(self.stmts.clone(), &mut quiet) != 0 {
+        if session.declare(self.wanted(), &mut quiet) != 0 {
             return Err("the program's declarations did not load on a worker thread");
         }
         let contract = session

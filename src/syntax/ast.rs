@@ -210,3 +210,167 @@ impl Expr {
         Expr { kind, span }
     }
 }
+
+// Dropping a tree by recursion would overflow the stack on a deep one (the
+// parser builds a statement before it measures its depth, and a syntax
+// error can drop a half-built one): nodes are taken apart with a loop.
+
+/// A node taken out of a tree being dropped.
+enum Part {
+    Expr(ExprKind),
+    Type(TypeExpr),
+}
+
+/// Take a node's children out of the tree with `take`, then their children
+/// and so on, each part dropped once its children are taken: a loop, where
+/// dropping field by field would recurse as deep as the tree. Children
+/// that are leaves stay and drop as usual.
+fn dismantle(take: impl FnOnce(&mut Vec<Part>)) {
+    let mut parts = Vec::new();
+    take(&mut parts);
+    while let Some(mut part) = parts.pop() {
+        match &mut part {
+            Part::Expr(kind) => kind.take_children(&mut parts),
+            Part::Type(ty) => ty.take_children(&mut parts),
+        }
+    }
+}
+
+/// Move `e`'s node into `parts` unless it is a leaf, leaving a leaf.
+fn take_expr(e: &mut Expr, parts: &mut Vec<Part>) {
+    if !e.kind.is_leaf() {
+        parts.push(Part::Expr(std::mem::replace(
+            &mut e.kind,
+            ExprKind::SelfRef,
+        )));
+    }
+}
+
+/// Move `t` into `parts` unless it is a leaf, leaving a leaf.
+fn take_type(t: &mut TypeExpr, parts: &mut Vec<Part>) {
+    if !t.is_leaf() {
+        parts.push(Part::Type(std::mem::replace(
+            t,
+            TypeExpr::Union(Vec::new()),
+        )));
+    }
+}
+
+impl ExprKind {
+    fn is_leaf(&self) -> bool {
+        matches!(
+            self,
+            ExprKind::Lit(_) | ExprKind::Name(_) | ExprKind::SelfRef
+        )
+    }
+
+    fn take_children(&mut self, parts: &mut Vec<Part>) {
+        match self {
+            ExprKind::Lit(_) | ExprKind::Name(_) | ExprKind::SelfRef => {}
+            ExprKind::List(items) => items.iter_mut().for_each(|e| take_expr(e, parts)),
+            ExprKind::Record(fields) | ExprKind::Construct(_, fields) => {
+                fields.iter_mut().for_each(|(_, e)| take_expr(e, parts))
+            }
+            ExprKind::Call(f, args) => {
+                take_expr(f, parts);
+                args.iter_mut().for_each(|a| take_expr(&mut a.value, parts));
+            }
+            ExprKind::Field(e, _)
+            | ExprKind::Present(e)
+            | ExprKind::Unary(_, e)
+            | ExprKind::Lambda(_, e) => take_expr(e, parts),
+            ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) | ExprKind::Pipe(a, b) => {
+                take_expr(a, parts);
+                take_expr(b, parts);
+            }
+            ExprKind::If(c, a, b) => {
+                take_expr(c, parts);
+                take_expr(a, parts);
+                take_expr(b, parts);
+            }
+        }
+    }
+}
+
+impl Drop for ExprKind {
+    fn drop(&mut self) {
+        dismantle(|parts| self.take_children(parts));
+    }
+}
+
+impl TypeExpr {
+    fn is_leaf(&self) -> bool {
+        match self {
+            TypeExpr::Name(_) | TypeExpr::Literal(..) => true,
+            TypeExpr::Union(members) => members.is_empty(),
+            TypeExpr::Generic { .. } | TypeExpr::Record { .. } => false,
+        }
+    }
+
+    fn take_children(&mut self, parts: &mut Vec<Part>) {
+        match self {
+            TypeExpr::Name(_) | TypeExpr::Literal(..) => {}
+            TypeExpr::Generic { args: types, .. } | TypeExpr::Union(types) => {
+                types.iter_mut().for_each(|t| take_type(t, parts))
+            }
+            TypeExpr::Record { fields, .. } => {
+                for f in fields.iter_mut() {
+                    take_type(&mut f.ty, parts);
+                    if let Some(d) = &mut f.default {
+                        take_expr(d, parts);
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Drop for TypeExpr {
+    fn drop(&mut self) {
+        dismantle(|parts| self.take_children(parts));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deep_trees_drop_without_recursion() {
+        // A million levels on a test thread's small stack.
+        let name = |text: &str| Name {
+            text: text.into(),
+            span: 0..0,
+        };
+        let mut e = Expr::new(ExprKind::Name("x".into()), 0..0);
+        let mut t = TypeExpr::Name(name("Int"));
+        for i in 0..1_000_000 {
+            let kind = match i % 3 {
+                0 => ExprKind::Unary(UnOp::Not, Box::new(e)),
+                1 => ExprKind::List(vec![e]),
+                _ => ExprKind::Record(vec![(name("a"), e)]),
+            };
+            e = Expr::new(kind, 0..0);
+            t = match i % 2 {
+                0 => TypeExpr::Generic {
+                    name: name("List"),
+                    args: vec![t],
+                    span: 0..0,
+                },
+                _ => TypeExpr::Record {
+                    fields: vec![FieldDecl {
+                        doc: None,
+                        name: name("a"),
+                        optional: false,
+                        ty: t,
+                        default: Some(Expr::new(ExprKind::List(vec![]), 0..0)),
+                        span: 0..0,
+                    }],
+                    span: 0..0,
+                },
+            };
+        }
+        drop(e);
+        drop(t);
+    }
+}

@@ -150,7 +150,12 @@ pub enum LexErrorKind {
     #[default]
     UnexpectedChar,
     UnterminatedString,
-    BadEscape(String),
+    /// An unknown escape, and where it starts in its string literal (the
+    /// literal is still read to its closing quote, so it costs one error).
+    BadEscape {
+        escape: String,
+        at: usize,
+    },
 }
 
 /// A lexical error: the text at `span` is not a token.
@@ -167,18 +172,30 @@ pub struct LexError {
 fn lex_string(lex: &mut logos::Lexer<Token>) -> Result<StrLit, LexErrorKind> {
     let rest = lex.remainder();
     let mut value = String::new();
+    let mut bad_escape = None;
     let mut chars = rest.char_indices();
     while let Some((i, c)) = chars.next() {
         match c {
             '"' => {
                 lex.bump(i + 1);
+                if let Some(bad) = bad_escape {
+                    return Err(bad);
+                }
                 let text = lex.slice().to_string();
                 return Ok(StrLit { value, text });
             }
-            '\\' => {
-                let escaped = read_escape(&mut chars).inspect_err(|_| lex.bump(i + 1))?;
-                value.push(escaped);
-            }
+            '\\' => match read_escape(&mut chars) {
+                Ok(escaped) => value.push(escaped),
+                Err(LexErrorKind::BadEscape { escape, .. }) => {
+                    // The opening quote is one byte before `rest`.
+                    let at = i + 1;
+                    bad_escape.get_or_insert(LexErrorKind::BadEscape { escape, at });
+                }
+                Err(other) => {
+                    lex.bump(rest.len());
+                    return Err(other);
+                }
+            },
             '\n' => break,
             c => value.push(c),
         }
@@ -187,35 +204,56 @@ fn lex_string(lex: &mut logos::Lexer<Token>) -> Result<StrLit, LexErrorKind> {
     Err(LexErrorKind::UnterminatedString)
 }
 
+/// Reads the escape after a `\`. An unknown escape consumes at most its
+/// one letter, never a quote or a line end, so the literal is still read to
+/// its closing quote.
 fn read_escape(chars: &mut std::str::CharIndices) -> Result<char, LexErrorKind> {
-    let bad = |s: &str| LexErrorKind::BadEscape(s.to_string());
-    match chars.next().map(|(_, c)| c) {
-        Some('"') => Ok('"'),
-        Some('\\') => Ok('\\'),
-        Some('n') => Ok('\n'),
-        Some('r') => Ok('\r'),
-        Some('t') => Ok('\t'),
-        Some('0') => Ok('\0'),
-        Some('u') => {
-            if chars.next().map(|(_, c)| c) != Some('{') {
-                return Err(bad("\\u"));
-            }
-            let mut hex = String::new();
-            for (_, c) in chars.by_ref() {
-                if c == '}' {
-                    let code = u32::from_str_radix(&hex, 16).map_err(|_| bad("\\u{…}"))?;
-                    return char::from_u32(code).ok_or_else(|| bad("\\u{…}"));
-                }
-                hex.push(c);
-                if hex.len() > 6 {
-                    break;
-                }
-            }
-            Err(bad("\\u{…}"))
+    let bad = |s: &str| LexErrorKind::BadEscape {
+        escape: s.to_string(),
+        at: 0,
+    };
+    let mut look = chars.clone();
+    let letter = match look.next() {
+        Some((_, c)) => c,
+        None => return Err(LexErrorKind::UnterminatedString),
+    };
+    let simple = match letter {
+        '"' => Some('"'),
+        '\\' => Some('\\'),
+        'n' => Some('\n'),
+        'r' => Some('\r'),
+        't' => Some('\t'),
+        '0' => Some('\0'),
+        '\n' => return Err(bad("\\")),
+        'u' => None,
+        other => {
+            *chars = look;
+            return Err(bad(&format!("\\{other}")));
         }
-        Some(c) => Err(bad(&format!("\\{c}"))),
-        None => Err(LexErrorKind::UnterminatedString),
+    };
+    *chars = look.clone();
+    if let Some(c) = simple {
+        return Ok(c);
     }
+    if look.next().map(|(_, c)| c) != Some('{') {
+        return Err(bad("\\u"));
+    }
+    let mut hex = String::new();
+    for (_, c) in look.by_ref() {
+        if c == '}' {
+            let code = u32::from_str_radix(&hex, 16).ok();
+            let decoded = code.and_then(char::from_u32).ok_or_else(|| bad("\\u{…}"));
+            if decoded.is_ok() {
+                *chars = look;
+            }
+            return decoded;
+        }
+        if !c.is_ascii_hexdigit() || hex.len() == 6 {
+            break;
+        }
+        hex.push(c);
+    }
+    Err(bad("\\u{…}"))
 }
 
 fn lex_raw_string(lex: &mut logos::Lexer<Token>) -> Result<StrLit, LexErrorKind> {
@@ -252,7 +290,7 @@ pub fn lex(src: &str) -> Result<Vec<Spanned>, Vec<LexError>> {
 
 /// Lex a source whose spans start at offset `base`.
 pub fn lex_at(src: &str, base: usize) -> Result<Vec<Spanned>, Vec<LexError>> {
-    let skip = shebang_len(src) + base;
+    let skip = preamble_len(src) + base;
     let mut raw = Vec::new();
     let mut errors = Vec::new();
     let mut lexer = Token::lexer(&src[skip - base..]);
@@ -261,7 +299,19 @@ pub fn lex_at(src: &str, base: usize) -> Result<Vec<Spanned>, Vec<LexError>> {
         let span = span.start + skip..span.end + skip;
         match tok {
             Ok(t) => raw.push((span.start, t, span.end)),
-            Err(kind) => errors.push(LexError { kind, span }),
+            Err(kind) => {
+                // An unknown escape is pointed at, not its whole literal.
+                let span = match &kind {
+                    LexErrorKind::BadEscape { escape, at } => {
+                        // The backslash and the letter after it.
+                        let letter = escape[1..].chars().next().map_or(0, char::len_utf8);
+                        let start = (span.start + at).min(span.end);
+                        start..(start + 1 + letter).min(span.end)
+                    }
+                    _ => span,
+                };
+                errors.push(LexError { kind, span })
+            }
         }
     }
     if errors.is_empty() {
@@ -271,12 +321,17 @@ pub fn lex_at(src: &str, base: usize) -> Result<Vec<Spanned>, Vec<LexError>> {
     }
 }
 
-fn shebang_len(src: &str) -> usize {
-    if src.starts_with("#!") {
-        src.find('\n').unwrap_or(src.len())
+/// What comes before the first token and is not HQL: a UTF-8 byte order
+/// mark, then a `#!` line.
+fn preamble_len(src: &str) -> usize {
+    let bom = if src.starts_with('\u{feff}') { 3 } else { 0 };
+    let rest = &src[bom..];
+    let shebang = if rest.starts_with("#!") {
+        rest.find('\n').unwrap_or(rest.len())
     } else {
         0
-    }
+    };
+    bom + shebang
 }
 
 /// Does a line continue the previous one when it starts with `t`?
@@ -343,27 +398,42 @@ fn is_close(t: &Token) -> bool {
 type Open = (Token, bool);
 
 /// The layout pass (language.md §2).
-fn layout(raw: Vec<Spanned>) -> Vec<Spanned> {
+fn layout(mut raw: Vec<Spanned>) -> Vec<Spanned> {
     let mut out: Vec<Spanned> = Vec::with_capacity(raw.len());
     let mut brackets: Vec<Open> = Vec::new();
     let mut pending_newline: Option<(usize, usize)> = None;
     // Between `@attr(…)` and its `type`, newlines do not end the statement.
     let mut in_attributes = false;
-    let mut iter = raw.into_iter().peekable();
-    while let Some((l, tok, r)) = iter.next() {
+    // For each place, the first token from there on that is neither a
+    // newline nor a doc comment: what a doc comment would describe.
+    let mut described = vec![None; raw.len() + 1];
+    for i in (0..raw.len()).rev() {
+        described[i] = match raw[i].1 {
+            Token::Newline | Token::Doc(_) => described[i + 1],
+            _ => Some(i),
+        };
+    }
+    for i in 0..raw.len() {
+        let (l, r) = (raw[i].0, raw[i].2);
+        // The token is taken out; the ones after it stay for looking ahead.
+        let tok = std::mem::replace(&mut raw[i].1, Token::Newline);
+        let after = &raw[i + 1..];
         match tok {
             Token::Newline => {
                 pending_newline.get_or_insert((l, r));
                 continue;
             }
-            Token::Doc(_) if !doc_is_attached(iter.clone().map(|(_, t, _)| t), &brackets) => {
-                continue;
+            Token::Doc(_) => {
+                let next = described[i + 1].map(|j| &raw[j].1);
+                if !doc_is_attached(next, &brackets) {
+                    continue;
+                }
             }
             _ => {}
         }
         if let Some((nl, nr)) = pending_newline.take() {
             let prev = out.last().map(|s| &s.1);
-            if !in_attributes && newline_counts(prev, &tok, &brackets) {
+            if !in_attributes && newline_counts(prev, &tok, after, &brackets) {
                 out.push((nl, Token::Newline, nr));
             }
         }
@@ -428,18 +498,37 @@ fn innermost(brackets: &[Open]) -> Option<&Token> {
     brackets.last().map(|b| &b.0)
 }
 
-fn newline_counts(prev: Option<&Token>, next: &Token, brackets: &[Open]) -> bool {
+/// Does the newline before `next` (followed by `after`) end a statement or
+/// member?
+fn newline_counts(
+    prev: Option<&Token>,
+    next: &Token,
+    after: &[Spanned],
+    brackets: &[Open],
+) -> bool {
     let Some(prev) = prev else { return false };
-    if matches!(innermost(brackets), Some(Token::LParen | Token::LBracket)) {
+    let inner = innermost(brackets);
+    if matches!(inner, Some(Token::LParen | Token::LBracket)) {
         return false;
     }
     let refinement_rule = brackets.is_empty() && matches!(next, Token::Require | Token::Warn);
-    can_end(prev) && !continues_line(next) && !refinement_rule
+    // Inside braces, `in: Int` or `and?: Bool` starts a field: a keyword
+    // that would continue the line is a name there.
+    let keyword_field = inner == Some(&Token::LBrace) && starts_keyword_field(next, after);
+    can_end(prev) && (!continues_line(next) || keyword_field) && !refinement_rule
+}
+
+/// Is `next` a keyword followed by `:` or `?:`?
+fn starts_keyword_field(next: &Token, after: &[Spanned]) -> bool {
+    let colon = matches!(
+        after,
+        [(_, Token::Colon, _), ..] | [(_, Token::Question, _), (_, Token::Colon, _), ..]
+    );
+    colon && keyword_text(next).is_some()
 }
 
 /// A `///` comment is kept only before something it can describe.
-fn doc_is_attached(mut rest: impl Iterator<Item = Token>, brackets: &[Open]) -> bool {
-    let next = rest.find(|t| !matches!(t, Token::Newline | Token::Doc(_)));
+fn doc_is_attached(next: Option<&Token>, brackets: &[Open]) -> bool {
     let in_body = matches!(innermost(brackets), Some(Token::LBrace));
     match next {
         Some(Token::Type | Token::Fn | Token::At) => true,

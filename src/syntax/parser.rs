@@ -31,6 +31,9 @@ pub enum ParseError {
     UnexpectedEnd { expected: Vec<String>, span: Span },
     /// The right side of `|` is not a call: `xs | count() + 1`, `xs | T`.
     PipeNotCall { span: Span, help: String },
+    /// A statement nested deeper than `limits::MAX_DEPTH`; the span is the
+    /// first part too deep.
+    TooDeep { span: Span },
 }
 
 impl ParseError {
@@ -39,7 +42,8 @@ impl ParseError {
             ParseError::Lex(e) => e.span.clone(),
             ParseError::Unexpected { span, .. }
             | ParseError::UnexpectedEnd { span, .. }
-            | ParseError::PipeNotCall { span, .. } => span.clone(),
+            | ParseError::PipeNotCall { span, .. }
+            | ParseError::TooDeep { span } => span.clone(),
         }
     }
 }
@@ -111,12 +115,19 @@ pub fn parse_recovering(src: &str, base: usize) -> Parsed {
         let declares = declared_name(&chunk);
         let before = errors.len();
         match parse_statement(text, chunk) {
-            Ok(stmt) => {
-                check_pipes_in_stmt(text, &stmt, &mut errors);
-                if errors.len() == before {
-                    stmts.push(stmt);
+            Ok(stmt) => match too_deep(&stmt) {
+                // Deeper trees are not walked: the limit is what keeps
+                // every later walk within the stack.
+                Some(span) => errors.push(ParseError::TooDeep {
+                    span: span.start..span.start + 1,
+                }),
+                None => {
+                    check_pipes_in_stmt(text, &stmt, &mut errors);
+                    if errors.len() == before {
+                        stmts.push(stmt);
+                    }
                 }
-            }
+            },
             Err(e) => errors.push(e),
         }
         if errors.len() > before {
@@ -357,6 +368,76 @@ pub fn with_doc(member: Member, doc: Option<String>) -> Member {
         Member::Rule(r) => Member::Rule(Rule { doc, ..r }),
         other => other,
     }
+}
+
+// ------------------------------------------------------------ nesting depth
+
+/// A part of a statement: an expression or a type expression.
+#[derive(Clone, Copy)]
+enum Node<'a> {
+    Expr(&'a Expr),
+    Type(&'a TypeExpr),
+}
+
+/// The first part of `stmt` nested deeper than `limits::MAX_DEPTH`, found
+/// with a loop (what follows parsing recurses, so it must not see such a
+/// statement).
+fn too_deep(stmt: &Stmt) -> Option<Span> {
+    let mut todo: Vec<(Node, usize)> = Vec::new();
+    match stmt {
+        Stmt::Let { value: e, .. } | Stmt::Check { cond: e, .. } | Stmt::Expr(e) => {
+            todo.push((Node::Expr(e), 1))
+        }
+        Stmt::Fn(f) => {
+            todo.push((Node::Expr(&f.body), 1));
+            let types = f.params.iter().filter_map(|p| p.ty.as_ref());
+            todo.extend(types.chain(&f.ret).map(|t| (Node::Type(t), 1)));
+        }
+        Stmt::Type(t) => {
+            let rules = match &t.body {
+                TypeBody::Record(members) => {
+                    for m in members {
+                        match m {
+                            Member::Field(f) => push_field(&mut todo, f, 1),
+                            Member::Rule(r) => todo.push((Node::Expr(&r.cond), 1)),
+                            Member::Check { .. } | Member::Unique { .. } => {}
+                        }
+                    }
+                    &[][..]
+                }
+                TypeBody::Refine { base, rules } => {
+                    todo.push((Node::Type(base), 1));
+                    &rules[..]
+                }
+            };
+            todo.extend(rules.iter().map(|r| (Node::Expr(&r.cond), 1)));
+        }
+        Stmt::Import { .. } => {}
+    }
+    while let Some((node, depth)) = todo.pop() {
+        let deeper = depth + 1;
+        match node {
+            Node::Expr(e) if depth > crate::syntax::limits::MAX_DEPTH => {
+                return Some(e.span.clone())
+            }
+            Node::Type(t) if depth > crate::syntax::limits::MAX_DEPTH => return Some(t.span()),
+            Node::Expr(e) => todo.extend(children(e).into_iter().map(|c| (Node::Expr(c), deeper))),
+            Node::Type(TypeExpr::Generic { args: types, .. } | TypeExpr::Union(types)) => {
+                todo.extend(types.iter().map(|t| (Node::Type(t), deeper)))
+            }
+            Node::Type(TypeExpr::Record { fields, .. }) => {
+                fields.iter().for_each(|f| push_field(&mut todo, f, deeper))
+            }
+            Node::Type(TypeExpr::Name(_) | TypeExpr::Literal(..)) => {}
+        }
+    }
+    None
+}
+
+/// A field's type and default, at `depth`.
+fn push_field<'a>(todo: &mut Vec<(Node<'a>, usize)>, f: &'a FieldDecl, depth: usize) {
+    todo.push((Node::Type(&f.ty), depth));
+    todo.extend(f.default.iter().map(|d| (Node::Expr(d), depth)));
 }
 
 // ------------------------------------------------------ pipes must end in calls

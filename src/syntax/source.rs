@@ -10,6 +10,22 @@ pub struct SourceFile {
     pub text: String,
     /// Offset of the file's first byte in the program's span space.
     pub base: usize,
+    /// Where each line after the first starts, found when first asked.
+    line_starts: std::cell::OnceCell<Vec<usize>>,
+}
+
+impl SourceFile {
+    /// The line (from 1) holding byte `offset` of the file; a binary search,
+    /// so that naming the line of every statement costs no more than the
+    /// file's length.
+    pub fn line(&self, offset: usize) -> usize {
+        let starts = self.line_starts.get_or_init(|| {
+            memchr::memchr_iter(b'\n', self.text.as_bytes())
+                .map(|i| i + 1)
+                .collect()
+        });
+        starts.partition_point(|&start| start <= offset) + 1
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -30,6 +46,7 @@ impl SourceMap {
             name: name.to_string(),
             text: text.to_string(),
             base,
+            line_starts: std::cell::OnceCell::new(),
         });
         base
     }
@@ -65,5 +82,14 @@ mod tests {
         let (file, span) = map.locate(&(b + 4..b + 5)).unwrap();
         assert_eq!((file.name.as_str(), span), ("b.hql", 4..5));
         assert_eq!(map.locate(&(2..3)).unwrap().0.name, "a.hql");
+    }
+
+    #[test]
+    fn offsets_find_their_line() {
+        let mut map = SourceMap::default();
+        map.add("a.hql", "ab\n\ncd\n");
+        let file = &map.files()[0];
+        let lines: Vec<usize> = (0..=7).map(|o| file.line(o)).collect();
+        assert_eq!(lines, [1, 1, 1, 2, 3, 3, 3, 4]);
     }
 }

@@ -665,11 +665,12 @@ impl Interp {
         fields: &[(crate::runtime::value::Key, Expr)],
         env: &Env,
     ) -> Result<Record> {
-        let mut r = Record::default();
-        for (k, e) in fields {
-            r.insert(k.clone(), self.eval(e, env)?.stored());
-        }
-        Ok(r)
+        // Collected rather than inserted one by one, so that a literal of
+        // many fields costs its size (`Record`'s `Extend`).
+        fields
+            .iter()
+            .map(|(k, e)| Ok((k.clone(), self.eval(e, env)?.stored())))
+            .collect()
     }
 
     /// Arguments to a call; `None` when one is absent, for a call with an
@@ -739,13 +740,13 @@ impl Interp {
             Function::Decl(def) => {
                 check_interrupt()?;
                 check_arg_count(&def.name, def.params, args.len())?;
-                if self.depth.get() >= MAX_CALL_DEPTH {
+                // A call from deep inside a body can fill the stack before
+                // the count does.
+                let depth = self.depth.get();
+                if depth >= MAX_CALL_DEPTH || crate::syntax::limits::stack_nearly_full() {
                     return Err(RuntimeError::new(
                         "hql::recursion",
-                        format!(
-                            "`{}` calls itself more than {MAX_CALL_DEPTH} deep",
-                            def.name
-                        ),
+                        format!("`{}` calls itself more than {depth} deep", def.name),
                     )
                     .with_help("make sure the recursion reaches its base case"));
                 }
