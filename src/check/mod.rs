@@ -747,9 +747,12 @@ impl Checker {
             });
         }
         let metas = field_metas(&record);
+        // Once a type, not once an ancestor: a deep chain would pay for its
+        // fields again at every level.
+        let names: Vec<String> = record.fields.iter().map(|f| f.name.to_string()).collect();
         for (depth, (owner, members)) in owners.iter().enumerate() {
             self.muted(depth < own, |c| {
-                c.add_members(&mut record, kind, owner, members, &metas)
+                c.add_members(&mut record, kind, owner, members, (&names, &metas))
             });
         }
         Some(Shape::Record { kind, record })
@@ -828,9 +831,8 @@ impl Checker {
         kind: Kind,
         owner: &str,
         members: &[Member],
-        metas: &[FieldMeta],
+        (names, metas): (&[String], &[FieldMeta]),
     ) {
-        let names: Vec<String> = record.fields.iter().map(|f| f.name.to_string()).collect();
         for m in members {
             if let Some((what, span)) = contract_only(m) {
                 if !kind.is_contract() {
