@@ -847,7 +847,7 @@ impl Checker {
             match m {
                 Member::Field(_) => {}
                 Member::Rule(r) => {
-                    self.frames.push(rule_frame(&names, metas));
+                    self.frames.push(rule_frame(names, metas));
                     let spec = self.rule(r, owner);
                     self.frames.pop();
                     match r.severity {
