@@ -467,6 +467,15 @@ fn s3_big_int_against_float_compares_by_exact_value() {
     );
     assert_eq!(eval1("9223372036854775807 < 9223372036854775808.0"), "true");
     assert_eq!(eval1("9007199254740993 > 9007199254740992.0"), "true");
+    // A whole Float beyond 2^53 is worth every digit of it.
+    assert_eq!(
+        eval1("[float(1152921504606846976) == 1152921504606846976, float(1152921504606846976) == 1152921504606847000]"),
+        "[true, false]"
+    );
+    assert_eq!(
+        eval1("[float(1152921504606846976), 1152921504606846976] | distinct() | len()"),
+        "1"
+    );
 }
 
 #[test]

@@ -2,7 +2,8 @@
 //! with equality, for `distinct`, `count_by`, `group_by` and `unique`.
 //!
 //! A number's value is the decimal it prints as: an Int's digits, a Float's
-//! shortest form that reads back to it, a number from data its source text
+//! shortest form that reads back to it (all the digits of a whole number
+//! beyond 2^53, which that form rounds), a number from data its source text
 //! (`1.50`, `12345678901234567890123`). Two numbers are equal when those
 //! decimals are, and order by them — exactly, so Ints beyond 2^53 or i64
 //! never round into one another. Most comparisons are settled by the
@@ -111,14 +112,15 @@ fn nearest(v: &Value) -> Option<f64> {
 }
 
 /// Is a number's value its nearest double's shortest form, so that equal
-/// doubles mean equal numbers? A Float's always is; an integer's when it
+/// doubles mean equal numbers? A Float's is unless it is a whole number
+/// beyond 2^53 (`Decimal::of_f64`); an integer's when it
 /// is at most 2^53; a decimal's when it has at most 15 significant digits
 /// and is in the range of normal doubles (distinct such decimals are
 /// distinct doubles).
 fn is_short(v: &Value) -> bool {
     match v {
         Value::Int(i) => i.unsigned_abs() <= 1 << 53,
-        Value::Float(_) => true,
+        Value::Float(f) => !is_wide_whole(*f),
         Value::Num(n) => match n.kind {
             NumKind::Int(i) => i.unsigned_abs() <= 1 << 53,
             NumKind::Float(f) => f.is_normal() && significant_digits(&n.text) <= 15,
@@ -126,6 +128,12 @@ fn is_short(v: &Value) -> bool {
         },
         _ => false,
     }
+}
+
+/// Is a double a whole number beyond 2^53, whose value has more digits
+/// than its shortest form?
+fn is_wide_whole(f: f64) -> bool {
+    f.is_finite() && f.fract() == 0.0 && f.abs() >= 9_007_199_254_740_992.0
 }
 
 /// The digits of a number's text from its first non-zero one to its last.
@@ -162,8 +170,15 @@ impl Decimal {
         })
     }
 
-    /// A double's shortest form that reads back to it.
+    /// A double's value: its shortest form that reads back to it, or, for
+    /// a whole number beyond 2^53, every digit of it (§3: an Int beyond
+    /// a double's exact range equals a Float only when their values are
+    /// exactly equal, and such a double's value is a whole number whose
+    /// shortest form rounds its last digits).
     fn of_f64(f: f64) -> Decimal {
+        if is_wide_whole(f) {
+            return Decimal::parse(&format!("{f:.0}"));
+        }
         Decimal::parse(&format!("{f:e}"))
     }
 
@@ -497,6 +512,20 @@ mod tests {
             compare(&n("1e-400"), &Value::Int(0)),
             Some(Ordering::Greater)
         );
+        // A whole double beyond 2^53 is worth every digit of it, not the
+        // digits of its shortest form (1.152921504606847e18).
+        let two_60 = Value::Float(1152921504606846976.0);
+        assert!(equal(&two_60, &Value::Int(1 << 60)));
+        assert!(equal(&two_60, &n("1152921504606846976")));
+        assert!(!equal(&two_60, &n("1152921504606847000")));
+        assert_eq!(hash(&two_60), hash(&Value::Int(1 << 60)));
+        let two_70 = Value::Float(1180591620717411303424.0);
+        assert!(equal(&two_70, &n("1180591620717411303424")));
+        assert_eq!(hash(&two_70), hash(&n("1180591620717411303424")));
+        assert_eq!(
+            compare(&two_70, &n("1180591620717411303425")),
+            Some(Ordering::Less)
+        );
     }
 
     #[test]
@@ -526,11 +555,12 @@ mod tests {
             vec![Value::Float(0.1), n("0.10"), n("1e-1")],
             vec![
                 Value::Float(9223372036854775808.0),
-                n("9223372036854776000"),
+                n("9223372036854775808"),
+                n("9.223372036854775808e18"),
             ],
             vec![
                 Value::Float(1152921504606846976.0),
-                Value::Int(1152921504606847000),
+                Value::Int(1152921504606846976),
             ],
             vec![n("12345678901234567890123"), n("12345678901234567890123.0")],
             vec![Value::Int(0), n("-0"), Value::Float(-0.0), n("0.0e5")],
@@ -541,6 +571,11 @@ mod tests {
                 assert_eq!(hash(v), hash(&group[0]), "{v:?} and {:?}", group[0]);
             }
         }
+        // The shortest form of a whole double beyond 2^53 is not its value.
+        assert!(!equal(
+            &Value::Float(9223372036854775808.0),
+            &n("9223372036854776000")
+        ));
         assert!(!equal(
             &Value::Int(9223372036854775807),
             &Value::Int(9223372036854775806)
