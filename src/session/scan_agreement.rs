@@ -9,33 +9,20 @@ mod tests {
     //! The line check against the ordinary path, over many lines: valid
     //! ones, and each of them broken in the ways data arrives broken.
 
-    use std::io::BufRead;
-
     use std::rc::Rc;
 
     use crate::runtime::contract::Contract;
-    use crate::runtime::eval::{Host, Interp, Tally};
+    use crate::runtime::eval::{Interp, Tally};
     use crate::runtime::json::{Decoder, Parser};
     use crate::runtime::print::to_hql;
     use crate::runtime::scan::{LineCheck, Verdict};
     use crate::runtime::validate::{findings, validate_value};
     use crate::runtime::value::Value;
+    use crate::session::memory::MemHost;
     use crate::session::{Session, Sinks};
 
-    struct NoFiles;
-
-    impl Host for NoFiles {
-        fn open_file(&self, path: &str) -> std::io::Result<Box<dyn BufRead>> {
-            Err(std::io::Error::other(format!("no file {path} here")))
-        }
-
-        fn stdin(&self) -> Option<Box<dyn BufRead>> {
-            None
-        }
-    }
-
     fn session(declarations: &str) -> Session {
-        let mut session = Session::new(Rc::new(NoFiles));
+        let mut session = Session::new(Rc::new(MemHost::new(&[], None)));
         let (mut out, mut err) = (Vec::new(), Vec::new());
         let mut sinks = Sinks {
             out: &mut out,

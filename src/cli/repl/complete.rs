@@ -431,23 +431,11 @@ fn operand(text: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::eval::Host;
-    use std::io::BufRead;
+    use crate::session::memory::MemHost;
     use std::rc::Rc;
 
-    struct NoFiles;
-
-    impl Host for NoFiles {
-        fn open_file(&self, _: &str) -> std::io::Result<Box<dyn BufRead>> {
-            Err(std::io::ErrorKind::NotFound.into())
-        }
-        fn stdin(&self) -> Option<Box<dyn BufRead>> {
-            None
-        }
-    }
-
     fn session(entries: &[&str]) -> Session {
-        let mut s = Session::new(Rc::new(NoFiles));
+        let mut s = Session::new(Rc::new(MemHost::new(&[], None)));
         let mut out = Vec::new();
         let mut err = Vec::new();
         let mut sinks = Sinks {
