@@ -14,6 +14,8 @@ pub mod check;
 
 pub mod formats;
 
+pub mod tooling;
+
 pub mod session;
 
 pub mod cli;

@@ -4,6 +4,7 @@
 //! progress line (`progress`) and standard output's failures (`output`).
 //! `src/main.rs` parses the arguments.
 
+pub mod contracts;
 pub mod kernel;
 pub mod notebook;
 pub mod output;

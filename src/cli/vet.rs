@@ -21,7 +21,6 @@ use crate::runtime::json::write_json;
 use crate::runtime::print::to_hql;
 use crate::runtime::value::Value;
 use crate::session::{Session, Sinks, EXIT_FAILED, EXIT_OK, EXIT_STATIC};
-use crate::syntax::ast::{Stmt, TypeBody};
 
 /// What `hql vet` was asked to do.
 pub struct VetJob {
@@ -130,20 +129,8 @@ fn choose_type(text: &str, named: Option<&str>) -> Result<String, String> {
     }
 }
 
-/// The record types a contracts file declares itself, in order (none when
-/// it does not parse: the session reports that, with spans).
 fn record_types(text: &str) -> Vec<String> {
-    let Ok(module) = crate::syntax::parser::parse(text) else {
-        return Vec::new();
-    };
-    module
-        .stmts
-        .iter()
-        .filter_map(|s| match s {
-            Stmt::Type(t) if matches!(t.body, TypeBody::Record(_)) => Some(t.name.text.clone()),
-            _ => None,
-        })
-        .collect()
+    crate::cli::contracts::type_names(text, true)
 }
 
 /// The source expression of a data argument: an existing file (format from

@@ -1,0 +1,1 @@
+//! `diff`: see the floor's documentation.

@@ -1,0 +1,1 @@
+//! `export`: see the floor's documentation.

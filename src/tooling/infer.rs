@@ -1,0 +1,1 @@
+//! `infer`: see the floor's documentation.
