@@ -2525,6 +2525,55 @@ fn s7_unknown_names_get_did_you_mean_everywhere() {
     }
 }
 
+// Name resolution happens once, in the checker; type flow reads what it
+// decided. A parameter shadows a function of the same name, so a call of the
+// parameter is not checked against the function's signature.
+#[test]
+fn s7_a_parameter_shadows_a_function_for_type_flow_too() {
+    let src = "fn f(n: Int) -> Int = n + 1\nlet apply = f => f(\"x\")\napply(s => upper(s))";
+    assert_eq!(eval1(src), "\"X\"");
+    let src = "fn f(n: Int) -> Int = n + 1\nfn g(f) = f(\"x\")\ng(s => upper(s))";
+    assert_eq!(eval1(src), "\"X\"");
+    // Where the name is the function, its signature holds.
+    let err = static_error(
+        "fn f(n: Int) -> Int = n + 1\nlet apply = g => f(\"x\")\n1",
+        "hql::argument_type",
+    );
+    assert!(
+        squash(&err).contains("`f` expects an Int, not a String"),
+        "{err}"
+    );
+}
+
+#[test]
+fn s7_a_parameter_shadows_a_builtin_for_type_flow_too() {
+    assert_eq!(eval1("let twice = count => count * 2\ntwice(21)"), "42");
+    assert_eq!(eval1("fn up(len) = upper(len)\nup(\"a\")"), "\"A\"");
+}
+
+#[test]
+fn s7_a_let_is_typed_as_the_declaration_a_use_sees() {
+    // The use on line 2 sees the first `x`, an Int; the last sees the String.
+    assert_eq!(
+        eval1("let x = 1\nlet y = x + 1\nlet x = \"s\"\n[y, x]"),
+        "[2, \"s\"]"
+    );
+    let err = static_error("let x = 1\nlet x = \"s\"\nx + 1", "hql::");
+    assert!(err.contains("String"), "{err}");
+}
+
+#[test]
+fn s7_function_annotations_are_types_the_checker_knows() {
+    let err = static_error("fn f(n: Amount) -> Int = 1\nf(1)", "hql::unknown_name");
+    assert!(err.contains("Amount"), "{err}");
+    // An annotated record-typed parameter is followed into the body.
+    let src = "type P : TypeContract = { name: String }\nfn f(p: P) = p.nmae\n1";
+    let err = static_error(src, "hql::unknown_field");
+    assert!(squash(&err).contains("did you mean `name`"), "{err}");
+    // Maps and unions are known types too: a Map parameter's value is not a String.
+    assert_eq!(eval1("fn f(m: Map[Int] | Null) = m\nf(null)"), "null");
+}
+
 // ======================================================================
 // §8 Printing
 // ======================================================================

@@ -8,6 +8,7 @@
 mod cycles;
 mod defaults;
 mod identity;
+pub mod names;
 mod suggest;
 pub mod typeflow;
 
@@ -19,6 +20,7 @@ use std::rc::Rc;
 use regex::Regex;
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use crate::check::names::Binding;
 use crate::runtime::builtins::{Builtin, Format};
 use crate::runtime::contract::*;
 use crate::runtime::eval::Function;
@@ -200,6 +202,8 @@ pub struct Checked {
     pub types: Vec<Rc<Contract>>,
     /// The static type of the last expression statement, where known.
     pub last_type: Option<crate::check::typeflow::Ty>,
+    /// What each name refers to.
+    pub names: names::Names,
 }
 
 /// Check a parsed module and lower it to a `hir::Program`.
@@ -251,6 +255,7 @@ pub fn check_program(
             warnings: checker.diags.warnings,
             types: types.into_iter().map(|(_, c)| c).collect(),
             last_type: checker.last_type,
+            names: checker.resolved,
         })
     } else {
         Err(checker.diags)
@@ -307,6 +312,9 @@ struct NestedRead {
 
 struct Frame {
     names: Vec<String>,
+    /// Where each name is bound (a lambda's or a function's parameters);
+    /// empty in a rule frame, whose slots are the record's.
+    binders: Vec<usize>,
     /// `Some` in a rule frame: slot 0 is `self`, then one slot per field.
     fields: Option<Vec<FieldMeta>>,
 }
@@ -345,6 +353,8 @@ struct Checker {
     cyclic: FxHashSet<String>,
     /// Reads of nested records' fields in rules, to check once types are compiled.
     nested_reads: Vec<NestedRead>,
+    /// What each name resolved to: the table type flow reads.
+    resolved: names::Names,
 }
 
 impl Checker {
@@ -374,7 +384,7 @@ impl Checker {
             .iter()
             .filter_map(|(n, e)| Some((n.clone(), e.cell.get()?.clone())))
             .collect();
-        let flowed = crate::check::typeflow::flow(module, &types, self.prelude_end);
+        let flowed = crate::check::typeflow::flow(module, &types, &self.resolved, self.prelude_end);
         let mut errors = flowed.errors;
         errors.retain(|e| !self.diags.errors.contains(e));
         self.diags.errors.extend(errors);
@@ -473,9 +483,11 @@ impl Checker {
             };
             self.in_prelude = f.span.start < self.prelude_end;
             let slot = slot.slot;
+            self.annotate(f);
             let names = f.params.iter().map(|p| p.name.text.clone()).collect();
             self.frames.push(Frame {
                 names,
+                binders: f.params.iter().map(|p| p.name.span.start).collect(),
                 fields: None,
             });
             let body = self.expr(&f.body, Pos::Value);
@@ -666,6 +678,7 @@ impl Checker {
         };
         self.frames.push(Frame {
             names: vec!["self".into()],
+            binders: Vec::new(),
             fields: Some(vec![this]),
         });
         let rules = rules
@@ -1139,6 +1152,7 @@ impl Checker {
     fn lambda(&mut self, param: &ast::Name, body: &AExpr, predicate: bool) -> Expr {
         self.frames.push(Frame {
             names: vec![param.text.clone()],
+            binders: vec![param.span.start],
             fields: None,
         });
         let pos = if predicate {
@@ -1344,6 +1358,8 @@ impl Checker {
     fn self_ref(&mut self, span: &Span) -> Expr {
         match self.lookup_local("self") {
             Some((depth, slot, _)) => {
+                let binding = self.local_binding(depth, slot);
+                self.resolved.resolve(span.start, binding);
                 // Any use of `self` but `self["x"]` reads every field.
                 let n = self.frames[self.frames.len() - 1 - depth as usize]
                     .names
@@ -1354,6 +1370,31 @@ impl Checker {
                 Expr::Local { depth, slot }
             }
             None => self.unknown("self", span),
+        }
+    }
+
+    /// What the local at (`depth`, `slot`) is bound by.
+    fn local_binding(&self, depth: u32, slot: u32) -> Binding {
+        let frame = &self.frames[self.frames.len() - 1 - depth as usize];
+        match frame.binders.get(slot as usize) {
+            Some(&at) => Binding::Param(at),
+            None => Binding::RuleSlot(slot),
+        }
+    }
+
+    /// A function's parameter and return annotations, compiled as field
+    /// types are, for type flow to read.
+    fn annotate(&mut self, f: &ast::FnDecl) {
+        for p in &f.params {
+            if let Some(t) = &p.ty {
+                let path = format!("{}.{}", f.name.text, p.name.text);
+                let spec = self.type_expr(t, &path, true);
+                self.resolved.annotate(p.name.span.start, spec);
+            }
+        }
+        if let Some(t) = &f.ret {
+            let spec = self.type_expr(t, &f.name.text, true);
+            self.resolved.annotate(f.name.span.start, spec);
         }
     }
 
@@ -1369,6 +1410,10 @@ impl Checker {
     }
 
     fn name(&mut self, n: &str, span: &Span, soft: bool) -> Expr {
+        if let Some((depth, slot, _)) = self.lookup_local(n) {
+            let binding = self.local_binding(depth, slot);
+            self.resolved.resolve(span.start, binding);
+        }
         if let Some((_, slot, meta)) = self.lookup_local(n) {
             if meta.is_some() && slot > 0 {
                 return self
@@ -1393,15 +1438,24 @@ impl Checker {
 
     fn global_or_builtin(&mut self, n: &str, span: &Span) -> Expr {
         if let Some(g) = self.visible_global(n, span) {
+            let binding = match g.params {
+                Some(_) => Binding::Fn(g.span.start),
+                None => Binding::Let(g.span.start),
+            };
+            self.resolved.resolve(span.start, binding);
             return Expr::Global(g.slot, span.clone());
         }
         if let Some(b) = Builtin::lookup(n) {
+            self.resolved.resolve(span.start, Binding::Builtin(b));
             return Expr::Const(Value::Func(Rc::new(Function::Builtin(b))));
         }
         if let Some(entry) = self.types.get(n) {
+            self.resolved
+                .resolve(span.start, Binding::Type(n.to_string()));
             return Expr::Type(entry.cell.clone());
         }
         if let Some(f) = Format::lookup(n) {
+            self.resolved.resolve(span.start, Binding::Format(f));
             return Expr::Const(Value::Format(f));
         }
         self.unknown(n, span)
@@ -1510,6 +1564,7 @@ impl Checker {
         };
         if self.lookup_local(name).is_none() && !self.globals.contains_key(name) {
             if let Some(b) = Builtin::lookup(name) {
+                self.resolved.resolve(func.span.start, Binding::Builtin(b));
                 return self.call_builtin(b, args, piped, span);
             }
             if self.types.contains_key(name) {
@@ -1797,6 +1852,7 @@ fn rule_frame(names: &[String], metas: &[FieldMeta]) -> Frame {
         .collect();
     Frame {
         names,
+        binders: Vec::new(),
         fields: Some(metas.to_vec()),
     }
 }

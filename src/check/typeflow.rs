@@ -11,6 +11,7 @@ use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
 
+use crate::check::names::{Binding, Names};
 use crate::check::{closest, CheckError};
 use crate::runtime::builtins::Builtin;
 use crate::runtime::contract::{Contract, Shape, TypeSpec};
@@ -120,24 +121,26 @@ pub type Types = FxHashMap<String, Rc<Contract>>;
 
 /// Run type flow over the statements at or after `from` (the program's own,
 /// not the standard library's).
-pub fn flow(module: &ast::Module, types: &Types, from: usize) -> Flowed {
+pub fn flow(module: &ast::Module, types: &Types, names: &Names, from: usize) -> Flowed {
     let mut f = Flow {
         last: None,
         types,
-        scopes: Vec::new(),
-        globals: FxHashMap::default(),
+        names,
+        locals: FxHashMap::default(),
+        frame: Vec::new(),
+        lets: FxHashMap::default(),
         fns: FxHashMap::default(),
         errors: Vec::new(),
     };
     for stmt in &module.stmts {
         if let Stmt::Fn(d) = stmt {
-            let ret = d
-                .ret
-                .as_ref()
-                .map(|t| f.type_expr(t))
-                .unwrap_or(Ty::Unknown);
-            let params = d.params.iter().map(|p| f.param_ty(p)).collect();
-            f.fns.insert(d.name.text.clone(), (params, ret));
+            let ret = f.annotated(d.name.span.start);
+            let params = d
+                .params
+                .iter()
+                .map(|p| f.annotated(p.name.span.start))
+                .collect();
+            f.fns.insert(d.name.span.start, (params, ret));
         }
     }
     for stmt in &module.stmts {
@@ -157,12 +160,19 @@ pub struct Flowed {
     pub last: Option<Ty>,
 }
 
+/// Declarations are keyed as `Names` keys them: by where their names are
+/// written.
 struct Flow<'a> {
     types: &'a Types,
-    scopes: Vec<Vec<(String, Ty)>>,
-    globals: FxHashMap<String, Ty>,
+    /// What each name refers to: the checker's resolution, never redone here.
+    names: &'a Names,
+    /// Parameters of lambdas and functions.
+    locals: FxHashMap<usize, Ty>,
+    /// The slots of the rule frame being followed: `self`, then the fields.
+    frame: Vec<Ty>,
+    lets: FxHashMap<usize, Ty>,
     /// Each function's parameter types and return type, where annotated.
-    fns: FxHashMap<String, (Vec<Ty>, Ty)>,
+    fns: FxHashMap<usize, (Vec<Ty>, Ty)>,
     errors: Vec<CheckError>,
     last: Option<Ty>,
 }
@@ -172,18 +182,17 @@ impl Flow<'_> {
         match stmt {
             Stmt::Let { name, value } => {
                 let ty = if own { self.expr(value) } else { Ty::Unknown };
-                self.globals.insert(name.text.clone(), ty);
+                self.lets.insert(name.span.start, ty);
             }
             _ if !own => {}
             Stmt::Check { cond, .. } => self.condition(cond),
             Stmt::Expr(e) => self.last = Some(self.expr(e)),
             Stmt::Fn(d) => {
-                let params = d
-                    .params
-                    .iter()
-                    .map(|p| (p.name.text.clone(), self.param_ty(p)))
-                    .collect();
-                self.scoped(params, |f| f.expr(&d.body));
+                for p in &d.params {
+                    let ty = self.annotated(p.name.span.start);
+                    self.locals.insert(p.name.span.start, ty);
+                }
+                self.expr(&d.body);
             }
             Stmt::Type(t) => self.type_decl(t),
             Stmt::Import { .. } => {}
@@ -195,14 +204,11 @@ impl Flow<'_> {
         let Some(c) = self.types.get(&t.name.text).cloned() else {
             return;
         };
-        let (scope, rules): (Vec<(String, Ty)>, Vec<&ast::Rule>) = match (&c.shape, &t.body) {
+        let (frame, rules): (Vec<Ty>, Vec<&ast::Rule>) = match (&c.shape, &t.body) {
             (Shape::Record { record, .. }, TypeBody::Record(members)) => {
-                let mut scope: Vec<(String, Ty)> = record
-                    .fields
-                    .iter()
-                    .map(|f| (f.name.to_string(), spec_ty(&f.ty)))
+                let frame = std::iter::once(Ty::Named(c.clone()))
+                    .chain(record.fields.iter().map(|f| spec_ty(&f.ty)))
                     .collect();
-                scope.push(("self".into(), Ty::Named(c.clone())));
                 let rules = members
                     .iter()
                     .filter_map(|m| match m {
@@ -210,18 +216,18 @@ impl Flow<'_> {
                         _ => None,
                     })
                     .collect();
-                (scope, rules)
+                (frame, rules)
             }
             (Shape::Refined { base, .. }, TypeBody::Refine { rules, .. }) => {
-                (vec![("self".into(), spec_ty(base))], rules.iter().collect())
+                (vec![spec_ty(base)], rules.iter().collect())
             }
             _ => return,
         };
-        self.scoped(scope, |f| {
-            for r in rules {
-                f.condition(&r.cond);
-            }
-        });
+        self.frame = frame;
+        for r in rules {
+            self.condition(&r.cond);
+        }
+        self.frame.clear();
         if let (Shape::Record { record, .. }, TypeBody::Record(members)) = (&c.shape, &t.body) {
             for m in members {
                 match m {
@@ -247,7 +253,7 @@ impl Flow<'_> {
     /// `validate field with f`: `f` is called with the field's value and
     /// must give a Bool.
     fn named_check(&mut self, field: &Ty, func: &ast::Name) {
-        let Some((params, ret)) = self.fns.get(&func.text).cloned() else {
+        let Some((params, ret)) = self.function(func.span.start) else {
             return;
         };
         if let Some(want) = params.first() {
@@ -294,56 +300,39 @@ impl Flow<'_> {
         }
     }
 
-    fn scoped<T>(&mut self, scope: Vec<(String, Ty)>, body: impl FnOnce(&mut Self) -> T) -> T {
-        self.scopes.push(scope);
-        let out = body(self);
-        self.scopes.pop();
-        out
-    }
-
-    fn param_ty(&self, p: &ast::Param) -> Ty {
-        p.ty.as_ref()
-            .map(|t| self.type_expr(t))
+    /// A parameter's or a function's declared type, as the checker compiled it.
+    fn annotated(&self, at: usize) -> Ty {
+        self.names
+            .annotation(at)
+            .map(spec_ty)
             .unwrap_or(Ty::Unknown)
     }
 
-    fn type_expr(&self, t: &ast::TypeExpr) -> Ty {
-        match t {
-            ast::TypeExpr::Name(n) => match n.text.as_str() {
-                "Int" => Ty::Int,
-                "Float" => Ty::Float,
-                "String" => Ty::Str,
-                "Bool" => Ty::Bool,
-                "Null" => Ty::Null,
-                name => self.types.get(name).map(named_ty).unwrap_or(Ty::Unknown),
-            },
-            ast::TypeExpr::Generic { name, args, .. } if name.text == "List" && args.len() == 1 => {
-                Ty::List(Box::new(self.type_expr(&args[0])))
-            }
-            _ => Ty::Unknown,
+    /// The parameter and return types of the function a name written at
+    /// `at` refers to, when it refers to a declared function.
+    fn function(&self, at: usize) -> Option<(Vec<Ty>, Ty)> {
+        match self.names.binding(at)? {
+            Binding::Fn(decl) => self.fns.get(decl).cloned(),
+            _ => None,
         }
     }
 
-    fn lookup(&self, name: &str) -> Ty {
-        for scope in self.scopes.iter().rev() {
-            if let Some((_, ty)) = scope.iter().rev().find(|(n, _)| n == name) {
-                return ty.clone();
-            }
-        }
-        if let Some(ty) = self.globals.get(name) {
-            return ty.clone();
-        }
-        match self.types.get(name) {
-            Some(c) => Ty::Type(c.clone()),
-            None => Ty::Unknown,
-        }
+    /// The type of the value a name written at `at` refers to.
+    fn lookup(&self, at: usize) -> Ty {
+        let known = match self.names.binding(at) {
+            Some(Binding::Param(decl)) => self.locals.get(decl).cloned(),
+            Some(Binding::RuleSlot(slot)) => self.frame.get(*slot as usize).cloned(),
+            Some(Binding::Let(decl)) => self.lets.get(decl).cloned(),
+            Some(Binding::Type(name)) => self.types.get(name).map(|c| Ty::Type(c.clone())),
+            _ => None,
+        };
+        known.unwrap_or(Ty::Unknown)
     }
 
     fn expr(&mut self, e: &Expr) -> Ty {
         match &e.kind {
             ExprKind::Lit(lit) => lit_ty(lit),
-            ExprKind::Name(n) => self.lookup(n),
-            ExprKind::SelfRef => self.lookup("self"),
+            ExprKind::Name(_) | ExprKind::SelfRef => self.lookup(e.span.start),
             ExprKind::List(items) => {
                 let tys: Vec<Ty> = items.iter().map(|i| self.expr(i)).collect();
                 shallow(Ty::List(Box::new(join_all(tys))))
@@ -413,7 +402,8 @@ impl Flow<'_> {
                 self.binary(*op, ta, tb, e)
             }
             ExprKind::Lambda(p, body) => {
-                self.scoped(vec![(p.text.clone(), Ty::Unknown)], |f| f.expr(body));
+                self.locals.insert(p.span.start, Ty::Unknown);
+                self.expr(body);
                 Ty::Unknown
             }
             ExprKind::If(c, a, b) => {
@@ -506,13 +496,14 @@ impl Flow<'_> {
             self.args(args, &Ty::Unknown, false);
             return Ty::Unknown;
         };
-        let local = self.scopes.iter().any(|s| s.iter().any(|(n, _)| n == name))
-            || self.globals.contains_key(name);
-        if let Some((params, ret)) = self.fns.get(name).cloned() {
+        if let Some((params, ret)) = self.function(func.span.start) {
             self.user_call(name, &params, args, piped);
             return ret;
         }
-        let builtin = Builtin::lookup(name).filter(|_| !local);
+        let builtin = match self.names.binding(func.span.start) {
+            Some(Binding::Builtin(b)) => Some(*b),
+            _ => None,
+        };
         let Some(b) = builtin else {
             self.args(args, &Ty::Unknown, false);
             return Ty::Unknown;
@@ -584,14 +575,13 @@ impl Flow<'_> {
         for a in args {
             tys.push(match &a.value.kind {
                 ExprKind::Lambda(p, body) => {
-                    self.scoped(vec![(p.text.clone(), param.clone())], |f| {
-                        if predicate {
-                            f.condition(body);
-                            Ty::Bool
-                        } else {
-                            f.expr(body)
-                        }
-                    })
+                    self.locals.insert(p.span.start, param.clone());
+                    if predicate {
+                        self.condition(body);
+                        Ty::Bool
+                    } else {
+                        self.expr(body)
+                    }
                 }
                 _ => self.expr(&a.value),
             });
