@@ -209,3 +209,152 @@ fn ctrl_d_on_an_empty_line_exits() {
         "{status:?}"
     );
 }
+
+/// Start `hql repl` on a pseudo-terminal that says it is `cols` wide
+/// (`$COLUMNS` says 80: the terminal's own answer must win).
+fn start_sized(cols: usize) -> Option<PtySession> {
+    let mut cmd = Command::new("sh");
+    cmd.args([
+        "-c",
+        &format!("stty cols {cols} rows 40 && exec \"$HQL_BIN\" repl"),
+    ])
+    .env("HQL_BIN", env!("CARGO_BIN_EXE_hql"))
+    .env("HQL_HISTORY", "");
+    spawn(cmd)
+}
+
+/// Tell the pseudo-terminal it is now `cols` wide (as a terminal window
+/// does when resized).
+fn resize(p: &mut PtySession, cols: u16) {
+    use std::os::fd::AsRawFd;
+    let master = p
+        .process()
+        .get_file_handle()
+        .expect("the terminal's handle");
+    let size = libc::winsize {
+        ws_row: 40,
+        ws_col: cols,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCSWINSZ reads one `winsize` from the pointer given.
+    let done = unsafe { libc::ioctl(master.as_raw_fd(), libc::TIOCSWINSZ, &size) };
+    assert_eq!(done, 0, "TIOCSWINSZ: {}", std::io::Error::last_os_error());
+}
+
+/// Three columns of 40-character cells: a table 130 columns wide.
+const WIDE_ROWS: &str = "[1, 2] | map(i => {first: fmt(\"{}---------------------------------------\", i), second: \"ssssssssssssssssssssssssssssssssssssssss\", third: \"tttttttttttttttttttttttttttttttttttttttt\"})";
+
+/// What the terminal showed, read back as UTF-8 (the pseudo-terminal's
+/// reader hands over one `char` a byte).
+fn utf8(seen: &str) -> String {
+    let bytes: Vec<u8> = seen.chars().map(|c| c as u32 as u8).collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+#[test]
+fn tables_use_the_terminals_width_and_follow_resizes() {
+    let Some(mut p) = start_sized(160) else {
+        return;
+    };
+    keys(&mut p, &format!("{WIDE_ROWS}\r"));
+    let (_, header) = p.exp_regex("# [^\\n]* first[^\\n]*").unwrap();
+    let header = utf8(&header);
+    assert!(
+        header.contains("│ second") && header.contains("│ third"),
+        "{header}"
+    );
+    let (_, row) = p.exp_regex("1 [^\\n]* 2-[^\\n]*").unwrap();
+    let row = utf8(&row);
+    assert!(
+        row.trim_end().ends_with(&"t".repeat(40)),
+        "not shortened: {row:?}"
+    );
+    p.exp_string(PROMPT).unwrap();
+
+    // The terminal narrows: the same rows are shortened to fit, never wrapped.
+    resize(&mut p, 60);
+    keys(&mut p, &format!("{WIDE_ROWS}\r"));
+    let (_, row) = p.exp_regex("1 [^\\n]* 2-[^\\n]*").unwrap();
+    let row = utf8(&row);
+    let row = row.trim_end();
+    assert!(row.chars().count() <= 60, "{row:?}");
+    assert!(row.ends_with('…'), "{row:?}");
+    p.exp_string(PROMPT).unwrap();
+    quit(p);
+}
+
+#[test]
+fn a_stream_is_peeked_without_reading_it_to_the_end() {
+    // A FIFO whose writer stays open: reading it to the end would never
+    // finish, so the rows can only come back if the peek stops early.
+    let fifo = temp_file("peek.jsonl");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: mkfifo is not available");
+        return;
+    }
+    let writer_path = fifo.clone();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        let mut w = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&writer_path)
+            .unwrap();
+        for i in 0..30 {
+            writeln!(w, "{{\"n\": {i}, \"bird\": \"wren\"}}").unwrap();
+        }
+        w.flush().unwrap();
+        // Hold the pipe open until the test is over.
+        let _ = done_rx.recv_timeout(std::time::Duration::from_secs(30));
+    });
+    let Some(mut p) = start("") else {
+        drop(done_tx);
+        let _ = std::fs::OpenOptions::new().read(true).open(&fifo);
+        let _ = writer.join();
+        return;
+    };
+    enter(
+        &mut p,
+        &format!(
+            "let ev = source(file({:?}), Json)",
+            fifo.display().to_string()
+        ),
+        "",
+    );
+    keys(&mut p, "ev\r");
+    p.exp_regex("\\n19 [^\\n]* 19 [^\\n]* wren").unwrap();
+    p.exp_string(" more rows follow").unwrap();
+    p.exp_string(PROMPT).unwrap();
+    drop(done_tx);
+    let _ = writer.join();
+    let _ = std::fs::remove_file(&fifo);
+    quit(p);
+}
+
+#[test]
+fn a_wide_report_goes_over_several_lines_with_its_rules_as_a_table() {
+    let Some(mut p) = start_sized(60) else {
+        return;
+    };
+    keys(
+        &mut p,
+        "type Reading : TypeContract = { low: Int, high: Int, require low <= high }\r",
+    );
+    p.exp_string(PROMPT).unwrap();
+    keys(
+        &mut p,
+        "[{low: 1, high: 2}, {low: 3, high: 1}, {low: \"x\", high: 1}] | validate(Reading) | report()\r",
+    );
+    p.exp_string("  total: 3,").unwrap();
+    p.exp_string("  by_rule:").unwrap();
+    let (_, header) = p.exp_regex("# [^\\n]* rule [^\\n]*").unwrap();
+    let header = utf8(&header);
+    assert!(
+        header.contains("│ kind") && header.contains("│ count"),
+        "{header}"
+    );
+    p.exp_string(PROMPT).unwrap();
+    quit(p);
+}

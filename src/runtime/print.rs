@@ -55,7 +55,7 @@ fn write_record(out: &mut String, record: &Record) {
 }
 
 /// A field name bare when it is an identifier, quoted otherwise.
-fn write_field_name(out: &mut String, name: &str) {
+pub fn write_field_name(out: &mut String, name: &str) {
     if is_identifier(name) {
         out.push_str(name);
     } else {

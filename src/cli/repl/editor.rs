@@ -131,10 +131,15 @@ pub fn history_path() -> Option<PathBuf> {
     Some(state.join("hql").join("history"))
 }
 
+/// The terminal's width, asked of the terminal each time (it may have
+/// been resized); `$COLUMNS` where the terminal does not say, else 100.
 fn terminal_width() -> usize {
-    std::env::var("COLUMNS")
-        .ok()
-        .and_then(|c| c.parse().ok())
+    let asked = terminal_size::terminal_size_of(std::io::stdout())
+        .or_else(|| terminal_size::terminal_size_of(std::io::stderr()))
+        .map(|(terminal_size::Width(w), _)| w as usize)
+        .filter(|&w| w > 0);
+    asked
+        .or_else(|| std::env::var("COLUMNS").ok()?.parse().ok())
         .unwrap_or(100)
 }
 
@@ -189,6 +194,7 @@ pub fn run_interactive(host: Rc<dyn Host>, color: bool, out: &mut dyn Write) -> 
                     color,
                 };
                 clear_interrupt();
+                repl.borrow_mut().set_width(terminal_width());
                 let control = repl.borrow_mut().entry(&line, &mut sinks);
                 clear_interrupt();
                 if control == Control::Quit {

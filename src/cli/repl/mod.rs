@@ -92,6 +92,12 @@ impl Repl {
         &self.session
     }
 
+    /// Tables and wide values are laid out for `width` columns from the
+    /// next entry on (the terminal was resized).
+    pub fn set_width(&mut self, width: usize) {
+        self.width = Some(width);
+    }
+
     /// Run one entry: code, or a `:command`.
     pub fn entry(&mut self, text: &str, sinks: &mut Sinks) -> Control {
         let trimmed = text.trim();
