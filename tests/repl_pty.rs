@@ -358,3 +358,18 @@ fn a_wide_report_goes_over_several_lines_with_its_rules_as_a_table() {
     p.exp_string(PROMPT).unwrap();
     quit(p);
 }
+
+#[test]
+fn a_pasted_block_is_one_entry_blank_lines_and_all() {
+    // The README's own example: a contract with a blank line between its
+    // fields and its rules, then a pipeline over several lines.
+    let Some(mut p) = start("") else { return };
+    let block = "type Reading : TypeContract = {\n    sensor: String\n    low: Int\n    high: Int\n    unit?: String\n\n    require ordered: low <= high else \"low must not exceed high\"\n    require unit? != \"F\"\n}\n\nsource(file(\"examples/tour/readings.jsonl\"), Json)\n| validate(Reading)\n| errs()\n| map(e => e.origin.line)";
+    // A terminal sends a paste between these two markers, Enter as CR.
+    keys(&mut p, &format!("\x1b[200~{}\x1b[201~", block.replace('\n', "\r")));
+    keys(&mut p, "\r");
+    p.exp_string("[2, 3, 4, 5]").unwrap();
+    p.exp_string(PROMPT).unwrap();
+    enter(&mut p, ":contract Reading", "require Reading.ordered");
+    quit(p);
+}
