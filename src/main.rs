@@ -57,6 +57,14 @@ enum Command {
         /// Rewrite notebooks' output blocks with the actual output.
         #[arg(long)]
         update: bool,
+        /// A file with no checks (or a notebook with no cells) passes;
+        /// without this it fails, saying so.
+        #[arg(long)]
+        allow_empty: bool,
+        /// `lines`: one line a case and a closing count; `junit`: JUnit XML
+        /// for CI systems.
+        #[arg(long, value_enum, default_value_t = TestFormat::Lines)]
+        format: TestFormat,
     },
     /// Validate data files against a contract, without a program: a report per file.
     Vet {
@@ -92,6 +100,12 @@ enum Command {
         #[arg(required = true)]
         files: Vec<String>,
     },
+}
+
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+enum TestFormat {
+    Lines,
+    Junit,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -141,7 +155,12 @@ fn command() -> ExitCode {
     };
     let status = match command {
         Command::Repl => EXIT_OK,
-        Command::Test { paths, update } => match collect_tests(&paths) {
+        Command::Test {
+            paths,
+            update,
+            allow_empty,
+            format,
+        } => match collect_tests(&paths) {
             Ok(files) => {
                 let mut save = |path: &str, text: &str| write_atomically(path, text);
                 let host_for = |path: &str| -> Rc<dyn Host> {
@@ -149,7 +168,12 @@ fn command() -> ExitCode {
                     // cases that need it fail and say so.
                     Rc::new(FsHost::new().with_config(find_config(path).ok().flatten()))
                 };
-                hql::cli::run::test_files(&files, &host_for, update, sinks.out, &mut save)
+                let options = hql::cli::run::TestOptions {
+                    update,
+                    allow_empty,
+                    junit: format == TestFormat::Junit,
+                };
+                hql::cli::run::test_files(&files, &host_for, options, sinks.out, &mut save)
             }
             Err(e) => usage_error(&e),
         },

@@ -25,7 +25,7 @@ fn hql_test(args: &[&str]) -> (String, i32) {
 
 #[test]
 fn the_readme_and_the_guides_are_notebooks_that_pass() {
-    let (out, status) = hql_test(&["README.md", "docs"]);
+    let (out, status) = hql_test(&["--allow-empty", "README.md", "docs"]);
     assert_eq!(status, 0, "{out}");
     assert!(out.ends_with(" passed, 0 failed\n"), "{out}");
     let passed: usize = out.lines().filter(|l| l.starts_with("PASS ")).count();
@@ -53,9 +53,8 @@ fn a_mismatching_output_shows_a_located_diff() {
     assert_eq!(
         out,
         "FAIL cell 1: [1, 2, 3] | map(x => x * 2) (tests/notebooks/mismatch.md:3)\n\
-         \x20    output differs (tests/notebooks/mismatch.md:7):\n\
-         \x20    + [2, 4, 6]\n\
-         \x20    - [2, 4, 7]\n\
+         \x20    output differs (tests/notebooks/mismatch.md:7), expected → actual:\n\
+         \x20    [2]: 7 → 6\n\
          0 passed, 1 failed\n"
     );
     assert_eq!(status, 1);
@@ -67,7 +66,7 @@ fn a_failing_check_shows_its_operands() {
     assert_eq!(
         out,
         "FAIL cell 1: let xs = [1, 2, 3] (tests/notebooks/failing_check.md:3)\n\
-         \x20    check (xs | count()) <= 2\n\
+         \x20    check \"at most two\" failed: (xs | count()) <= 2\n\
          \x20    left 3, right 2\n\
          0 passed, 1 failed\n"
     );
@@ -138,4 +137,75 @@ fn a_static_error_in_a_hql_file_exits_2() {
         "{out}"
     );
     assert_eq!(status, 2);
+}
+
+/// A scratch directory holding `files`.
+fn scratch(name: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("hql-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (path, text) in files {
+        std::fs::write(dir.join(path), text).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn a_file_with_nothing_to_run_fails_unless_allowed() {
+    let dir = scratch(
+        "empty",
+        &[
+            ("plain.hql", "let x = 1\nx + 1\n"),
+            ("notes.md", "# Notes\n\nNo code.\n"),
+        ],
+    );
+    let plain = dir.join("plain.hql").display().to_string();
+    let notes = dir.join("notes.md").display().to_string();
+    let (out, status) = hql_test(&[&plain, &notes]);
+    assert_eq!(
+        out,
+        format!(
+            "FAIL {plain}: no checks to run (--allow-empty accepts a file with none)\n\
+             FAIL {notes}: no hql cells to run (--allow-empty accepts a file with none)\n\
+             0 passed, 0 failed\n"
+        )
+    );
+    assert_eq!(status, 1);
+    let (out, status) = hql_test(&["--allow-empty", &plain]);
+    assert_eq!(
+        out,
+        format!("NONE {plain}: no checks to run\n0 passed, 0 failed\n")
+    );
+    assert_eq!(status, 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn junit_reports_every_case_for_ci_systems() {
+    let dir = scratch(
+        "junit",
+        &[(
+            "cases.hql",
+            "check \"holds\": 1 < 2\ncheck \"a < b & c\": 2 < 1\n",
+        )],
+    );
+    let cases = dir.join("cases.hql").display().to_string();
+    let (out, status) = hql_test(&["--format", "junit", &cases]);
+    assert_eq!(status, 1);
+    assert_eq!(
+        out,
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+             <testsuites name=\"hql test\" tests=\"2\" failures=\"1\">\n\
+             \x20 <testsuite name=\"{cases}\" tests=\"2\" failures=\"1\">\n\
+             \x20   <testcase name=\"holds\" classname=\"{cases}\" file=\"{cases}:1\"/>\n\
+             \x20   <testcase name=\"a &lt; b &amp; c\" classname=\"{cases}\" file=\"{cases}:2\">\n\
+             \x20     <failure message=\"check 2 &lt; 1\">check 2 &lt; 1\n\
+             left 2, right 1</failure>\n\
+             \x20   </testcase>\n\
+             \x20 </testsuite>\n\
+             </testsuites>\n"
+        )
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

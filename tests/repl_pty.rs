@@ -366,7 +366,10 @@ fn a_pasted_block_is_one_entry_blank_lines_and_all() {
     let Some(mut p) = start("") else { return };
     let block = "type Reading : TypeContract = {\n    sensor: String\n    low: Int\n    high: Int\n    unit?: String\n\n    require ordered: low <= high else \"low must not exceed high\"\n    require unit? != \"F\"\n}\n\nsource(file(\"examples/tour/readings.jsonl\"), Json)\n| validate(Reading)\n| errs()\n| map(e => e.origin.line)";
     // A terminal sends a paste between these two markers, Enter as CR.
-    keys(&mut p, &format!("\x1b[200~{}\x1b[201~", block.replace('\n', "\r")));
+    keys(
+        &mut p,
+        &format!("\x1b[200~{}\x1b[201~", block.replace('\n', "\r")),
+    );
     keys(&mut p, "\r");
     p.exp_string("[2, 3, 4, 5]").unwrap();
     p.exp_string(PROMPT).unwrap();

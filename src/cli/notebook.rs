@@ -10,6 +10,7 @@ use std::rc::Rc;
 use crate::cli::kernel::Kernel;
 use crate::runtime::eval::Host;
 use crate::session::EXIT_STATIC;
+use crate::syntax::ast;
 
 /// One case's result.
 #[derive(Debug, Clone, PartialEq)]
@@ -137,7 +138,11 @@ fn cell_case(
         }
     } else {
         for c in out.checks.iter().filter(|c| !c.passed) {
-            problems.push(check_case(c).detail);
+            let mut detail = format!("check {:?} failed: {}", c.label, c.condition);
+            if let Some(ops) = &c.operands {
+                detail.push_str(&format!("\n{ops}"));
+            }
+            problems.push(detail);
         }
         if out.status != 0 && out.checks.iter().all(|c| c.passed) {
             problems.push(out.diagnostics.trim_end().to_string());
@@ -146,9 +151,9 @@ fn cell_case(
     if let Some(expected) = &cell.output {
         if expected.text != out.text {
             problems.push(format!(
-                "output differs ({path}:{}):\n{}",
+                "output differs ({path}:{}){}",
                 expected.line,
-                diff(&expected.text, &out.text)
+                output_diff(&expected.text, &out.text)
             ));
         }
     }
@@ -166,6 +171,86 @@ fn clip(s: &str, max: usize) -> String {
     } else {
         format!("{}…", s.chars().take(max).collect::<String>())
     }
+}
+
+/// The reports of `hql test --format junit`: one `<testsuite>` a file
+/// (`path`, its report, whether an empty file passes), one `<testcase>` a
+/// case, a failed case's detail in its `<failure>`.
+pub fn junit(files: &[(&str, FileReport, bool)]) -> String {
+    let cases = |r: &FileReport| r.cases.len().max(1);
+    let failures = |r: &FileReport, allow_empty: bool| {
+        let failed = r.cases.iter().filter(|c| !c.passed).count();
+        failed + usize::from(r.cases.is_empty() && !allow_empty)
+    };
+    let total: usize = files.iter().map(|(_, r, _)| cases(r)).sum();
+    let failed: usize = files.iter().map(|(_, r, a)| failures(r, *a)).sum();
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    out.push_str(&format!(
+        "<testsuites name=\"hql test\" tests=\"{total}\" failures=\"{failed}\">\n"
+    ));
+    for (path, report, allow_empty) in files {
+        out.push_str(&format!(
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\">\n",
+            xml(path),
+            cases(report),
+            failures(report, *allow_empty)
+        ));
+        for case in &report.cases {
+            out.push_str(&format!(
+                "    <testcase name=\"{}\" classname=\"{}\" file=\"{}\"",
+                xml(&case.label),
+                xml(path),
+                xml(&case.place)
+            ));
+            if case.passed {
+                out.push_str("/>\n");
+            } else {
+                let message = case.detail.lines().next().unwrap_or("failed");
+                out.push_str(&format!(
+                    ">\n      <failure message=\"{}\">{}</failure>\n    </testcase>\n",
+                    xml(message),
+                    xml(&case.detail)
+                ));
+            }
+        }
+        if report.cases.is_empty() {
+            let name = format!("{path}: nothing to run");
+            out.push_str(&format!(
+                "    <testcase name=\"{}\" classname=\"{}\"",
+                xml(&name),
+                xml(path)
+            ));
+            if *allow_empty {
+                out.push_str(">\n      <skipped/>\n    </testcase>\n");
+            } else {
+                out.push_str(
+                    ">\n      <failure message=\"no cases in the file\"/>\n    </testcase>\n",
+                );
+            }
+        }
+        out.push_str("  </testsuite>\n");
+    }
+    out.push_str("</testsuites>\n");
+    out
+}
+
+/// Text as XML character data or an attribute value: the five special
+/// characters escaped, and characters XML 1.0 cannot hold replaced.
+fn xml(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// The code cells of a Markdown text, each with its output block.
@@ -245,6 +330,119 @@ fn rewrite_outputs(text: &str, cells: &[Cell], actual: &[String]) -> String {
     out
 }
 
+/// How an output differs from the one expected. Where both have the same
+/// number of lines and each differing pair is a printed value, the values
+/// are compared part by part and each difference is named by its path
+/// (`by_rule[2].count: 70 → 73`); otherwise a line diff.
+fn output_diff(expected: &str, actual: &str) -> String {
+    let (a, b): (Vec<&str>, Vec<&str>) = (expected.lines().collect(), actual.lines().collect());
+    if a.len() == b.len() {
+        let mut parts = Vec::new();
+        for (n, (x, y)) in a.iter().zip(&b).enumerate() {
+            if x == y {
+                continue;
+            }
+            let Some(found) = value_diff(x, y) else {
+                return format!(":\n{}", diff(expected, actual));
+            };
+            let line = if a.len() > 1 {
+                format!("line {}: ", n + 1)
+            } else {
+                String::new()
+            };
+            parts.extend(found.into_iter().map(|d| format!("{line}{d}")));
+        }
+        const SHOWN: usize = 20;
+        if parts.len() > SHOWN {
+            let more = parts.len() - SHOWN;
+            parts.truncate(SHOWN);
+            parts.push(format!("… {more} more differences"));
+        }
+        return format!(", expected → actual:\n{}", parts.join("\n"));
+    }
+    format!(":\n{}", diff(expected, actual))
+}
+
+/// Where two printed values differ, one line per path; `None` when either
+/// line is not a value as HQL prints it.
+pub fn value_diff(expected: &str, actual: &str) -> Option<Vec<String>> {
+    let (a, b) = (printed_value(expected)?, printed_value(actual)?);
+    let mut out = Vec::new();
+    differences(&a, &b, &mut String::new(), &mut out);
+    Some(out)
+}
+
+/// A line as the expression it prints.
+fn printed_value(line: &str) -> Option<ast::Expr> {
+    let module = crate::syntax::parser::parse(line).ok()?;
+    match <[ast::Stmt; 1]>::try_from(module.stmts).ok()? {
+        [ast::Stmt::Expr(e)] => Some(e),
+        _ => None,
+    }
+}
+
+fn differences(a: &ast::Expr, b: &ast::Expr, path: &mut String, out: &mut Vec<String>) {
+    use crate::syntax::ast::ExprKind;
+    let text = crate::syntax::canonical::expr_text;
+    let at = |path: &str| {
+        if path.is_empty() {
+            "the value".to_string()
+        } else {
+            path.trim_start_matches('.').to_string()
+        }
+    };
+    let keep = path.len();
+    match (&a.kind, &b.kind) {
+        (ExprKind::Record(xs), ExprKind::Record(ys)) => {
+            for (k, x) in xs {
+                path.push('.');
+                path.push_str(&k.text);
+                match ys.iter().find(|(j, _)| j.text == k.text) {
+                    Some((_, y)) => differences(x, y, path, out),
+                    None => out.push(format!("{}: {} → absent", at(path), text(x))),
+                }
+                path.truncate(keep);
+            }
+            for (k, y) in ys
+                .iter()
+                .filter(|(k, _)| xs.iter().all(|(j, _)| j.text != k.text))
+            {
+                let child = format!("{path}.{}", k.text);
+                out.push(format!("{}: absent → {}", at(&child), text(y)));
+            }
+        }
+        (ExprKind::List(xs), ExprKind::List(ys)) => {
+            for (i, (x, y)) in xs.iter().zip(ys).enumerate() {
+                path.push_str(&format!("[{i}]"));
+                differences(x, y, path, out);
+                path.truncate(keep);
+            }
+            if xs.len() != ys.len() {
+                out.push(format!(
+                    "{}: {} elements → {}",
+                    at(path),
+                    xs.len(),
+                    ys.len()
+                ));
+            }
+        }
+        // `ok(…)` and `err(…)`: the same wrapper, what is inside compared.
+        (ExprKind::Call(f, xs), ExprKind::Call(g, ys))
+            if text(f) == text(g) && xs.len() == ys.len() =>
+        {
+            for (x, y) in xs.iter().zip(ys) {
+                differences(&x.value, &y.value, path, out);
+            }
+        }
+        _ => {
+            let (x, y) = (text(a), text(b));
+            if x != y {
+                out.push(format!("{}: {x} → {y}", at(path)));
+            }
+        }
+    }
+}
+
 /// A line diff: `-` expected only, `+` actual only, `  ` both.
 pub fn diff(expected: &str, actual: &str) -> String {
     let a: Vec<&str> = expected.lines().collect();
@@ -302,6 +500,28 @@ mod tests {
             updated,
             NOTEBOOK.replace("```output\n3\n```", "```output\n4\n```")
         );
+    }
+
+    #[test]
+    fn values_differ_by_path() {
+        let expected =
+            r#"{total: 4, by_rule: [{rule: "A", count: 70}, {rule: "B", count: 1}], note: "x"}"#;
+        let actual =
+            r#"{total: 4, by_rule: [{rule: "A", count: 73}, {rule: "B", count: 1}], extra: true}"#;
+        assert_eq!(
+            value_diff(expected, actual).unwrap(),
+            [
+                "by_rule[0].count: 70 → 73",
+                "note: \"x\" → absent",
+                "extra: absent → true"
+            ]
+        );
+        assert_eq!(
+            value_diff("[ok(1), err({a: [1, 2]})]", "[ok(1), err({a: [1]})]").unwrap(),
+            ["[1].a: 2 elements → 1"]
+        );
+        assert_eq!(value_diff("3", "4").unwrap(), ["the value: 3 → 4"]);
+        assert_eq!(value_diff("<fn f>", "4"), None);
     }
 
     #[test]

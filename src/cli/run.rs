@@ -46,24 +46,37 @@ pub fn run_source(
     })
 }
 
-/// `hql test`: run each file's cases, print a line per case and the closing
-/// `N passed, M failed`; write updated notebooks back through `save`.
-/// The status is 1 when a case failed, 2 when a `.hql` file has a static error.
+/// What `hql test` was asked for beside the files.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TestOptions {
+    /// Rewrite notebooks' output blocks with the actual output.
+    pub update: bool,
+    /// A file with no case passes (otherwise it fails, saying so).
+    pub allow_empty: bool,
+    /// JUnit XML on standard output instead of one line a case.
+    pub junit: bool,
+}
+
+/// `hql test`: run the cases of each file and print one line a case and a
+/// closing `N passed, M failed` (or, with `junit`, one JUnit XML document);
+/// the exit status.
 pub fn test_files(
     files: &[(String, String)],
     host_for: &dyn Fn(&str) -> Rc<dyn Host>,
-    update: bool,
+    options: TestOptions,
     out: &mut dyn Write,
     save: &mut dyn FnMut(&str, &str) -> std::io::Result<()>,
 ) -> i32 {
     let (mut passed, mut failed, mut status) = (0, 0, EXIT_OK);
-    for (path, text) in files {
-        let report = crate::cli::notebook::test_file(path, text, host_for(path), update);
+    let mut suites = Vec::new();
+    let mut text = String::new();
+    for (path, source) in files {
+        let report = crate::cli::notebook::test_file(path, source, host_for(path), options.update);
         for case in &report.cases {
             let verdict = if case.passed { "PASS" } else { "FAIL" };
-            let _ = writeln!(out, "{verdict} {} ({})", case.label, case.place);
+            text.push_str(&format!("{verdict} {} ({})\n", case.label, case.place));
             for line in case.detail.lines() {
-                let _ = writeln!(out, "     {line}");
+                text.push_str(&format!("     {line}\n"));
             }
             if case.passed {
                 passed += 1;
@@ -72,22 +85,44 @@ pub fn test_files(
                 status = status.max(EXIT_FAILED);
             }
         }
+        if report.cases.is_empty() {
+            let what = if path.ends_with(".md") {
+                "no hql cells"
+            } else {
+                "no checks"
+            };
+            let verdict = if options.allow_empty { "NONE" } else { "FAIL" };
+            text.push_str(&format!("{verdict} {path}: {what} to run"));
+            if !options.allow_empty {
+                text.push_str(" (--allow-empty accepts a file with none)");
+                status = status.max(EXIT_FAILED);
+            }
+            text.push('\n');
+        }
         if report.static_error {
             status = EXIT_STATIC;
         }
-        if let Some(new) = report.updated.filter(|new| new != text) {
-            match save(path, &new) {
-                Ok(()) => {
-                    let _ = writeln!(out, "updated {path}");
-                }
+        if let Some(new) = report.updated.as_ref().filter(|new| *new != source) {
+            match save(path, new) {
+                Ok(()) => text.push_str(&format!("updated {path}\n")),
                 Err(e) => {
-                    let _ = writeln!(out, "cannot update {path}: {e}");
+                    text.push_str(&format!("cannot update {path}: {e}\n"));
                     status = status.max(EXIT_FAILED);
                 }
             }
         }
+        if options.junit {
+            suites.push((path.as_str(), report, options.allow_empty));
+        } else {
+            let _ = out.write_all(text.as_bytes());
+        }
+        text.clear();
     }
-    let _ = writeln!(out, "{passed} passed, {failed} failed");
+    if options.junit {
+        let _ = out.write_all(crate::cli::notebook::junit(&suites).as_bytes());
+    } else {
+        let _ = writeln!(out, "{passed} passed, {failed} failed");
+    }
     status
 }
 
