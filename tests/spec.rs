@@ -2574,6 +2574,35 @@ fn s7_function_annotations_are_types_the_checker_knows() {
     assert_eq!(eval1("fn f(m: Map[Int] | Null) = m\nf(null)"), "null");
 }
 
+#[test]
+fn s7_unknown_type_names_suggest_what_other_languages_call_them() {
+    let cases = [
+        ("type T : Data = { a: Integer }\n1", "`Int`"),
+        ("type T : Data = { a: Boolean }\n1", "`Bool`"),
+        ("type T : Data = { a: Array[Int] }\n1", "`List`"),
+        ("type T : Data = { a: Dict[Int] }\n1", "`Map`"),
+        ("source(file(\"x.jsonl\"), JSON)", "`Json`"),
+        ("source(file(\"x.jsonl\"), jsonl)", "`Json`"),
+        ("type T : Data = { a: Int }\n[{a: 1}] | validate(Tt)", "`T`"),
+    ];
+    for (src, meant) in cases {
+        let err = static_error(src, "hql::unknown_name");
+        assert!(
+            squash(&err).contains(&format!("did you mean {meant}")),
+            "{src}: {err}"
+        );
+    }
+}
+
+#[test]
+fn s7_an_unknown_type_name_is_one_error_not_two() {
+    // Its field is not taken to admit null (as `Any` would), so the rule
+    // reading it without `?` is not a second error.
+    let src = "type T : DataContract = {\n  a: Strng\n  require a != \"x\"\n}\n1";
+    let err = static_error(src, "hql::unknown_name");
+    assert_eq!(err.matches("hql::").count(), 1, "{err}");
+}
+
 // ======================================================================
 // §8 Printing
 // ======================================================================

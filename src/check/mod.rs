@@ -998,7 +998,12 @@ impl Checker {
                     "List" => TypeSpec::List(Box::new(arg)),
                     "Map" => TypeSpec::Map(Box::new(arg)),
                     _ => {
-                        let candidates = closest(&name.text, ["List", "Map"].into_iter());
+                        let generic = ["List", "Map"];
+                        let candidates = with_synonym(
+                            &name.text,
+                            closest(&name.text, generic.into_iter()),
+                            |m| generic.contains(&m),
+                        );
                         self.error(CheckError::UnknownName {
                             name: name.text.clone(),
                             span: name.span.clone(),
@@ -1047,7 +1052,10 @@ impl Checker {
                 Some(entry) => TypeSpec::Named(entry.cell.clone()),
                 None => {
                     self.unknown_type(name, &n.span);
-                    TypeSpec::Any
+                    // A type that is never filled in: unlike `Any` it does
+                    // not admit null, so no later error (a read without `?`)
+                    // follows from the name that was not found.
+                    TypeSpec::Named(Rc::default())
                 }
             },
         }
@@ -1511,7 +1519,9 @@ impl Checker {
         names.extend(Builtin::ALL.iter().map(|b| b.name().to_string()));
         names.extend(self.types.keys().cloned());
         names.extend(Format::ALL.iter().map(|f| f.name().to_string()));
-        let candidates = closest(n, names.iter().map(String::as_str));
+        let candidates = with_synonym(n, closest(n, names.iter().map(String::as_str)), |m| {
+            names.iter().any(|k| k == m)
+        });
         self.error(CheckError::UnknownName {
             name: n.to_string(),
             span: span.clone(),
@@ -1534,7 +1544,9 @@ impl Checker {
         if !self.unparsed.covers(n) {
             let mut all: Vec<&str> = SCALARS.to_vec();
             all.extend(self.types.keys().map(String::as_str));
-            let candidates = closest(n, all.into_iter());
+            let candidates = with_synonym(n, closest(n, all.iter().copied()), |m| {
+                all.contains(&m) || matches!(m, "List" | "Map")
+            });
             self.error(CheckError::UnknownName {
                 name: n.to_string(),
                 span: span.clone(),
@@ -1757,6 +1769,16 @@ impl Checker {
 }
 
 /// Where a statement starts (which file, and whether it is the library's).
+/// `candidates` with HQL's name for `n` as other languages spell it first,
+/// when there is one and `known` says it names something here.
+fn with_synonym(n: &str, mut candidates: Vec<String>, known: impl Fn(&str) -> bool) -> Vec<String> {
+    if let Some(meant) = suggest::synonym(n).filter(|m| known(m)) {
+        candidates.retain(|c| c != meant);
+        candidates.insert(0, meant.to_string());
+    }
+    candidates
+}
+
 pub fn stmt_start(stmt: &AStmt) -> usize {
     match stmt {
         AStmt::Type(t) => t.span.start,

@@ -46,6 +46,25 @@ pub fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Vec
         .collect()
 }
 
+/// HQL's name for a type or format as other languages spell it
+/// (`Integer` → `Int`, `JSON` → `Json`): too far from HQL's in letters for
+/// [`closest`], but what a newcomer types.
+pub fn synonym(name: &str) -> Option<&'static str> {
+    let meant = match name.to_ascii_lowercase().as_str() {
+        "integer" | "long" | "i64" | "i32" | "int64" | "bigint" => "Int",
+        "double" | "decimal" | "number" | "f64" | "float64" | "real" => "Float",
+        "str" | "text" | "varchar" | "char" => "String",
+        "boolean" => "Bool",
+        "none" | "nil" | "nothing" | "unit" => "Null",
+        "array" | "vec" | "seq" | "sequence" => "List",
+        "dict" | "object" | "hashmap" | "dictionary" | "mapping" => "Map",
+        "jsonl" | "ndjson" | "jsonlines" => "Json",
+        "tsv" => "Csv",
+        _ => return None,
+    };
+    (meant != name).then_some(meant)
+}
+
 /// Edits between two names (optimal string alignment distance).
 fn edit_distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
