@@ -25,6 +25,17 @@ struct Cli {
     /// Without a command, `hql` starts the REPL.
     #[command(subcommand)]
     command: Option<Command>,
+    /// How diagnostics are written to standard error: `human` reports, or
+    /// `json`, one object a line (`code, severity, message, file, line,
+    /// column, end_line, end_column, help`) for editors and CI.
+    #[arg(long, global = true, value_enum, default_value_t = Diagnostics::Human)]
+    diagnostics: Diagnostics,
+}
+
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+enum Diagnostics {
+    Human,
+    Json,
 }
 
 #[derive(Subcommand)]
@@ -152,6 +163,7 @@ fn command() -> ExitCode {
         out: &mut out,
         err: &mut err,
         color: color(),
+        json: cli.diagnostics == Diagnostics::Json,
     };
     let status = match command {
         Command::Repl => EXIT_OK,
@@ -367,6 +379,7 @@ fn repl() -> i32 {
             out: &mut out,
             err: &mut err,
             color: color(),
+            json: false,
         };
         return failure.settle(status, &mut sinks);
     }
@@ -378,6 +391,7 @@ fn repl() -> i32 {
         out: &mut out,
         err: &mut err,
         color: false,
+        json: false,
     };
     // Entries come from standard input: sources read files only.
     let host = host.with_stdin_holding(StdinHolds::Entries);

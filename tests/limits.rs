@@ -125,6 +125,7 @@ fn check(src: &str) -> (String, i32) {
             out: &mut out,
             err: &mut err,
             color: false,
+            json: false,
         },
     );
     (String::from_utf8(err).unwrap(), status)

@@ -2232,6 +2232,7 @@ fn s6_1_any_and_all_stop_at_the_first_deciding_element() {
                 out: &mut out,
                 err: &mut err,
                 color: false,
+                json: false,
             },
         );
         assert_eq!(status, 0, "{}", String::from_utf8_lossy(&err));

@@ -55,6 +55,7 @@ impl Kernel {
                 out: &mut out,
                 err: &mut err,
                 color: false,
+                json: false,
             };
             self.session
                 .submit(name, code, &mut sinks, &mut |v, sinks| {

@@ -157,6 +157,7 @@ mod tests {
             out: &mut out,
             err: &mut err,
             color: false,
+            json: false,
         };
         let status = failure.settle(status, &mut sinks);
         (status, String::from_utf8(err).unwrap())

@@ -380,6 +380,56 @@ pub fn emit(sinks: &mut Sinks, map: &SourceMap, diags: impl IntoIterator<Item = 
 
 /// Render a diagnostic against the file its span points into. `color`
 /// only on terminals.
+/// One diagnostic as one line of JSON (`--diagnostics json`, tooling.md
+/// "Diagnostics"): `code, severity, message, file, line, column, end_line,
+/// end_column, help`, positions 1-based (columns in characters, the end
+/// exclusive), `null` where a diagnostic has no place or no help.
+pub fn json_line(diag: &Diag, map: &SourceMap) -> String {
+    use serde_json::Value as J;
+    let located = diag.span.as_ref().and_then(|s| map.locate(s));
+    let (file, start, end) = match located {
+        Some((file, span)) => {
+            let at = |offset: usize| {
+                let offset = offset.min(file.text.len());
+                let before = &file.text[..floor_char_boundary(&file.text, offset)];
+                let line = before.matches('\n').count() + 1;
+                let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+                (J::from(line), J::from(column))
+            };
+            (J::from(file.name.clone()), at(span.start), at(span.end))
+        }
+        None => (J::Null, (J::Null, J::Null), (J::Null, J::Null)),
+    };
+    // Written field by field: the keys in the order tooling.md lists them.
+    let fields: [(&str, J); 9] = [
+        ("code", J::from(diag.code)),
+        (
+            "severity",
+            J::from(if diag.warning { "warning" } else { "error" }),
+        ),
+        ("message", J::from(diag.message.as_str())),
+        ("file", file),
+        ("line", start.0),
+        ("column", start.1),
+        ("end_line", end.0),
+        ("end_column", end.1),
+        ("help", diag.help.as_deref().map_or(J::Null, J::from)),
+    ];
+    let body: Vec<String> = fields
+        .iter()
+        .map(|(key, value)| format!("\"{key}\":{value}"))
+        .collect();
+    format!("{{{}}}\n", body.join(","))
+}
+
+/// The largest char boundary of `text` at or before `at`.
+fn floor_char_boundary(text: &str, mut at: usize) -> usize {
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
 pub fn render(diag: &Diag, map: &SourceMap, color: bool) -> String {
     let located = diag.span.as_ref().and_then(|s| map.locate(s));
     let mut d = MietteDiagnostic::new(shorten(&diag.message))

@@ -39,12 +39,19 @@ pub struct Sinks<'a> {
     pub out: &'a mut dyn Write,
     pub err: &'a mut dyn Write,
     pub color: bool,
+    /// Diagnostics as JSON Lines instead of reports for people.
+    pub json: bool,
 }
 
 impl Sinks<'_> {
     pub fn diag(&mut self, map: &SourceMap, d: &Diag) {
         let _ = self.out.flush();
-        let _ = write!(self.err, "{}", render(d, map, self.color));
+        let text = if self.json {
+            crate::session::diagnostic::json_line(d, map)
+        } else {
+            render(d, map, self.color)
+        };
+        let _ = write!(self.err, "{text}");
     }
 }
 
@@ -112,6 +119,7 @@ impl Session {
             out: &mut std::io::sink(),
             err: &mut std::io::sink(),
             color: false,
+            json: false,
         };
         session.run_entry(Entry::checked(0, prelude), &mut quiet, &mut |_, _| Ok(()));
         session
@@ -571,6 +579,7 @@ impl crate::runtime::eval::Rebuild for Declarations {
             out: &mut std::io::sink(),
             err: &mut std::io::sink(),
             color: false,
+            json: false,
         };
         if session.declare(self.wanted(), &mut quiet) != 0 {
             return Err("the program's declarations did not load on a worker thread");

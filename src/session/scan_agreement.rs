@@ -28,6 +28,7 @@ mod tests {
             out: &mut out,
             err: &mut err,
             color: false,
+            json: false,
         };
         let status = session.submit("decl.hql", declarations, &mut sinks, &mut |_, _| Ok(()));
         assert_eq!(status, 0, "{}", String::from_utf8_lossy(&err));

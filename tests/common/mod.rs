@@ -30,6 +30,7 @@ fn run_on(src: &str, host: Rc<MemHost>, format: OutputFormat) -> Run {
             out: &mut out,
             err: &mut err,
             color: false,
+            json: false,
         },
     );
     Run {

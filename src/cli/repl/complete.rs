@@ -240,6 +240,7 @@ fn type_fields(session: &mut Session, expr: &str) -> Vec<String> {
         out: &mut out,
         err: &mut err,
         color: false,
+        json: false,
     };
     match session.check("<completion>", expr, &mut quiet) {
         Ok(checked) => checked.last_type.map(|t| t.fields()).unwrap_or_default(),
@@ -442,6 +443,7 @@ mod tests {
             out: &mut out,
             err: &mut err,
             color: false,
+            json: false,
         };
         for (i, e) in entries.iter().enumerate() {
             let status = s.submit(&format!("<t{i}>"), e, &mut sinks, &mut |_, _| Ok(()));

@@ -192,6 +192,7 @@ pub fn run_interactive(host: Rc<dyn Host>, color: bool, out: &mut dyn Write) -> 
                     out: &mut *out,
                     err: &mut err,
                     color,
+                    json: false,
                 };
                 clear_interrupt();
                 repl.borrow_mut().set_width(terminal_width());

@@ -1,0 +1,90 @@
+//! The command line as a person or a CI job meets it: options shared by
+//! the commands, run through the built binary.
+
+use std::process::Command;
+
+/// Run `hql ARGS…` in a scratch directory holding `files`: (stdout,
+/// stderr, status).
+fn hql(name: &str, files: &[(&str, &str)], args: &[&str]) -> (String, String, i32) {
+    let dir = std::env::temp_dir().join(format!("hql-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (path, text) in files {
+        std::fs::write(dir.join(path), text).unwrap();
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_hql"))
+        .args(args)
+        .current_dir(&dir)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("hql runs");
+    let _ = std::fs::remove_dir_all(&dir);
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+const BROKEN: &str = "let x = 1\nfoo_bar + \"é\"\ntype T : Data = { a: Integer }\n";
+
+#[test]
+fn diagnostics_as_json_lines_for_editors_and_ci() {
+    let expected = "{\"code\":\"hql::unknown_name\",\"severity\":\"error\",\"message\":\"unknown name `foo_bar`\",\"file\":\"p.hql\",\"line\":2,\"column\":1,\"end_line\":2,\"end_column\":8,\"help\":null}\n\
+                    {\"code\":\"hql::unknown_name\",\"severity\":\"error\",\"message\":\"unknown name `Integer`\",\"file\":\"p.hql\",\"line\":3,\"column\":22,\"end_line\":3,\"end_column\":29,\"help\":\"did you mean `Int`?\"}\n";
+    for command in ["check", "run"] {
+        let (out, err, status) = hql(
+            command,
+            &[("p.hql", BROKEN)],
+            &[command, "--diagnostics", "json", "p.hql"],
+        );
+        assert_eq!(
+            (out.as_str(), err.as_str(), status),
+            ("", expected, 2),
+            "{command}"
+        );
+    }
+    // `vet` reports its contracts file's errors the same way.
+    let (_, err, status) = hql(
+        "vet",
+        &[("p.hql", BROKEN), ("d.jsonl", "{}\n")],
+        &[
+            "vet",
+            "--diagnostics",
+            "json",
+            "p.hql",
+            "d.jsonl",
+            "--type",
+            "T",
+        ],
+    );
+    assert_eq!(status, 2, "{err}");
+    for line in err.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).expect("each line is JSON");
+        assert_eq!(v["severity"], "error", "{line}");
+    }
+    // An import checks declarations: the type's error is the one there.
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("unknown name `Integer`"), "{err}");
+}
+
+#[test]
+fn warnings_as_json_say_so() {
+    let (_, err, status) = hql(
+        "warn",
+        &[(
+            "w.hql",
+            "type T : DataContract = { a: Int\n require a? > 0 }\n1\n",
+        )],
+        &["run", "--diagnostics", "json", "w.hql"],
+    );
+    assert_eq!(status, 0, "{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(err.lines().next().expect("a warning")).unwrap();
+    assert_eq!(v["severity"], "warning", "{err}");
+    assert_eq!(
+        (v["line"].as_u64(), v["file"].as_str()),
+        (Some(2), Some("w.hql")),
+        "{err}"
+    );
+}
