@@ -5,6 +5,7 @@
 //! `src/main.rs` parses the arguments.
 
 pub mod contracts;
+pub mod fmt;
 pub mod kernel;
 pub mod notebook;
 pub mod output;

@@ -6,6 +6,7 @@
 
 pub mod ast;
 pub mod canonical;
+pub mod format;
 pub mod input;
 pub mod lexer;
 pub mod limits;
