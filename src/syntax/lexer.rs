@@ -5,6 +5,8 @@
 //! statement or member), attaches `///` docs only where a declaration
 //! follows, and marks `name =>` at the start of a call argument or a `let`
 //! value as a lambda parameter, so the grammar stays LR(1).
+//! `lex_with_comments` also returns every comment, with its span, as
+//! trivia beside the tokens (for the formatter); `lex` skips them.
 
 use logos::Logos;
 

@@ -1,5 +1,6 @@
 //! Floor 1, syntax: program text to `ast::Module` and back. Text in
-//! (`lexer::lex`, `parser::parse`), the syntax tree, the canonical printer,
+//! (`lexer::lex`, `parser::parse`), the syntax tree, the canonical printer
+//! and the formatter built on it (`format`),
 //! the span space of a program's files, whether an entry is finished, and
 //! how deep a program may nest.
 //! Imports nothing else of the crate.
