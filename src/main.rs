@@ -105,6 +105,15 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Rewrite programs in the canonical layout (Markdown files: their hql blocks).
+    Fmt {
+        /// Files to format in place (`-` formats standard input to standard output).
+        #[arg(required = true)]
+        files: Vec<String>,
+        /// Rewrite nothing: name each file that would change, and exit 1 if any would.
+        #[arg(long)]
+        check: bool,
+    },
     /// Check programs without running them: every diagnostic, nothing run.
     Check {
         /// The programs to check.
@@ -250,6 +259,9 @@ fn command() -> ExitCode {
             with_progress(meter, &line, || {
                 hql::cli::vet::vet(&job, session, &mut sinks)
             })
+        }
+        Command::Fmt { files, check } => {
+            hql::cli::fmt::fmt(&hql::cli::fmt::FmtJob { files, check }, &mut sinks)
         }
         Command::Check { files } => files.iter().fold(EXIT_OK, |status, file| {
             let config = match find_config(file) {

@@ -15,8 +15,7 @@
 /// example: is_leap_year(2000)
 /// example: not is_leap_year(1900)
 /// example: not is_leap_year(2023)
-fn is_leap_year(year: Int) -> Bool =
-    (year % 4 == 0 and year % 100 != 0) or year % 400 == 0
+fn is_leap_year(year: Int) -> Bool = year % 4 == 0 and year % 100 != 0 or year % 400 == 0
 
 /// The number of days in `month` (1 to 12) of `year`; 0 for a month that
 /// does not exist.
@@ -27,7 +26,7 @@ fn is_leap_year(year: Int) -> Bool =
 /// example: days_in_month(2023, 13) == 0
 fn days_in_month(year: Int, month: Int) -> Int =
     if month < 1 or month > 12 then 0
-    else if month == 2 then (if is_leap_year(year) then 29 else 28)
+    else if month == 2 then if is_leap_year(year) then 29 else 28
     else if month in [4, 6, 9, 11] then 30
     else 31
 

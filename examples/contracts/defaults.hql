@@ -13,8 +13,7 @@ type Address : DataContract = {
     require swiss_zip: country == "CH" => len(zip) == 4
 }
 
-let addresses = source(file("examples/contracts/addresses.jsonl"), Json)
-    | validate(Address)
+let addresses = source(file("examples/contracts/addresses.jsonl"), Json) | validate(Address)
 
 addresses | oks()
 // the failure record's `input` is the value as received, before defaults

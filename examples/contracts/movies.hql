@@ -21,5 +21,13 @@ let movies = source(file("examples/contracts/movies.jsonl"), Json)
 
 movies | validate(Movie) | map(r => if is_ok(r) then "ok" else "err")
 movies | validate(Movie) | errs() | flat_map(e => e.failures) | map(f => f.rule)
-movies | validate(Movie) | errs() | flat_map(e => e.failures) | filter(f => f.kind == "type") | map(f => f.message)
-movies | validate(Classic) | errs() | map(e => {line: e.origin.line, rules: e.failures | map(f => f.rule) | collect()})
+movies
+    | validate(Movie)
+    | errs()
+    | flat_map(e => e.failures)
+    | filter(f => f.kind == "type")
+    | map(f => f.message)
+movies
+    | validate(Classic)
+    | errs()
+    | map(e => {line: e.origin.line, rules: e.failures | map(f => f.rule) | collect()})

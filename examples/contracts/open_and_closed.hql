@@ -21,8 +21,13 @@ type Stored : TypeContract = {
 }
 
 // The plain kinds have no rules: only the shape is checked.
-type Loose : Data = { shipment_id: String }
-type Strict : Type = { shipment_id: String, carrier: String }
+type Loose : Data = {
+    shipment_id: String
+}
+type Strict : Type = {
+    shipment_id: String
+    carrier: String
+}
 
 let shipments = source(file("examples/contracts/shipments.jsonl"), Json)
 

@@ -8,7 +8,4 @@ type Trip : TypeContract = {
     km: Float
 }
 
-source(file("examples/errors/trips.jsonl"), Json)
-    | validate(Trip)
-    | oks()
-    | map(t => t.rdier)
+source(file("examples/errors/trips.jsonl"), Json) | validate(Trip) | oks() | map(t => t.rdier)

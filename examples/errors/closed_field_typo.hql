@@ -7,7 +7,4 @@ type Trip : TypeContract = {
     km: Float
 }
 
-source(file("examples/errors/trips.jsonl"), Json)
-    | validate(Trip)
-    | oks()
-    | map(t => t.ridr)
+source(file("examples/errors/trips.jsonl"), Json) | validate(Trip) | oks() | map(t => t.ridr)

@@ -8,6 +8,6 @@ type Threshold : DataContract = {
     require ordered: low <= high
 }
 
-Threshold { metric: "latency_ms", low: 0, high: 250 }
-Threshold { metric: "error_rate", low: 0.5, high: 0.1 }
+Threshold {metric: "latency_ms", low: 0, high: 250}
+Threshold {metric: "error_rate", low: 0.5, high: 0.1}
 "never printed"

@@ -8,7 +8,4 @@ type Trip : TypeContract = {
 
 fn label(s: String) -> String = fmt("trip {}", s)
 
-source(file("examples/errors/trips.jsonl"), Json)
-    | validate(Trip)
-    | oks()
-    | map(t => label(t.km))
+source(file("examples/errors/trips.jsonl"), Json) | validate(Trip) | oks() | map(t => label(t.km))

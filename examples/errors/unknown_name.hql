@@ -4,8 +4,7 @@ type Sighting : DataContract = {
     seen: String
 }
 
-let sightings = source(file("examples/structural/sightings.jsonl"), Json)
-    | validate(Sighting)
+let sightings = source(file("examples/structural/sightings.jsonl"), Json) | validate(Sighting)
 
 sightings | oks() | count()
 sighitngs | errs() | count()

@@ -6,5 +6,7 @@ import "shared/contracts.hql"
 let orders = source(file("examples/imports/orders.jsonl"), Json) | validate(Order)
 
 orders | map(r => is_ok(r))
-orders | errs() | map(e => e.failures | map(f => {rule: f.rule, kind: f.kind, path: f.path}) | collect())
+orders
+    | errs()
+    | map(e => e.failures | map(f => {rule: f.rule, kind: f.kind, path: f.path}) | collect())
 ["O-7", "7"] | map(is_order_id)

@@ -10,5 +10,8 @@ let survey = [
 ]
 
 survey | validate(OwlSighting) | map(r => is_ok(r))
-survey | validate(OwlSighting) | errs() | map(e => e.failures | map(f => {rule: f.rule, path: f.path}) | collect())
+survey
+    | validate(OwlSighting)
+    | errs()
+    | map(e => e.failures | map(f => {rule: f.rule, path: f.path}) | collect())
 survey | validate(Sighting) | oks() | count()

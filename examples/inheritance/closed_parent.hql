@@ -19,4 +19,8 @@ let stations = [
 ]
 
 stations | validate(WeatherStation) | map(r => is_ok(r))
-stations | validate(WeatherStation) | errs() | flat_map(e => e.failures) | map(f => {rule: f.rule, kind: f.kind, path: f.path})
+stations
+    | validate(WeatherStation)
+    | errs()
+    | flat_map(e => e.failures)
+    | map(f => {rule: f.rule, kind: f.kind, path: f.path})

@@ -20,7 +20,9 @@ let sightings = source(file("examples/inheritance/owls.jsonl"), Json)
 let owls = sightings | validate(OwlSighting)
 
 owls | map(r => is_ok(r))
-owls | errs() | map(e => {type: e.type, failures: e.failures | map(f => {rule: f.rule, kind: f.kind, path: f.path, fields: f.fields}) | collect()})
+owls
+    | errs()
+    | map(e => {type: e.type, failures: e.failures | map(f => {rule: f.rule, kind: f.kind, path: f.path, fields: f.fields}) | collect()})
 owls | oks() | collect()
 
 // Every OwlSighting is a Sighting: validating as the parent ignores `owl`.

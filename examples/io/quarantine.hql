@@ -13,7 +13,8 @@ import "contracts.hql"
 
 let orders = source(file("examples/io/orders.csv"), Csv) | validate(Order)
 
-orders | route(ok: file("examples/io/out/clean-orders.csv"), err: file("examples/io/out/dead-orders.jsonl"))
+orders
+    | route(ok: file("examples/io/out/clean-orders.csv"), err: file("examples/io/out/dead-orders.jsonl"))
 
 // the same oks as one JSON array, for a dashboard
 orders | oks() | write(file("examples/io/out/clean-orders.json"))

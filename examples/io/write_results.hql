@@ -6,4 +6,6 @@
 import "contracts.hql"
 
 "nothing runs"
-source(file("examples/io/orders.csv"), Csv) | validate(Order) | write(file("examples/io/out/orders.jsonl"))
+source(file("examples/io/orders.csv"), Csv)
+    | validate(Order)
+    | write(file("examples/io/out/orders.jsonl"))

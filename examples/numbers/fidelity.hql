@@ -4,7 +4,7 @@
 // still an Int).
 type Price : DataContract = {
     sku: String
-    price: Float            // Float accepts Ints; the value is kept as received
+    price: Float // Float accepts Ints; the value is kept as received
     stock: Int
     weight: Int
 }

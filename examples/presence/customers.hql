@@ -15,8 +15,7 @@ type Customer : DataContract = {
     require age? <= 150
 }
 
-let customers = source(file("examples/presence/customers.jsonl"), Json)
-    | validate(Customer)
+let customers = source(file("examples/presence/customers.jsonl"), Json) | validate(Customer)
 
 customers | oks() | map(c => c.id)
 customers | errs() | map(e => {line: e.origin.line, rules: e.failures | map(f => f.rule)})

@@ -11,12 +11,11 @@ type Order : DataContract = {
     high: Int
     discount: Float
 
-    require order_id!=""
-    require   amount<10_000
-    require ((discount >= 0) and (discount <= 1.0e0))
-    require matches(sku,r"^[A-Z]{3}-\d+$")
-    require (amount -
-             discount) * 2 < 100_000
+    require order_id != ""
+    require amount < 10_000
+    require discount >= 0 and discount <= 1.0e0
+    require matches(sku, r"^[A-Z]{3}-\d+$")
+    require (amount - discount) * 2 < 100_000
     require ordered_bounds: low <= high else "low must not exceed high"
     require positive_bounds: low > 0 and high > 0
 }
@@ -26,4 +25,8 @@ let orders = source(file("examples/rules/orders.jsonl"), Json) | validate(Order)
 orders | oks() | map(o => o.order_id)
 orders | errs() | flat_map(e => e.failures) | map(f => f.rule)
 // a custom message replaces the default one (and never shows the value)
-orders | errs() | flat_map(e => e.failures) | filter(f => f.rule == "Order.ordered_bounds") | map(f => f.message)
+orders
+    | errs()
+    | flat_map(e => e.failures)
+    | filter(f => f.rule == "Order.ordered_bounds")
+    | map(f => f.message)

@@ -13,5 +13,7 @@ type Parcel : DataContract = {
 let parcels = source(file("examples/rules/parcels.jsonl"), Json) | validate(Parcel)
 
 parcels | oks() | map(p => p.parcel)
-parcels | errs() | map(e => fmt("line {}: {}", e.origin.line, join(e.failures | map(f => f.rule) | collect(), "; ")))
+parcels
+    | errs()
+    | map(e => fmt("line {}: {}", e.origin.line, join(e.failures | map(f => f.rule) | collect(), "; ")))
 parcels | errs() | first()

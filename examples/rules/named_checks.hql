@@ -17,4 +17,6 @@ type Account : DataContract = {
 let accounts = source(file("examples/rules/accounts.jsonl"), Json) | validate(Account)
 
 accounts | map(r => is_ok(r))
-accounts | errs() | map(e => e.failures | map(f => {rule: f.rule, kind: f.kind, path: f.path}) | collect())
+accounts
+    | errs()
+    | map(e => e.failures | map(f => {rule: f.rule, kind: f.kind, path: f.path}) | collect())

@@ -12,8 +12,7 @@ type Payment : DataContract = {
     warn upper_case_currency: currency == upper(currency) else "currency codes are upper case"
 }
 
-let payments = source(file("examples/rules/payments.jsonl"), Json)
-    | validate(Payment)
+let payments = source(file("examples/rules/payments.jsonl"), Json) | validate(Payment)
 
 payments | oks() | count()
 payments | warnings()

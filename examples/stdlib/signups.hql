@@ -19,7 +19,14 @@ type Signup : DataContract = {
 let signups = source(file("examples/stdlib/signups.jsonl"), Json) | validate(Signup)
 
 signups | map(r => is_ok(r))
-signups | errs() | map(e => {line: e.origin.line, failures: e.failures | map(f => {rule: f.rule, kind: f.kind, path: f.path}) | collect()})
+signups
+    | errs()
+    | map(e => {line: e.origin.line, failures: e.failures | map(f => {rule: f.rule, kind: f.kind, path: f.path}) | collect()})
 
 // The matching functions give the same answers for Strings.
-[is_date("2024-02-29"), is_date("2023-02-29"), is_timestamp("2024-03-01T09:30:00Z"), is_uuid("not-a-uuid")]
+[
+    is_date("2024-02-29"),
+    is_date("2023-02-29"),
+    is_timestamp("2024-03-01T09:30:00Z"),
+    is_uuid("not-a-uuid")
+]

@@ -5,12 +5,17 @@ type Reading : DataContract = {
     sensor: String
     celsius: Float
 }
-type Located : Data = { sensor: String, site: String }
+type Located : Data = {
+    sensor: String
+    site: String
+}
 
 let readings = source(file("examples/streams/readings.jsonl"), Json) | validate(Reading)
 
 readings | oks() | map(r => r.sensor)
-readings | errs() | map(e => {type: e.type, line: e.origin.line, kind: e.failures[0].kind, input: e.input})
+readings
+    | errs()
+    | map(e => {type: e.type, line: e.origin.line, kind: e.failures[0].kind, input: e.input})
 readings | errs() | first()
 
 // A file whose first non-whitespace byte is `[` is one JSON array; each
@@ -19,4 +24,7 @@ let batch = source(file("examples/streams/readings.json"), Json) | validate(Read
 batch | map(r => if is_ok(r) then "ok" else "err")
 batch | errs() | map(e => e.origin)
 // every element lacks `site`: the lines where the three elements start
-source(file("examples/streams/readings.json"), Json) | validate(Located) | errs() | map(e => e.origin.line)
+source(file("examples/streams/readings.json"), Json)
+    | validate(Located)
+    | errs()
+    | map(e => e.origin.line)

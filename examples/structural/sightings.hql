@@ -6,6 +6,6 @@ type Sighting : DataContract = {
 }
 
 source(file("examples/structural/sightings.jsonl"), Json)
-| validate(Sighting)
-| oks()
-| map(s => fmt("{} at {}", s.species, s.seen))
+    | validate(Sighting)
+    | oks()
+    | map(s => fmt("{} at {}", s.species, s.seen))

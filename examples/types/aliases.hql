@@ -5,7 +5,8 @@
 // itself, not a field of it) and no fields — like a refinement's `Sku.type`.
 type Rating = "G" | "PG" | "PG-13" | "R"
 type MaybeText = String | Null
-type Sku = String require well_formed: matches(self, r"^[A-Z]{3}-[0-9]{4}$")
+type Sku = String
+    require well_formed: matches(self, r"^[A-Z]{3}-[0-9]{4}$")
 
 type Movie : DataContract = {
     title: String
@@ -17,6 +18,14 @@ type Movie : DataContract = {
     | validate(Movie)
     | map(r => if is_ok(r) then [] else [r] | errs() | flat_map(e => e.failures) | map(f => {rule: f.rule, path: f.path, fields: f.fields}) | collect())
 
-["PG", "X", 3] | validate(Rating) | errs() | flat_map(e => e.failures) | map(f => {rule: f.rule, kind: f.kind, path: f.path, fields: f.fields})
+["PG", "X", 3]
+    | validate(Rating)
+    | errs()
+    | flat_map(e => e.failures)
+    | map(f => {rule: f.rule, kind: f.kind, path: f.path, fields: f.fields})
 [null, "tagline"] | validate(MaybeText) | map(r => is_ok(r))
-[42] | validate(Sku) | errs() | flat_map(e => e.failures) | map(f => {rule: f.rule, kind: f.kind, path: f.path, fields: f.fields})
+[42]
+    | validate(Sku)
+    | errs()
+    | flat_map(e => e.failures)
+    | map(f => {rule: f.rule, kind: f.kind, path: f.path, fields: f.fields})

@@ -16,8 +16,15 @@ type Sensor : DataContract = {
 let sensors = source(file("examples/types/collections.jsonl"), Json) | validate(Sensor)
 
 sensors | map(r => is_ok(r))
-sensors | errs() | map(e => e.failures | map(f => {rule: f.rule, kind: f.kind, path: f.path}) | collect())
+sensors
+    | errs()
+    | map(e => e.failures | map(f => {rule: f.rule, kind: f.kind, path: f.path}) | collect())
 // The union failure's message lists the members (never the value received).
-sensors | errs() | flat_map(e => e.failures) | filter(f => f.path == "state") | map(f => f.message) | first()
+sensors
+    | errs()
+    | flat_map(e => e.failures)
+    | filter(f => f.path == "state")
+    | map(f => f.message)
+    | first()
 // The nullable field is kept as received; Map values that are Ints stay Ints.
 sensors | oks() | map(s => {sensor: s.sensor, calibrated: s.calibrated, limits: s.limits})

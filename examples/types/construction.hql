@@ -15,12 +15,12 @@ type Threshold : TypeContract = {
     high: Percent
 }
 
-let owl = Sighting { species: "owl", seen: "dusk" }
+let owl = Sighting {species: "owl", seen: "dusk"}
 owl
 owl.count
-Sighting { species: "wren", seen: "morning", count: 3, site: "hedge" }
-Threshold { metric: "cpu", high: 85 }
+Sighting {species: "wren", seen: "morning", count: 3, site: "hedge"}
+Threshold {metric: "cpu", high: 85}
 
 // A built value passes validation against its own type.
 validate(owl, Sighting)
-[owl, Sighting { species: "kestrel", seen: "morning" }] | map(s => s.species)
+[owl, Sighting {species: "kestrel", seen: "morning"}] | map(s => s.species)

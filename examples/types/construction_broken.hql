@@ -11,6 +11,6 @@ type Threshold : TypeContract = {
     require escalates: warn_at < page_at
 }
 
-Threshold { metric: "cpu", warn_at: 70, page_at: 90 }
-Threshold { metric: "disk", warn_at: 80, page_at: 105 }
+Threshold {metric: "cpu", warn_at: 70, page_at: 90}
+Threshold {metric: "disk", warn_at: 80, page_at: 105}
 "never printed"

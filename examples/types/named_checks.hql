@@ -20,4 +20,6 @@ type Invoice : DataContract = {
 let invoices = source(file("examples/types/named_checks.jsonl"), Json) | validate(Invoice)
 
 invoices | map(r => is_ok(r))
-invoices | errs() | map(e => {invoice: e.input.invoice, failures: e.failures | map(f => {rule: f.rule, kind: f.kind, path: f.path, fields: f.fields}) | collect()})
+invoices
+    | errs()
+    | map(e => {invoice: e.input.invoice, failures: e.failures | map(f => {rule: f.rule, kind: f.kind, path: f.path, fields: f.fields}) | collect()})

@@ -8,7 +8,10 @@
 // `Pickup` is a named type of the open kind `Data`: it uses its own kind, so
 // its undeclared `dock` is kept even inside the closed `Order`, and its
 // failures are identified under `Pickup`.
-type Pickup : Data = { site: String, gate: String }
+type Pickup : Data = {
+    site: String
+    gate: String
+}
 
 type Order : TypeContract = {
     order_id: String
@@ -29,7 +32,10 @@ type Received : DataContract = {
 let orders = source(file("examples/types/nested_inline.jsonl"), Json)
 
 orders | validate(Order) | map(r => is_ok(r))
-orders | validate(Order) | errs() | map(e => e.failures | map(f => {rule: f.rule, kind: f.kind, path: f.path}) | collect())
+orders
+    | validate(Order)
+    | errs()
+    | map(e => e.failures | map(f => {rule: f.rule, kind: f.kind, path: f.path}) | collect())
 orders | validate(Order) | oks() | map(o => o.pickup)
 
 // The open contract admits `floor` and `note`; only the shape errors remain.

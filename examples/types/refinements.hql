@@ -5,7 +5,8 @@
 // the field (`sku`, `alt_skus[1]`); a value that is not even a String gives
 // `Sku.type`. Unnamed refinement rules use their canonical text
 // (`Quantity.self > 0`).
-type Sku = String require well_formed: matches(self, r"^[A-Z]{3}-[0-9]{4}$")
+type Sku = String
+    require well_formed: matches(self, r"^[A-Z]{3}-[0-9]{4}$")
 type Quantity = Int
     require self > 0
 
@@ -19,7 +20,9 @@ type Movement : DataContract = {
 let moves = source(file("examples/types/refinements.jsonl"), Json) | validate(Movement)
 
 moves | map(r => is_ok(r))
-moves | errs() | map(e => e.failures | map(f => {rule: f.rule, kind: f.kind, path: f.path, fields: f.fields}) | collect())
+moves
+    | errs()
+    | map(e => e.failures | map(f => {rule: f.rule, kind: f.kind, path: f.path, fields: f.fields}) | collect())
 
 // A refinement validates on its own too.
 validate("QRS-9999", Sku)

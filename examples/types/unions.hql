@@ -19,4 +19,6 @@ type Customer : DataContract = {
 let customers = source(file("examples/types/unions.jsonl"), Json) | validate(Customer)
 
 customers | map(r => is_ok(r))
-customers | errs() | map(e => e.failures | map(f => {rule: f.rule, kind: f.kind, path: f.path, message: f.message}) | collect())
+customers
+    | errs()
+    | map(e => e.failures | map(f => {rule: f.rule, kind: f.kind, path: f.path, message: f.message}) | collect())

@@ -19,5 +19,7 @@ type Order : DataContract = {
 let orders = source(file("examples/types/unique.jsonl"), Json) | validate(Order)
 
 orders | map(r => is_ok(r))
-orders | errs() | map(e => {line: e.origin.line, failures: e.failures | map(f => {rule: f.rule, kind: f.kind, path: f.path, fields: f.fields}) | collect()})
+orders
+    | errs()
+    | map(e => {line: e.origin.line, failures: e.failures | map(f => {rule: f.rule, kind: f.kind, path: f.path, fields: f.fields}) | collect()})
 orders | report()

@@ -13,9 +13,9 @@ type Order : DataContract = {
 
 let orders = [
     {order_id: "O-1", shop: "zrh", receipt: 1},
-    {order_id: "O-2", shop: "zrh", receipt: 1},   // (zrh, 1) taken: err, claims nothing
-    {order_id: "O-2", shop: "zrh", receipt: 2},   // O-2 still free: ok
-    {order_id: "O-1", shop: "zrh", receipt: 1}    // both keys taken: two failures
+    {order_id: "O-2", shop: "zrh", receipt: 1}, // (zrh, 1) taken: err, claims nothing
+    {order_id: "O-2", shop: "zrh", receipt: 2}, // O-2 still free: ok
+    {order_id: "O-1", shop: "zrh", receipt: 1} // both keys taken: two failures
 ]
 
 orders | validate(Order) | map(r => is_ok(r))

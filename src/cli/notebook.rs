@@ -302,7 +302,7 @@ pub fn parse_cells(text: &str) -> Vec<Cell> {
 }
 
 /// The info string of a fence line (` ```hql ` → `hql`).
-fn fence(line: &str) -> Option<&str> {
+pub(crate) fn fence(line: &str) -> Option<&str> {
     line.trim_start().strip_prefix("```").map(str::trim)
 }
 

@@ -30,6 +30,92 @@ pub fn expr_text(e: &Expr) -> String {
     out
 }
 
+/// An expression where `name =>` would start a lambda: a `let` value.
+pub fn lambda_place_text(e: &Expr) -> String {
+    let mut out = String::new();
+    write_lambda_place(&mut out, e);
+    out
+}
+
+/// The stages of a pipeline `a | f() | g()`, first to last; an expression
+/// that is not a pipeline is its own one stage.
+pub fn pipeline_stages(e: &Expr) -> Vec<&Expr> {
+    let mut stages = Vec::new();
+    let mut at = e;
+    while let ExprKind::Pipe(a, b) = &at.kind {
+        stages.push(&**b);
+        at = a;
+    }
+    stages.push(at);
+    stages.reverse();
+    stages
+}
+
+/// A pipeline's stage as it is written on a line of its own: the first
+/// stage (`first`), or one after a `|`.
+pub fn stage_text(stage: &Expr, first: bool) -> String {
+    let mut out = String::new();
+    write_expr(&mut out, stage, if first { PIPE } else { ADD });
+    out
+}
+
+/// A type expression on one line: `List[Int]`, `"a" | "b"`,
+/// `{ street: String, zip?: String }`.
+pub fn type_text(t: &TypeExpr) -> String {
+    let mut out = String::new();
+    write_type(&mut out, t);
+    out
+}
+
+fn write_type(out: &mut String, t: &TypeExpr) {
+    match t {
+        TypeExpr::Name(n) => out.push_str(&n.text),
+        TypeExpr::Literal(lit, _) => write_lit(out, lit),
+        TypeExpr::Generic { name, args, .. } => {
+            out.push_str(&name.text);
+            out.push('[');
+            write_separated(out, ", ", args.iter(), write_type);
+            out.push(']');
+        }
+        TypeExpr::Union(members) => write_separated(out, " | ", members.iter(), write_type),
+        TypeExpr::Record { fields, .. } if fields.is_empty() => out.push_str("{}"),
+        TypeExpr::Record { fields, .. } => {
+            out.push_str("{ ");
+            write_separated(out, ", ", fields.iter(), write_field);
+            out.push_str(" }");
+        }
+    }
+}
+
+/// A field declaration without its doc comment: `name?: Type = default`.
+pub fn field_text(f: &FieldDecl) -> String {
+    let mut out = String::new();
+    write_field(&mut out, f);
+    out
+}
+
+fn write_field(out: &mut String, f: &FieldDecl) {
+    out.push_str(&field_head(f));
+    write_type(out, &f.ty);
+    out.push_str(&field_default(f));
+}
+
+/// What a field declaration writes before its type: `name: ` or `name?: `.
+pub fn field_head(f: &FieldDecl) -> String {
+    let mut out = String::new();
+    write_key(&mut out, &f.name.text);
+    out.push_str(if f.optional { "?: " } else { ": " });
+    out
+}
+
+/// What a field declaration writes after its type: ` = default`, or
+/// nothing.
+fn field_default(f: &FieldDecl) -> String {
+    f.default
+        .as_ref()
+        .map_or(String::new(), |d| format!(" = {}", expr_text(d)))
+}
+
 pub fn binop_text(op: BinOp) -> &'static str {
     match op {
         BinOp::Implies => "=>",

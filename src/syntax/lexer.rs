@@ -5,6 +5,8 @@
 //! statement or member), attaches `///` docs only where a declaration
 //! follows, and marks `name =>` at the start of a call argument or a `let`
 //! value as a lambda parameter, so the grammar stays LR(1).
+//! `lex_with_comments` also returns every comment, with its span, as
+//! trivia beside the tokens (for the formatter); `lex` skips them.
 
 use logos::Logos;
 
@@ -290,6 +292,64 @@ pub fn lex(src: &str) -> Result<Vec<Spanned>, Vec<LexError>> {
 
 /// Lex a source whose spans start at offset `base`.
 pub fn lex_at(src: &str, base: usize) -> Result<Vec<Spanned>, Vec<LexError>> {
+    raw_tokens(src, base).map(layout)
+}
+
+/// A comment: `// …` or `/// …`, its span taking in the slashes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comment {
+    pub span: Span,
+    pub kind: CommentKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommentKind {
+    /// `// …`, which the tokens skip.
+    Line,
+    /// `/// …`, a documentation comment, whether or not a declaration
+    /// follows it to be described.
+    Doc,
+}
+
+/// Lex `src` as [`lex`] does, and also return every comment in source
+/// order: the trivia a formatter puts back beside the tokens.
+pub fn lex_with_comments(src: &str) -> Result<(Vec<Spanned>, Vec<Comment>), Vec<LexError>> {
+    let raw = raw_tokens(src, 0)?;
+    let mut comments = Vec::new();
+    let mut gap_start = preamble_len(src);
+    for (l, tok, r) in &raw {
+        line_comments(src, gap_start..*l, &mut comments);
+        if let Token::Doc(_) = tok {
+            comments.push(Comment {
+                span: *l..*r,
+                kind: CommentKind::Doc,
+            });
+        }
+        gap_start = *r;
+    }
+    line_comments(src, gap_start..src.len(), &mut comments);
+    Ok((layout(raw), comments))
+}
+
+/// The `//` comments in `gap`, text between two tokens: the lexer skipped
+/// it, so it holds only blanks and comments.
+fn line_comments(src: &str, gap: Span, out: &mut Vec<Comment>) {
+    let mut at = gap.start;
+    while let Some(found) = src[at..gap.end].find("//") {
+        let start = at + found;
+        let end = src[start..gap.end]
+            .find('\n')
+            .map_or(gap.end, |n| start + n);
+        out.push(Comment {
+            span: start..end,
+            kind: CommentKind::Line,
+        });
+        at = end;
+    }
+}
+
+/// The tokens before layout; every lexical error collected.
+fn raw_tokens(src: &str, base: usize) -> Result<Vec<Spanned>, Vec<LexError>> {
     let skip = preamble_len(src) + base;
     let mut raw = Vec::new();
     let mut errors = Vec::new();
@@ -315,7 +375,7 @@ pub fn lex_at(src: &str, base: usize) -> Result<Vec<Spanned>, Vec<LexError>> {
         }
     }
     if errors.is_empty() {
-        Ok(layout(raw))
+        Ok(raw)
     } else {
         Err(errors)
     }
@@ -323,7 +383,7 @@ pub fn lex_at(src: &str, base: usize) -> Result<Vec<Spanned>, Vec<LexError>> {
 
 /// What comes before the first token and is not HQL: a UTF-8 byte order
 /// mark, then a `#!` line.
-fn preamble_len(src: &str) -> usize {
+pub fn preamble_len(src: &str) -> usize {
     let bom = if src.starts_with('\u{feff}') { 3 } else { 0 };
     let rest = &src[bom..];
     let shebang = if rest.starts_with("#!") {
@@ -642,6 +702,27 @@ mod tests {
             vec![Token::Int("1".into())]
         );
         assert_eq!(kinds("/// lone doc\n1"), vec![Token::Int("1".into())]);
+    }
+
+    #[test]
+    fn comments_are_kept_as_trivia() {
+        let src = "#!/bin/hql\n// head\nlet s = \"a // b\" // tail\n/// doc\n/// lone\n1\n//";
+        let (tokens, comments) = lex_with_comments(src).unwrap();
+        assert_eq!(tokens, lex(src).unwrap());
+        let texts: Vec<(&str, CommentKind)> = comments
+            .iter()
+            .map(|c| (&src[c.span.clone()], c.kind))
+            .collect();
+        assert_eq!(
+            texts,
+            vec![
+                ("// head", CommentKind::Line),
+                ("// tail", CommentKind::Line),
+                ("/// doc", CommentKind::Doc),
+                ("/// lone", CommentKind::Doc),
+                ("//", CommentKind::Line),
+            ]
+        );
     }
 
     #[test]

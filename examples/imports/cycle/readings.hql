@@ -2,4 +2,7 @@
 // the same cycle, seen from this side.
 import "stations.hql"
 
-type Reading : Data = { station: Station, value: Float }
+type Reading : Data = {
+    station: Station
+    value: Float
+}

@@ -2,4 +2,6 @@
 // which imports stations.hql back. Nothing runs (exit 2).
 import "readings.hql"
 
-type Station : Data = { code: String }
+type Station : Data = {
+    code: String
+}

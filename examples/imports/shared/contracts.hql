@@ -2,7 +2,8 @@
 // Declarations only: run on its own it prints nothing.
 fn is_order_id(s: String) -> Bool = matches(s, r"^O-[0-9]+$")
 
-type OrderId = String require well_formed: is_order_id(self)
+type OrderId = String
+    require well_formed: is_order_id(self)
 
 type Order : DataContract = {
     order_id: OrderId

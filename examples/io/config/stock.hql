@@ -18,11 +18,17 @@ source("stock") | take(2)
 // oks to one configured target, failure records to another; their
 // origin names the source by its id
 source("stock") | validate(Stock) | route(ok: "stock_clean", err: "stock_dead")
-source("stock") | validate(Stock) | errs() | map(e => {source: e.origin.source, line: e.origin.line, rules: e.failures | map(f => f.rule)})
+source("stock")
+    | validate(Stock)
+    | errs()
+    | map(e => {source: e.origin.source, line: e.origin.line, rules: e.failures | map(f => f.rule)})
 
 // a CSV target with the toml's `;` delimiter: the contract's fields first
 source("stock") | validate(Stock) | oks() | write("stock_sheet")
 
 // no header row: the cells take the contract's field order
-type Recount : DataContract = { sku: String, on_hand: Int }
+type Recount : DataContract = {
+    sku: String
+    on_hand: Int
+}
 source("recounts") | validate(Recount) | map(r => if is_ok(r) then "ok" else "err")
