@@ -105,7 +105,7 @@ fn text_or_null(s: Option<&str>) -> Value {
 
 /// One JSON document: `{old, new, types: [{type, presence, old_version,
 /// new_version, changes: [{class, change, subject, old, new, text}],
-/// verdict: {ok, needed, text}}], summary: {types, breaking, additive,
+/// verdict: {ok, needed, least, text}}], summary: {types, breaking, additive,
 /// cosmetic, ok}}` (docs/reference.md describes each field).
 pub fn json_report(old: &str, new: &str, diffs: &[TypeDiff]) -> String {
     let types = diffs.iter().map(type_json).collect();
@@ -156,6 +156,7 @@ fn type_json(d: &TypeDiff) -> Value {
             record(vec![
                 ("ok", Value::Bool(d.verdict.ok())),
                 ("needed", text_or_null(d.verdict.needed())),
+                ("least", text_or_null(d.verdict.least())),
                 ("text", Value::str(d.verdict_text())),
             ]),
         ),

@@ -238,6 +238,14 @@ impl Verdict {
         )
     }
 
+    /// The least version that would carry the bump, when one is missing.
+    pub fn least(&self) -> Option<&str> {
+        match self {
+            Verdict::NeedsBump { least, .. } => Some(least),
+            _ => None,
+        }
+    }
+
     /// What is missing, by name: `major`, `minor` or `version`.
     pub fn needed(&self) -> Option<&'static str> {
         match self {
