@@ -525,8 +525,14 @@ fn exit_2_for_a_static_error_in_either_file_or_bad_usage() {
     assert_eq!(r.status, 2);
     assert_eq!(r.out, "");
     assert!(r.err.contains("Nope"), "{}", r.err);
-    let r = s.hql(&["diff", "new.hql", "old.hql"]);
+    let r = s.hql(&["diff", "new.hql", "new.hql"]);
     assert_eq!(r.status, 2);
+    assert_eq!(
+        r.err.matches("hql::unknown_name").count(),
+        2,
+        "both files' errors: {}",
+        r.err
+    );
     let r = s.hql(&["diff", "old.hql", "missing.hql"]);
     assert_eq!(r.status, 2);
     assert!(
@@ -543,20 +549,9 @@ fn exit_2_for_a_static_error_in_either_file_or_bad_usage() {
 /// The README's example prints what the README shows.
 #[test]
 fn the_readmes_diff_example_prints_what_the_readme_shows() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    let command = "hql diff examples/tooling/diff/old.hql examples/tooling/diff/new.hql";
-    let after = readme
-        .split(&format!("```sh\n{command}\n```\n\n```text\n"))
-        .nth(1)
-        .expect("the README shows the diff command and its output");
-    let shown = &after[..after.find("```").expect("the output block ends")];
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hql"))
-        .args(command.split(' ').skip(1))
-        .current_dir(root)
-        .output()
-        .unwrap();
-    assert_eq!(String::from_utf8_lossy(&out.stdout), shown);
+    let (shown, r) =
+        readme_example("hql diff examples/tooling/diff/old.hql examples/tooling/diff/new.hql");
+    assert_eq!(r.out, shown);
     assert_eq!(shown, REPORT);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(r.status, 1);
 }

@@ -16,13 +16,11 @@ use crate::tooling::diff::{counts, diff as compare, Presence, TypeDiff};
 /// Compare `old` and `new`, print the report, and give the exit status.
 pub fn diff(old: &str, new: &str, json: bool, sessions: [Session; 2], sinks: &mut Sinks) -> i32 {
     let [mut before, mut after] = sessions;
-    let old_types = match load(&mut before, old, sinks) {
-        Ok(d) => d,
-        Err(status) => return status,
-    };
-    let new_types = match load(&mut after, new, sinks) {
-        Ok(d) => d,
-        Err(status) => return status,
+    // Both files are loaded first, so that the errors of both are shown.
+    let (old_types, new_types) = match (load(&mut before, old, sinks), load(&mut after, new, sinks))
+    {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(status), _) | (_, Err(status)) => return status,
     };
     let diffs = compare(&old_types.types, &new_types.types);
     let text = if json {
