@@ -114,6 +114,17 @@ enum Command {
         #[arg(long)]
         check: bool,
     },
+    /// Compare the types of two contracts files: every change classified,
+    /// and whether each type's version bump matches (exit 1 when not).
+    Diff {
+        /// The contracts file as it was.
+        old: String,
+        /// The contracts file as it is now.
+        new: String,
+        /// `hql` prints a report for people; `json`, one JSON document.
+        #[arg(long, value_enum, default_value_t = Format::Hql)]
+        format: Format,
+    },
     /// Check programs without running them: every diagnostic, nothing run.
     Check {
         /// The programs to check.
@@ -262,6 +273,11 @@ fn command() -> ExitCode {
         }
         Command::Fmt { files, check } => {
             hql::cli::fmt::fmt(&hql::cli::fmt::FmtJob { files, check }, &mut sinks)
+        }
+        Command::Diff { old, new, format } => {
+            let session = || Session::new(Rc::new(FsHost::new()));
+            let json = matches!(format, Format::Json);
+            hql::cli::diff::diff(&old, &new, json, [session(), session()], &mut sinks)
         }
         Command::Check { files } => files.iter().fold(EXIT_OK, |status, file| {
             let config = match find_config(file) {

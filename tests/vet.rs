@@ -468,19 +468,8 @@ fn a_type_the_contracts_file_does_not_declare_is_a_usage_error_naming_those_it_d
 /// and the exit status says a record failed.
 #[test]
 fn the_readmes_vet_example_prints_what_the_readme_shows() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    let command = "hql vet examples/io/contracts.hql examples/io/orders.csv --errors 1";
-    let after = readme
-        .split(&format!("```sh\n{command}\n```\n\n```text\n"))
-        .nth(1)
-        .expect("the README shows the vet command and its output");
-    let shown = &after[..after.find("```").expect("the output block ends")];
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hql"))
-        .args(command.split(' ').skip(1))
-        .current_dir(root)
-        .output()
-        .unwrap();
-    assert_eq!(String::from_utf8_lossy(&out.stdout), shown);
-    assert_eq!(out.status.code(), Some(1));
+    let (shown, r) =
+        readme_example("hql vet examples/io/contracts.hql examples/io/orders.csv --errors 1");
+    assert_eq!(r.out, shown);
+    assert_eq!(r.status, 1);
 }

@@ -289,3 +289,27 @@ impl Scratch {
         ready(self)
     }
 }
+
+/// A command the README shows in a ` ```sh ` block, run from the
+/// repository root, and the ` ```text ` block that follows it: (what the
+/// README shows, what the command does).
+pub fn readme_example(command: &str) -> (String, Run) {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("the README");
+    let after = readme
+        .split(&format!("```sh\n{command}\n```\n\n```text\n"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("the README shows `{command}` and its output"));
+    let shown = &after[..after.find("```").expect("the output block ends")];
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hql"))
+        .args(command.split(' ').skip(1))
+        .current_dir(root)
+        .output()
+        .expect("hql runs");
+    let run = Run {
+        out: String::from_utf8_lossy(&out.stdout).into_owned(),
+        err: String::from_utf8_lossy(&out.stderr).into_owned(),
+        status: out.status.code().unwrap_or(-1),
+    };
+    (shown.to_string(), run)
+}
