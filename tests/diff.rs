@@ -19,6 +19,7 @@ fn diffs(old: &str, new: &str) -> Vec<TypeDiff> {
         out: &mut std::io::sink(),
         err: &mut err,
         color: false,
+        json: false,
     };
     let mut types = |file| load(&mut Session::new(host.clone()), file, &mut sinks);
     let (before, after) = (types("old.hql"), types("new.hql"));
