@@ -351,6 +351,20 @@ pub fn infer_items(value: &Value, limit: Option<u64>) -> Result<Inference, Runti
     Ok(inference)
 }
 
+/// The default type name for what `value` holds: from the file of the
+/// source a stream reads (`default_name`), else `Record`.
+pub fn default_name_of(value: &Value) -> String {
+    match value {
+        Value::Stream(s) => match s.plan() {
+            Some(Plan::Source(spec) | Plan::Validated { source: spec, .. }) => {
+                default_name(spec.path().unwrap_or(""))
+            }
+            None => default_name(""),
+        },
+        _ => default_name(""),
+    }
+}
+
 /// Is this failure record a `decode` failure (a line that did not decode)?
 fn is_decode_failure(failure: &Value) -> bool {
     let Value::Record(envelope) = failure else {
