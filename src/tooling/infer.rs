@@ -94,6 +94,9 @@ struct Summary {
     /// The distinct texts, while there are at most `MAX_LITERALS`.
     literals: Vec<std::rc::Rc<str>>,
     too_many_literals: bool,
+    /// Was a CSV cell a number written with a leading zero or `+`? Its
+    /// text is kept only if the field is `String`, so its numbers are too.
+    padded: bool,
     /// Was a CSV cell the text `null`? Cell decoding reads it as null for a
     /// list or record type.
     null_text: bool,
@@ -222,7 +225,7 @@ impl Fields {
             // Records of one source mostly list their keys in one order.
             let at = match self.fields.get(i) {
                 Some(f) if f.name == *key => i,
-                _ => self.position(key),
+                _ => self.position(record, i),
             };
             let field = &mut self.fields[at];
             field.present += 1;
@@ -230,17 +233,34 @@ impl Fields {
         }
     }
 
-    fn position(&mut self, key: &Key) -> usize {
+    /// The place of the record's field `i`. A field not seen before goes
+    /// before the first field known already that follows it in the record
+    /// (else last), so that fields keep the order records give them
+    /// (a CSV header's, though a row's cell is empty).
+    fn position(&mut self, record: &Record, i: usize) -> usize {
+        let Some((key, _)) = record.get_index(i) else {
+            return 0;
+        };
         if let Some(&at) = self.index.get(key) {
             return at;
         }
-        let at = self.fields.len();
+        let at = record
+            .iter()
+            .skip(i + 1)
+            .find_map(|(later, _)| self.index.get(later).copied())
+            .unwrap_or(self.fields.len());
+        self.fields.insert(
+            at,
+            Field {
+                name: key.clone(),
+                present: 0,
+                ty: Summary::default(),
+            },
+        );
+        for slot in self.index.values_mut().filter(|slot| **slot >= at) {
+            *slot += 1;
+        }
         self.index.insert(key.clone(), at);
-        self.fields.push(Field {
-            name: key.clone(),
-            present: 0,
-            ty: Summary::default(),
-        });
         at
     }
 }
@@ -304,6 +324,7 @@ impl Summary {
             }
         }
         if keeps_text(cell) {
+            self.padded = true;
             return self.text(cell);
         }
         match convert(cell, &TypeSpec::Int, decoder) {
@@ -414,9 +435,15 @@ fn write_type(out: &mut String, ty: &Summary, literals: bool) {
         member(out);
         match kind {
             Kind::Bool => out.push_str("Bool"),
+            // Its numbers' cells are read as text, as the padded ones are.
+            Kind::Number if ty.padded => {
+                if out.ends_with(" | ") {
+                    out.truncate(out.len() - 3);
+                }
+            }
             Kind::Number if ty.float => out.push_str("Float"),
             Kind::Number => out.push_str("Int"),
-            Kind::Text if literals && ty.kinds.len() == 1 && !ty.too_many_literals => {
+            Kind::Text if literals && ty.kinds == [Kind::Text] && !ty.too_many_literals => {
                 for (i, l) in ty.literals.iter().enumerate() {
                     if i > 0 {
                         out.push_str(" | ");
