@@ -141,7 +141,7 @@ fn few_distinct_texts_over_twenty_records_are_a_literal_union() {
 fn the_literal_threshold_counts_records_where_the_field_is_present() {
     // 30 records, `s` present in 20 (a union) and `t` in 19 (not).
     let data = jsonl(30, |i| match i {
-        0..=18 => format!("{{\"s\": \"a\", \"t\": \"b\"}}"),
+        0..=18 => "{\"s\": \"a\", \"t\": \"b\"}".to_string(),
         19 => "{\"s\": \"c\"}".to_string(),
         _ => "{}".to_string(),
     });

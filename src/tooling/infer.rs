@@ -573,7 +573,7 @@ mod tests {
         assert_eq!(
             infer(Texts::Csv, &lines),
             "type T : DataContract = {\n    a: Int\n    b: String\n    c: Bool | String\n    \
-             d: List[Int] | String | Null\n    e: Float\n    f: String | Int\n}\n"
+             d: List[Int] | String | Null\n    e: Float\n    f: String\n}\n"
         );
     }
 
