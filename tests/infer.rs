@@ -335,6 +335,33 @@ fn vet_accepts_every_data_file_with_its_inferred_contract() {
     }
 }
 
+/// The examples of the README and the reference print what they show.
+#[test]
+fn the_docs_examples_print_what_they_show() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (doc, command) in [
+        ("README.md", "hql infer docs/data/orders.jsonl"),
+        (
+            "docs/reference.md",
+            "hql infer examples/contracts/carts.jsonl --name Cart --closed",
+        ),
+    ] {
+        let text = std::fs::read_to_string(root.join(doc)).unwrap();
+        let after = text
+            .split(&format!("```sh\n{command}\n```\n\n```text\n"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("{doc} shows `{command}` and its output"));
+        let shown = &after[..after.find("```").expect("the output block ends")];
+        let out = Command::new(env!("CARGO_BIN_EXE_hql"))
+            .args(command.split(' ').skip(1))
+            .current_dir(root)
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), shown, "{doc}");
+        assert_eq!(out.status.code(), Some(0));
+    }
+}
+
 // ------------------------------------------------------------- the REPL
 
 /// `hql repl` over piped `input`, from the repository root.
