@@ -1,14 +1,14 @@
-//! `hql infer DATA` and the REPL's `:infer` (tooling.md, "Commands"): the
+//! `hql infer DATA` (tooling.md, "Commands"): the
 //! inferred contract for each rule, compared exactly; the options; and over
 //! every data file of `examples/` and `docs/`, `hql vet` with the inferred
-//! contract finds no failure but the lines `hql infer` skipped.
+//! contract finds no failure but the lines `hql infer` skipped. The REPL's
+//! `:infer` is in `repl_piped.rs`.
 
 mod common;
 use common::*;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 /// `hql infer NAME ARGS…` over `data` written to `NAME` in a fresh folder.
 fn infer(name: &str, data: &str, args: &[&str]) -> Run {
@@ -360,73 +360,4 @@ fn the_docs_examples_print_what_they_show() {
         assert_eq!(String::from_utf8_lossy(&out.stdout), shown, "{doc}");
         assert_eq!(out.status.code(), Some(0));
     }
-}
-
-// ------------------------------------------------------------- the REPL
-
-/// `hql repl` over piped `input`, from the repository root.
-fn repl(input: &str) -> (String, String, i32) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hql"))
-        .arg("repl")
-        .env("NO_COLOR", "1")
-        .env("HQL_HISTORY", "")
-        .env("COLUMNS", "80")
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("hql runs");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-        out.status.code().unwrap_or(-1),
-    )
-}
-
-#[test]
-fn repl_infers_from_a_stream_in_hand() {
-    let (out, err, status) =
-        repl("let rows = source(file(\"examples/streams/readings.jsonl\"), Json)\n:infer rows\n");
-    assert_eq!(
-        out,
-        "type Readings : DataContract = {\n    sensor: String\n    celsius: Float | String\n}\n"
-    );
-    assert_eq!(err, "skipped 2 lines that do not decode\n");
-    assert_eq!(status, 0);
-}
-
-#[test]
-fn repl_infers_from_a_list_and_reads_csv_cells() {
-    let (out, err, status) = repl(
-        ":infer [{a: 1}, {a: 2.5, b: [\"x\"]}]\n:infer source(file(\"examples/io/sqlite/data/orders.csv\"), Csv)\n",
-    );
-    assert_eq!(
-        out,
-        "type Record : DataContract = {\n    a: Float\n    b?: List[String]\n}\n\
-         type Orders : DataContract = {\n    order_id: Int\n    customer?: String\n    amount: Float\n    paid: Bool\n}\n"
-    );
-    assert_eq!((err.as_str(), status), ("", 0));
-}
-
-#[test]
-fn repl_infer_needs_a_stream_or_a_list() {
-    let (out, err, status) = repl(":infer\n:infer 5\n:help infer\n");
-    assert_eq!(
-        out,
-        ":infer EXPR\n  a contract every record of a stream or list satisfies\n"
-    );
-    assert!(err.starts_with("usage: :infer EXPR\n"), "{err}");
-    assert!(
-        err.contains("expected a stream or a list, found an Int"),
-        "{err}"
-    );
-    assert_eq!(status, 1);
 }
