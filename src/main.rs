@@ -125,6 +125,21 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Hql)]
         format: Format,
     },
+    /// Print a contract that every record of a data file satisfies.
+    Infer {
+        /// The data (format from the extension: .jsonl, .json, .csv; `-` for
+        /// standard input as JSON) or a configured source id.
+        data: String,
+        /// The type's name (default: the file's stem, capitalised).
+        #[arg(long, value_name = "T")]
+        name: Option<String>,
+        /// A closed `TypeContract` rather than an open `DataContract`.
+        #[arg(long)]
+        closed: bool,
+        /// Read at most N records (default: all).
+        #[arg(long, value_name = "N")]
+        limit: Option<u64>,
+    },
     /// Check programs without running them: every diagnostic, nothing run.
     Check {
         /// The programs to check.
@@ -278,6 +293,25 @@ fn command() -> ExitCode {
             let session = || Session::new(Rc::new(FsHost::new()));
             let json = matches!(format, Format::Json);
             hql::cli::diff::diff(&old, &new, json, [session(), session()], &mut sinks)
+        }
+        Command::Infer {
+            data,
+            name,
+            closed,
+            limit,
+        } => {
+            let config = match find_config(&data) {
+                Ok(config) => config,
+                Err(e) => return ExitCode::from(usage_error(&e) as u8),
+            };
+            let host = FsHost::new().with_config(config);
+            let job = hql::cli::infer::InferJob {
+                data,
+                name,
+                closed,
+                limit,
+            };
+            hql::cli::infer::infer(&job, threaded_session(host, None), &mut sinks)
         }
         Command::Check { files } => files.iter().fold(EXIT_OK, |status, file| {
             let config = match find_config(file) {

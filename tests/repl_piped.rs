@@ -182,7 +182,7 @@ fn help() {
     let (out, _, status) = repl(":help\n");
     assert_eq!(status, 0);
     let commands = [
-        "help", "type", "load", "reset", "vars", "contract", "set", "quit",
+        "help", "type", "load", "reset", "vars", "contract", "infer", "set", "quit",
     ];
     for command in commands {
         assert!(out.contains(&format!("  :{command} ")), "{out}");
@@ -364,4 +364,46 @@ fn a_type_defined_in_terms_of_itself_is_an_error_and_the_session_goes_on() {
     assert_eq!(err.matches("hql::type_cycle").count(), 2, "{err}");
     assert!(err.contains("T → T") && err.contains("A → A"), "{err}");
     assert_eq!(status, 1, "an entry failed");
+}
+
+// :infer (tooling.md, `hql infer`)
+
+#[test]
+fn repl_infers_from_a_stream_in_hand() {
+    let (out, err, status) =
+        repl("let rows = source(file(\"examples/streams/readings.jsonl\"), Json)\n:infer rows\n");
+    assert_eq!(
+        out,
+        "type Readings : DataContract = {\n    sensor: String\n    celsius: Float | String\n}\n"
+    );
+    assert_eq!(err, "skipped 2 lines that do not decode\n");
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn repl_infers_from_a_list_and_reads_csv_cells() {
+    let (out, err, status) = repl(
+        ":infer [{a: 1}, {a: 2.5, b: [\"x\"]}]\n:infer source(file(\"examples/io/sqlite/data/orders.csv\"), Csv)\n",
+    );
+    assert_eq!(
+        out,
+        "type Record : DataContract = {\n    a: Float\n    b?: List[String]\n}\n\
+         type Orders : DataContract = {\n    order_id: Int\n    customer?: String\n    amount: Float\n    paid: Bool\n}\n"
+    );
+    assert_eq!((err.as_str(), status), ("", 0));
+}
+
+#[test]
+fn repl_infer_needs_a_stream_or_a_list() {
+    let (out, err, status) = repl(":infer\n:infer 5\n:help infer\n");
+    assert_eq!(
+        out,
+        ":infer EXPR\n  a contract every record of a stream or list satisfies\n"
+    );
+    assert!(err.starts_with("usage: :infer EXPR\n"), "{err}");
+    assert!(
+        err.contains("expected a stream or a list, found an Int"),
+        "{err}"
+    );
+    assert_eq!(status, 1);
 }

@@ -1,13 +1,14 @@
 //! Floor 6, the command line's library half: one file a command, around a
 //! `session::Session` — `hql run` (`run`), the REPL (`repl/`), `hql test`
 //! (`notebook`), the notebook kernel (`kernel`), `hql vet` (`vet`), `hql fmt`
-//! (`fmt`), the contract commands (`contracts`, `diff`), the progress line
-//! (`progress`) and standard output's failures (`output`).
+//! (`fmt`), the contract commands (`contracts`, `diff`, `infer`), the
+//! progress line (`progress`) and standard output's failures (`output`).
 //! `src/main.rs` parses the arguments.
 
 pub mod contracts;
 pub mod diff;
 pub mod fmt;
+pub mod infer;
 pub mod kernel;
 pub mod notebook;
 pub mod output;

@@ -133,9 +133,10 @@ fn record_types(text: &str) -> Vec<String> {
     crate::cli::contracts::type_names(text, true)
 }
 
-/// The source expression of a data argument: an existing file (format from
-/// its extension), `-` for standard input as JSON, or a configured id.
-fn source_expr(session: &Session, data: &str) -> Result<String, String> {
+/// The source expression of a data argument (`hql vet`'s and `hql
+/// infer`'s): an existing file (format from its extension), `-` for
+/// standard input as JSON, or a configured id.
+pub fn source_expr(session: &Session, data: &str) -> Result<String, String> {
     if data == "-" {
         return Ok("source(stdin(), Json)".into());
     }

@@ -11,6 +11,10 @@ mod csv;
 mod json;
 pub mod sqlite;
 
+/// How CSV decoding reads a cell as a declared type: `hql infer` reads
+/// cells the same way, so what it infers is what decoding will accept.
+pub use csv::{convert as convert_csv_cell, Cell as CsvCell};
+
 use crate::runtime::builtins::Format;
 use crate::runtime::eval::io::Codec;
 use crate::runtime::eval::RuntimeError;

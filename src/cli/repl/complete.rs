@@ -57,7 +57,7 @@ fn complete_command(session: &mut Session, text: &str, base: usize) -> (usize, V
             (arg_base, words(arg, types.iter().map(String::as_str)))
         }
         "load" | "l" => (arg_base, paths(arg)),
-        "type" | "t" => complete_code(session, arg, arg_base),
+        "type" | "t" | "infer" | "i" => complete_code(session, arg, arg_base),
         "set" => match arg.split_once(char::is_whitespace) {
             None => (arg_base, words(arg, ["format"])),
             Some((_, value)) => {

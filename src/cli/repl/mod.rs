@@ -69,6 +69,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "a summary of a type: kind, fields, rules and their identities",
     ),
     (
+        "infer",
+        "EXPR",
+        "a contract every record of a stream or list satisfies",
+    ),
+    (
         "set",
         "format hql|json",
         "print values as HQL (the default) or as JSON",
@@ -146,6 +151,7 @@ impl Repl {
                     &format!("no type named `{arg}`; `:vars` and Tab list what is declared"),
                 ),
             },
+            "infer" | "i" => self.infer(arg, sinks),
             "set" => self.set(arg, sinks),
             other => self.problem(
                 sinks,
@@ -221,6 +227,27 @@ impl Repl {
             };
             say(sinks, &format!("{name} = {shown}"));
         }
+    }
+
+    /// `:infer EXPR`: the contract `hql infer` would print for the records
+    /// the expression gives; what was left out is counted on stderr.
+    fn infer(&mut self, expr: &str, sinks: &mut Sinks) {
+        if expr.is_empty() {
+            return self.problem(sinks, "usage: :infer EXPR");
+        }
+        self.entries += 1;
+        let name = format!("<repl:{}>", self.entries);
+        let status = self.session.submit(&name, expr, sinks, &mut |v, sinks| {
+            let inferred = crate::tooling::infer::infer_items(&v, None)?;
+            if let Some(skipped) = inferred.skipped() {
+                let _ = sinks.out.flush();
+                let _ = writeln!(sinks.err, "{skipped}");
+            }
+            let name = crate::tooling::infer::default_name_of(&v);
+            say(sinks, inferred.contract(&name, false).trim_end());
+            Ok(())
+        });
+        self.failed |= status != EXIT_OK;
     }
 
     fn set(&mut self, arg: &str, sinks: &mut Sinks) {
