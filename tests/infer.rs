@@ -287,7 +287,7 @@ fn skipped(stderr: &str) -> i64 {
 }
 
 #[test]
-fn vet_accepts_every_data_file_with_its_inferred_contract() {
+fn every_data_files_inferred_contract_is_formatted_and_vet_accepts_the_file() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
     data_files(&root.join("examples"), &mut files);
@@ -315,6 +315,13 @@ fn vet_accepts_every_data_file_with_its_inferred_contract() {
         let (contract, err, status) = hql(&["infer", &data]);
         assert_eq!(status, Some(0), "{data}: {err}");
         let path = s.write("contract.hql", &contract);
+        // In canonical layout: `hql fmt --check` passes on it.
+        let (changed, ferr, fstatus) = hql(&["fmt", "--check", path.to_str().unwrap()]);
+        assert_eq!(
+            fstatus,
+            Some(0),
+            "{data}: not formatted:\n{contract}{changed}{ferr}"
+        );
         let (report, verr, _) = hql(&["vet", path.to_str().unwrap(), &data, "--errors", "100"]);
         let err_count = report
             .split("err: ")

@@ -190,8 +190,17 @@ impl Inference {
     }
 
     /// The contract: `type NAME : DataContract = { … }` (`TypeContract`
-    /// when closed), in canonical layout, ending in a newline.
+    /// when closed), in canonical layout (the formatter's, so that `hql fmt
+    /// --check` passes on it), ending in a newline.
     pub fn contract(&self, name: &str, closed: bool) -> String {
+        let text = self.contract_text(name, closed);
+        // The text is built from names checked to be identifiers and types
+        // HQL writes itself: it parses; the fallback is for safety only.
+        crate::syntax::format::format_source(&text).unwrap_or(text)
+    }
+
+    /// The contract, one field a line, before the formatter lays it out.
+    fn contract_text(&self, name: &str, closed: bool) -> String {
         let kind = if closed {
             "TypeContract"
         } else {
