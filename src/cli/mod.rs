@@ -1,10 +1,13 @@
 //! Floor 6, the command line's library half: one file a command, around a
 //! `session::Session` — `hql run` (`run`), the REPL (`repl/`), `hql test`
-//! (`notebook`), the notebook kernel (`kernel`), `hql vet` (`vet`), the
-//! progress line (`progress`) and standard output's failures (`output`).
+//! (`notebook`), the notebook kernel (`kernel`), `hql vet` (`vet`),
+//! `hql export` (`export`), `hql contract` (`contract`), the progress line
+//! (`progress`) and standard output's failures (`output`).
 //! `src/main.rs` parses the arguments.
 
+pub mod contract;
 pub mod contracts;
+pub mod export;
 pub mod kernel;
 pub mod notebook;
 pub mod output;
