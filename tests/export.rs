@@ -103,6 +103,15 @@ fn example_programs() -> Vec<(String, Vec<String>, Vec<String>)> {
             out.push((rel, types, data));
         }
     }
+    // A contract using every part an export writes out, with data.
+    out.push((
+        "tests/snapshots/export/orders.hql".into(),
+        vec!["Order".into(), "Line".into()],
+        vec![
+            "tests/snapshots/export/orders.jsonl".into(),
+            "tests/snapshots/export/lines.jsonl".into(),
+        ],
+    ));
     out
 }
 
@@ -119,6 +128,8 @@ const SNAPSHOTS: &[(&str, &str)] = &[
     ("examples/types/refinements.hql", "Movement"),
     ("examples/types/refinements.hql", "Sku"),
     ("examples/stdlib/signups.hql", "Signup"),
+    ("tests/snapshots/export/orders.hql", "Order"),
+    ("tests/snapshots/export/orders.hql", "Line"),
 ];
 
 /// Each snapshot is the exact output; `HQL_UPDATE_SNAPSHOTS=1` rewrites them.

@@ -126,6 +126,19 @@ fn write_type(out: &mut String, t: &TypeSpec, inline: bool) {
     }
 }
 
+/// A `///` description as exports carry it: without its `example:` lines,
+/// which are the standard library's tests, not prose. None when nothing
+/// else is left.
+fn description(doc: &Option<String>) -> Option<String> {
+    let text: Vec<&str> = doc
+        .as_deref()?
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("example:"))
+        .collect();
+    let text = text.join("\n").trim().to_string();
+    (!text.is_empty()).then_some(text)
+}
+
 /// A value as JSON (numbers keep their text where serde_json can hold it).
 fn value_json(v: &Value) -> Json {
     serde_json::from_str(&to_json(v)).unwrap_or(Json::Null)
@@ -178,7 +191,7 @@ pub fn canonical(c: &Contract) -> Json {
     }
     out.insert("version".into(), c.version.clone().into());
     out.insert("owner".into(), c.owner.clone().into());
-    out.insert("description".into(), c.doc.clone().into());
+    out.insert("description".into(), description(&c.doc).into());
     match &c.shape {
         Shape::Record { record, .. } => {
             let fields = record.fields.iter().map(canonical_field).collect();
@@ -222,7 +235,7 @@ fn canonical_field(f: &FieldSpec) -> Json {
         "optional": f.optional,
         "nullable": f.ty.admits_null(),
         "default": f.default_text,
-        "description": f.doc,
+        "description": description(&f.doc),
         "checks": checks,
     })
 }
@@ -235,7 +248,7 @@ fn canonical_rule(r: &RuleSpec) -> Json {
         "text": r.text,
         "fields": fields,
         "message": r.message,
-        "description": r.doc,
+        "description": description(&r.doc),
     })
 }
 
@@ -267,8 +280,8 @@ fn lineage_fields(record: &RecordShape, seen: &mut HashSet<String>) -> Vec<Json>
             let mut ty = String::new();
             write_type(&mut ty, &f.ty, false);
             field.insert("type".into(), ty.into());
-            if let Some(doc) = &f.doc {
-                field.insert("description".into(), doc.clone().into());
+            if let Some(doc) = description(&f.doc) {
+                field.insert("description".into(), doc.into());
             }
             if let Some(nested) = nested_record(&f.ty, seen) {
                 field.insert("fields".into(), Json::Array(nested));
@@ -352,8 +365,8 @@ impl SchemaBuilder {
     /// rules.
     fn contract(&mut self, c: &Contract) -> Map<String, Json> {
         let mut out = Map::new();
-        if let Some(doc) = &c.doc {
-            out.insert("description".into(), doc.clone().into());
+        if let Some(doc) = description(&c.doc) {
+            out.insert("description".into(), doc.into());
         }
         if let Some(version) = &c.version {
             out.insert("x-hql-version".into(), version.clone().into());
@@ -397,8 +410,8 @@ impl SchemaBuilder {
         let mut required = Vec::new();
         for f in &record.fields {
             let mut property = Map::new();
-            if let Some(doc) = &f.doc {
-                property.insert("description".into(), doc.clone().into());
+            if let Some(doc) = description(&f.doc) {
+                property.insert("description".into(), doc.into());
             }
             property.extend(self.type_schema(&f.ty));
             if let Some(Expr::Const(v)) = &f.default {
@@ -777,17 +790,10 @@ fn atom_keyword<'a>(
                     let bound = number(other)?;
                     (Subject::of(t) == Subject::Number).then(|| (slot, bound_keyword(op), bound))
                 }
-                BinOp::Eq => Some((
-                    slot,
-                    "anyOf",
-                    one_of_or_null(json!({"const": scalar(other)?}), nullable),
-                )),
+                BinOp::Eq if nullable => Some((slot, "enum", json!([scalar(other)?, null]))),
+                BinOp::Eq => Some((slot, "const", scalar(other)?)),
                 BinOp::Ne => Some((slot, "not", json!({"const": scalar(other)?}))),
-                BinOp::In => Some((
-                    slot,
-                    "anyOf",
-                    one_of_or_null(json!({"enum": list(other)?}), nullable),
-                )),
+                BinOp::In => Some((slot, "enum", or_null(list(other)?, nullable))),
                 BinOp::NotIn => Some((slot, "not", json!({"enum": list(other)?}))),
                 _ => None,
             }
@@ -851,12 +857,11 @@ fn list(e: &Expr) -> Option<Json> {
 
 /// A rule over a nullable field reads it with `?`: a null is absent and
 /// the rule holds, so the schema must let `null` through.
-fn one_of_or_null(schema: Json, nullable: bool) -> Json {
-    if nullable {
-        json!([schema, {"type": "null"}])
-    } else {
-        json!([schema])
+fn or_null(mut values: Json, nullable: bool) -> Json {
+    if let (Json::Array(items), true) = (&mut values, nullable) {
+        items.push(Json::Null);
     }
+    values
 }
 
 fn flip(op: BinOp) -> Option<BinOp> {
