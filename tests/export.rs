@@ -475,3 +475,29 @@ fn the_repl_prints_the_same_as_the_commands() {
          the `sql` export is not built yet; the formats are json-schema, openlineage and contract\n"
     );
 }
+
+/// The README's and the reference's `hql export` and `hql contract`
+/// examples print what they show.
+#[test]
+fn the_docs_examples_print_what_they_show() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut shown = 0;
+    for doc in ["README.md", "docs/reference.md"] {
+        let text_of_doc = std::fs::read_to_string(root.join(doc)).unwrap();
+        for block in text_of_doc.split("```sh\n").skip(1) {
+            let Some((command, rest)) = block.split_once("\n```\n\n```text\n") else {
+                continue;
+            };
+            if !(command.starts_with("hql export ") || command.starts_with("hql contract ")) {
+                continue;
+            }
+            let expected = &rest[..rest.find("```").expect("the output block ends")];
+            let args: Vec<&str> = command.split(' ').skip(1).collect();
+            let out = hql(&args);
+            assert_eq!(out.status.code(), Some(0), "{doc}: {command}");
+            assert_eq!(text(&out.stdout), expected, "{doc}: {command}");
+            shown += 1;
+        }
+    }
+    assert_eq!(shown, 3);
+}
