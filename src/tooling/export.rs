@@ -151,14 +151,17 @@ fn severity_name(s: Severity) -> &'static str {
     }
 }
 
+/// A field's name as a program writes it (quoted when not an identifier).
+fn key_text(name: &str) -> String {
+    let mut out = String::new();
+    write_key(&mut out, name);
+    out
+}
+
 fn unique_text(shape: &RecordShape, slots: &[u32]) -> (String, Vec<Json>) {
     let names: Vec<String> = slots
         .iter()
-        .map(|&s| {
-            let mut n = String::new();
-            write_key(&mut n, &shape.fields[s as usize].name);
-            n
-        })
+        .map(|&s| key_text(&shape.fields[s as usize].name))
         .collect();
     let text = match names.as_slice() {
         [one] => format!("unique {one}"),
@@ -421,15 +424,8 @@ impl SchemaBuilder {
             if !f.optional && f.default.is_none() {
                 required.push(Json::from(&*f.name));
             }
-            let mut name = String::new();
-            write_key(&mut name, &f.name);
-            int_note(
-                &f.ty,
-                &f.ids.type_,
-                &format!("{name}: {}", type_text(&f.ty)),
-                notes,
-            );
-            nested_int_notes(&f.ty, notes);
+            field_int_notes(f, notes);
+            let name = key_text(&f.name);
             for check in &f.checks {
                 notes.push(json!({
                     "id": &*check.id,
@@ -636,22 +632,17 @@ fn int_note(t: &TypeSpec, id: &str, text: &str, notes: &mut Vec<Json>) {
     }
 }
 
+/// The `Int` notes of a field and of the fields of inline records in it.
+fn field_int_notes(f: &FieldSpec, notes: &mut Vec<Json>) {
+    let text = format!("{}: {}", key_text(&f.name), type_text(&f.ty));
+    int_note(&f.ty, &f.ids.type_, &text, notes);
+    nested_int_notes(&f.ty, notes);
+}
+
 /// The `Int` notes of the fields of inline records inside `t`.
 fn nested_int_notes(t: &TypeSpec, notes: &mut Vec<Json>) {
     match t {
-        TypeSpec::Record(shape) => {
-            for f in &shape.fields {
-                let mut name = String::new();
-                write_key(&mut name, &f.name);
-                int_note(
-                    &f.ty,
-                    &f.ids.type_,
-                    &format!("{name}: {}", type_text(&f.ty)),
-                    notes,
-                );
-                nested_int_notes(&f.ty, notes);
-            }
-        }
+        TypeSpec::Record(shape) => shape.fields.iter().for_each(|f| field_int_notes(f, notes)),
         TypeSpec::List(item) | TypeSpec::Map(item) => nested_int_notes(item, notes),
         TypeSpec::Union(members) => members.iter().for_each(|m| nested_int_notes(m, notes)),
         _ => {}
