@@ -146,6 +146,27 @@ enum Command {
         #[arg(required = true)]
         files: Vec<String>,
     },
+    /// Write one type of a contracts file for other tools, as JSON on standard output.
+    Export {
+        /// The file declaring the type.
+        file: String,
+        /// The type to export.
+        #[arg(value_name = "TYPE")]
+        ty: String,
+        /// `json-schema` (draft 2020-12), `openlineage` (a SchemaDatasetFacet)
+        /// or `contract` (HQL's canonical JSON of the type).
+        #[arg(long, value_name = "F")]
+        format: String,
+    },
+    /// A summary of each type a contracts file declares: version, owner, kind,
+    /// fields with the rules that read them, rule identities.
+    Contract {
+        /// The file declaring the types.
+        file: String,
+        /// Only this type.
+        #[arg(value_name = "TYPE")]
+        ty: Option<String>,
+    },
 }
 
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
@@ -313,6 +334,20 @@ fn command() -> ExitCode {
             };
             hql::cli::infer::infer(&job, threaded_session(host, None), &mut sinks)
         }
+        Command::Export { file, ty, format } => match find_config(&file) {
+            Ok(config) => {
+                let session = Session::new(Rc::new(FsHost::new().with_config(config)));
+                hql::cli::export::export(session, &file, &ty, &format, &mut sinks)
+            }
+            Err(e) => usage_error(&e),
+        },
+        Command::Contract { file, ty } => match find_config(&file) {
+            Ok(config) => {
+                let session = Session::new(Rc::new(FsHost::new().with_config(config)));
+                hql::cli::contract::contract(session, &file, ty.as_deref(), &mut sinks)
+            }
+            Err(e) => usage_error(&e),
+        },
         Command::Check { files } => files.iter().fold(EXIT_OK, |status, file| {
             let config = match find_config(file) {
                 Ok(config) => config,

@@ -182,7 +182,8 @@ fn help() {
     let (out, _, status) = repl(":help\n");
     assert_eq!(status, 0);
     let commands = [
-        "help", "type", "load", "reset", "vars", "contract", "infer", "set", "quit",
+        "help", "type", "load", "reset", "vars", "contract", "export", "infer", "set",
+        "quit",
     ];
     for command in commands {
         assert!(out.contains(&format!("  :{command} ")), "{out}");
@@ -225,7 +226,7 @@ fn load_runs_a_file_into_the_session() {
     transcript(
         ":load examples/structural/sightings.hql\n:contract Sighting\n",
         "[\"barn owl at dusk\", \"wren at morning\", \"barn owl at night\", \"kingfisher at morning\"]\n\
-         type Sighting: DataContract (open)\n  fields:\n    species: String\n    seen: String\n  rules:\n    require Sighting.seen == \"morning\" or seen == \"dusk\" or seen == \"night\": seen == \"morning\" or seen == \"dusk\" or seen == \"night\"\n",
+         type Sighting: DataContract (open)\n  fields:\n    species: String\n    seen: String  (read by Sighting.seen == \"morning\" or seen == \"dusk\" or seen == \"night\")\n  rules:\n    require Sighting.seen == \"morning\" or seen == \"dusk\" or seen == \"night\": seen == \"morning\" or seen == \"dusk\" or seen == \"night\"\n",
     );
     // Its declarations stay.
     transcript(
@@ -266,7 +267,7 @@ fn vars_lists_the_bindings() {
 fn contract_summarises_a_type() {
     transcript(
         "type Reading : DataContract = {\n  sensor: String\n  low: Int\n  high: Int\n  require ordered: low <= high\n}\n:contract Reading\n",
-        "type Reading: DataContract (open)\n  fields:\n    sensor: String\n    low: Int\n    high: Int\n  rules:\n    require Reading.ordered: low <= high\n",
+        "type Reading: DataContract (open)\n  fields:\n    sensor: String\n    low: Int  (read by Reading.ordered)\n    high: Int  (read by Reading.ordered)\n  rules:\n    require Reading.ordered: low <= high\n",
     );
     let (out, err, status) = repl(":contract Nope\n:contract\n");
     assert_eq!((out.as_str(), status), ("", 1));

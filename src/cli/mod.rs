@@ -1,12 +1,15 @@
 //! Floor 6, the command line's library half: one file a command, around a
 //! `session::Session` — `hql run` (`run`), the REPL (`repl/`), `hql test`
 //! (`notebook`), the notebook kernel (`kernel`), `hql vet` (`vet`), `hql fmt`
-//! (`fmt`), the contract commands (`contracts`, `diff`, `infer`), the
-//! progress line (`progress`) and standard output's failures (`output`).
+//! (`fmt`), the contract commands (`contracts`, `contract`, `diff`,
+//! `export`, `infer`), the progress line (`progress`) and standard
+//! output's failures (`output`).
 //! `src/main.rs` parses the arguments.
 
+pub mod contract;
 pub mod contracts;
 pub mod diff;
+pub mod export;
 pub mod fmt;
 pub mod infer;
 pub mod kernel;

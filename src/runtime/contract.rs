@@ -105,7 +105,8 @@ impl Contract {
     }
 
     /// A summary for people: kind, version, owner, fields with their
-    /// types and defaults, and every rule's identity (`:contract`).
+    /// types, defaults and the rules that read them, and every rule's
+    /// identity (`:contract`, `hql contract`).
     pub fn summary(&self) -> String {
         let mut out = String::new();
         let mut line = |s: String| {
@@ -177,8 +178,20 @@ impl RecordShape {
                 .as_ref()
                 .map(|d| format!(" = {d}"))
                 .unwrap_or_default();
+            let readers: Vec<&str> = self
+                .rules
+                .iter()
+                .chain(&self.warns)
+                .filter(|r| r.fields.contains(&f.name))
+                .map(|r| &*r.id)
+                .collect();
+            let read_by = if readers.is_empty() {
+                String::new()
+            } else {
+                format!("  (read by {})", readers.join(", "))
+            };
             line(format!(
-                "    {}{mark}: {}{default}",
+                "    {}{mark}: {}{default}{read_by}",
                 f.name,
                 f.ty.describe()
             ));

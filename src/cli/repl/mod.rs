@@ -23,6 +23,7 @@ use crate::session::{Session, Sinks, EXIT_FAILED, EXIT_OK};
 use crate::syntax::input::{continues_entry, input_status, InputStatus};
 use crate::syntax::lexer::{lex, Token};
 use crate::syntax::source::SourceMap;
+use crate::tooling::export;
 
 pub use editor::run_interactive;
 
@@ -72,6 +73,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "infer",
         "EXPR",
         "a contract every record of a stream or list satisfies",
+    ),
+    (
+        "export",
+        "TYPE FORMAT",
+        "a type as json-schema, openlineage or contract JSON (as `hql export`)",
     ),
     (
         "set",
@@ -152,6 +158,7 @@ impl Repl {
                 ),
             },
             "infer" | "i" => self.infer(arg, sinks),
+            "export" => self.export(arg, sinks),
             "set" => self.set(arg, sinks),
             other => self.problem(
                 sinks,
@@ -179,6 +186,28 @@ impl Repl {
         self.failed = true;
         let _ = sinks.out.flush();
         let _ = writeln!(sinks.err, "{message}");
+    }
+
+    /// `:export TYPE FORMAT`: what `hql export` prints for the type.
+    fn export(&mut self, arg: &str, sinks: &mut Sinks) {
+        let mut words = arg.split_whitespace();
+        let (Some(name), Some(format), None) = (words.next(), words.next(), words.next()) else {
+            return self.problem(
+                sinks,
+                "usage: :export TYPE json-schema|openlineage|contract",
+            );
+        };
+        let format = match export::Format::lookup(format) {
+            Ok(format) => format,
+            Err(message) => return self.problem(sinks, &message),
+        };
+        match self.session.contract(name) {
+            Some(c) => say(sinks, export::export_text(&c, format).trim_end()),
+            None => self.problem(
+                sinks,
+                &format!("no type named `{name}`; `:vars` and Tab list what is declared"),
+            ),
+        }
     }
 
     fn static_type(&mut self, expr: &str, sinks: &mut Sinks) {
