@@ -182,8 +182,7 @@ fn help() {
     let (out, _, status) = repl(":help\n");
     assert_eq!(status, 0);
     let commands = [
-        "help", "type", "load", "reset", "vars", "contract", "export", "infer", "set",
-        "quit",
+        "help", "type", "load", "reset", "vars", "contract", "export", "infer", "set", "quit",
     ];
     for command in commands {
         assert!(out.contains(&format!("  :{command} ")), "{out}");
