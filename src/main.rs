@@ -20,7 +20,7 @@ use hql::session::Session;
 /// HQL: declare what incoming data must look like and mean, check it, and
 /// route what breaks.
 #[derive(Parser)]
-#[command(name = "hql", version, about)]
+#[command(name = "hql", version, about, after_long_help = TOP_HELP)]
 struct Cli {
     /// Without a command, `hql` starts the REPL.
     #[command(subcommand)]
@@ -32,6 +32,113 @@ struct Cli {
     diagnostics: Diagnostics,
 }
 
+// What `--help` shows after the options: examples, exit statuses and the
+// environment, as tooling.md fixes them (`-h` stays short).
+
+const TOP_HELP: &str = "\
+Examples:
+  hql run examples/structural/sightings.hql
+  hql vet contracts.hql orders.jsonl --errors 5
+  hql infer orders.jsonl > orders.hql
+  hql                      the REPL
+
+Exit status: 0 success; 1 a check, test case, record or runtime step failed
+(or fmt --check / diff found something); 2 a static error or bad usage.
+
+Environment:
+  NO_COLOR         no colour in diagnostics
+  HQL_PROGRESS=0   no progress line on a terminal
+  HQL_HISTORY      the REPL's history file (empty: none); default
+                   $XDG_STATE_HOME/hql/history or ~/.local/state/hql/history
+  COLUMNS          the REPL's table width where the terminal does not say
+  hql.toml         sources, targets and parameters, found from the program's
+                   folder upward";
+
+const RUN_HELP: &str = "\
+Examples:
+  hql run pipeline.hql
+  hql run pipeline.hql --set input=orders-march.jsonl --format json
+  cat pipeline.hql | hql run -
+
+Exit status: 0 success; 1 a failed check, a runtime error, unwrap() or a
+fail-fast target stopping the run; 2 a static error or bad usage.
+Environment: NO_COLOR, HQL_PROGRESS=0; hql.toml from the program's folder up.";
+
+const REPL_HELP: &str = "\
+Examples:
+  hql                                  interactive, with history and Tab
+  printf 'let x = 2\\nx + 3\\n' | hql repl   entries from standard input
+
+Inside: :help lists the commands (:type, :load, :contract, :export, :infer, …).
+Exit status (piped): 1 if any entry failed, else 0.
+Environment: HQL_HISTORY, XDG_STATE_HOME, NO_COLOR, COLUMNS.";
+
+const TEST_HELP: &str = "\
+Examples:
+  hql test checks/                     every .hql and .md file below
+  hql test README.md --update          rewrite the output blocks
+  hql test docs --format junit > junit.xml
+
+Exit status: 0 every case passed; 1 a case failed (or a file had none,
+without --allow-empty); 2 a static error or bad usage.";
+
+const VET_HELP: &str = "\
+Examples:
+  hql vet orders.hql orders.jsonl
+  hql vet orders.hql march.csv april.jsonl --type Order --errors 3
+  hql vet orders.hql orders.jsonl --dead-letters bad.jsonl --format json
+
+Exit status: 0 every record passed; 1 a record failed; 2 a static error in the
+contracts file or bad usage.
+Environment: HQL_PROGRESS=0, NO_COLOR; hql.toml for configured source ids.";
+
+const FMT_HELP: &str = "\
+Examples:
+  hql fmt contracts.hql
+  hql fmt --check $(git ls-files '*.hql') README.md
+  hql fmt - < messy.hql
+
+Exit status: 0 done (or nothing to change); 1 --check found a file that
+would change; 2 a file that does not parse (left untouched) or bad usage.";
+
+const DIFF_HELP: &str = "\
+Examples:
+  hql diff old/orders.hql orders.hql
+  git show main:orders.hql > /tmp/old.hql && hql diff /tmp/old.hql orders.hql --format json
+
+Exit status: 0 no breaking change without its version bump; 1 a breaking
+change needs a bump it lacks (the report says which); 2 a static error or bad
+usage.";
+
+const INFER_HELP: &str = "\
+Examples:
+  hql infer orders.jsonl > orders.hql
+  hql infer customers.csv --name Customer --closed --limit 10000
+
+Exit status: 0 a contract printed; 1 no record to infer from; 2 bad usage.";
+
+const CHECK_HELP: &str = "\
+Examples:
+  hql check pipeline.hql contracts.hql
+  hql check pipeline.hql --diagnostics json
+
+Exit status: 0 no error; 2 a static error or bad usage.";
+
+const EXPORT_HELP: &str = "\
+Examples:
+  hql export orders.hql Order --format json-schema > order.schema.json
+  hql export orders.hql Order --format openlineage
+  hql export orders.hql Order --format contract
+
+Exit status: 0 exported; 2 a static error, an unknown type or format.";
+
+const CONTRACT_HELP: &str = "\
+Examples:
+  hql contract orders.hql
+  hql contract orders.hql Order
+
+Exit status: 0 printed; 2 a static error or an unknown type.";
+
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
 enum Diagnostics {
     Human,
@@ -41,6 +148,7 @@ enum Diagnostics {
 #[derive(Subcommand)]
 enum Command {
     /// Check a program, then run it, printing each expression statement's value.
+    #[command(after_long_help = RUN_HELP)]
     Run {
         /// The program (`-` reads it from standard input).
         file: String,
@@ -59,8 +167,10 @@ enum Command {
         quiet: bool,
     },
     /// The interactive REPL (reads entries from standard input when it is not a terminal).
+    #[command(after_long_help = REPL_HELP)]
     Repl,
     /// Run the `check`s of .hql files and the cells of Markdown notebooks.
+    #[command(after_long_help = TEST_HELP)]
     Test {
         /// Files, or directories searched for *.hql and *.md.
         #[arg(required = true)]
@@ -78,6 +188,7 @@ enum Command {
         format: TestFormat,
     },
     /// Validate data files against a contract, without a program: a report per file.
+    #[command(after_long_help = VET_HELP)]
     Vet {
         /// The file declaring the contract.
         contracts: String,
@@ -106,6 +217,7 @@ enum Command {
         quiet: bool,
     },
     /// Rewrite programs in the canonical layout (Markdown files: their hql blocks).
+    #[command(after_long_help = FMT_HELP)]
     Fmt {
         /// Files to format in place (`-` formats standard input to standard output).
         #[arg(required = true)]
@@ -116,6 +228,7 @@ enum Command {
     },
     /// Compare the types of two contracts files: every change classified,
     /// and whether each type's version bump matches (exit 1 when not).
+    #[command(after_long_help = DIFF_HELP)]
     Diff {
         /// The contracts file as it was.
         old: String,
@@ -126,6 +239,7 @@ enum Command {
         format: Format,
     },
     /// Print a contract that every record of a data file satisfies.
+    #[command(after_long_help = INFER_HELP)]
     Infer {
         /// The data (format from the extension: .jsonl, .json, .csv; `-` for
         /// standard input as JSON) or a configured source id.
@@ -141,12 +255,14 @@ enum Command {
         limit: Option<u64>,
     },
     /// Check programs without running them: every diagnostic, nothing run.
+    #[command(after_long_help = CHECK_HELP)]
     Check {
         /// The programs to check.
         #[arg(required = true)]
         files: Vec<String>,
     },
     /// Write one type of a contracts file for other tools, as JSON on standard output.
+    #[command(after_long_help = EXPORT_HELP)]
     Export {
         /// The file declaring the type.
         file: String,
@@ -160,6 +276,7 @@ enum Command {
     },
     /// A summary of each type a contracts file declares: version, owner, kind,
     /// fields with the rules that read them, rule identities.
+    #[command(after_long_help = CONTRACT_HELP)]
     Contract {
         /// The file declaring the types.
         file: String,
@@ -182,6 +299,9 @@ enum Format {
 }
 
 fn read_program(file: &str) -> Result<String, String> {
+    if let Some(hint) = looks_like_data(file) {
+        return Err(hint);
+    }
     if file == "-" {
         let mut text = String::new();
         io::stdin()
@@ -190,6 +310,26 @@ fn read_program(file: &str) -> Result<String, String> {
         return Ok(text);
     }
     std::fs::read_to_string(file).map_err(|e| format!("cannot read {file}: {e}"))
+}
+
+/// A program named like a data file: most likely data given where a
+/// program was wanted. What to run instead.
+fn looks_like_data(file: &str) -> Option<String> {
+    let path = std::path::Path::new(file);
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    if !matches!(ext.as_str(), "json" | "jsonl" | "ndjson" | "csv" | "tsv") {
+        return None;
+    }
+    Some(format!(
+        "{file} looks like data, not a program: did you mean `hql vet CONTRACTS {file}` \
+         (check it against a contract), `hql infer {file}` (a contract from it), or a \
+         program reading it with `source(file({file:?}), {})`?",
+        if ext == "csv" || ext == "tsv" {
+            "Csv"
+        } else {
+            "Json"
+        }
+    ))
 }
 
 fn color() -> bool {

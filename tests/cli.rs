@@ -88,3 +88,36 @@ fn warnings_as_json_say_so() {
         "{err}"
     );
 }
+
+#[test]
+fn data_given_to_run_gets_pointed_at_vet_and_infer() {
+    for file in ["orders.jsonl", "orders.json", "orders.csv"] {
+        let (out, err, status) = hql("data", &[(file, "{}\n")], &["run", file]);
+        assert_eq!((out.as_str(), status), ("", 2), "{err}");
+        assert!(
+            err.contains("looks like data")
+                && err.contains(&format!("hql vet CONTRACTS {file}"))
+                && err.contains(&format!("hql infer {file}")),
+            "{err}"
+        );
+    }
+    let (_, err, _) = hql("data-check", &[("o.csv", "a\n1\n")], &["check", "o.csv"]);
+    assert!(err.contains("source(file(\"o.csv\"), Csv)"), "{err}");
+}
+
+#[test]
+fn every_commands_help_shows_examples_and_exit_statuses() {
+    let commands = [
+        "run", "repl", "test", "vet", "check", "fmt", "diff", "infer", "export", "contract",
+    ];
+    for command in commands {
+        let (out, err, status) = hql("help", &[], &[command, "--help"]);
+        assert_eq!(status, 0, "{command}: {err}");
+        assert!(out.contains("Examples:"), "{command}:\n{out}");
+        assert!(out.contains("Exit status"), "{command}:\n{out}");
+    }
+    let (out, _, _) = hql("help-top", &[], &["--help"]);
+    for variable in ["NO_COLOR", "HQL_PROGRESS", "HQL_HISTORY"] {
+        assert!(out.contains(variable), "{out}");
+    }
+}
