@@ -2946,7 +2946,6 @@ fn ext_s4_10_construction_breaking_rule_is_runtime_error() {
 }
 
 #[test]
-#[ignore = "sources, targets and CSV: the I/O issue"]
 fn ext_s6_1_csv_decoding() {
     let csv = "n,f,b,s,o\n7,7,true,x,\n-3,2.5e1,false,,1\n";
     let src = "type T : Data = { n: Int, f: Float, b: Bool, s?: String, o?: Int }\nsource(file(\"a.csv\"), Csv) | validate(T)";
@@ -2957,7 +2956,6 @@ fn ext_s6_1_csv_decoding() {
 }
 
 #[test]
-#[ignore = "sources, targets and CSV: the I/O issue"]
 fn ext_s6_1_csv_origin_header_is_line_1() {
     let csv = "n\n1\nx\n";
     let src = "type T : Data = { n: Int }\nsource(file(\"a.csv\"), Csv) | validate(T) | errs() | map(e => e.origin)";
@@ -2975,13 +2973,10 @@ fn temp_dir(name: &str) -> std::path::PathBuf {
 }
 
 #[test]
-#[ignore = "sources, targets and CSV: the I/O issue"]
 fn ext_s6_1_write_returns_count_and_writes_jsonl() {
-    let dir = temp_dir("write");
-    let path = dir.join("out.jsonl");
-    let src = format!("[{{a: 1}}, {{a: 2}}] | write(file(\"{}\"))", path.display());
-    assert_eq!(ok_out(&src, &[]), "2\n");
-    let written = std::fs::read_to_string(&path).expect("written");
+    let (run, files) = run_writing("[{a: 1}, {a: 2}] | write(file(\"out.jsonl\"))", &[]);
+    assert_eq!((run.out.as_str(), run.status), ("2\n", 0), "{}", run.err);
+    let written = &files["out.jsonl"];
     let v: Vec<serde_json::Value> = written
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -2993,19 +2988,17 @@ fn ext_s6_1_write_returns_count_and_writes_jsonl() {
 }
 
 #[test]
-#[ignore = "sources, targets and CSV: the I/O issue"]
 fn ext_s6_1_route_ok_and_err() {
-    let dir = temp_dir("route");
-    let ok = dir.join("ok.jsonl");
-    let bad = dir.join("dlq.jsonl");
-    let src = format!(
-        "type T : Data = {{ a: Int }}\n[{{a: 1}}, {{a: \"x\"}}, {{a: 3}}] | validate(T) | route(ok: file(\"{}\"), err: file(\"{}\"))",
-        ok.display(),
-        bad.display()
+    let src = "type T : Data = { a: Int }\n[{a: 1}, {a: \"x\"}, {a: 3}] | validate(T) | route(ok: file(\"ok.jsonl\"), err: file(\"dlq.jsonl\"))";
+    let (run, files) = run_writing(src, &[]);
+    assert_eq!(
+        (run.out.as_str(), run.status),
+        ("{ok: 2, err: 1}\n", 0),
+        "{}",
+        run.err
     );
-    assert_eq!(ok_out(&src, &[]), "{ok: 2, err: 1}\n");
-    assert_eq!(std::fs::read_to_string(&ok).unwrap().lines().count(), 2);
-    let dlq = std::fs::read_to_string(&bad).unwrap();
+    assert_eq!(files["ok.jsonl"].lines().count(), 2);
+    let dlq = &files["dlq.jsonl"];
     let rec: serde_json::Value = serde_json::from_str(dlq.lines().next().unwrap()).unwrap();
     assert_eq!(rec["type"], serde_json::json!("T"));
 }
@@ -3019,7 +3012,6 @@ fn ext_s5_named_args_route_repeated_is_static() {
 }
 
 #[test]
-#[ignore = "sources, targets and CSV: the I/O issue"]
 fn ext_s6_1_configured_source_by_id() {
     let dir = temp_dir("config");
     std::fs::write(
