@@ -3,6 +3,8 @@
 //! `jsonschema` crate against the 2020-12 meta-schema and against the
 //! example data, and the commands' usage errors.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
@@ -20,22 +22,7 @@ fn hql(args: &[&str]) -> Output {
 }
 
 fn hql_stdin(args: &[&str], input: &str) -> Output {
-    use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hql"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("hql runs");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    common::hql_with_input(args, input.as_bytes())
 }
 
 fn text(bytes: &[u8]) -> String {

@@ -1,6 +1,8 @@
 //! The REPL with stdin piped: transcripts of every command and behaviour,
 //! compared exactly (no prompts, no colour, history off, a fixed width).
 
+mod common;
+
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -11,19 +13,7 @@ fn repl(input: &str) -> (String, String, i32) {
 
 /// Run `hql repl` over `input`, which need not be UTF-8.
 fn repl_bytes(input: &[u8]) -> (String, String, i32) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hql"))
-        .arg("repl")
-        .env("NO_COLOR", "1")
-        .env("HQL_HISTORY", "")
-        .env("COLUMNS", "80")
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("hql runs");
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = common::hql_with_input(&["repl"], input);
     (
         String::from_utf8(out.stdout).unwrap(),
         String::from_utf8(out.stderr).unwrap(),

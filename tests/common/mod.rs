@@ -313,3 +313,24 @@ pub fn readme_example(command: &str) -> (String, Run) {
     };
     (shown.to_string(), run)
 }
+
+/// Run the built `hql` with `args` from the repository's root, `input` on
+/// its standard input, and no colour, history or terminal width from the
+/// environment.
+pub fn hql_with_input(args: &[&str], input: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hql"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .env("HQL_HISTORY", "")
+        .env("COLUMNS", "80")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("hql runs");
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
