@@ -488,3 +488,25 @@ fn the_docs_examples_print_what_they_show() {
     }
     assert_eq!(shown, 3);
 }
+
+/// A type that refers to itself refers to the schema's root, which every
+/// validator resolves (`#`; the root has no `$defs` entry of its own).
+#[test]
+fn a_recursive_type_refers_to_the_root() {
+    let dir = std::env::temp_dir().join(format!("hql-export-tree-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("tree.hql");
+    std::fs::write(
+        &file,
+        "type Node : TypeContract = {\n    name: String\n    children: List[Node]\n    parent?: Node | Null\n}\n",
+    )
+    .unwrap();
+    let schema = export_json(file.to_str().unwrap(), "Node", "json-schema");
+    assert_eq!(schema["properties"]["children"]["items"]["$ref"], "#");
+    let validator = jsonschema::draft202012::new(&schema).expect("it compiles");
+    let good = serde_json::json!({"name": "a", "children": [{"name": "b", "children": []}]});
+    let bad = serde_json::json!({"name": "a", "children": [{"name": 1, "children": []}]});
+    assert!(validator.is_valid(&good));
+    assert!(!validator.is_valid(&bad));
+    let _ = std::fs::remove_dir_all(&dir);
+}

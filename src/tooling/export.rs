@@ -329,7 +329,10 @@ fn nested_record(t: &TypeSpec, seen: &mut HashSet<String>) -> Option<Vec<Json>> 
 
 /// A JSON Schema (draft 2020-12) for values of the type.
 pub fn json_schema(c: &Contract) -> Json {
-    let mut schema = SchemaBuilder::default();
+    let mut schema = SchemaBuilder {
+        root: c.name.clone(),
+        ..SchemaBuilder::default()
+    };
     schema.done.insert(c.name.clone());
     let body = schema.contract(c);
     let mut root = Map::new();
@@ -355,6 +358,8 @@ pub fn json_schema(c: &Contract) -> Json {
 
 #[derive(Default)]
 struct SchemaBuilder {
+    /// The type exported: a reference to it (a recursive type) is `#`.
+    root: String,
     /// Named types given a `$defs` entry (or being the root).
     done: HashSet<String>,
     /// Names met, in order; the `$defs` follow it.
@@ -509,7 +514,12 @@ impl SchemaBuilder {
                         self.order.push(named.name.clone());
                         self.pending.push(named.clone());
                     }
-                    out.insert("$ref".into(), format!("#/$defs/{}", named.name).into());
+                    let target = if named.name == self.root {
+                        "#".to_string()
+                    } else {
+                        format!("#/$defs/{}", named.name)
+                    };
+                    out.insert("$ref".into(), target.into());
                 }
             }
             TypeSpec::Union(members) => out = self.union(members),
