@@ -380,8 +380,11 @@ fn command() -> ExitCode {
                     update,
                     allow_empty,
                     junit: format == TestFormat::Junit,
+                    json_diagnostics: sinks.json,
                 };
-                hql::cli::run::test_files(&files, &host_for, options, sinks.out, &mut save)
+                hql::cli::run::test_files(
+                    &files, &host_for, options, sinks.out, sinks.err, &mut save,
+                )
             }
             Err(e) => usage_error(&e),
         },

@@ -121,3 +121,21 @@ fn every_commands_help_shows_examples_and_exit_statuses() {
         assert!(out.contains(variable), "{out}");
     }
 }
+
+#[test]
+fn hql_test_writes_json_diagnostics_to_standard_error() {
+    let (out, err, status) = hql(
+        "test-json",
+        &[("n.md", "# n\n\n```hql\nzz_top\n```\n")],
+        &["test", "--diagnostics", "json", "n.md"],
+    );
+    assert_eq!(
+        out,
+        "FAIL cell 1: zz_top (n.md:3)\n     (diagnostics on standard error)\n0 passed, 1 failed\n"
+    );
+    assert_eq!(
+        err,
+        "{\"code\":\"hql::unknown_name\",\"severity\":\"error\",\"message\":\"unknown name `zz_top`\",\"file\":\"n.md\",\"line\":4,\"column\":1,\"end_line\":4,\"end_column\":7,\"help\":null}\n"
+    );
+    assert_eq!(status, 1);
+}

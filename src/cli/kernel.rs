@@ -33,6 +33,8 @@ pub struct CellOutput {
 pub struct Kernel {
     session: Session,
     cells: usize,
+    /// Diagnostics as JSON Lines (`--diagnostics json`) instead of reports.
+    json: bool,
 }
 
 impl Kernel {
@@ -40,7 +42,15 @@ impl Kernel {
         Kernel {
             session: Session::new(host),
             cells: 0,
+            json: false,
         }
+    }
+
+    /// Write `CellOutput::diagnostics` as JSON Lines, one object a
+    /// diagnostic, as `--diagnostics json` does.
+    pub fn with_json_diagnostics(mut self, json: bool) -> Kernel {
+        self.json = json;
+        self
     }
 
     /// Run a cell's code in the kernel's session. `name` is the source name
@@ -55,7 +65,7 @@ impl Kernel {
                 out: &mut out,
                 err: &mut err,
                 color: false,
-                json: false,
+                json: self.json,
             };
             self.session
                 .submit(name, code, &mut sinks, &mut |v, sinks| {

@@ -29,6 +29,9 @@ pub struct Case {
 #[derive(Debug, Default)]
 pub struct FileReport {
     pub cases: Vec<Case>,
+    /// With `--diagnostics json`: the failing cases' diagnostics, JSON
+    /// Lines for standard error (their details then say so).
+    pub diagnostics: String,
     pub updated: Option<String>,
     pub static_error: bool,
 }
@@ -53,16 +56,45 @@ pub struct OutputBlock {
 }
 
 /// Run the cases of a `.hql` file or a Markdown notebook.
-pub fn test_file(path: &str, text: &str, host: Rc<dyn Host>, update: bool) -> FileReport {
-    if path.ends_with(".md") {
-        test_notebook(path, text, host, update)
+pub fn test_file(
+    path: &str,
+    text: &str,
+    host: Rc<dyn Host>,
+    update: bool,
+    json: bool,
+) -> FileReport {
+    let kernel = Kernel::new(host).with_json_diagnostics(json);
+    let mut report = if path.ends_with(".md") {
+        test_notebook(path, text, kernel, update)
     } else {
-        test_program(path, text, host)
+        test_program(path, text, kernel)
+    };
+    if json {
+        // The diagnostics go to standard error; the case says where.
+        for case in report.cases.iter_mut().filter(|c| !c.passed) {
+            let (json_lines, rest): (Vec<&str>, Vec<&str>) = case
+                .detail
+                .lines()
+                .partition(|l| l.starts_with("{\"code\":"));
+            if json_lines.is_empty() {
+                continue;
+            }
+            for line in json_lines {
+                report.diagnostics.push_str(line);
+                report.diagnostics.push('\n');
+            }
+            let mut detail = rest.join("\n");
+            if !detail.is_empty() {
+                detail.push('\n');
+            }
+            detail.push_str("(diagnostics on standard error)");
+            case.detail = detail;
+        }
     }
+    report
 }
 
-fn test_program(path: &str, text: &str, host: Rc<dyn Host>) -> FileReport {
-    let mut kernel = Kernel::new(host);
+fn test_program(path: &str, text: &str, mut kernel: Kernel) -> FileReport {
     let out = kernel.execute(path, text);
     let mut cases: Vec<Case> = out.checks.iter().map(check_case).collect();
     let static_error = out.status == EXIT_STATIC;
@@ -82,6 +114,7 @@ fn test_program(path: &str, text: &str, host: Rc<dyn Host>) -> FileReport {
         cases,
         updated: None,
         static_error,
+        diagnostics: String::new(),
     }
 }
 
@@ -98,9 +131,8 @@ fn check_case(c: &crate::session::CheckResult) -> Case {
     }
 }
 
-fn test_notebook(path: &str, text: &str, host: Rc<dyn Host>, update: bool) -> FileReport {
+fn test_notebook(path: &str, text: &str, mut kernel: Kernel, update: bool) -> FileReport {
     let cells = parse_cells(text);
-    let mut kernel = Kernel::new(host);
     let mut cases = Vec::new();
     let mut actual_outputs = Vec::new();
     for (i, cell) in cells.iter().enumerate() {
@@ -116,6 +148,7 @@ fn test_notebook(path: &str, text: &str, host: Rc<dyn Host>, update: bool) -> Fi
         cases,
         updated,
         static_error: false,
+        diagnostics: String::new(),
     }
 }
 

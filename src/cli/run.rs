@@ -55,6 +55,8 @@ pub struct TestOptions {
     pub allow_empty: bool,
     /// JUnit XML on standard output instead of one line a case.
     pub junit: bool,
+    /// Diagnostics as JSON Lines on standard error (`--diagnostics json`).
+    pub json_diagnostics: bool,
 }
 
 /// `hql test`: run the cases of each file and print one line a case and a
@@ -65,13 +67,22 @@ pub fn test_files(
     host_for: &dyn Fn(&str) -> Rc<dyn Host>,
     options: TestOptions,
     out: &mut dyn Write,
+    err: &mut dyn Write,
     save: &mut dyn FnMut(&str, &str) -> std::io::Result<()>,
 ) -> i32 {
     let (mut passed, mut failed, mut status) = (0, 0, EXIT_OK);
     let mut suites = Vec::new();
     let mut text = String::new();
     for (path, source) in files {
-        let report = crate::cli::notebook::test_file(path, source, host_for(path), options.update);
+        let report = crate::cli::notebook::test_file(
+            path,
+            source,
+            host_for(path),
+            options.update,
+            options.json_diagnostics,
+        );
+        let _ = out.flush();
+        let _ = err.write_all(report.diagnostics.as_bytes());
         for case in &report.cases {
             let verdict = if case.passed { "PASS" } else { "FAIL" };
             text.push_str(&format!("{verdict} {} ({})\n", case.label, case.place));
