@@ -269,10 +269,21 @@ enum Command {
         /// The type to export.
         #[arg(value_name = "TYPE")]
         ty: String,
-        /// `json-schema` (draft 2020-12), `openlineage` (a SchemaDatasetFacet)
-        /// or `contract` (HQL's canonical JSON of the type).
+        /// `json-schema` (draft 2020-12), `openlineage` (a SchemaDatasetFacet),
+        /// `contract` (HQL's canonical JSON of the type) or `sql` (a query that
+        /// checks every line where the data lies).
         #[arg(long, value_name = "F")]
         format: String,
+        /// With `--format sql`: the SQL dialect (`duckdb`).
+        #[arg(long, value_name = "D")]
+        dialect: Option<String>,
+        /// With `--format sql`: a JSON Lines file (or glob) to read as text
+        /// lines, or a table expression with a text column `line`.
+        #[arg(long, value_name = "INPUT")]
+        from: Option<String>,
+        /// With `--format sql`: one row, `report()`'s, instead of one a line.
+        #[arg(long)]
+        summary: bool,
     },
     /// A summary of each type a contracts file declares: version, owner, kind,
     /// fields with the rules that read them, rule identities.
@@ -477,10 +488,22 @@ fn command() -> ExitCode {
             };
             hql::cli::infer::infer(&job, threaded_session(host, None), &mut sinks)
         }
-        Command::Export { file, ty, format } => match find_config(&file) {
+        Command::Export {
+            file,
+            ty,
+            format,
+            dialect,
+            from,
+            summary,
+        } => match find_config(&file) {
             Ok(config) => {
                 let session = Session::new(Rc::new(FsHost::new().with_config(config)));
-                hql::cli::export::export(session, &file, &ty, &format, &mut sinks)
+                let sql = hql::cli::export::SqlArgs {
+                    dialect,
+                    from,
+                    summary,
+                };
+                hql::cli::export::export(session, &file, &ty, &format, &sql, &mut sinks)
             }
             Err(e) => usage_error(&e),
         },

@@ -373,7 +373,7 @@ fn an_unknown_type_or_format_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         text(&out.stderr),
-        "hql: the `sql` export is not built yet; the formats are json-schema, openlineage and contract\n"
+        "hql: --format sql needs --dialect duckdb\n"
     );
     let out = hql(&[
         "export",
@@ -459,7 +459,7 @@ fn the_repl_prints_the_same_as_the_commands() {
         text(&out.stderr),
         "usage: :export TYPE json-schema|openlineage|contract\n\
          no type named `Nope`; `:vars` and Tab list what is declared\n\
-         the `sql` export is not built yet; the formats are json-schema, openlineage and contract\n"
+         the `sql` export needs a dialect and an input: `hql export FILE TYPE --format sql --dialect duckdb --from INPUT`\n"
     );
 }
 

@@ -5,10 +5,21 @@
 use crate::cli::contracts::load;
 use crate::session::{Session, Sinks, EXIT_OK, EXIT_STATIC};
 use crate::tooling::export::{export_text, Format};
+use crate::tooling::sql::{compile, Dialect, Options};
 
 /// Export `ty` of `file` in the format named `format`; the exit status
 /// (2 for an unknown format or type, or a file that does not check).
-pub fn export(mut session: Session, file: &str, ty: &str, format: &str, sinks: &mut Sinks) -> i32 {
+pub fn export(
+    mut session: Session,
+    file: &str,
+    ty: &str,
+    format: &str,
+    sql: &SqlArgs,
+    sinks: &mut Sinks,
+) -> i32 {
+    if format == "sql" {
+        return export_sql(session, file, ty, sql, sinks);
+    }
     let format = match Format::lookup(format) {
         Ok(format) => format,
         Err(message) => return usage(sinks, &message),
@@ -31,4 +42,55 @@ pub fn export(mut session: Session, file: &str, ty: &str, format: &str, sinks: &
 fn usage(sinks: &mut Sinks, message: &str) -> i32 {
     let _ = writeln!(sinks.err, "hql: {message}");
     EXIT_STATIC
+}
+
+/// What `--format sql` takes besides the type.
+#[derive(Debug, Default)]
+pub struct SqlArgs {
+    /// `--dialect D` (`duckdb`).
+    pub dialect: Option<String>,
+    /// `--from`: a JSON Lines file (or glob) or a table expression.
+    pub from: Option<String>,
+    /// `--summary`: `report()`'s one row.
+    pub summary: bool,
+}
+
+fn export_sql(
+    mut session: Session,
+    file: &str,
+    ty: &str,
+    args: &SqlArgs,
+    sinks: &mut Sinks,
+) -> i32 {
+    let dialect = match args.dialect.as_deref().map(Dialect::lookup) {
+        Some(Ok(d)) => d,
+        Some(Err(message)) => return usage(sinks, &message),
+        None => return usage(sinks, "--format sql needs --dialect duckdb"),
+    };
+    let Some(from) = args.from.as_deref() else {
+        return usage(
+            sinks,
+            "--format sql needs --from: a JSON Lines file (or glob) or a table expression with a text column `line`",
+        );
+    };
+    let declared = match load(&mut session, file, sinks) {
+        Ok(declared) => declared,
+        Err(status) => return status,
+    };
+    let contract = match declared.get(ty) {
+        Ok(contract) => contract,
+        Err(message) => return usage(sinks, &message),
+    };
+    let options = Options {
+        dialect,
+        from,
+        summary: args.summary,
+    };
+    match compile(contract, &options) {
+        Ok(sql) => {
+            let _ = sinks.out.write_all(sql.as_bytes());
+            EXIT_OK
+        }
+        Err(e) => usage(sinks, &e.to_string()),
+    }
 }

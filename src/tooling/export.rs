@@ -47,7 +47,7 @@ impl Format {
             "openlineage" => Ok(Format::OpenLineage),
             "contract" => Ok(Format::Contract),
             "sql" => Err(
-                "the `sql` export is not built yet; the formats are json-schema, openlineage and contract"
+                "the `sql` export needs a dialect and an input: `hql export FILE TYPE --format sql --dialect duckdb --from INPUT`"
                     .into(),
             ),
             other => Err(format!(

@@ -7,3 +7,4 @@
 pub mod diff;
 pub mod export;
 pub mod infer;
+pub mod sql;

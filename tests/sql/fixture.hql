@@ -1,0 +1,41 @@
+// Contracts for the SQL compiler's differential test: every construct it
+// compiles, over tests/sql/fixture.jsonl (every kind of defect).
+
+type Reading : TypeContract = {
+    sensor: String
+    low: Int
+    high: Int
+    unit?: String
+
+    require ordered: low <= high else "low must not exceed high"
+    require unit? != "F"
+    warn high < 100
+}
+
+type Status = "open" | "shipped" | "cancelled"
+
+@version("1.0.0")
+type Order : DataContract = {
+    id: String
+    status: Status
+    qty: Int
+    price: Float
+    discount?: Float = 0.0
+    note?: String | Null
+    tags?: List[String]
+    code?: Int | String
+    express?: Bool
+
+    require positive: qty > 0
+    require price * qty - discount? >= 0
+    require id_shape: matches(id, r"^ord-\d{3}$")
+    require status in ["open", "shipped"] or note?
+    require shipped_ready: status == "shipped" => express? ?? false or len(note? ?? "") > 0
+    require lower(id) == id
+    require if qty > 100 then price < 10 else true
+    require not contains(note? ?? "", "fraud")
+    require starts_with(id, "ord") and ends_with(id, id)
+    warn big: qty < 50
+    warn qty % 2 == 0 or qty / 2 < 10
+    unique id
+}

@@ -1,0 +1,21 @@
+"""Run a query `hql export --format sql --dialect duckdb` wrote, and print
+its rows as JSON Lines: per line `{"line", "failures", "warnings"}` (each
+failure `[rule, kind, path]`), or with --summary the one report row."""
+import json
+import sys
+
+import duckdb
+
+query = open(sys.argv[1], encoding="utf-8").read()
+rows = duckdb.sql(query)
+names = rows.columns
+for row in rows.fetchall():
+    r = dict(zip(names, row))
+    if "--summary" in sys.argv:
+        by_rule = [[b["rule"], b["kind"], b["count"]] for b in r["by_rule"]]
+        print(json.dumps({"total": r["total"], "ok": r["ok"], "err": r["err"],
+                          "warned": r["warned"], "by_rule": by_rule}))
+    else:
+        failures = [[f["rule"], f["kind"], f["path"]] for f in r["hql_failures"]]
+        warnings = [w["rule"] for w in r["hql_warnings"]]
+        print(json.dumps({"line": r["hql_line"], "failures": failures, "warnings": warnings}))

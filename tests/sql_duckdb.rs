@@ -1,0 +1,361 @@
+//! `hql export --format sql --dialect duckdb` held to `hql run`: over the
+//! examples' contracts and data and a fixture with every construct the
+//! compiler knows, DuckDB running the generated query gives every line the
+//! same failure identities (rule, kind, path, in order) and warnings as
+//! `validate`, and `--summary` gives `report()`'s row.
+//!
+//! DuckDB is installed on first use (pip, into `target/sql-venv`), so these
+//! tests are ignored by a plain `cargo test`; `.ci/run` runs them with
+//! `--include-ignored`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value as Json;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A Python with the `duckdb` module, installed on first use.
+fn duckdb_python() -> PathBuf {
+    let venv = root().join("target/sql-venv");
+    let python = venv.join("bin/python");
+    let has = |p: &Path| {
+        Command::new(p)
+            .args(["-c", "import duckdb"])
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !has(&python) {
+        let made = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status()
+            .expect("python3 runs");
+        assert!(made.success(), "python3 -m venv failed");
+        let installed = Command::new(venv.join("bin/pip"))
+            .args(["install", "--quiet", "duckdb"])
+            .status()
+            .expect("pip runs");
+        assert!(installed.success(), "pip install duckdb failed");
+    }
+    python
+}
+
+fn hql(args: &[&str], stdin: Option<&str>) -> (String, String, i32) {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hql"))
+        .args(args)
+        .current_dir(root())
+        .env("HQL_PROGRESS", "0")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("hql runs");
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(stdin.unwrap_or("").as_bytes()).unwrap();
+    drop(input);
+    let out = child.wait_with_output().unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (
+        text(&out.stdout),
+        text(&out.stderr),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+/// What one side says: each failing line's failures, each warning by line,
+/// and the report.
+struct Said {
+    failures: Vec<(u64, Json)>,
+    warnings: Vec<(u64, String)>,
+    report: Json,
+}
+
+/// What `hql run` says.
+fn by_hql(file: &str, ty: &str, data: &str) -> Said {
+    let run = |pipeline: &str| {
+        let program = format!(
+            "import \"{file}\"\nsource(file(\"{data}\"), Json) | validate({ty}) | {pipeline}\n"
+        );
+        let (out, err, status) = hql(&["run", "-", "--format", "json"], Some(&program));
+        assert_eq!(status, 0, "{program}\n{err}");
+        out
+    };
+    let failures = run(
+        "errs() | map(e => {line: e.origin.line, failures: e.failures | map(f => [f.rule, f.kind, f.path]) | collect()})",
+    );
+    let failures = failures
+        .lines()
+        .map(|l| {
+            let v: Json = serde_json::from_str(l).unwrap();
+            (v["line"].as_u64().unwrap(), v["failures"].clone())
+        })
+        .collect();
+    let warnings = run("warnings() | map(w => {line: w.origin.line, rule: w.rule})");
+    let warnings = warnings
+        .lines()
+        .map(|l| {
+            let v: Json = serde_json::from_str(l).unwrap();
+            (
+                v["line"].as_u64().unwrap(),
+                v["rule"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let report: Json = serde_json::from_str(run("report()").trim()).unwrap();
+    Said {
+        failures,
+        warnings,
+        report,
+    }
+}
+
+/// What DuckDB says, running the exported query.
+fn by_duckdb(
+    python: &Path,
+    file: &str,
+    ty: &str,
+    data: &str,
+    summary: bool,
+) -> Result<Vec<Json>, String> {
+    let mut args = vec![
+        "export",
+        file,
+        ty,
+        "--format",
+        "sql",
+        "--dialect",
+        "duckdb",
+        "--from",
+        data,
+    ];
+    if summary {
+        args.push("--summary");
+    }
+    let (sql, err, status) = hql(&args, None);
+    if status != 0 {
+        return Err(err);
+    }
+    let dir = std::env::temp_dir().join(format!("hql-sql-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let query = dir.join(format!("{ty}-{summary}.sql"));
+    std::fs::write(&query, &sql).unwrap();
+    let mut cmd = Command::new(python);
+    cmd.arg(root().join("tests/sql/run_duckdb.py"))
+        .arg(&query)
+        .current_dir(root());
+    if summary {
+        cmd.arg("--summary");
+    }
+    let out = cmd.output().expect("python runs");
+    assert!(
+        out.status.success(),
+        "{ty} over {data}: DuckDB failed:\n{}\n{sql}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect())
+}
+
+/// The two agree on every line and on the report.
+fn agree(python: &Path, file: &str, ty: &str, data: &str) -> Result<(), String> {
+    let rows = by_duckdb(python, file, ty, data, false)?;
+    let Said {
+        failures,
+        warnings,
+        report,
+    } = by_hql(file, ty, data);
+    let sql_failures: Vec<(u64, Json)> = rows
+        .iter()
+        .filter(|r| !r["failures"].as_array().unwrap().is_empty())
+        .map(|r| (r["line"].as_u64().unwrap(), r["failures"].clone()))
+        .collect();
+    assert_eq!(sql_failures, failures, "{file} {ty} over {data}: failures");
+    let sql_warnings: Vec<(u64, String)> = rows
+        .iter()
+        .flat_map(|r| {
+            let line = r["line"].as_u64().unwrap();
+            r["warnings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(move |w| (line, w.as_str().unwrap().to_string()))
+        })
+        .collect();
+    assert_eq!(sql_warnings, warnings, "{file} {ty} over {data}: warnings");
+    let summary = by_duckdb(python, file, ty, data, true)?;
+    let by_rule: Vec<Json> = report["by_rule"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| serde_json::json!([b["rule"], b["kind"], b["count"]]))
+        .collect();
+    let expected = serde_json::json!({
+        "total": report["total"], "ok": report["ok"], "err": report["err"],
+        "warned": report["warned"], "by_rule": by_rule,
+    });
+    assert_eq!(summary, vec![expected], "{file} {ty} over {data}: summary");
+    Ok(())
+}
+
+#[test]
+#[ignore = "installs DuckDB (pip); .ci/run runs it"]
+fn the_fixture_with_every_construct_agrees_with_hql_run() {
+    let python = duckdb_python();
+    for (ty, data) in [
+        ("Reading", "tests/sql/fixture-readings.jsonl"),
+        ("Order", "tests/sql/fixture.jsonl"),
+    ] {
+        agree(&python, "tests/sql/fixture.hql", ty, data)
+            .unwrap_or_else(|e| panic!("{ty} should compile: {e}"));
+    }
+}
+
+#[test]
+#[ignore = "installs DuckDB (pip); .ci/run runs it"]
+fn every_example_contract_agrees_or_says_what_does_not_compile() {
+    let python = duckdb_python();
+    let (mut compiled, mut refused) = (0, 0);
+    for (file, types, data) in examples() {
+        for ty in &types {
+            for d in &data {
+                match agree(&python, &file, ty, d) {
+                    Ok(()) => compiled += 1,
+                    Err(err) => {
+                        assert!(
+                            err.contains("does not compile to SQL:"),
+                            "{file} {ty}: {err}"
+                        );
+                        refused += 1;
+                    }
+                }
+            }
+        }
+    }
+    eprintln!(
+        "{compiled} example contracts compiled and agreed; {refused} said what does not compile"
+    );
+    assert!(
+        compiled >= 3,
+        "only {compiled} example pairs compiled ({refused} refused)"
+    );
+}
+
+/// Example programs that check, their record types and the JSON Lines
+/// files they read.
+fn examples() -> Vec<(String, Vec<String>, Vec<String>)> {
+    let mut out = Vec::new();
+    let mut dirs = vec![root().join("examples")];
+    while let Some(dir) = dirs.pop() {
+        let mut entries: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                if !path.ends_with("errors") && !path.ends_with("out") {
+                    dirs.push(path);
+                }
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "hql") || path.with_extension("status").exists()
+            {
+                continue;
+            }
+            let source = std::fs::read_to_string(&path).unwrap();
+            let types = hql::cli::contracts::type_names(&source, true);
+            let data: Vec<String> = source
+                .split("file(\"")
+                .skip(1)
+                .filter_map(|s| s.split('"').next())
+                .filter(|d| d.ends_with(".jsonl") && root().join(d).exists())
+                .map(str::to_string)
+                .collect();
+            if types.is_empty() || data.is_empty() {
+                continue;
+            }
+            let rel = path
+                .strip_prefix(root())
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            out.push((rel, types, data));
+        }
+    }
+    out
+}
+
+/// What does not compile is named, with the reason, and nothing is printed.
+#[test]
+fn what_does_not_compile_is_named_with_the_reason() {
+    let cases = [
+        (
+            "type T : DataContract = {\n    email: Email\n}\n",
+            "field T.email does not compile to SQL: its type Email is a refinement with rules",
+        ),
+        (
+            "fn ok(x: Int) -> Bool = x > 0\ntype T : DataContract = {\n    a: Int\n    require good: ok(a)\n}\n",
+            "rule T.good does not compile to SQL: it calls a function",
+        ),
+        (
+            "type T : DataContract = {\n    a: Int\n    b: Int\n    unique a\n    unique b\n}\n",
+            "T.b.unique does not compile to SQL: a second unique key",
+        ),
+        (
+            "type T : DataContract = {\n    a: { b: Int }\n}\n",
+            "field T.a does not compile to SQL: its type is a record",
+        ),
+        (
+            "type T : DataContract = {\n    a: String\n    require matches(a, r\"\\w+\")\n}\n",
+            "does not compile to SQL: its regex uses `\\w`",
+        ),
+    ];
+    let dir = std::env::temp_dir().join(format!("hql-sql-refused-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (i, (program, message)) in cases.iter().enumerate() {
+        let file = dir.join(format!("t{i}.hql"));
+        std::fs::write(&file, program).unwrap();
+        let (out, err, status) = hql(
+            &[
+                "export",
+                file.to_str().unwrap(),
+                "T",
+                "--format",
+                "sql",
+                "--dialect",
+                "duckdb",
+                "--from",
+                "x.jsonl",
+            ],
+            None,
+        );
+        assert_eq!((out.as_str(), status), ("", 2), "{program}: {err}");
+        assert!(err.contains(message), "{program}: {err}");
+    }
+    let (_, err, status) = hql(
+        &[
+            "export",
+            "tests/sql/fixture.hql",
+            "Order",
+            "--format",
+            "sql",
+            "--dialect",
+            "spark",
+            "--from",
+            "t",
+        ],
+        None,
+    );
+    assert_eq!(status, 2);
+    assert!(
+        err.contains("the `spark` dialect is not built yet"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
