@@ -210,6 +210,7 @@ fn the_fixture_with_every_construct_agrees_with_hql_run() {
     for (ty, data) in [
         ("Reading", "tests/sql/fixture-readings.jsonl"),
         ("Order", "tests/sql/fixture.jsonl"),
+        ("Shipment", "tests/sql/fixture-shipments.jsonl"),
     ] {
         agree(&python, "tests/sql/fixture.hql", ty, data)
             .unwrap_or_else(|e| panic!("{ty} should compile: {e}"));
@@ -308,8 +309,8 @@ fn what_does_not_compile_is_named_with_the_reason() {
             "T.b.unique does not compile to SQL: a second unique key",
         ),
         (
-            "type T : DataContract = {\n    a: { b: Int }\n}\n",
-            "field T.a does not compile to SQL: its type is a record",
+            "type T : DataContract = {\n    a: Map[Int]\n}\n",
+            "field T.a does not compile to SQL: its type is a Map",
         ),
         (
             "type T : DataContract = {\n    a: String\n    require matches(a, r\"\\w+\")\n}\n",

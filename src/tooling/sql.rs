@@ -20,14 +20,15 @@
 //! into `report()`'s one row.
 //!
 //! What compiles today: fields of scalar types, literal unions, unions of
-//! scalars, `| Null`, aliases, lists of scalars, defaults that are
-//! literals, open and closed kinds, rules and warnings over scalar fields
-//! built from comparisons, arithmetic, `and`/`or`/`not`/`=>`, `in`, `??`,
-//! `?`, `if`, `len`, `lower`, `upper`, `trim`, `contains`, `starts_with`,
-//! `ends_with`, `abs` and `matches`, and one `unique` key. Nested records,
-//! lists of records, maps, refinements with rules (the standard library's
-//! `Email`, `Timestamp`, …), named checks and calls of functions are named
-//! as not compiled yet.
+//! scalars, `| Null`, aliases, lists, nested records (inline or declared,
+//! at paths like `items[1].qty`), defaults that are literals, open and
+//! closed kinds, rules and warnings over scalar fields built from
+//! comparisons, arithmetic, `and`/`or`/`not`/`=>`, `in`, `??`, `?`, `if`,
+//! `len`, `lower`, `upper`, `trim`, `contains`, `starts_with`, `ends_with`,
+//! `abs` and `matches`, and one `unique` key. Maps, unions of records,
+//! refinements with rules (the standard library's `Email`, `Timestamp`,
+//! …), named checks and calls of functions are named as not compiled yet
+//! (`docs/scale.md`).
 
 use std::fmt::Write as _;
 
@@ -92,360 +93,193 @@ pub fn compile(contract: &Contract, options: &Options) -> Compiled<String> {
             why: "only record types compile (a refinement is checked as a field's type)".into(),
         });
     };
-    let fields = record
-        .fields
+    let Dialect::DuckDb = options.dialect;
+    let top = Frame::new(&contract.name, record, "hql_j".into(), None, 0)?;
+    let failures = top.failures()?;
+    let warns = record
+        .warns
         .iter()
-        .map(|f| Field::of(&contract.name, f))
-        .collect::<Compiled<Vec<Field>>>()?;
-    let q = Query {
-        owner: &contract.name,
-        record,
-        fields,
-    };
-    q.sql(options)
+        .map(|r| top.rule(r, "warn", false))
+        .collect::<Compiled<Vec<String>>>()?;
+    let (unique_cte, final_failures) = top.unique()?;
+    let not_record = sql_string(&format!("{}.not_record", contract.name));
+    let mut sql = String::new();
+    let _ = write!(
+        sql,
+        "-- {owner}: one row a line, the rules it breaks (hql export --format sql)\n\
+         WITH hql_text AS (\n{input}\n),\n\
+         hql_rows AS (\n  SELECT hql_source, hql_line,\n    json_valid(hql_t) AS hql_decoded,\n    \
+         CASE WHEN json_valid(hql_t) THEN hql_t::JSON END AS hql_j\n  \
+         FROM (SELECT hql_source, hql_line,\n    \
+         CASE WHEN hql_line = 1 THEN ltrim(rtrim(hql_raw, chr(13)), chr(65279)) ELSE rtrim(hql_raw, chr(13)) END AS hql_t\n    \
+         FROM hql_text)\n  WHERE trim(hql_t, ' ' || chr(9)) <> ''\n),\n\
+         hql_checked AS (\n  SELECT *,\n    CASE\n      \
+         WHEN NOT hql_decoded THEN [{{'rule': 'decode', 'kind': 'decode', 'path': NULL::VARCHAR}}]\n      \
+         WHEN json_type(hql_j) <> 'OBJECT' THEN [{{'rule': {not_record}, 'kind': 'not_record', 'path': NULL::VARCHAR}}]\n      \
+         ELSE {failures}\n    END AS hql_before_unique\n  FROM hql_rows\n){unique_cte},\n\
+         hql_result AS (\n  SELECT hql_source, hql_line, {final_failures} AS hql_failures,\n    \
+         CASE WHEN len({final_failures}) = 0 AND hql_decoded AND json_type(hql_j) = 'OBJECT'\n      \
+         THEN list_filter([{warns}]::{FAILURE}[], lambda x: x IS NOT NULL)\n      \
+         ELSE []::{FAILURE}[] END AS hql_warnings\n  \
+         FROM hql_unique\n)\n",
+        owner = contract.name,
+        input = input(options.from),
+        warns = warns.join(", "),
+    );
+    if options.summary {
+        sql.push_str(
+            "SELECT count(*) AS total,\n  count(*) FILTER (WHERE len(hql_failures) = 0) AS ok,\n  \
+             count(*) FILTER (WHERE len(hql_failures) > 0) AS err,\n  \
+             count(*) FILTER (WHERE len(hql_failures) = 0 AND len(hql_warnings) > 0) AS warned,\n  \
+             (SELECT coalesce(list({'rule': rule, 'kind': kind, 'count': n} ORDER BY n DESC, rule, kind), [])\n   \
+             FROM (SELECT f.rule AS rule, f.kind AS kind, count(*) AS n\n     \
+             FROM (SELECT unnest(list_concat(hql_failures, hql_warnings)) AS f FROM hql_result)\n     \
+             GROUP BY ALL)) AS by_rule\nFROM hql_result\n",
+        );
+    } else {
+        sql.push_str(
+            "SELECT hql_source, hql_line, len(hql_failures) = 0 AS hql_ok, hql_failures, hql_warnings\n\
+             FROM hql_result\nORDER BY hql_source, hql_line\n",
+        );
+    }
+    Ok(sql)
 }
 
-/// One declared field, as the query reads it.
-struct Field<'a> {
-    spec: &'a FieldSpec,
-    /// `'$."name"'`
+/// Nested records and lists deeper than this are not compiled (a type
+/// that holds itself would otherwise compile forever).
+const MAX_DEPTH: usize = 8;
+
+/// A record being checked: where its JSON is, the path its failures name,
+/// and its fields as SQL.
+struct Frame<'a> {
+    /// The prefix of its identities (`Order`, `Order.address`, `Item`).
+    owner: String,
+    shape: &'a RecordShape,
+    fields: Vec<FieldSql<'a>>,
+    /// SQL of its JSON.
+    json: String,
+    /// SQL of its path for failures: `NULL` at the top, else a VARCHAR
+    /// expression (`'items[' || n0 || ']'`).
     path: String,
-    /// The SQL type its value has in rules, when it has one.
-    sql_type: Option<&'static str>,
-    /// Its default as SQL, when it has one.
-    default: Option<String>,
 }
 
-impl<'a> Field<'a> {
-    fn of(owner: &str, spec: &'a FieldSpec) -> Compiled<Field<'a>> {
-        let what = || format!("field {owner}.{}", spec.name);
-        if spec.name.contains(['"', '\\']) {
+/// One declared field of a frame.
+struct FieldSql<'a> {
+    spec: &'a FieldSpec,
+    /// Its failures: an SQL list (§4.8 step 3, with what nests inside).
+    failures: String,
+    /// Its value as rules read it, when it has one scalar type.
+    value: Option<String>,
+}
+
+impl<'a> Frame<'a> {
+    fn new(
+        owner: &str,
+        shape: &'a RecordShape,
+        json: String,
+        path: Option<String>,
+        depth: usize,
+    ) -> Compiled<Frame<'a>> {
+        if depth > MAX_DEPTH {
             return Err(NotCompiled {
-                what: what(),
-                why: "a field name with `\"` or `\\` has no JSON path here".into(),
+                what: format!("type {owner}"),
+                why: format!("it nests deeper than {MAX_DEPTH} levels"),
             });
         }
-        if !spec.checks.is_empty() {
-            return Err(NotCompiled {
-                what: what(),
-                why: "a named check (`validate … with f`) calls a function".into(),
-            });
+        let mut fields = Vec::with_capacity(shape.fields.len());
+        for spec in &shape.fields {
+            fields.push(FieldSql::new(owner, spec, &json, path.as_deref(), depth)?);
         }
-        let ty = plain(&spec.ty).map_err(|why| NotCompiled { what: what(), why })?;
-        let default = match &spec.default {
-            None => None,
-            Some(Expr::Const(v)) => Some(literal(v).ok_or_else(|| NotCompiled {
-                what: what(),
-                why: "its default is not a scalar".into(),
-            })?),
-            Some(_) => {
-                return Err(NotCompiled {
-                    what: what(),
-                    why: "its default is computed".into(),
-                })
-            }
-        };
-        Ok(Field {
-            spec,
-            path: sql_string(&format!("$.\"{}\"", spec.name)),
-            sql_type: value_type(ty),
-            default,
+        Ok(Frame {
+            owner: owner.to_string(),
+            shape,
+            fields,
+            json,
+            path: path.unwrap_or_else(|| "NULL::VARCHAR".into()),
         })
     }
-}
 
-/// A field's type with aliases followed, or why it does not compile.
-fn plain(t: &TypeSpec) -> Result<&TypeSpec, String> {
-    match t {
-        TypeSpec::Named(cell) => match cell.get().map(|c| &c.shape) {
-            Some(Shape::Refined { base, rules, .. }) if rules.is_empty() => plain(base),
-            Some(Shape::Refined { .. }) => Err(format!(
-                "its type {} is a refinement with rules (not compiled yet)",
-                t.describe()
-            )),
-            _ => Err(format!(
-                "its type {} is a record (nested records are not compiled yet)",
-                t.describe()
-            )),
-        },
-        TypeSpec::Record(_) => Err("its type is a record (not compiled yet)".into()),
-        TypeSpec::Map(_) => Err("its type is a Map (not compiled yet)".into()),
-        TypeSpec::List(item) => match plain(item)? {
-            TypeSpec::List(_) => Err("a list of lists is not compiled yet".into()),
-            _ => Ok(t),
-        },
-        TypeSpec::Union(members) => {
-            for m in members {
-                if let TypeSpec::List(_) = plain(m)? {
-                    return Err("a union with a list is not compiled yet".into());
-                }
-            }
-            Ok(t)
-        }
-        _ => Ok(t),
-    }
-}
-
-/// The SQL type of a field's value as rules read it: one scalar kind (and
-/// `Null`), or none (the field cannot be read by a compiled rule).
-fn value_type(t: &TypeSpec) -> Option<&'static str> {
-    let mut kinds: Vec<&'static str> = Vec::new();
-    let mut add = |k: &'static str| {
-        if !kinds.contains(&k) {
-            kinds.push(k);
-        }
-    };
-    fn walk(t: &TypeSpec, add: &mut dyn FnMut(&'static str)) -> bool {
-        match t {
-            TypeSpec::Null => true,
-            TypeSpec::Bool => {
-                add("BOOLEAN");
-                true
-            }
-            TypeSpec::Int => {
-                add("HUGEINT");
-                true
-            }
-            TypeSpec::Float => {
-                add("DOUBLE");
-                true
-            }
-            TypeSpec::String => {
-                add("VARCHAR");
-                true
-            }
-            TypeSpec::Literal(Value::Str(_)) => {
-                add("VARCHAR");
-                true
-            }
-            TypeSpec::Literal(v) if v.is_int() => {
-                add("HUGEINT");
-                true
-            }
-            TypeSpec::Union(ms) => ms.iter().all(|m| walk(m, add)),
-            TypeSpec::Named(cell) => match cell.get().map(|c| &c.shape) {
-                Some(Shape::Refined { base, .. }) => walk(base, add),
-                _ => false,
-            },
-            _ => false,
-        }
-    }
-    if !walk(t, &mut add) {
-        return None;
-    }
-    match kinds.as_slice() {
-        [one] => Some(one),
-        // Int and Float together read as numbers.
-        [a, b] if kinds.contains(&"HUGEINT") && kinds.contains(&"DOUBLE") && a != b => {
-            Some("DOUBLE")
-        }
-        _ => None,
-    }
-}
-
-struct Query<'a> {
-    owner: &'a str,
-    record: &'a RecordShape,
-    fields: Vec<Field<'a>>,
-}
-
-impl Query<'_> {
-    fn sql(&self, options: &Options) -> Compiled<String> {
-        let Dialect::DuckDb = options.dialect;
-        let mut field_failures = Vec::new();
-        let mut columns = String::new();
-        for (i, f) in self.fields.iter().enumerate() {
-            let _ = write!(
-                columns,
-                ",\n    json_type(hql_j, {path}) AS hql_t{i}",
-                path = f.path
-            );
-            field_failures.push(self.field_failure(i, f));
-        }
-        let mut values = String::new();
-        for (i, f) in self.fields.iter().enumerate() {
-            let _ = write!(
-                values,
-                ",\n    {} AS hql_k{i},\n    {} AS hql_v{i}",
-                self.failure_kind(i, f),
-                self.value(i, f)
-            );
-        }
-        let rules = self
-            .record
-            .rules
-            .iter()
-            .map(|r| self.rule(r, "require", true))
-            .collect::<Compiled<Vec<String>>>()?;
-        let warns = self
-            .record
-            .warns
-            .iter()
-            .map(|r| self.rule(r, "warn", false))
-            .collect::<Compiled<Vec<String>>>()?;
-        let extras = if self.record.open {
-            "[]".to_string()
+    /// The record's failures, as an SQL list: its fields', its undeclared
+    /// fields' (a closed kind), then its `require` rules'.
+    fn failures(&self) -> Compiled<String> {
+        let fields: Vec<&str> = self.fields.iter().map(|f| f.failures.as_str()).collect();
+        let fields = if fields.is_empty() {
+            format!("[]::{FAILURE}[]")
+        } else {
+            format!("flatten([{}])", fields.join(",\n          "))
+        };
+        let extras = if self.shape.open {
+            format!("[]::{FAILURE}[]")
         } else {
             let declared: Vec<String> = self
                 .fields
                 .iter()
                 .map(|f| sql_string(&f.spec.name))
                 .collect();
+            let json = &self.json;
+            let path = if self.path.starts_with("NULL") {
+                "k".to_string()
+            } else {
+                format!("{} || '.' || k", self.path)
+            };
             format!(
-                "list_transform(list_filter(json_keys(hql_j), lambda k: NOT list_contains([{}]::VARCHAR[], k)), \
-                 lambda k: {{'rule': {} || k || '.extra', 'kind': 'extra', 'path': k}})",
+                "list_transform(list_filter(json_keys({json}), lambda k: NOT list_contains([{}]::VARCHAR[], k)), \
+                 lambda k: {{'rule': {} || k || '.extra', 'kind': 'extra', 'path': {path}}})",
                 declared.join(", "),
                 sql_string(&format!("{}.", self.owner))
             )
         };
-        let (unique_cte, final_failures) = self.unique()?;
-        let not_record = sql_string(&format!("{}.not_record", self.owner));
-        let mut sql = String::new();
-        let _ = write!(
-            sql,
-            "-- {owner}: one row a line, the rules it breaks (hql export --format sql)\n\
-             WITH hql_text AS (\n{input}\n),\n\
-             hql_rows AS (\n  SELECT hql_source, hql_line,\n    json_valid(hql_t) AS hql_decoded,\n    \
-             CASE WHEN json_valid(hql_t) THEN hql_t::JSON END AS hql_j\n  \
-             FROM (SELECT hql_source, hql_line,\n    \
-             CASE WHEN hql_line = 1 THEN ltrim(rtrim(hql_raw, chr(13)), chr(65279)) ELSE rtrim(hql_raw, chr(13)) END AS hql_t\n    \
-             FROM hql_text)\n  WHERE trim(hql_t, ' ' || chr(9)) <> ''\n),\n\
-             hql_typed AS (\n  SELECT *{columns}\n  FROM hql_rows\n),\n\
-             hql_read AS (\n  SELECT *{values}\n  FROM hql_typed\n),\n\
-             hql_checked AS (\n  SELECT hql_read.*,\n    CASE\n      \
-             WHEN NOT hql_decoded THEN [{{'rule': 'decode', 'kind': 'decode', 'path': NULL::VARCHAR}}]\n      \
-             WHEN json_type(hql_j) <> 'OBJECT' THEN [{{'rule': {not_record}, 'kind': 'not_record', 'path': NULL::VARCHAR}}]\n      \
-             ELSE list_concat(\n        {fields},\n        \
-             {extras},\n        \
-             list_filter([{rules}]::STRUCT(rule VARCHAR, kind VARCHAR, path VARCHAR)[], lambda x: x IS NOT NULL))\n    \
-             END AS hql_before_unique\n  FROM hql_read\n){unique_cte},\n\
-             hql_result AS (\n  SELECT hql_source, hql_line, {final_failures} AS hql_failures,\n    \
-             CASE WHEN len({final_failures}) = 0 AND hql_decoded AND json_type(hql_j) = 'OBJECT'\n      \
-             THEN list_filter([{warns}]::STRUCT(rule VARCHAR, kind VARCHAR, path VARCHAR)[], lambda x: x IS NOT NULL)\n      \
-             ELSE []::STRUCT(rule VARCHAR, kind VARCHAR, path VARCHAR)[] END AS hql_warnings\n  \
-             FROM hql_unique\n)\n",
-            owner = self.owner,
-            input = input(options.from),
-            fields = if field_failures.is_empty() {
-                format!("[]::{FAILURE}[]")
-            } else {
-                format!("flatten([{}])", field_failures.join(",\n          "))
-            },
-            rules = rules.join(",\n          "),
-            warns = warns.join(", "),
-        );
-        if options.summary {
-            sql.push_str(
-                "SELECT count(*) AS total,\n  count(*) FILTER (WHERE len(hql_failures) = 0) AS ok,\n  \
-                 count(*) FILTER (WHERE len(hql_failures) > 0) AS err,\n  \
-                 count(*) FILTER (WHERE len(hql_failures) = 0 AND len(hql_warnings) > 0) AS warned,\n  \
-                 (SELECT coalesce(list({'rule': rule, 'kind': kind, 'count': n} ORDER BY n DESC, rule, kind), [])\n   \
-                 FROM (SELECT f.rule AS rule, f.kind AS kind, count(*) AS n\n     \
-                 FROM (SELECT unnest(list_concat(hql_failures, hql_warnings)) AS f FROM hql_result)\n     \
-                 GROUP BY ALL)) AS by_rule\nFROM hql_result\n",
-            );
+        let rules = self
+            .shape
+            .rules
+            .iter()
+            .map(|r| self.rule(r, "require", true))
+            .collect::<Compiled<Vec<String>>>()?;
+        let rules = if rules.is_empty() {
+            format!("[]::{FAILURE}[]")
         } else {
-            sql.push_str(
-                "SELECT hql_source, hql_line, len(hql_failures) = 0 AS hql_ok, hql_failures, hql_warnings\n\
-                 FROM hql_result\nORDER BY hql_source, hql_line\n",
-            );
-        }
-        Ok(sql)
-    }
-
-    /// The field's failure, if any: `missing`, `null` or `type` (§4.8 step 3).
-    fn failure_kind(&self, i: usize, f: &Field) -> String {
-        let spec = f.spec;
-        let absent_ok = spec.optional || f.default.is_some();
-        let raw = format!("json_extract(hql_j, {})", f.path);
-        let wrong = match &spec.ty {
-            // A list holding elements of another type: each is a failure.
-            TypeSpec::List(item) => format!(
-                "WHEN hql_t{i} <> 'ARRAY' THEN 'type' WHEN NOT ({}) THEN 'elements'",
-                elements_ok(item, &raw)
-            ),
-            ty => format!(
-                "WHEN NOT ({}) THEN 'type'",
-                type_test(ty, &format!("hql_t{i}"), &raw)
-            ),
+            format!(
+                "list_filter([{}]::{FAILURE}[], lambda x: x IS NOT NULL)",
+                rules.join(",\n          ")
+            )
         };
-        format!(
-            "CASE WHEN hql_t{i} IS NULL THEN {missing} \
-             WHEN hql_t{i} = 'NULL' THEN {null} {wrong} END",
-            missing = if absent_ok { "NULL" } else { "'missing'" },
-            null = if spec.ty.admits_null() {
-                "NULL"
-            } else {
-                "'null'"
-            },
-        )
-    }
-
-    /// The field's failures: a list of none, or one, or one an element of
-    /// a list that holds elements of another type.
-    fn field_failure(&self, i: usize, f: &Field) -> String {
-        let ids = &f.spec.ids;
-        let path = sql_string(&f.spec.name);
-        let elements = match &f.spec.ty {
-            TypeSpec::List(item) => format!(
-                "WHEN 'elements' THEN list_transform(\
-                 list_filter(range(CAST(json_array_length(hql_j, {p}) AS BIGINT)), lambda n: NOT ({ok})), \
-                 lambda n: {{'rule': {t}, 'kind': 'type', 'path': {name} || '[' || n || ']'}}) ",
-                p = f.path,
-                ok = elements_ok_at(item, &format!("json_extract(hql_j, {})", f.path)),
-                t = sql_string(&ids.type_),
-                name = path,
-            ),
-            _ => String::new(),
-        };
-        format!(
-            "CASE hql_k{i} WHEN 'missing' THEN [{{'rule': {m}, 'kind': 'missing', 'path': {path}}}] \
-             WHEN 'null' THEN [{{'rule': {n}, 'kind': 'null', 'path': {path}}}] \
-             WHEN 'type' THEN [{{'rule': {t}, 'kind': 'type', 'path': {path}}}] {elements}\
-             ELSE []::{STRUCT}[] END",
-            m = sql_string(&ids.missing),
-            n = sql_string(&ids.null),
-            t = sql_string(&ids.type_),
-            STRUCT = FAILURE,
-        )
-    }
-
-    /// The field's value as rules read it (NULL when absent or null).
-    fn value(&self, i: usize, f: &Field) -> String {
-        let Some(ty) = f.sql_type else {
-            return "NULL".into();
-        };
-        let read = format!("TRY_CAST(hql_j ->> {} AS {ty})", f.path);
-        match &f.default {
-            Some(d) => format!("CASE WHEN hql_t{i} IS NULL THEN CAST({d} AS {ty}) ELSE {read} END"),
-            None => read,
-        }
+        Ok(format!(
+            "list_concat({fields},\n        {extras},\n        {rules})"
+        ))
     }
 
     /// A rule as a failure (or warning) struct, NULL when it holds; a
     /// `require` rule over a field that failed is skipped (§4.8 step 5).
     fn rule(&self, rule: &RuleSpec, kind: &str, skip_failed: bool) -> Compiled<String> {
-        let cond = Rule { query: self, rule }.expr(&rule.cond)?;
+        let cond = Rule { frame: self, rule }.expr(&rule.cond)?;
+        let live = if skip_failed && !rule.slots.is_empty() {
+            let failed: Vec<String> = rule
+                .slots
+                .iter()
+                .map(|&s| format!("len({}) > 0", self.fields[s as usize].failures))
+                .collect();
+            format!("NOT ({}) AND ", failed.join(" OR "))
+        } else {
+            String::new()
+        };
+        let id = sql_string(&rule.id);
+        let path = &self.path;
         let eval = match &cond.raises {
             Some(r) => format!(
-                "WHEN {live}({r}) IS TRUE THEN {{'rule': {id}, 'kind': 'eval', 'path': NULL::VARCHAR}} ",
-                live = live_prefix(rule, skip_failed),
-                id = sql_string(&rule.id)
+                "WHEN {live}({r}) IS TRUE THEN {{'rule': {id}, 'kind': 'eval', 'path': {path}}} "
             ),
             None => String::new(),
         };
-        let cond = cond.text;
-        let live = live_prefix(rule, skip_failed);
         Ok(format!(
-            "CASE {eval}WHEN {live}({cond}) IS FALSE THEN {{'rule': {id}, 'kind': '{kind}', 'path': NULL::VARCHAR}} END",
-            id = sql_string(&rule.id)
+            "CASE {eval}WHEN {live}({}) IS FALSE THEN {{'rule': {id}, 'kind': '{kind}', 'path': {path}}} END",
+            cond.text
         ))
     }
 
     /// The `unique` key's CTE and the failures after it: only a record with
     /// no other failure claims its key, the first by line (§4.8 step 6).
     fn unique(&self) -> Compiled<(String, String)> {
-        match self.record.uniques.as_slice() {
+        match self.shape.uniques.as_slice() {
             [] => Ok((
                 ",\nhql_unique AS (SELECT * FROM hql_checked)".into(),
                 "hql_before_unique".into(),
@@ -454,13 +288,13 @@ impl Query<'_> {
                 let mut keys = Vec::new();
                 for &s in &u.slots {
                     let f = &self.fields[s as usize];
-                    if f.sql_type.is_none() {
+                    let Some(value) = &f.value else {
                         return Err(NotCompiled {
                             what: u.id.to_string(),
                             why: format!("its field {} is not of one scalar type", f.spec.name),
                         });
-                    }
-                    keys.push(format!("hql_v{s}"));
+                    };
+                    keys.push(value.clone());
                 }
                 let all_present = keys
                     .iter()
@@ -489,36 +323,240 @@ impl Query<'_> {
     }
 }
 
-/// `NOT (a field the rule reads failed) AND `, when rules over failed
-/// fields are skipped (§4.8 step 5).
-fn live_prefix(rule: &RuleSpec, skip_failed: bool) -> String {
-    if !skip_failed || rule.slots.is_empty() {
-        return String::new();
+impl<'a> FieldSql<'a> {
+    fn new(
+        owner: &str,
+        spec: &'a FieldSpec,
+        json: &str,
+        parent: Option<&str>,
+        depth: usize,
+    ) -> Compiled<FieldSql<'a>> {
+        let what = || format!("field {owner}.{}", spec.name);
+        let no = |why: String| NotCompiled { what: what(), why };
+        if spec.name.contains(['"', '\\']) {
+            return Err(no(
+                "a field name with `\"` or `\\` has no JSON path here".into()
+            ));
+        }
+        if !spec.checks.is_empty() {
+            return Err(no(
+                "a named check (`validate … with f`) calls a function".into()
+            ));
+        }
+        let default = match &spec.default {
+            None => None,
+            Some(Expr::Const(v)) => {
+                Some(literal(v).ok_or_else(|| no("its default is not a scalar".into()))?)
+            }
+            Some(_) => return Err(no("its default is computed".into())),
+        };
+        let key = sql_string(&format!("$.\"{}\"", spec.name));
+        let t = format!("json_type({json}, {key})");
+        let raw = format!("json_extract({json}, {key})");
+        let path = match parent {
+            None => sql_string(&spec.name),
+            Some(p) => format!("{p} || {}", sql_string(&format!(".{}", spec.name))),
+        };
+        let ids = Ids {
+            type_: sql_string(&spec.ids.type_),
+        };
+        let inner = value_failures(&spec.ty, &t, &raw, &path, &ids, depth).map_err(no)?;
+        let fail = |rule: &str, kind: &str| {
+            format!(
+                "[{{'rule': {}, 'kind': '{kind}', 'path': {path}}}]::{FAILURE}[]",
+                sql_string(rule)
+            )
+        };
+        let none = format!("[]::{FAILURE}[]");
+        let failures = format!(
+            "CASE WHEN {t} IS NULL THEN {missing} WHEN {t} = 'NULL' THEN {null} ELSE {inner} END",
+            missing = if spec.optional || default.is_some() {
+                none.clone()
+            } else {
+                fail(&spec.ids.missing, "missing")
+            },
+            null = if spec.ty.admits_null() {
+                none
+            } else {
+                fail(&spec.ids.null, "null")
+            },
+        );
+        let value = value_type(&spec.ty).map(|ty| {
+            let read = format!("TRY_CAST({json} ->> {key} AS {ty})");
+            match &default {
+                Some(d) => format!("CASE WHEN {t} IS NULL THEN CAST({d} AS {ty}) ELSE {read} END"),
+                None => read,
+            }
+        });
+        Ok(FieldSql {
+            spec,
+            failures,
+            value,
+        })
     }
-    let failed: Vec<String> = rule
-        .slots
-        .iter()
-        .map(|s| format!("hql_k{s} IS NOT NULL"))
-        .collect();
-    format!("NOT ({}) AND ", failed.join(" OR "))
+}
+
+/// The identity a field's type failures name (an element's too).
+struct Ids {
+    type_: String,
+}
+
+/// The failures of a present, non-null value `raw` (its `json_type` `t`)
+/// against `spec`, at `path`: an SQL list. Why it does not compile, when
+/// it does not.
+fn value_failures(
+    spec: &TypeSpec,
+    t: &str,
+    raw: &str,
+    path: &str,
+    ids: &Ids,
+    depth: usize,
+) -> Result<String, String> {
+    let wrong = format!(
+        "[{{'rule': {}, 'kind': 'type', 'path': {path}}}]::{FAILURE}[]",
+        ids.type_
+    );
+    let none = format!("[]::{FAILURE}[]");
+    if depth > MAX_DEPTH {
+        return Err(format!("it nests deeper than {MAX_DEPTH} levels"));
+    }
+    Ok(match spec {
+        TypeSpec::List(item) => {
+            let n = format!("hql_n{depth}");
+            let elem = format!("json_extract({raw}, '$[' || {n} || ']')");
+            let elem_path = format!("{path} || '[' || {n} || ']'");
+            let inner = value_failures(
+                item,
+                &format!("json_type({elem})"),
+                &elem,
+                &elem_path,
+                ids,
+                depth + 1,
+            )?;
+            format!(
+                "CASE WHEN {t} <> 'ARRAY' THEN {wrong} ELSE flatten(list_transform(\
+                 range(CAST(json_array_length({raw}) AS BIGINT)), lambda {n}: {inner})) END"
+            )
+        }
+        TypeSpec::Record(shape) => {
+            let owner = ids
+                .type_
+                .trim_matches('\'')
+                .strip_suffix(".type")
+                .unwrap_or("")
+                .replace("''", "'");
+            let frame = Frame::new(
+                &owner,
+                shape,
+                raw.to_string(),
+                Some(path.to_string()),
+                depth + 1,
+            )
+            .map_err(|e| e.why)?;
+            format!(
+                "CASE WHEN {t} <> 'OBJECT' THEN {wrong} ELSE {} END",
+                frame
+                    .failures()
+                    .map_err(|e| format!("{}: {}", e.what, e.why))?
+            )
+        }
+        TypeSpec::Named(cell) => match cell.get().map(|c| (c, &c.shape)) {
+            Some((_, Shape::Refined { base, rules, .. })) if rules.is_empty() => {
+                value_failures(base, t, raw, path, ids, depth)?
+            }
+            Some((c, Shape::Refined { .. })) => {
+                return Err(format!(
+                    "its type {} is a refinement with rules (not compiled yet)",
+                    c.name
+                ))
+            }
+            Some((c, Shape::Record { record, .. })) => {
+                if !record.warns.is_empty() {
+                    return Err(format!(
+                        "its type {} has warnings (the warnings of nested records are not compiled yet)",
+                        c.name
+                    ));
+                }
+                let frame = Frame::new(
+                    &c.name,
+                    record,
+                    raw.to_string(),
+                    Some(path.to_string()),
+                    depth + 1,
+                )
+                .map_err(|e| e.why)?;
+                format!(
+                    "CASE WHEN {t} <> 'OBJECT' THEN {wrong} ELSE {} END",
+                    frame
+                        .failures()
+                        .map_err(|e| format!("{}: {}", e.what, e.why))?
+                )
+            }
+            None => return Err("its type is not known".into()),
+        },
+        TypeSpec::Map(_) => return Err("its type is a Map (not compiled yet)".into()),
+        TypeSpec::Union(members) if members.iter().any(|m| !is_scalar(m)) => {
+            return Err("a union holding records or lists is not compiled yet".into())
+        }
+        scalar => format!(
+            "CASE WHEN {} THEN {none} ELSE {wrong} END",
+            type_test(scalar, t, raw)
+        ),
+    })
+}
+
+/// Is `t` a scalar type: its values are checked by their JSON type alone?
+fn is_scalar(t: &TypeSpec) -> bool {
+    match t {
+        TypeSpec::List(_) | TypeSpec::Map(_) | TypeSpec::Record(_) => false,
+        TypeSpec::Union(ms) => ms.iter().all(is_scalar),
+        TypeSpec::Named(cell) => match cell.get().map(|c| &c.shape) {
+            Some(Shape::Refined { base, rules, .. }) => rules.is_empty() && is_scalar(base),
+            _ => false,
+        },
+        _ => true,
+    }
+}
+
+/// The SQL type of a field's value as rules read it: one scalar kind (and
+/// `Null`), or none (the field cannot be read by a compiled rule).
+fn value_type(t: &TypeSpec) -> Option<&'static str> {
+    fn walk(t: &TypeSpec, kinds: &mut Vec<&'static str>) -> bool {
+        let mut add = |k: &'static str| {
+            if !kinds.contains(&k) {
+                kinds.push(k);
+            }
+            true
+        };
+        match t {
+            TypeSpec::Null => true,
+            TypeSpec::Bool => add("BOOLEAN"),
+            TypeSpec::Int => add("HUGEINT"),
+            TypeSpec::Float => add("DOUBLE"),
+            TypeSpec::String | TypeSpec::Literal(Value::Str(_)) => add("VARCHAR"),
+            TypeSpec::Literal(v) if v.is_int() => add("HUGEINT"),
+            TypeSpec::Union(ms) => ms.iter().all(|m| walk(m, kinds)),
+            TypeSpec::Named(cell) => match cell.get().map(|c| &c.shape) {
+                Some(Shape::Refined { base, .. }) => walk(base, kinds),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+    let mut kinds = Vec::new();
+    if !walk(t, &mut kinds) {
+        return None;
+    }
+    match kinds.as_slice() {
+        [one] => Some(one),
+        // Int and Float together read as numbers.
+        [_, _] if kinds.contains(&"HUGEINT") && kinds.contains(&"DOUBLE") => Some("DOUBLE"),
+        _ => None,
+    }
 }
 
 /// The SQL type of a failure or warning: HQL's `{rule, kind, path}`.
 const FAILURE: &str = "STRUCT(rule VARCHAR, kind VARCHAR, path VARCHAR)";
-
-/// Does every element of the JSON array `raw` have type `item`?
-fn elements_ok(item: &TypeSpec, raw: &str) -> String {
-    format!(
-        "coalesce(list_bool_and(list_transform(CAST({raw} AS JSON[]), lambda e: {})), true)",
-        type_test(item, "json_type(e)", "e")
-    )
-}
-
-/// Is element `n` (from 0) of the JSON array `raw` of type `item`?
-fn elements_ok_at(item: &TypeSpec, raw: &str) -> String {
-    let e = format!("json_extract({raw}, '$[' || n || ']')");
-    type_test(item, &format!("json_type({e})"), &e)
-}
 
 /// Is the JSON value with type `t` (`json_type`) and text `raw` of `spec`?
 fn type_test(spec: &TypeSpec, t: &str, raw: &str) -> String {
@@ -546,7 +584,10 @@ fn type_test(spec: &TypeSpec, t: &str, raw: &str) -> String {
             let parts: Vec<String> = ms.iter().map(|m| type_test(m, t, raw)).collect();
             format!("({})", parts.join(" OR "))
         }
-        TypeSpec::List(item) => format!("({t} = 'ARRAY' AND {})", elements_ok(item, raw)),
+        TypeSpec::List(item) => format!(
+            "({t} = 'ARRAY' AND coalesce(list_bool_and(list_transform(CAST({raw} AS JSON[]), lambda e: {})), true))",
+            type_test(item, "json_type(e)", "e")
+        ),
         TypeSpec::Named(cell) => match cell.get().map(|c| &c.shape) {
             Some(Shape::Refined { base, .. }) => type_test(base, t, raw),
             _ => "false".into(),
@@ -557,7 +598,7 @@ fn type_test(spec: &TypeSpec, t: &str, raw: &str) -> String {
 
 /// A rule's condition, compiled.
 struct Rule<'q> {
-    query: &'q Query<'q>,
+    frame: &'q Frame<'q>,
     rule: &'q RuleSpec,
 }
 
@@ -612,21 +653,20 @@ impl Rule<'_> {
                 return Err(self.no("it reads `self` as a whole"));
             }
             Expr::Local { depth: 0, slot } => {
-                let i = *slot as usize - 1;
-                let f = &self.query.fields[i];
-                if f.sql_type.is_none() {
+                let f = &self.frame.fields[*slot as usize - 1];
+                let Some(value) = &f.value else {
                     return Err(self.no(format!(
                         "it reads {}, whose type is not one scalar type",
                         f.spec.name
                     )));
-                }
-                Sql::plain(format!("hql_v{i}"))
+                };
+                Sql::plain(value.clone())
             }
             Expr::Local { .. } => return Err(self.no("it has a lambda")),
             Expr::Index { target, index, .. } => match (&**target, &**index) {
                 (Expr::Local { depth: 0, slot: 0 }, Expr::Const(Value::Str(name))) => {
                     let Some(i) = self
-                        .query
+                        .frame
                         .fields
                         .iter()
                         .position(|f| *f.spec.name == **name)

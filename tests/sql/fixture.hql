@@ -39,3 +39,24 @@ type Order : DataContract = {
     warn qty % 2 == 0 or qty / 2 < 10
     unique id
 }
+
+type Item : TypeContract = {
+    sku: String
+    qty: Int
+
+    require qty > 0
+}
+
+type Shipment : DataContract = {
+    address: { city: String, zip?: Int }
+    items: List[Item]
+    lines: List[{ n: Int, tags?: List[String] }]
+    main?: Item
+    box?: Box
+}
+
+type Box : TypeContract = {
+    w: Float
+    h: Float
+    dims?: { unit: "cm" | "in" }
+}
