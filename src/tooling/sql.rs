@@ -358,7 +358,7 @@ impl<'a> FieldSql<'a> {
             Some(p) => format!("{p} || {}", sql_string(&format!(".{}", spec.name))),
         };
         let ids = Ids {
-            type_: sql_string(&spec.ids.type_),
+            type_: spec.ids.type_.to_string(),
         };
         let inner = value_failures(&spec.ty, &t, &raw, &path, &ids, depth).map_err(no)?;
         let fail = |rule: &str, kind: &str| {
@@ -414,7 +414,7 @@ fn value_failures(
 ) -> Result<String, String> {
     let wrong = format!(
         "[{{'rule': {}, 'kind': 'type', 'path': {path}}}]::{FAILURE}[]",
-        ids.type_
+        sql_string(&ids.type_)
     );
     let none = format!("[]::{FAILURE}[]");
     if depth > MAX_DEPTH {
@@ -438,27 +438,10 @@ fn value_failures(
                  range(CAST(json_array_length({raw}) AS BIGINT)), lambda {n}: {inner})) END"
             )
         }
+        // An inline record's identities are its field's (`Order.address`).
         TypeSpec::Record(shape) => {
-            let owner = ids
-                .type_
-                .trim_matches('\'')
-                .strip_suffix(".type")
-                .unwrap_or("")
-                .replace("''", "'");
-            let frame = Frame::new(
-                &owner,
-                shape,
-                raw.to_string(),
-                Some(path.to_string()),
-                depth + 1,
-            )
-            .map_err(|e| e.why)?;
-            format!(
-                "CASE WHEN {t} <> 'OBJECT' THEN {wrong} ELSE {} END",
-                frame
-                    .failures()
-                    .map_err(|e| format!("{}: {}", e.what, e.why))?
-            )
+            let owner = ids.type_.strip_suffix(".type").unwrap_or(&ids.type_);
+            nested(owner, shape, t, raw, path, &wrong, depth)?
         }
         TypeSpec::Named(cell) => match cell.get().map(|c| (c, &c.shape)) {
             Some((_, Shape::Refined { base, rules, .. })) if rules.is_empty() => {
@@ -477,20 +460,7 @@ fn value_failures(
                         c.name
                     ));
                 }
-                let frame = Frame::new(
-                    &c.name,
-                    record,
-                    raw.to_string(),
-                    Some(path.to_string()),
-                    depth + 1,
-                )
-                .map_err(|e| e.why)?;
-                format!(
-                    "CASE WHEN {t} <> 'OBJECT' THEN {wrong} ELSE {} END",
-                    frame
-                        .failures()
-                        .map_err(|e| format!("{}: {}", e.what, e.why))?
-                )
+                nested(&c.name, record, t, raw, path, &wrong, depth)?
             }
             None => return Err("its type is not known".into()),
         },
@@ -503,6 +473,33 @@ fn value_failures(
             type_test(scalar, t, raw)
         ),
     })
+}
+
+/// A record inside a value: `wrong` when the value is not an object, else
+/// the record's own failures.
+fn nested(
+    owner: &str,
+    shape: &RecordShape,
+    t: &str,
+    raw: &str,
+    path: &str,
+    wrong: &str,
+    depth: usize,
+) -> Result<String, String> {
+    let frame = Frame::new(
+        owner,
+        shape,
+        raw.to_string(),
+        Some(path.to_string()),
+        depth + 1,
+    )
+    .map_err(|e| e.why)?;
+    let failures = frame
+        .failures()
+        .map_err(|e| format!("{}: {}", e.what, e.why))?;
+    Ok(format!(
+        "CASE WHEN {t} <> 'OBJECT' THEN {wrong} ELSE {failures} END"
+    ))
 }
 
 /// Is `t` a scalar type: its values are checked by their JSON type alone?
