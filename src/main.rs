@@ -215,6 +215,10 @@ enum Command {
         /// No progress line on a terminal.
         #[arg(long, short)]
         quiet: bool,
+        /// `duckdb`: check each JSON Lines file with the contract compiled to
+        /// SQL, in DuckDB (Python's `duckdb` module or the `duckdb` command).
+        #[arg(long, value_name = "ENGINE")]
+        engine: Option<String>,
     },
     /// Rewrite programs in the canonical layout (Markdown files: their hql blocks).
     #[command(after_long_help = FMT_HELP)]
@@ -441,6 +445,7 @@ fn command() -> ExitCode {
             format,
             threads,
             quiet,
+            engine,
         } => {
             let config = match find_config(&contracts) {
                 Ok(config) => config,
@@ -454,6 +459,7 @@ fn command() -> ExitCode {
                 errors,
                 dead_letters,
                 json: matches!(format, Format::Json),
+                engine,
             };
             let session = threaded_session(host, threads);
             let meter = watch(&session, quiet);

@@ -360,3 +360,78 @@ fn what_does_not_compile_is_named_with_the_reason() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `hql vet --engine duckdb` prints what `hql vet` prints, from DuckDB.
+#[test]
+#[ignore = "installs DuckDB (pip); .ci/run runs it"]
+fn vet_in_duckdb_prints_what_vet_prints() {
+    let python = duckdb_python();
+    for (ty, data) in [
+        ("Order", "tests/sql/fixture.jsonl"),
+        ("Shipment", "tests/sql/fixture-shipments.jsonl"),
+    ] {
+        let vet = |engine: bool| {
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_hql"));
+            cmd.args(["vet", "tests/sql/fixture.hql", data, "--type", ty])
+                .current_dir(root())
+                .env("HQL_PROGRESS", "0")
+                .env("HQL_PYTHON", &python);
+            if engine {
+                cmd.args(["--engine", "duckdb"]);
+            }
+            let out = cmd.output().unwrap();
+            (
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+                out.status.code(),
+            )
+        };
+        let (by_hql, by_duckdb) = (vet(false), vet(true));
+        assert_eq!(by_duckdb, by_hql, "{ty}");
+        assert!(by_hql.0.contains("err: "), "{by_hql:?}");
+    }
+}
+
+/// Without DuckDB, `--engine duckdb` says how to get it.
+#[test]
+fn vet_in_duckdb_without_duckdb_says_how_to_install_it() {
+    let empty = std::env::temp_dir().join(format!("hql-no-duckdb-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_hql"))
+        .args([
+            "vet",
+            "tests/sql/fixture.hql",
+            "tests/sql/fixture.jsonl",
+            "--type",
+            "Order",
+            "--engine",
+            "duckdb",
+        ])
+        .current_dir(root())
+        .env("PATH", &empty)
+        .env("HQL_PYTHON", empty.join("no-python"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("DuckDB is not installed: `pip install duckdb`"),
+        "{err}"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_hql"))
+        .args([
+            "vet",
+            "tests/sql/fixture.hql",
+            "x.csv",
+            "--type",
+            "Order",
+            "--engine",
+            "duckdb",
+        ])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("reads JSON Lines files"));
+    let _ = std::fs::remove_dir_all(&empty);
+}

@@ -9,6 +9,7 @@
 pub mod contract;
 pub mod contracts;
 pub mod diff;
+pub mod engine;
 pub mod export;
 pub mod fmt;
 pub mod infer;

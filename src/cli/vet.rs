@@ -31,6 +31,9 @@ pub struct VetJob {
     pub errors: usize,
     pub dead_letters: Option<String>,
     pub json: bool,
+    /// `--engine duckdb`: each file checked by the contract compiled to SQL,
+    /// run in DuckDB, instead of by `hql` itself.
+    pub engine: Option<String>,
 }
 
 /// One data file's outcome.
@@ -49,6 +52,9 @@ pub fn vet(job: &VetJob, mut session: Session, sinks: &mut Sinks) -> i32 {
         Ok(ty) => ty,
         Err(message) => return usage(sinks, &message),
     };
+    if let Some(engine) = &job.engine {
+        return vet_in_engine(job, engine, &ty, session, sinks);
+    }
     // Usage errors come before any file is read.
     let sources: Result<Vec<String>, String> =
         job.data.iter().map(|d| source_expr(&session, d)).collect();
@@ -105,6 +111,62 @@ pub fn vet(job: &VetJob, mut session: Session, sinks: &mut Sinks) -> i32 {
 
 fn session_host(session: &Session) -> Rc<dyn Host> {
     session.interp().host().clone()
+}
+
+/// `--engine duckdb`: each file's report from the contract compiled to SQL
+/// and run in DuckDB (`crate::cli::engine`).
+fn vet_in_engine(
+    job: &VetJob,
+    engine: &str,
+    ty: &str,
+    mut session: Session,
+    sinks: &mut Sinks,
+) -> i32 {
+    if engine != "duckdb" {
+        return usage(
+            sinks,
+            &format!("no engine `{engine}`; the engine there is is duckdb"),
+        );
+    }
+    if job.errors > 0 || job.dead_letters.is_some() {
+        return usage(
+            sinks,
+            "--engine duckdb gives reports only: --errors and --dead-letters need hql itself",
+        );
+    }
+    if let Some(d) = job.data.iter().find(|d| !crate::cli::engine::reads(d)) {
+        return usage(
+            sinks,
+            &format!("--engine duckdb reads JSON Lines files (.jsonl, .ndjson), not {d}"),
+        );
+    }
+    let declared = match crate::cli::contracts::load(&mut session, &job.contracts, sinks) {
+        Ok(d) => d,
+        Err(status) => return status,
+    };
+    let contract = match declared.get(ty) {
+        Ok(c) => c.clone(),
+        Err(message) => return usage(sinks, &message),
+    };
+    let mut status = EXIT_OK;
+    for data in &job.data {
+        let report = match crate::cli::engine::duckdb_report(&contract, data) {
+            Ok(report) => report,
+            Err(message) => {
+                let _ = writeln!(sinks.err, "hql vet: {message}");
+                return EXIT_FAILED;
+            }
+        };
+        if report_count(&report, "err") > 0 {
+            status = EXIT_FAILED;
+        }
+        let vetted = Vetted {
+            report,
+            errors: Vec::new(),
+        };
+        print_file(job, data, &vetted, sinks);
+    }
+    status
 }
 
 fn usage(sinks: &mut Sinks, message: &str) -> i32 {
