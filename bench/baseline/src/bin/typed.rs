@@ -30,11 +30,7 @@ fn valid(line: &str, email: &Regex) -> bool {
     let Ok(o) = serde_json::from_str::<Order>(line) else {
         return false;
     };
-    o.amount >= 0.0
-        && o.low <= o.high
-        && o.customer_email
-            .as_deref()
-            .map_or(true, |e| email.is_match(e))
+    o.amount >= 0.0 && o.low <= o.high && o.customer_email.as_deref().map_or(true, |e| email.is_match(e))
 }
 
 fn main() -> std::io::Result<()> {

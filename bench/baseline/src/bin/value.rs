@@ -5,10 +5,7 @@ use serde_json::Value;
 
 fn is_int(v: &Value) -> Option<i128> {
     match v {
-        Value::Number(n) => n
-            .as_i64()
-            .map(i128::from)
-            .or_else(|| n.as_u64().map(i128::from)),
+        Value::Number(n) => n.as_i64().map(i128::from).or_else(|| n.as_u64().map(i128::from)),
         _ => None,
     }
 }
@@ -33,10 +30,7 @@ fn valid(line: &str, email: &Regex) -> bool {
         Some(Value::String(s)) if email.is_match(s) => {}
         _ => return false,
     }
-    match (
-        o.get("low").and_then(is_int),
-        o.get("high").and_then(is_int),
-    ) {
+    match (o.get("low").and_then(is_int), o.get("high").and_then(is_int)) {
         (Some(low), Some(high)) => low <= high,
         _ => false,
     }
