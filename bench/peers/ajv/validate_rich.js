@@ -2,21 +2,16 @@
 // 2020-12, exported from bench/rich/event.hql by `hql export`, with formats
 // and the country list added by bench/rich/schema.py) compiled once, with
 // ajv-formats' full `date-time` and `email`; the file is read line by line
-// with readline. The two cross-field rules cannot be said in JSON Schema, so
+// with readline (lines.js). The two cross-field rules cannot be said in JSON Schema, so
 // they are checked here, after validation. `x-hql-rules` is declared as a
 // vocabulary word so that ajv's strict mode accepts the schema as exported.
 "use strict";
 const fs = require("fs");
 const path = require("path");
-const readline = require("readline");
 const Ajv2020 = require("ajv/dist/2020");
 const addFormats = require("ajv-formats");
+const { countValid } = require("./lines");
 
-const file = process.argv[2];
-if (!file) {
-  console.error("usage: node validate_rich.js EVENTS.jsonl");
-  process.exit(2);
-}
 const schema = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "event.schema.json"), "utf8"));
 const ajv = new Ajv2020({ allErrors: false });
 ajv.addVocabulary(["x-hql-rules"]);
@@ -31,16 +26,4 @@ function rulesHold(event) {
   return event.total === sum;
 }
 
-let count = 0;
-const rl = readline.createInterface({ input: fs.createReadStream(file), crlfDelay: Infinity });
-rl.on("line", (line) => {
-  if (line.trim() === "") return;
-  let value;
-  try {
-    value = JSON.parse(line);
-  } catch {
-    return;
-  }
-  if (validate(value) && rulesHold(value)) count++;
-});
-rl.on("close", () => console.log(count));
+countValid("node validate_rich.js EVENTS.jsonl", (event) => validate(event) && rulesHold(event));

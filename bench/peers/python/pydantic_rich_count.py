@@ -9,7 +9,7 @@ from typing import Annotated, List, Literal
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, TypeAdapter, ValidationError, model_validator
 
-from common import count_valid, orders_path
+from common import count_validated, orders_path
 from rich_common import country_codes
 
 EMAIL = re.compile(r"^[^@\s]+@[^@\s.][^@\s]*\.[^@\s]+$")
@@ -83,16 +83,7 @@ class Event(BaseModel):
 
 def main():
     path = orders_path("pydantic_rich_count.py")
-    validate_json = TypeAdapter(Event).validate_json
-
-    def is_valid(line):
-        try:
-            validate_json(line)
-        except ValidationError:
-            return False
-        return True
-
-    print(count_valid(path, is_valid))
+    print(count_validated(path, TypeAdapter(Event).validate_json, ValidationError))
 
 
 if __name__ == "__main__":
