@@ -18,8 +18,8 @@ import sys
 BEGIN = "<!-- rich benchmark: begin (bench/rich.sh writes this section) -->"
 END = "<!-- rich benchmark: end -->"
 LABELS = {
-    "hql_count": "HQL, `validate(Event) | oks() | count()`",
-    "hql_report": "HQL, `validate(Event) | report()`",
+    "hql_count": "HQL, `validate(Event) \\| oks() \\| count()`",
+    "hql_report": "HQL, `validate(Event) \\| report()`",
     "rich": "hand-written Rust, `serde_json::Value` per line + `regex` + calendar",
     "pydantic": "pydantic 2 (`validate_json`, `AwareDatetime`, `Literal`, validators)",
     "ajv": "ajv 8 + ajv-formats (`date-time`, `email`), Node",
@@ -52,6 +52,10 @@ def section(rdir, events):
     with open(os.path.join(rdir, "notes.txt"), encoding="utf-8") as f:
         notes = [line.strip() for line in f if line.strip()]
     size = os.path.getsize(events)
+    # When the timings were taken, also when the section is written again later.
+    measured = datetime.datetime.fromtimestamp(
+        os.path.getmtime(os.path.join(rdir, "hyperfine.json")), datetime.timezone.utc
+    )
     base = medians["rich"]
     lines = [
         BEGIN,
@@ -59,7 +63,7 @@ def section(rdir, events):
         "",
         "Written by `bench/rich.sh` (do not edit by hand; re-run the script).",
         "",
-        f"- Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
+        f"- Date: {measured:%Y-%m-%d %H:%M} UTC",
         f"- Machine: {machine()}",
     ]
     lines += [f"- {n}" for n in notes]
