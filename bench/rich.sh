@@ -22,18 +22,9 @@ HQL=$DATA/hql-rich-under-test
 RICH=$B/baseline/target/release/rich
 PY=$B/.venv/bin/python
 
-log() { echo "rich.sh: $*" >&2; }
-die() { echo "rich.sh: FAILED: $*" >&2; exit 1; }
-quiet() {
-    local out
-    out=$(mktemp)
-    if ! "$@" >"$out" 2>&1; then
-        cat "$out" >&2
-        rm -f "$out"
-        die "$*"
-    fi
-    rm -f "$out"
-}
+SCRIPT=rich.sh
+# shellcheck source=bench/lib.sh
+. $B/lib.sh
 for tool in hyperfine taskset node python3; do
     command -v $tool >/dev/null || die "$tool not found (bench/run.sh installs hyperfine and taskset)"
 done

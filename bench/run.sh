@@ -44,19 +44,9 @@ ORDERS_CSV=$DATA/orders-1m.csv
 CLEAN=$DATA/clean.jsonl
 DEAD=$DATA/dead.jsonl
 
-log() { echo "run.sh: $*" >&2; }
-die() { echo "run.sh: FAILED: $*" >&2; exit 1; }
-# Run a command quietly; on failure show its output and stop.
-quiet() {
-    local out
-    out=$(mktemp)
-    if ! "$@" >"$out" 2>&1; then
-        cat "$out" >&2
-        rm -f "$out"
-        die "$*"
-    fi
-    rm -f "$out"
-}
+SCRIPT=run.sh
+# shellcheck source=bench/lib.sh
+. $B/lib.sh
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 APT_UPDATED=0

@@ -10,6 +10,7 @@ is kept as it is.
 """
 
 import datetime
+import importlib.util
 import json
 import os
 import platform
@@ -28,15 +29,14 @@ LABELS = {
 
 
 def machine():
-    model = "?"
-    with open("/proc/cpuinfo", encoding="utf-8") as f:
-        for line in f:
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    with open("/proc/meminfo", encoding="utf-8") as f:
-        kib = int(f.readline().split()[1])
-    return f"{os.cpu_count()} CPUs (`nproc`), {model}, {kib / 1024 / 1024:.1f} GiB memory, Linux {platform.release()}"
+    """The machine line of bench/report.py, which describes the machine for
+    the flat benchmark's section."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "report.py")
+    spec = importlib.util.spec_from_file_location("flat_report", path)
+    flat = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(flat)
+    ncpu, model, mem = flat.machine()
+    return f"{ncpu} CPUs (`nproc`), {model}, {mem} memory, Linux {platform.release()}"
 
 
 def section(rdir, events):
