@@ -2,7 +2,8 @@
 # HQL benchmark: validate 1,000,000 JSON Lines orders and count the valid ones,
 # against hand-written Rust baselines and the usual peers; the same orders as
 # CSV (HQL, pydantic + csv, pandas + pandera); route() of the orders to a clean
-# and a dead-letter file; writes bench/RESULTS.md.
+# and a dead-letter file; writes bench/RESULTS.md. At the end, bench/rich.sh
+# adds the rich benchmark (nested events, the standard library's types).
 #
 #   bench/run.sh          # everything except the 10M-record file
 #   bench/run.sh --full   # also generate orders-10m.jsonl (~1.4 GB) for the memory check
@@ -17,7 +18,7 @@ FULL=0
 for arg in "$@"; do
     case "$arg" in
         --full) FULL=1 ;;
-        -h | --help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "run.sh: unknown argument: $arg" >&2; exit 2 ;;
     esac
 done
@@ -43,19 +44,9 @@ ORDERS_CSV=$DATA/orders-1m.csv
 CLEAN=$DATA/clean.jsonl
 DEAD=$DATA/dead.jsonl
 
-log() { echo "run.sh: $*" >&2; }
-die() { echo "run.sh: FAILED: $*" >&2; exit 1; }
-# Run a command quietly; on failure show its output and stop.
-quiet() {
-    local out
-    out=$(mktemp)
-    if ! "$@" >"$out" 2>&1; then
-        cat "$out" >&2
-        rm -f "$out"
-        die "$*"
-    fi
-    rm -f "$out"
-}
+SCRIPT=run.sh
+# shellcheck source=bench/lib.sh
+. $B/lib.sh
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 APT_UPDATED=0
@@ -320,6 +311,8 @@ fi
 exec 1>&3 3>&-
 python3 $B/report.py $R $B/RESULTS.md
 log "wrote $B/RESULTS.md"
+log "the rich benchmark (bench/rich.sh)"
+bash $B/rich.sh || die "bench/rich.sh"
 if [ "$PEER_FAILED" -ne 0 ]; then
     die "some peers could not be installed or run (see the Notes in $B/RESULTS.md)"
 fi

@@ -27,3 +27,17 @@ def count_valid(path, is_valid):
             if line.strip() and is_valid(line):
                 count += 1
     return count
+
+
+def count_validated(path, validate, error):
+    """Count the non-blank lines of `path` that `validate` (a function of the
+    line's bytes) takes without raising `error`."""
+
+    def is_valid(line):
+        try:
+            validate(line)
+        except error:
+            return False
+        return True
+
+    return count_valid(path, is_valid)

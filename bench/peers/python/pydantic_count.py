@@ -6,7 +6,7 @@ from typing import Annotated, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
-from common import count_valid, orders_path
+from common import count_validated, orders_path
 
 EMAIL = r"^[^@\s]+@[^@\s]+\.[^@\s]+$"
 
@@ -30,16 +30,7 @@ class Order(BaseModel):
 
 def main():
     path = orders_path("pydantic_count.py")
-    validate_json = TypeAdapter(Order).validate_json
-
-    def is_valid(line):
-        try:
-            validate_json(line)
-        except ValidationError:
-            return False
-        return True
-
-    print(count_valid(path, is_valid))
+    print(count_validated(path, TypeAdapter(Order).validate_json, ValidationError))
 
 
 if __name__ == "__main__":
