@@ -6,11 +6,11 @@
 
 use std::rc::Rc;
 
-use rustc_hash::FxHashSet;
 use smallvec::{smallvec, SmallVec};
 
 use crate::runtime::contract::*;
 use crate::runtime::eval::{push_frame, write_key, Env, Interp, Origin, Result, Slots};
+use crate::runtime::keyset::{KeySet, Vacant};
 use crate::runtime::value::{Key, Okay, Record, Value};
 
 /// One broken check, before it becomes a record.
@@ -28,9 +28,12 @@ struct Failure {
 /// (§4.3): compact, and holding nothing of the records.
 #[derive(Default)]
 pub struct Uniques {
-    seen: Vec<FxHashSet<Box<[u8]>>>,
+    seen: Vec<KeySet>,
     /// The keys of the record being checked, reused from record to record.
     written: Vec<u8>,
+    /// The keys of that record still free: which set, where, which bytes
+    /// of `written`.
+    claims: SmallVec<[(usize, Vacant, std::ops::Range<usize>); 2]>,
 }
 
 /// Validate `value` against `c`: `ok` (with warnings) or `err` (§4.8).
@@ -70,7 +73,17 @@ pub struct Findings {
 }
 
 pub fn findings(interp: &Rc<Interp>, c: &Rc<Contract>, value: &Value) -> Result<Findings> {
-    let (run, _) = Run::contract(interp, c, value, None)?;
+    findings_keyed(interp, c, value, None)
+}
+
+/// `findings`, with the contract's unique keys claimed in `uniques`.
+pub fn findings_keyed(
+    interp: &Rc<Interp>,
+    c: &Rc<Contract>,
+    value: &Value,
+    uniques: Option<&mut Uniques>,
+) -> Result<Findings> {
+    let (run, _) = Run::contract(interp, c, value, uniques)?;
     let pairs = |fs: &[Failure]| fs.iter().map(|f| (f.rule.clone(), f.kind)).collect();
     Ok(Findings {
         failures: pairs(&run.failures),
@@ -594,28 +607,9 @@ impl<'a> Run<'a> {
     /// Step 6: a record claims its keys only when every key is free, so
     /// a record rejected for one key claims none of the others.
     fn uniques(&mut self, owner: &str, shape: &RecordShape, slots: &[Value], state: &mut Uniques) {
-        if state.seen.len() < shape.uniques.len() {
-            state
-                .seen
-                .resize_with(shape.uniques.len(), Default::default);
-        }
-        state.written.clear();
-        let mut claims: SmallVec<[(usize, std::ops::Range<usize>); 2]> = SmallVec::new();
-        for (n, u) in shape.uniques.iter().enumerate() {
-            let values = u.slots.iter().map(|&s| &slots[s as usize + 1]);
-            if values
-                .clone()
-                .any(|v| matches!(v, Value::Null | Value::Absent))
-            {
-                continue;
-            }
-            let start = state.written.len();
-            values.for_each(|v| write_key(v, &mut state.written));
-            let key = start..state.written.len();
-            if !state.seen[n].contains(&state.written[key.clone()]) {
-                claims.push((n, key));
-                continue;
-            }
+        let taken = state.look_up(shape, |s| &slots[s + 1]);
+        for n in taken {
+            let u = &shape.uniques[n];
             let fields: Vec<Key> = u
                 .slots
                 .iter()
@@ -633,11 +627,95 @@ impl<'a> Run<'a> {
             });
         }
         if self.failures.is_empty() {
-            for (n, key) in claims {
-                state.seen[n].insert(state.written[key].into());
-            }
+            state.claim();
         }
     }
+}
+
+impl Uniques {
+    /// Write the keys of a record whose declared fields are `field(slot)`
+    /// and look each up: the positions in `shape.uniques` of the keys
+    /// already taken. The free ones wait in `claims` for `claim`.
+    fn look_up<'v>(
+        &mut self,
+        shape: &RecordShape,
+        field: impl Fn(usize) -> &'v Value,
+    ) -> SmallVec<[usize; 2]> {
+        if self.seen.len() < shape.uniques.len() {
+            self.seen.resize_with(shape.uniques.len(), Default::default);
+        }
+        self.written.clear();
+        self.claims.clear();
+        let mut taken = SmallVec::new();
+        for (n, u) in shape.uniques.iter().enumerate() {
+            let values = u.slots.iter().map(|&s| field(s as usize));
+            if values
+                .clone()
+                .any(|v| matches!(v, Value::Null | Value::Absent))
+            {
+                continue;
+            }
+            let start = self.written.len();
+            values.for_each(|v| write_key(v, &mut self.written));
+            let key = start..self.written.len();
+            match self.seen[n].vacancy(&self.written[key.clone()]) {
+                Some(vacant) => self.claims.push((n, vacant, key)),
+                None => taken.push(n),
+            }
+        }
+        taken
+    }
+
+    /// Claim the free keys `look_up` found.
+    fn claim(&mut self) {
+        for (n, vacant, key) in self.claims.drain(..) {
+            self.seen[n].insert(vacant, &self.written[key]);
+        }
+    }
+}
+
+/// Step 6 of §4.8 for a record the line check found valid with no
+/// warnings, whose declared fields are `slots[1..]` (the key fields at
+/// least): the failures of the keys already taken; when there is none,
+/// its keys are claimed.
+pub fn claim_slots(shape: &RecordShape, slots: &[Value], uniques: &mut Uniques) -> Findings {
+    let taken = uniques.look_up(shape, |s| &slots[s + 1]);
+    if taken.is_empty() {
+        uniques.claim();
+    }
+    Findings {
+        failures: taken
+            .into_iter()
+            .map(|n| (shape.uniques[n].id.clone(), "unique"))
+            .collect(),
+        warnings: Vec::new(),
+    }
+}
+
+/// Step 6 of §4.8 for `ok` of a record the line check found valid with
+/// no warnings: the same `ok` when its keys are free (they are claimed),
+/// else what `validate_value` makes of it.
+pub fn claim_keys(
+    interp: &Rc<Interp>,
+    c: &Rc<Contract>,
+    checked: Value,
+    origin: Option<&Origin>,
+    uniques: &mut Uniques,
+) -> Result<Value> {
+    let (Value::Ok(ok), Some(shape)) = (&checked, c.record()) else {
+        return validate_value(interp, c, checked, origin, Some(uniques));
+    };
+    let Value::Record(r) = &ok.value else {
+        return validate_value(interp, c, checked, origin, Some(uniques));
+    };
+    let taken = uniques.look_up(shape, |s| {
+        lookup(r, s, &shape.fields[s].name).unwrap_or(&Value::Absent)
+    });
+    if !taken.is_empty() {
+        return validate_value(interp, c, checked, origin, Some(uniques));
+    }
+    uniques.claim();
+    Ok(checked)
 }
 
 /// The value of field `name`, which usually stands at position `hint`
