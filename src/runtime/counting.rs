@@ -36,7 +36,7 @@ use crate::runtime::eval::{
 };
 use crate::runtime::json::{fill, is_json_space, Decoder, BOM};
 use crate::runtime::scan::{LineCheck, Verdict};
-use crate::runtime::validate::{claim_slots, decode_failure, findings_keyed, Uniques};
+use crate::runtime::validate::{decode_failure, findings_keyed, Uniques};
 use crate::runtime::value::Value;
 
 /// Files smaller than this are not worth starting threads for.
@@ -123,10 +123,10 @@ fn tally_rows(
         None => Ok(None),
         Some(read) => {
             read?;
-            counter.show(None);
+            let tally = counter.finish(None);
             Ok(Some(match consumer {
-                Builtin::Count => Value::Int(counter.tally.ok),
-                _ => counter.tally.into_value(),
+                Builtin::Count => Value::Int(tally.ok),
+                _ => tally.into_value(),
             }))
         }
     }
@@ -216,9 +216,13 @@ fn tally_range(
         pos += i as u64 + 1;
         line_start = pos;
     }
-    counter.show(Some(pos));
-    Ok(counter.tally)
+    Ok(counter.finish(Some(pos)))
 }
+
+/// How many records of a contract with unique keys wait, their keys'
+/// slots fetched, before their keys are settled: enough lines to hide the
+/// wait for memory that a lookup in a large set otherwise costs.
+const KEYS_AHEAD: usize = 8;
 
 /// How many lines go by between two updates of the meter.
 const SHOW_EVERY: u32 = 4096;
@@ -330,7 +334,10 @@ impl<'a> Counter<'a> {
                     self.check.as_ref(),
                     self.contract.record(),
                 ) {
-                    tally.add_findings(&claim_slots(shape, check.top_slots(), uniques));
+                    uniques.stage(shape, check.top_slots());
+                    if uniques.staged() > KEYS_AHEAD {
+                        self.settle(1);
+                    }
                 }
                 return Ok(());
             }
@@ -348,6 +355,9 @@ impl<'a> Counter<'a> {
             // names them.
             _ => {}
         }
+        // Keys are claimed in the order of the records.
+        self.settle(usize::MAX);
+        let tally = &mut self.tally;
         match self.decoder.decode(text) {
             Ok(v) => tally.add_findings(&findings_keyed(
                 self.interp,
@@ -358,6 +368,26 @@ impl<'a> Counter<'a> {
             Err(e) => tally.add(&decode_failure(&self.origin, String::new(), e.to_string())),
         }
         Ok(())
+    }
+
+    /// Settle the keys of up to `n` of the records staged, oldest first.
+    fn settle(&mut self, n: usize) {
+        let (Some(uniques), Some(shape)) = (self.uniques.as_mut(), self.contract.record()) else {
+            return;
+        };
+        for _ in 0..n {
+            let Some(found) = uniques.settle(shape) else {
+                break;
+            };
+            self.tally.add_findings(&found);
+        }
+    }
+
+    /// The tally, once every line is counted.
+    fn finish(mut self, pos: Option<u64>) -> Tally {
+        self.settle(usize::MAX);
+        self.show(pos);
+        self.tally
     }
 
     /// A read error ends the input after one failure, as `source` has it.

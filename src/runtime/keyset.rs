@@ -5,9 +5,10 @@
 //! never move. The table holds one `u64` a key: 24 bits of the key's hash
 //! beside the 40-bit place of its bytes. It is split by hash into 256
 //! shards, each an open-addressing table with linear probing that grows
-//! by a quarter when four fifths full, so a key costs its bytes and 10 to
-//! 12.5 bytes of table; and since a shard grows alone, what is briefly
-//! held twice while growing is a 256th of the table, not all of it.
+//! by half when four fifths full, so a key costs its bytes, a byte or two
+//! of type and length, and 10 to 15 bytes of table; and since a shard
+//! grows alone, what is briefly held twice while growing is a 256th of
+//! the table, not all of it.
 //!
 //! A slot's home is its 24 hash bits scaled to the shard's size: growing
 //! reads no key again, and a probe compares bytes only when those bits
@@ -41,37 +42,62 @@ pub struct KeySet {
     arena: Arena,
 }
 
-/// Where a key was not found: its hash, to insert it without hashing again.
+/// A key's hash, computed once for looking the key up, fetching its
+/// slot ahead and inserting it.
 #[derive(Clone, Copy)]
-pub struct Vacant(u64);
+pub struct Hashed(u64);
 
 impl KeySet {
-    /// `None` when `key` is in the set, else where it would go.
-    pub fn vacancy(&self, key: &[u8]) -> Option<Vacant> {
-        let hash = hash(key);
-        match self.shards.get(shard_of(hash)) {
-            Some(shard) if shard.holds(tag_of(hash), key, &self.arena) => None,
-            _ => Some(Vacant(hash)),
-        }
+    pub fn hash(key: &[u8]) -> Hashed {
+        Hashed(hash(key))
     }
 
-    /// Insert `key`, for which `vacancy` gave `vacant`.
-    pub fn insert(&mut self, vacant: Vacant, key: &[u8]) {
-        let hash = vacant.0;
+    /// Is `key`, whose hash is `h`, in the set?
+    pub fn holds(&self, h: Hashed, key: &[u8]) -> bool {
+        self.shards
+            .get(shard_of(h.0))
+            .is_some_and(|shard| shard.holds(tag_of(h.0), key, &self.arena))
+    }
+
+    /// Insert `key`, whose hash is `h` and which the set does not hold.
+    pub fn insert(&mut self, h: Hashed, key: &[u8]) {
         if self.shards.is_empty() {
             self.shards.resize_with(1 << SHARD_BITS, Shard::default);
         }
         let place = self.arena.push(key);
-        self.shards[shard_of(hash)].insert(tag_of(hash), place);
+        self.shards[shard_of(h.0)].insert(tag_of(h.0), place);
+    }
+
+    /// Start loading the slot where a lookup of the key whose hash is `h`
+    /// begins, so that the lookup, a little later, finds it in the cache:
+    /// with many keys nearly every lookup would otherwise wait on memory.
+    pub fn prefetch(&self, h: Hashed) {
+        let Some(shard) = self.shards.get(shard_of(h.0)) else {
+            return;
+        };
+        if shard.slots.is_empty() {
+            return;
+        }
+        let slot = &shard.slots[Shard::home(tag_of(h.0), shard.slots.len())];
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch reads nothing and writes nothing; the address
+        // is that of a live slot.
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(slot).cast());
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = slot;
     }
 
     /// Insert `key` unless it is there; was it new?
     pub fn insert_new(&mut self, key: &[u8]) -> bool {
-        let vacant = self.vacancy(key);
-        if let Some(vacant) = vacant {
-            self.insert(vacant, key);
+        let h = Self::hash(key);
+        let new = !self.holds(h, key);
+        if new {
+            self.insert(h, key);
         }
-        vacant.is_some()
+        new
     }
 
     /// How many keys the set holds.
@@ -154,7 +180,7 @@ impl Shard {
 
     fn grow(&mut self) {
         let capacity = self.slots.len();
-        let bigger = (capacity + capacity / 4).max(8);
+        let bigger = (capacity + capacity / 2).max(8);
         let old = std::mem::replace(&mut self.slots, vec![0; bigger].into_boxed_slice());
         for &slot in old.iter().filter(|&&s| s != 0) {
             put(&mut self.slots, slot);
@@ -239,7 +265,10 @@ mod tests {
             assert!(!set.insert_new(&key(n)), "{n} is there");
         }
         for n in 200_000..210_000 {
-            assert!(set.vacancy(&key(n)).is_some(), "{n} was never inserted");
+            assert!(
+                !set.holds(KeySet::hash(&key(n)), &key(n)),
+                "{n} was never inserted"
+            );
         }
         assert_eq!(set.len(), 200_000);
     }
@@ -255,7 +284,7 @@ mod tests {
                 let k = key(n);
                 let shard = set.shards.get(shard_of(hash));
                 assert!(!shard.is_some_and(|s| s.holds(tag_of(hash), &k, &set.arena)));
-                set.insert(Vacant(hash), &k);
+                set.insert(Hashed(hash), &k);
             }
             let shard = &set.shards[shard_of(hash)];
             assert_eq!(shard.len, 3_000);
@@ -288,7 +317,7 @@ mod tests {
     #[test]
     fn the_empty_set_finds_nothing() {
         let set = KeySet::default();
-        assert!(set.vacancy(b"").is_some());
+        assert!(!set.holds(KeySet::hash(b""), b""));
         assert!(set.is_empty());
     }
 }

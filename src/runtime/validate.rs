@@ -4,13 +4,15 @@
 //! Input: a `Contract`, a value and its origin. Output: `ok(value)` carrying
 //! its warnings, or `err(failure record)` with every failure collected.
 
+use std::collections::VecDeque;
+use std::ops::Range;
 use std::rc::Rc;
 
 use smallvec::{smallvec, SmallVec};
 
 use crate::runtime::contract::*;
 use crate::runtime::eval::{push_frame, write_key, Env, Interp, Origin, Result, Slots};
-use crate::runtime::keyset::{KeySet, Vacant};
+use crate::runtime::keyset::{Hashed, KeySet};
 use crate::runtime::value::{Key, Okay, Record, Value};
 
 /// One broken check, before it becomes a record.
@@ -30,10 +32,57 @@ struct Failure {
 pub struct Uniques {
     seen: Vec<KeySet>,
     /// The keys of the record being checked, reused from record to record.
-    written: Vec<u8>,
-    /// The keys of that record still free: which set, where, which bytes
-    /// of `written`.
-    claims: SmallVec<[(usize, Vacant, std::ops::Range<usize>); 2]>,
+    current: Written,
+    /// Records `stage` took, oldest first, whose keys are to be settled.
+    staged: VecDeque<Written>,
+    /// Settled records' buffers, for the next ones.
+    spare: Vec<Written>,
+}
+
+/// The keys of one record: their bytes back to back, and for each key
+/// its set (its `unique`'s position), hash and bytes.
+#[derive(Default)]
+struct Written {
+    bytes: Vec<u8>,
+    keys: SmallVec<[(usize, Hashed, Range<usize>); 2]>,
+}
+
+impl Written {
+    /// Write the keys of a record whose declared fields are `field(slot)`;
+    /// a key with an absent or null field is left out (§4.4).
+    fn write<'v>(&mut self, shape: &RecordShape, field: impl Fn(usize) -> &'v Value) {
+        self.bytes.clear();
+        self.keys.clear();
+        for (n, u) in shape.uniques.iter().enumerate() {
+            let values = u.slots.iter().map(|&s| field(s as usize));
+            if values
+                .clone()
+                .any(|v| matches!(v, Value::Null | Value::Absent))
+            {
+                continue;
+            }
+            let start = self.bytes.len();
+            values.for_each(|v| write_key(v, &mut self.bytes));
+            let key = start..self.bytes.len();
+            self.keys
+                .push((n, KeySet::hash(&self.bytes[key.clone()]), key));
+        }
+    }
+
+    /// The positions of the keys `seen` holds already.
+    fn taken(&self, seen: &[KeySet]) -> SmallVec<[usize; 2]> {
+        self.keys
+            .iter()
+            .filter(|(n, h, key)| seen[*n].holds(*h, &self.bytes[key.clone()]))
+            .map(|&(n, ..)| n)
+            .collect()
+    }
+
+    fn claim(&self, seen: &mut [KeySet]) {
+        for (n, h, key) in &self.keys {
+            seen[*n].insert(*h, &self.bytes[key.clone()]);
+        }
+    }
 }
 
 /// Validate `value` against `c`: `ok` (with warnings) or `err` (§4.8).
@@ -635,60 +684,63 @@ impl<'a> Run<'a> {
 impl Uniques {
     /// Write the keys of a record whose declared fields are `field(slot)`
     /// and look each up: the positions in `shape.uniques` of the keys
-    /// already taken. The free ones wait in `claims` for `claim`.
+    /// already taken. `claim` claims the others.
     fn look_up<'v>(
         &mut self,
         shape: &RecordShape,
         field: impl Fn(usize) -> &'v Value,
     ) -> SmallVec<[usize; 2]> {
+        self.sets(shape);
+        self.current.write(shape, field);
+        self.current.taken(&self.seen)
+    }
+
+    /// Claim the keys of the record `look_up` looked up.
+    fn claim(&mut self) {
+        self.current.claim(&mut self.seen);
+    }
+
+    fn sets(&mut self, shape: &RecordShape) {
         if self.seen.len() < shape.uniques.len() {
             self.seen.resize_with(shape.uniques.len(), Default::default);
         }
-        self.written.clear();
-        self.claims.clear();
-        let mut taken = SmallVec::new();
-        for (n, u) in shape.uniques.iter().enumerate() {
-            let values = u.slots.iter().map(|&s| field(s as usize));
-            if values
-                .clone()
-                .any(|v| matches!(v, Value::Null | Value::Absent))
-            {
-                continue;
-            }
-            let start = self.written.len();
-            values.for_each(|v| write_key(v, &mut self.written));
-            let key = start..self.written.len();
-            match self.seen[n].vacancy(&self.written[key.clone()]) {
-                Some(vacant) => self.claims.push((n, vacant, key)),
-                None => taken.push(n),
-            }
-        }
-        taken
     }
 
-    /// Claim the free keys `look_up` found.
-    fn claim(&mut self) {
-        for (n, vacant, key) in self.claims.drain(..) {
-            self.seen[n].insert(vacant, &self.written[key]);
+    /// Take the keys of a record the line check found valid, whose
+    /// declared fields are `slots[1..]`, to settle later, in order: their
+    /// slots are fetched meanwhile. Every record staged must be settled
+    /// before the keys of any other record are looked up.
+    pub fn stage(&mut self, shape: &RecordShape, slots: &[Value]) {
+        self.sets(shape);
+        let mut written = self.spare.pop().unwrap_or_default();
+        written.write(shape, |s| &slots[s + 1]);
+        for (n, h, _) in &written.keys {
+            self.seen[*n].prefetch(*h);
         }
+        self.staged.push_back(written);
     }
-}
 
-/// Step 6 of §4.8 for a record the line check found valid with no
-/// warnings, whose declared fields are `slots[1..]` (the key fields at
-/// least): the failures of the keys already taken; when there is none,
-/// its keys are claimed.
-pub fn claim_slots(shape: &RecordShape, slots: &[Value], uniques: &mut Uniques) -> Findings {
-    let taken = uniques.look_up(shape, |s| &slots[s + 1]);
-    if taken.is_empty() {
-        uniques.claim();
+    /// How many records are staged.
+    pub fn staged(&self) -> usize {
+        self.staged.len()
     }
-    Findings {
-        failures: taken
-            .into_iter()
-            .map(|n| (shape.uniques[n].id.clone(), "unique"))
-            .collect(),
-        warnings: Vec::new(),
+
+    /// Step 6 of §4.8 for the oldest record staged: the failures of its
+    /// keys already taken; when there is none, its keys are claimed.
+    pub fn settle(&mut self, shape: &RecordShape) -> Option<Findings> {
+        let written = self.staged.pop_front()?;
+        let taken = written.taken(&self.seen);
+        if taken.is_empty() {
+            written.claim(&mut self.seen);
+        }
+        self.spare.push(written);
+        Some(Findings {
+            failures: taken
+                .into_iter()
+                .map(|n| (shape.uniques[n].id.clone(), "unique"))
+                .collect(),
+            warnings: Vec::new(),
+        })
     }
 }
 
