@@ -83,7 +83,7 @@ awk -v u="$KIB_unique" -v c="$KIB_count" -v n="$RECORDS" -v tu="$CPU_unique" -v 
     printf "unique event_id: %.1f bytes a distinct key beyond the run without it (a key is 12 bytes); %.2fx the CPU time\n", (u - c) * 1024 / n, tu / tc
 }'
 echo 1 >"$WORK/one.hql"
-hyperfine --warmup 5 --runs 50 --style none --export-json "$WORK/start.json" "$HQL run $WORK/one.hql" >/dev/null
+hyperfine -N --warmup 5 --runs 50 --style none --export-json "$WORK/start.json" "$HQL run $WORK/one.hql" >/dev/null
 python3 - "$WORK/start.json" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))["results"][0]
