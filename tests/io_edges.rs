@@ -398,3 +398,33 @@ fn a_reader_that_has_gone_is_no_error() {
     assert_eq!((run.err.as_str(), run.status), ("", 0));
     assert_eq!(dir.read("after.jsonl"), "{\"a\":1}\n");
 }
+
+/// A stream printed in HQL form is one line, `[a, b, …]`, written as it
+/// goes once it is long (so that printing any number of records takes
+/// little memory): the same bytes as a short one held whole. An error in
+/// a short stream prints none of it; in a long one, the line printed so
+/// far is ended before the error.
+#[test]
+fn a_long_stream_prints_as_one_list() {
+    let n = 300_000;
+    let data: String = (0..n).map(|i| format!("{{\"a\": {i}}}\n")).collect();
+    let files = [("d.jsonl", data.as_str())];
+    let (out, err, status) = common::run(
+        "source(file(\"d.jsonl\"), Json) | map(r => r.a)\nsource(file(\"d.jsonl\"), Json) | take(3) | map(r => r.a)",
+        &files,
+    );
+    let all: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+    assert!(out.len() > 1 << 21, "long enough to be written as it goes");
+    assert_eq!(out, format!("[{}]\n[0, 1, 2]\n", all.join(", ")));
+    assert_eq!((err.as_str(), status), ("", 0));
+    for (take, printed) in [(10, false), (n, true)] {
+        let src = format!(
+            "source(file(\"d.jsonl\"), Json) | take({take}) | map(r => if r.a == {} then r.b + 1 else r.a)",
+            take - 1
+        );
+        let (out, err, status) = common::run(&src, &files);
+        assert_eq!(status, 1, "{err}");
+        assert_eq!(out.ends_with(&format!("{}\n", take - 2)), printed, "{take}");
+        assert_eq!(out.is_empty(), !printed, "{take}");
+    }
+}

@@ -889,6 +889,81 @@ fn s4_3_unique_keys_compare_with_eq() {
     assert_eq!(ok_out(&src, &[]), "[true, false, true]\n");
 }
 
+/// Many keys, read by every path that validates a JSON Lines file: the
+/// counting path (`count()`, `report()`, keys settled a few records
+/// behind), the path that builds records (`errs()`), and the ordinary one
+/// (a line with a repeated key, which the line check leaves to it). A
+/// later `ok` record with a key already taken is always an `err`.
+#[test]
+fn s4_3_unique_keys_over_many_records() {
+    let t = "type E : DataContract = {\n id: String\n n: Int\n require n >= 0\n unique id\n}";
+    // Each line's id and whether its rule holds; the expected outcome
+    // follows from a set of the ids claimed so far.
+    let mut data = String::new();
+    let (mut claimed, mut taken, mut bad) = (std::collections::HashSet::new(), Vec::new(), 0);
+    for i in 1..=20_000 {
+        let (id, n) = match i {
+            _ if i % 11 == 0 => (format!("ev-{:09}", i / 3), -1),
+            _ if i % 7 == 0 => (format!("ev-{:09}", i / 2), 1),
+            _ => (format!("ev-{i:09}"), 1),
+        };
+        if i % 997 == 0 {
+            // A repeated key: the last value counts, the ordinary path decides.
+            data.push_str(&format!(
+                "{{\"id\": \"x\", \"id\": \"{id}\", \"n\": {n}}}\n"
+            ));
+        } else {
+            data.push_str(&format!("{{\"id\": \"{id}\", \"n\": {n}}}\n"));
+        }
+        if n < 0 {
+            bad += 1;
+        } else if !claimed.insert(id) {
+            taken.push(i);
+        }
+    }
+    let ok = 20_000 - bad - taken.len();
+    assert!(taken.len() > 1000 && bad > 1000 && taken.iter().any(|i| i % 997 == 0));
+    let files = [("e.jsonl", data.as_str())];
+    let src = format!("{t}\nsource(file(\"e.jsonl\"), Json) | validate(E) | oks() | count()");
+    assert_eq!(ok_out(&src, &files), format!("{ok}\n"));
+    let src = format!("{t}\nsource(file(\"e.jsonl\"), Json) | validate(E) | report()");
+    assert_eq!(
+        ok_out(&src, &files),
+        format!(
+            "{{total: 20000, ok: {ok}, err: {}, warned: 0, by_rule: [{{rule: \"E.n >= 0\", kind: \"require\", count: {bad}}}, {{rule: \"E.id.unique\", kind: \"unique\", count: {}}}]}}\n",
+            bad + taken.len(),
+            taken.len()
+        )
+    );
+    let src = format!("{t}\nsource(file(\"e.jsonl\"), Json) | validate(E) | errs() | filter(e => e.failures[0].kind == \"unique\") | map(e => e.origin.line)");
+    let lines: Vec<String> = taken.iter().map(|i| i.to_string()).collect();
+    assert_eq!(ok_out(&src, &files), format!("[{}]\n", lines.join(", ")));
+}
+
+/// Keys equal by value however they are spelled, alone and in compound
+/// keys, on the counting path as on the others.
+#[test]
+fn s4_3_unique_keys_equal_by_value_when_counted() {
+    let t = "type U : DataContract = {\n k: Any\n unique k\n}";
+    let data = "{\"k\": 1}\n{\"k\": 1.0}\n{\"k\": 1e0}\n{\"k\": 2}\n{\"k\": \"1\"}\n{\"k\": [1, {\"a\": 1, \"b\": 2}]}\n{\"k\": [1.0, {\"b\": 2, \"a\": 1}]}\n{\"k\": null}\n{\"k\": null}\n{}\n{}\n";
+    for consumer in ["oks() | count()", "errs() | count()"] {
+        let src = format!("{t}\nsource(file(\"u.jsonl\"), Json) | validate(U) | {consumer}");
+        let want = if consumer.starts_with("oks") {
+            "6\n"
+        } else {
+            "5\n"
+        };
+        assert_eq!(ok_out(&src, &[("u.jsonl", data)]), want, "{consumer}");
+    }
+    let t = "type P : DataContract = {\n a: Any\n b: Any\n unique (a, b)\n}";
+    let data = "{\"a\": 1, \"b\": \"x\"}\n{\"a\": 1.0, \"b\": \"x\"}\n{\"a\": 1, \"b\": \"y\"}\n{\"a\": 2, \"b\": \"x\"}\n{\"a\": 1, \"b\": \"xy\"}\n{\"a\": 12, \"b\": \"\"}\n{\"a\": 1, \"b\": \"2\"}\n";
+    let src = format!("{t}\nsource(file(\"p.jsonl\"), Json) | validate(P) | report()");
+    assert_eq!(
+        ok_out(&src, &[("p.jsonl", data)]),
+        "{total: 7, ok: 6, err: 1, warned: 0, by_rule: [{rule: \"P.a+b.unique\", kind: \"unique\", count: 1}]}\n"
+    );
+}
+
 #[test]
 fn s4_4_optional_read_without_mark_is_static_error() {
     let err = static_error(

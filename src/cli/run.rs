@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::rc::Rc;
 
-use crate::runtime::eval::{force, Host, RuntimeError};
+use crate::runtime::eval::{force, Host, Items, RuntimeError};
 use crate::runtime::json::write_json;
 use crate::runtime::print::write_hql;
 use crate::runtime::value::Value;
@@ -160,11 +160,51 @@ pub fn print_value(
             }
             return Ok(());
         }
+        (OutputFormat::Hql, Value::Stream(s)) => return print_list(s.open()?, out),
         (OutputFormat::Json, v) => write_json(&mut line, &force(v)?),
         (OutputFormat::Hql, v) => write_hql(&mut line, &force(v)?),
     }
     line.push('\n');
     // A failure is kept by `out` and reported when the command ends.
+    let _ = out.write_all(line.as_bytes());
+    Ok(())
+}
+
+/// How much of a printed stream is held before it is written out.
+const HELD: usize = 1 << 20;
+
+/// A stream printed as a list, `[a, b]` on one line: held whole while
+/// short, so that an error before its end prints none of it, as for any
+/// value; past `HELD` bytes written as it goes, so that printing a long
+/// stream takes little memory (an error then ends the line where it is).
+fn print_list(items: Items, out: &mut dyn Write) -> Result<(), RuntimeError> {
+    let mut line = String::from("[");
+    let mut streaming = false;
+    for (n, item) in items.enumerate() {
+        let value = match item.and_then(|item| force(item.value)) {
+            Ok(value) => value,
+            Err(e) => {
+                if streaming {
+                    let _ = out
+                        .write_all(line.as_bytes())
+                        .and_then(|()| out.write_all(b"\n"));
+                }
+                return Err(e);
+            }
+        };
+        if n > 0 {
+            line.push_str(", ");
+        }
+        write_hql(&mut line, &value);
+        if line.len() >= HELD {
+            streaming = true;
+            if out.write_all(line.as_bytes()).is_err() {
+                return Ok(());
+            }
+            line.clear();
+        }
+    }
+    line.push_str("]\n");
     let _ = out.write_all(line.as_bytes());
     Ok(())
 }

@@ -36,7 +36,7 @@ use crate::runtime::eval::{
 };
 use crate::runtime::json::{fill, is_json_space, Decoder, BOM};
 use crate::runtime::scan::{LineCheck, Verdict};
-use crate::runtime::validate::{decode_failure, findings};
+use crate::runtime::validate::{decode_failure, findings_keyed, Uniques};
 use crate::runtime::value::Value;
 
 /// Files smaller than this are not worth starting threads for.
@@ -55,8 +55,9 @@ pub fn try_consume(interp: &Rc<Interp>, b: Builtin, plan: Option<Plan>) -> Resul
         return Ok(None);
     };
     let wanted = matches!((b, oks), (Builtin::Count, true) | (Builtin::Report, false));
+    // Unique keys are claimed in the order of the records: one thread.
     let order_free = contract.record().is_some_and(|r| r.uniques.is_empty());
-    if !wanted || !order_free {
+    if !wanted {
         return Ok(None);
     }
     let Some(path) = json_file(&source) else {
@@ -75,7 +76,7 @@ pub fn try_consume(interp: &Rc<Interp>, b: Builtin, plan: Option<Plan>) -> Resul
     }
     let split = interp
         .parallel()
-        .filter(|p| p.threads > 1 && len >= MIN_SPLIT_BYTES);
+        .filter(|p| order_free && p.threads > 1 && len >= MIN_SPLIT_BYTES);
     let tally = match split {
         Some(parallel) => run(interp, &contract, &parallel, &path, len, b)?,
         None => tally_range(interp, &contract, &path, (0, len), b, interp.meter())?,
@@ -122,10 +123,10 @@ fn tally_rows(
         None => Ok(None),
         Some(read) => {
             read?;
-            counter.show(None);
+            let tally = counter.finish(None);
             Ok(Some(match consumer {
-                Builtin::Count => Value::Int(counter.tally.ok),
-                _ => counter.tally.into_value(),
+                Builtin::Count => Value::Int(tally.ok),
+                _ => tally.into_value(),
             }))
         }
     }
@@ -215,9 +216,13 @@ fn tally_range(
         pos += i as u64 + 1;
         line_start = pos;
     }
-    counter.show(Some(pos));
-    Ok(counter.tally)
+    Ok(counter.finish(Some(pos)))
 }
+
+/// How many records of a contract with unique keys wait, their keys'
+/// slots fetched, before their keys are settled: enough lines to hide the
+/// wait for memory that a lookup in a large set otherwise costs.
+const KEYS_AHEAD: usize = 8;
 
 /// How many lines go by between two updates of the meter.
 const SHOW_EVERY: u32 = 4096;
@@ -227,6 +232,8 @@ struct Counter<'a> {
     interp: &'a Rc<Interp>,
     contract: &'a Rc<Contract>,
     check: Option<LineCheck>,
+    /// The keys claimed so far, when the contract has unique keys.
+    uniques: Option<Uniques>,
     decoder: Decoder,
     consumer: Builtin,
     tally: Tally,
@@ -250,7 +257,11 @@ impl<'a> Counter<'a> {
         Counter {
             interp,
             contract,
-            check: LineCheck::new(contract),
+            check: LineCheck::keyed(contract),
+            uniques: contract
+                .record()
+                .is_some_and(|r| !r.uniques.is_empty())
+                .then(Uniques::default),
             decoder: Decoder::new(),
             consumer,
             tally: Tally::default(),
@@ -300,7 +311,7 @@ impl<'a> Counter<'a> {
             return Ok(());
         }
         let tally = &mut self.tally;
-        if self.consumer == Builtin::Report {
+        if self.consumer == Builtin::Report && self.uniques.is_none() {
             // `report()` counts failures by rule: the check names them for
             // a record of scalar fields; the ordinary path, for the rest.
             if let Some(found) = self
@@ -317,6 +328,19 @@ impl<'a> Counter<'a> {
             None => Verdict::Unsure,
         };
         match (verdict, self.consumer) {
+            (Verdict::Valid, _) if self.uniques.is_some() => {
+                if let (Some(uniques), Some(check), Some(shape)) = (
+                    self.uniques.as_mut(),
+                    self.check.as_ref(),
+                    self.contract.record(),
+                ) {
+                    uniques.stage(shape, check.top_slots());
+                    if uniques.staged() > KEYS_AHEAD {
+                        self.settle(1);
+                    }
+                }
+                return Ok(());
+            }
             (Verdict::Valid, _) => {
                 tally.total += 1;
                 tally.ok += 1;
@@ -331,11 +355,39 @@ impl<'a> Counter<'a> {
             // names them.
             _ => {}
         }
+        // Keys are claimed in the order of the records.
+        self.settle(usize::MAX);
+        let tally = &mut self.tally;
         match self.decoder.decode(text) {
-            Ok(v) => tally.add_findings(&findings(self.interp, self.contract, &v)?),
+            Ok(v) => tally.add_findings(&findings_keyed(
+                self.interp,
+                self.contract,
+                &v,
+                self.uniques.as_mut(),
+            )?),
             Err(e) => tally.add(&decode_failure(&self.origin, String::new(), e.to_string())),
         }
         Ok(())
+    }
+
+    /// Settle the keys of up to `n` of the records staged, oldest first.
+    fn settle(&mut self, n: usize) {
+        let (Some(uniques), Some(shape)) = (self.uniques.as_mut(), self.contract.record()) else {
+            return;
+        };
+        for _ in 0..n {
+            let Some(found) = uniques.settle(shape) else {
+                break;
+            };
+            self.tally.add_findings(&found);
+        }
+    }
+
+    /// The tally, once every line is counted.
+    fn finish(mut self, pos: Option<u64>) -> Tally {
+        self.settle(usize::MAX);
+        self.show(pos);
+        self.tally
     }
 
     /// A read error ends the input after one failure, as `source` has it.

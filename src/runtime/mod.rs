@@ -13,6 +13,7 @@ pub mod counting;
 pub mod eval;
 pub mod hir;
 pub mod json;
+pub mod keyset;
 pub mod print;
 pub mod scan;
 pub mod validate;

@@ -280,10 +280,24 @@ impl LineCheck {
     /// not read `self` whole and which claims no unique keys (those depend
     /// on the records before).
     pub fn new(contract: &Rc<Contract>) -> Option<LineCheck> {
-        let record = contract.record()?;
-        if !record.uniques.is_empty() {
+        if !contract.record()?.uniques.is_empty() {
             return None;
         }
+        Self::keyed(contract)
+    }
+
+    /// The check for `contract` that builds the records it finds valid
+    /// (`validated`), when it can: their unique keys are left to the
+    /// caller to claim.
+    pub fn building(contract: &Rc<Contract>) -> Option<LineCheck> {
+        Self::keyed(contract).filter(LineCheck::keeps_records)
+    }
+
+    /// The check for `contract`, unique keys or not: a caller that takes
+    /// a `Valid` verdict of a contract with keys claims them from
+    /// `top_slots`, line by line in order.
+    pub fn keyed(contract: &Rc<Contract>) -> Option<LineCheck> {
+        let record = contract.record()?;
         Some(LineCheck {
             certain: cannot_raise(record, 0),
             keeps_records: every_field(record, 0, &|f| f.default.is_none()),
@@ -339,6 +353,13 @@ impl LineCheck {
         value
     }
 
+    /// The top record's frame after a `Valid` verdict: slot 0 unused,
+    /// then each declared field, holding the value of each field a rule
+    /// reads or a unique key is made of.
+    pub fn top_slots(&self) -> &[Value] {
+        self.top.env.as_ref().map_or(&[], |frame| &frame.slots)
+    }
+
     /// Does validating leave every record as it was read, so that
     /// `validated` can build it?
     pub fn keeps_records(&self) -> bool {
@@ -380,6 +401,12 @@ impl RecordCheck {
         let mut read = vec![false; shape.fields.len()];
         for &slot in rules().flat_map(|r| &r.slots) {
             read[slot as usize] = true;
+        }
+        // The top record's unique keys are claimed from the frame.
+        if depth == 0 {
+            for &slot in shape.uniques.iter().flat_map(|u| &u.slots) {
+                read[slot as usize] = true;
+            }
         }
         let fields = shape
             .fields

@@ -4,13 +4,15 @@
 //! Input: a `Contract`, a value and its origin. Output: `ok(value)` carrying
 //! its warnings, or `err(failure record)` with every failure collected.
 
+use std::collections::VecDeque;
+use std::ops::Range;
 use std::rc::Rc;
 
-use rustc_hash::FxHashSet;
 use smallvec::{smallvec, SmallVec};
 
 use crate::runtime::contract::*;
 use crate::runtime::eval::{push_frame, write_key, Env, Interp, Origin, Result, Slots};
+use crate::runtime::keyset::{Hashed, KeySet};
 use crate::runtime::value::{Key, Okay, Record, Value};
 
 /// One broken check, before it becomes a record.
@@ -28,9 +30,59 @@ struct Failure {
 /// (§4.3): compact, and holding nothing of the records.
 #[derive(Default)]
 pub struct Uniques {
-    seen: Vec<FxHashSet<Box<[u8]>>>,
+    seen: Vec<KeySet>,
     /// The keys of the record being checked, reused from record to record.
-    written: Vec<u8>,
+    current: Written,
+    /// Records `stage` took, oldest first, whose keys are to be settled.
+    staged: VecDeque<Written>,
+    /// Settled records' buffers, for the next ones.
+    spare: Vec<Written>,
+}
+
+/// The keys of one record: their bytes back to back, and for each key
+/// its set (its `unique`'s position), hash and bytes.
+#[derive(Default)]
+struct Written {
+    bytes: Vec<u8>,
+    keys: SmallVec<[(usize, Hashed, Range<usize>); 2]>,
+}
+
+impl Written {
+    /// Write the keys of a record whose declared fields are `field(slot)`;
+    /// a key with an absent or null field is left out (§4.4).
+    fn write<'v>(&mut self, shape: &RecordShape, field: impl Fn(usize) -> &'v Value) {
+        self.bytes.clear();
+        self.keys.clear();
+        for (n, u) in shape.uniques.iter().enumerate() {
+            let values = u.slots.iter().map(|&s| field(s as usize));
+            if values
+                .clone()
+                .any(|v| matches!(v, Value::Null | Value::Absent))
+            {
+                continue;
+            }
+            let start = self.bytes.len();
+            values.for_each(|v| write_key(v, &mut self.bytes));
+            let key = start..self.bytes.len();
+            self.keys
+                .push((n, KeySet::hash(&self.bytes[key.clone()]), key));
+        }
+    }
+
+    /// The positions of the keys `seen` holds already.
+    fn taken(&self, seen: &[KeySet]) -> SmallVec<[usize; 2]> {
+        self.keys
+            .iter()
+            .filter(|(n, h, key)| seen[*n].holds(*h, &self.bytes[key.clone()]))
+            .map(|&(n, ..)| n)
+            .collect()
+    }
+
+    fn claim(&self, seen: &mut [KeySet]) {
+        for (n, h, key) in &self.keys {
+            seen[*n].insert(*h, &self.bytes[key.clone()]);
+        }
+    }
 }
 
 /// Validate `value` against `c`: `ok` (with warnings) or `err` (§4.8).
@@ -70,7 +122,17 @@ pub struct Findings {
 }
 
 pub fn findings(interp: &Rc<Interp>, c: &Rc<Contract>, value: &Value) -> Result<Findings> {
-    let (run, _) = Run::contract(interp, c, value, None)?;
+    findings_keyed(interp, c, value, None)
+}
+
+/// `findings`, with the contract's unique keys claimed in `uniques`.
+pub fn findings_keyed(
+    interp: &Rc<Interp>,
+    c: &Rc<Contract>,
+    value: &Value,
+    uniques: Option<&mut Uniques>,
+) -> Result<Findings> {
+    let (run, _) = Run::contract(interp, c, value, uniques)?;
     let pairs = |fs: &[Failure]| fs.iter().map(|f| (f.rule.clone(), f.kind)).collect();
     Ok(Findings {
         failures: pairs(&run.failures),
@@ -594,28 +656,9 @@ impl<'a> Run<'a> {
     /// Step 6: a record claims its keys only when every key is free, so
     /// a record rejected for one key claims none of the others.
     fn uniques(&mut self, owner: &str, shape: &RecordShape, slots: &[Value], state: &mut Uniques) {
-        if state.seen.len() < shape.uniques.len() {
-            state
-                .seen
-                .resize_with(shape.uniques.len(), Default::default);
-        }
-        state.written.clear();
-        let mut claims: SmallVec<[(usize, std::ops::Range<usize>); 2]> = SmallVec::new();
-        for (n, u) in shape.uniques.iter().enumerate() {
-            let values = u.slots.iter().map(|&s| &slots[s as usize + 1]);
-            if values
-                .clone()
-                .any(|v| matches!(v, Value::Null | Value::Absent))
-            {
-                continue;
-            }
-            let start = state.written.len();
-            values.for_each(|v| write_key(v, &mut state.written));
-            let key = start..state.written.len();
-            if !state.seen[n].contains(&state.written[key.clone()]) {
-                claims.push((n, key));
-                continue;
-            }
+        let taken = state.look_up(shape, |s| &slots[s + 1]);
+        for n in taken {
+            let u = &shape.uniques[n];
             let fields: Vec<Key> = u
                 .slots
                 .iter()
@@ -633,11 +676,98 @@ impl<'a> Run<'a> {
             });
         }
         if self.failures.is_empty() {
-            for (n, key) in claims {
-                state.seen[n].insert(state.written[key].into());
-            }
+            state.claim();
         }
     }
+}
+
+impl Uniques {
+    /// Write the keys of a record whose declared fields are `field(slot)`
+    /// and look each up: the positions in `shape.uniques` of the keys
+    /// already taken. `claim` claims the others.
+    fn look_up<'v>(
+        &mut self,
+        shape: &RecordShape,
+        field: impl Fn(usize) -> &'v Value,
+    ) -> SmallVec<[usize; 2]> {
+        self.sets(shape);
+        self.current.write(shape, field);
+        self.current.taken(&self.seen)
+    }
+
+    /// Claim the keys of the record `look_up` looked up.
+    fn claim(&mut self) {
+        self.current.claim(&mut self.seen);
+    }
+
+    fn sets(&mut self, shape: &RecordShape) {
+        if self.seen.len() < shape.uniques.len() {
+            self.seen.resize_with(shape.uniques.len(), Default::default);
+        }
+    }
+
+    /// Take the keys of a record the line check found valid, whose
+    /// declared fields are `slots[1..]`, to settle later, in order: their
+    /// slots are fetched meanwhile. Every record staged must be settled
+    /// before the keys of any other record are looked up.
+    pub fn stage(&mut self, shape: &RecordShape, slots: &[Value]) {
+        self.sets(shape);
+        let mut written = self.spare.pop().unwrap_or_default();
+        written.write(shape, |s| &slots[s + 1]);
+        for (n, h, _) in &written.keys {
+            self.seen[*n].prefetch(*h);
+        }
+        self.staged.push_back(written);
+    }
+
+    /// How many records are staged.
+    pub fn staged(&self) -> usize {
+        self.staged.len()
+    }
+
+    /// Step 6 of §4.8 for the oldest record staged: the failures of its
+    /// keys already taken; when there is none, its keys are claimed.
+    pub fn settle(&mut self, shape: &RecordShape) -> Option<Findings> {
+        let written = self.staged.pop_front()?;
+        let taken = written.taken(&self.seen);
+        if taken.is_empty() {
+            written.claim(&mut self.seen);
+        }
+        self.spare.push(written);
+        Some(Findings {
+            failures: taken
+                .into_iter()
+                .map(|n| (shape.uniques[n].id.clone(), "unique"))
+                .collect(),
+            warnings: Vec::new(),
+        })
+    }
+}
+
+/// Step 6 of §4.8 for `ok` of a record the line check found valid with
+/// no warnings: the same `ok` when its keys are free (they are claimed),
+/// else what `validate_value` makes of it.
+pub fn claim_keys(
+    interp: &Rc<Interp>,
+    c: &Rc<Contract>,
+    checked: Value,
+    origin: Option<&Origin>,
+    uniques: &mut Uniques,
+) -> Result<Value> {
+    let (Value::Ok(ok), Some(shape)) = (&checked, c.record()) else {
+        return validate_value(interp, c, checked, origin, Some(uniques));
+    };
+    let Value::Record(r) = &ok.value else {
+        return validate_value(interp, c, checked, origin, Some(uniques));
+    };
+    let taken = uniques.look_up(shape, |s| {
+        lookup(r, s, &shape.fields[s].name).unwrap_or(&Value::Absent)
+    });
+    if !taken.is_empty() {
+        return validate_value(interp, c, checked, origin, Some(uniques));
+    }
+    uniques.claim();
+    Ok(checked)
 }
 
 /// The value of field `name`, which usually stands at position `hint`

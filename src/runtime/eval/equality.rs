@@ -359,15 +359,18 @@ pub fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
 /// Write `v` as bytes that are the same exactly for values `equal` calls
 /// equal: a compact key that holds none of the value (a `unique` key's
 /// fields are kept this way, and no record they came from). Records are
-/// written with their fields in key order.
+/// written with their fields in key order. Integers and lengths take as
+/// few bytes as their size needs (seven bits a byte), and every value's
+/// bytes say where they end, so no key of one or more values is the start
+/// of another key of as many values.
 pub fn write_key(v: &Value, out: &mut Vec<u8>) {
-    let len = |n: usize, out: &mut Vec<u8>| out.extend_from_slice(&(n as u64).to_le_bytes());
+    let len = |n: usize, out: &mut Vec<u8>| write_varint(n as u64, out);
     if let Some(key) = number_key(v) {
         out.push(2);
         match key {
             NumberKey::Int(i) => {
                 out.push(0);
-                out.extend_from_slice(&i.to_le_bytes());
+                write_varint(zigzag(i), out);
             }
             NumberKey::Double(bits) => {
                 out.push(1);
@@ -375,7 +378,7 @@ pub fn write_key(v: &Value, out: &mut Vec<u8>) {
             }
             NumberKey::Exact(d) => {
                 out.extend_from_slice(&[2, u8::from(d.negative)]);
-                out.extend_from_slice(&d.point.to_le_bytes());
+                write_varint(zigzag(d.point), out);
                 len(d.digits.len(), out);
                 out.extend_from_slice(&d.digits);
             }
@@ -430,6 +433,21 @@ pub fn write_key(v: &Value, out: &mut Vec<u8>) {
         }
         Value::Int(_) | Value::Float(_) | Value::Num(_) => {}
     }
+}
+
+/// `n` in groups of seven bits, low first, each byte but the last with
+/// its top bit set.
+fn write_varint(mut n: u64, out: &mut Vec<u8>) {
+    while n >= 0x80 {
+        out.push(n as u8 | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+/// A signed integer as an unsigned one that is small when it is near zero.
+fn zigzag(i: i64) -> u64 {
+    ((i << 1) ^ (i >> 63)) as u64
 }
 
 /// One or more values as a key of a hash map, compared with `==`: a key

@@ -528,7 +528,7 @@ fn read_source_for(
 ) -> Result<Upstream> {
     // A contract that fills defaults changes records, so the check could
     // not build them: the line is decoded then.
-    let check = LineCheck::new(contract).filter(LineCheck::keeps_records);
+    let check = LineCheck::building(contract);
     if let (Some(path), Some(check)) = (crate::runtime::counting::json_file(source), check) {
         return Ok(Upstream::Checked(read_validated(
             interp, source, &path, check,
@@ -554,15 +554,22 @@ fn validated(
     let interp = interp.clone();
     let contract = contract.clone();
     let mut uniques = Uniques::default();
+    let keyed = contract.record().is_some_and(|r| !r.uniques.is_empty());
     let meter = interp.meter().cloned();
-    let mut check = move |value: Value, origin: Option<Origin>| -> Result<Item> {
-        let value = validate::validate_value(
-            &interp,
-            &contract,
-            value,
-            origin.as_ref(),
-            Some(&mut uniques),
-        )
+    // `checked`: the value is `ok` of a record the line check found valid,
+    // whose unique keys are still to claim.
+    let mut check = move |value: Value, origin: Option<Origin>, checked: bool| -> Result<Item> {
+        let value = if checked {
+            validate::claim_keys(&interp, &contract, value, origin.as_ref(), &mut uniques)
+        } else {
+            validate::validate_value(
+                &interp,
+                &contract,
+                value,
+                origin.as_ref(),
+                Some(&mut uniques),
+            )
+        }
         .map_err(|e| e.from_record(&origin).at_some(at.as_ref()))?;
         Ok(Item { value, origin })
     };
@@ -570,17 +577,18 @@ fn validated(
     let items: Items = match upstream {
         Upstream::Checked(items) => Box::new(items.map(move |item| {
             let item = item?;
-            if matches!(item.value, Value::Ok(_)) {
+            let checked = matches!(item.value, Value::Ok(_));
+            if checked && !keyed {
                 return Ok(item);
             }
-            check(item.value, item.origin)
+            check(item.value, item.origin, checked)
         })),
         Upstream::Converted(mut records) => Box::new(std::iter::from_fn(move || {
             let d = match records.next()? {
                 Ok(d) => d,
                 Err(e) => return Some(Err(e)),
             };
-            let mut item = match check(d.value, Some(d.origin)) {
+            let mut item = match check(d.value, Some(d.origin), false) {
                 Ok(item) => item,
                 Err(e) => return Some(Err(e)),
             };
@@ -593,7 +601,7 @@ fn validated(
         })),
         Upstream::Items(items) => Box::new(items.map(move |item| {
             let item = item?;
-            check(item.value, item.origin)
+            check(item.value, item.origin, false)
         })),
     };
     let Some(meter) = meter else {

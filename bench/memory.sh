@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# HQL memory and start-up: peak RSS of streaming pipelines over 5,000,000
+# events, the memory `unique event_id` takes a key, how much slower a
+# unique key makes `validate(T) | oks() | count()`, and the start-up time.
+#
+#   bench/memory.sh                 # 5,000,000 events (about 380 MB of data)
+#   bench/memory.sh --records 500000
+#
+# Needs /usr/bin/time (package `time`) and hyperfine; generates
+# bench/data/events-N.jsonl with bench/gen_event_ids.py if missing, builds
+# target/release/hql, and prints a Markdown table on stdout. Times are CPU
+# seconds (user + system), the median of three runs, on one thread.
+# HQL=path and EVENTS=path use that binary (no build) and that data file.
+set -euo pipefail
+
+RECORDS=5000000
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --records) RECORDS="$2"; shift 2 ;;
+        -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "memory.sh: unknown argument: $1" >&2; exit 2 ;;
+    esac
+done
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+export CARGO_TARGET_DIR="$ROOT/target"
+DATA=bench/data
+EVENTS=${EVENTS:-$DATA/events-$RECORDS.jsonl}
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+BUILD=0
+[ -n "${HQL:-}" ] || { HQL=$ROOT/target/release/hql; BUILD=1; }
+
+command -v /usr/bin/time >/dev/null || { echo "memory.sh: install the package 'time'" >&2; exit 1; }
+command -v hyperfine >/dev/null || { echo "memory.sh: install hyperfine" >&2; exit 1; }
+[ "$BUILD" -eq 0 ] || cargo build --release --quiet --bin hql
+[ -f "$EVENTS" ] || python3 bench/gen_event_ids.py --records "$RECORDS" --out "$EVENTS"
+
+contract() {
+    cat <<EOF
+type Event : DataContract = {
+    event_id: String
+    kind: "click" | "view" | "buy" | "share"
+    user: String
+    amount: Int
+    require amount >= 0
+$1
+}
+EOF
+}
+program() { # name, unique line, pipeline
+    { contract "$2"; echo "source(file(\"$(realpath "$EVENTS")\"), Json) | validate(Event) | $3"; } >"$WORK/$1.hql"
+}
+program count "" "oks() | count()"
+program unique "    unique event_id" "oks() | count()"
+program report "" "report()"
+program map "" "oks() | map(e => e.amount * 2) | filter(a => a > 100) | count()"
+program route "" "route(ok: file(\"$WORK/ok.jsonl\"), err: file(\"$WORK/err.jsonl\"))"
+program write "" "oks() | map(e => {id: e.event_id, amount: e.amount}) | write(file(\"$WORK/out.jsonl\"))"
+program print "" "oks()"
+
+# "peak-KiB cpu-seconds" of one run.
+measure() {
+    /usr/bin/time -f "%M %U %S" -o "$WORK/time" "$HQL" run --threads 1 "$WORK/$1.hql" >/dev/null
+    awk '{ printf "%d %.2f\n", $1, $2 + $3 }' "$WORK/time"
+}
+# The median of three runs, each figure on its own.
+median3() {
+    for _ in 1 2 3; do measure "$1"; done >"$WORK/runs"
+    echo "$(cut -d' ' -f1 "$WORK/runs" | sort -n | sed -n 2p) $(cut -d' ' -f2 "$WORK/runs" | sort -n | sed -n 2p)"
+}
+
+echo "| pipeline over $RECORDS events | peak RSS | CPU |"
+echo "| --- | ---: | ---: |"
+for p in count report map route write print unique; do
+    read -r kib cpu <<<"$(median3 "$p")"
+    eval "KIB_$p=$kib CPU_$p=$cpu"
+    printf '| %s | %.1f MiB | %s s |\n' "$p" "$(echo "$kib / 1024" | bc -l)" "$cpu"
+done
+echo
+awk -v u="$KIB_unique" -v c="$KIB_count" -v n="$RECORDS" -v tu="$CPU_unique" -v tc="$CPU_count" 'BEGIN {
+    printf "unique event_id: %.1f bytes a distinct key beyond the run without it (a key is 12 bytes); %.2fx the CPU time\n", (u - c) * 1024 / n, tu / tc
+}'
+echo 1 >"$WORK/one.hql"
+hyperfine -N --warmup 5 --runs 50 --style none --export-json "$WORK/start.json" "$HQL run $WORK/one.hql" >/dev/null
+python3 - "$WORK/start.json" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+print(f"start-up (hql run of a one-line program): median {r['median'] * 1000:.1f} ms")
+EOF
