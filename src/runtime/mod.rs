@@ -15,5 +15,6 @@ pub mod hir;
 pub mod json;
 pub mod print;
 pub mod scan;
+pub mod stdlib_native;
 pub mod validate;
 pub mod value;
