@@ -199,11 +199,25 @@ fn is_timestamp(b: &[u8]) -> bool {
 
 /// 8-4-4-4-12 hexadecimal digits.
 fn is_uuid(b: &[u8]) -> bool {
+    // Every digit is tested, without a branch on its value: the digits of
+    // a UUID are random, and a branch a digit would be mispredicted.
+    let hex = |part: &[u8]| part.iter().fold(true, |ok, c| ok & c.is_ascii_hexdigit());
     b.len() == 36
-        && b.iter().enumerate().all(|(i, c)| match i {
-            8 | 13 | 18 | 23 => *c == b'-',
-            _ => c.is_ascii_hexdigit(),
-        })
+        && b[8] == b'-'
+        && b[13] == b'-'
+        && b[18] == b'-'
+        && b[23] == b'-'
+        && hex(&b[..8]) & hex(&b[9..13]) & hex(&b[14..18]) & hex(&b[19..23]) & hex(&b[24..])
+}
+
+/// Is there a character with the Unicode White_Space property (`\s` in a
+/// regex, `char::is_whitespace`)? ASCII text is tested byte by byte.
+fn has_whitespace(s: &str) -> bool {
+    if s.is_ascii() {
+        s.bytes().any(|c| matches!(c, b' ' | b'\t'..=b'\r'))
+    } else {
+        s.chars().any(char::is_whitespace)
+    }
 }
 
 /// `local@domain.tld`: one `@`, no whitespace, a local part, and a domain
@@ -217,7 +231,7 @@ fn is_email(s: &str) -> bool {
         && !domain.starts_with('.')
         && !domain.ends_with('.')
         && domain.contains('.')
-        && !s.chars().any(char::is_whitespace)
+        && !has_whitespace(s)
 }
 
 /// An absolute `http`/`https` URL with a host (see `Url` in stdlib/text.hql).
@@ -225,7 +239,7 @@ fn is_url(s: &str) -> bool {
     let Some(rest) = url_scheme(s) else {
         return false;
     };
-    if rest.chars().any(char::is_whitespace) {
+    if has_whitespace(rest) {
         return false;
     }
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
