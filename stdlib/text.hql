@@ -16,7 +16,7 @@
 /// example: is_err(validate(" \t\n ", NonEmpty))
 /// example: is_err(validate(42, NonEmpty))
 type NonEmpty = String
-    require not_blank: len(trim(self)) > 0
+    require not_blank: is_non_empty(self)
 
 /// True when `s` has at least one character that is not whitespace.
 /// example: is_non_empty("a")

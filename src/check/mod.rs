@@ -25,6 +25,7 @@ use crate::runtime::builtins::{Builtin, Format};
 use crate::runtime::contract::*;
 use crate::runtime::eval::Function;
 use crate::runtime::hir::{self, CheckStmt, Expr, FnDef, Logic, Program};
+use crate::runtime::stdlib_native::Native;
 use crate::runtime::value::{Key, Value};
 use crate::syntax::ast::{
     self, BinOp, Expr as AExpr, ExprKind, Lit, Member, Severity, Span, Stmt as AStmt, TypeBody,
@@ -492,10 +493,15 @@ impl Checker {
             });
             let body = self.expr(&f.body, Pos::Value);
             self.frames.pop();
+            let native = self
+                .in_prelude
+                .then(|| Native::for_library_fn(&f.name.text))
+                .flatten();
             let def = FnDef {
                 name: f.name.text.clone(),
                 params: f.params.len(),
                 body,
+                native,
             };
             out.push((slot, Rc::new(def)));
         }

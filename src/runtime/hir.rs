@@ -10,6 +10,7 @@ use regex::Regex;
 
 use crate::runtime::builtins::Builtin;
 use crate::runtime::contract::Contract;
+use crate::runtime::stdlib_native::Native;
 use crate::runtime::value::{Key, Value};
 use crate::syntax::ast::{BinOp, Span};
 
@@ -48,6 +49,9 @@ pub struct FnDef {
     pub name: String,
     pub params: usize,
     pub body: Expr,
+    /// The native twin that runs in place of `body` (standard-library
+    /// functions only; see `runtime::stdlib_native`).
+    pub native: Option<Native>,
 }
 
 #[derive(Debug)]

@@ -16,5 +16,6 @@ pub mod json;
 pub mod keyset;
 pub mod print;
 pub mod scan;
+pub mod stdlib_native;
 pub mod validate;
 pub mod value;
