@@ -217,7 +217,7 @@ fn fit_columns(natural: &[usize], index_width: usize, width: usize) -> Vec<usize
 }
 
 /// The table of `rows`, in `width` columns, each line indented by `indent`.
-fn table(rows: &[&Record], width: usize, indent: usize, out: &mut String) {
+pub fn table(rows: &[&Record], width: usize, indent: usize, out: &mut String) {
     let mut columns: Vec<&str> = Vec::new();
     for r in rows {
         for k in r.keys() {
