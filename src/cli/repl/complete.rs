@@ -30,6 +30,11 @@ const KEYWORDS: &[&str] = &[
     "then", "else", "and", "or", "not", "in", "true", "false", "null", "self",
 ];
 
+/// Stages whose output records are some of their input's, unchanged.
+const KEEPS_RECORDS: &[&str] = &[
+    "filter", "take", "skip", "sort", "sort_by", "distinct", "first", "oks", "unwrap",
+];
+
 /// Types and formats that are not declared anywhere but always there.
 const BUILTIN_TYPES: &[&str] = &["Int", "Float", "String", "Bool", "Null", "List", "Json"];
 
@@ -271,7 +276,15 @@ fn fields_of(session: &mut Session, before: &str) -> Vec<String> {
 /// `path` (`.a.b`, maybe empty) leads into it. Only names and fields are
 /// followed, so nothing is run; a stream is read one item only.
 fn value_fields(session: &Session, bound: &str, path: &str) -> Vec<String> {
-    if !is_ident(bound) {
+    // `xs | take(2) | filter(…)`: stages that keep the records as they
+    // are leave `xs`'s first record standing for them.
+    let mut stages = bound.split('|').map(str::trim);
+    let bound = stages.next().unwrap_or("");
+    let keeps = |stage: &str| {
+        let name: String = stage.chars().take_while(|c| is_ident_char(*c)).collect();
+        KEEPS_RECORDS.contains(&name.as_str()) && stage[name.len()..].trim_start().starts_with('(')
+    };
+    if !is_ident(bound) || !stages.all(keeps) {
         return vec![];
     }
     let Some((_, mut value)) = session.vars().into_iter().find(|(n, _)| n == bound) else {
@@ -661,6 +674,13 @@ mod tests {
             vec!["country"]
         );
         assert!(offered(&mut s, "one.Name.").1.is_empty());
+        assert_eq!(
+            offered(&mut s, "cars | take(1) | map(c => c.Na").1,
+            vec!["Name"]
+        );
+        assert!(offered(&mut s, "cars | map(c => c.Origin) | map(c => c.Na")
+            .1
+            .is_empty());
     }
 
     #[test]

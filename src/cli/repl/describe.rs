@@ -29,7 +29,7 @@ pub const MAX_DISTINCT: usize = 1000;
 /// Examples kept a field.
 const EXAMPLES: usize = 3;
 /// The longest an example or an extreme is shown.
-const SHOWN: usize = 24;
+const SHOWN: usize = 16;
 
 /// The profile of the records folded so far.
 #[derive(Default)]
@@ -222,7 +222,7 @@ impl Profile {
                         format!("{} ({})", f.present, percent_text(percent)),
                     ),
                     ("nulls", f.nulls.to_string()),
-                    ("types", f.kinds.join(" | ")),
+                    ("types", f.kinds.join("|")),
                     ("distinct", distinct),
                     ("min", min),
                     ("max", max),

@@ -332,7 +332,7 @@ impl Repl {
                 let rows = profile.rows();
                 let mut text = format!("{}\n", profile.summary());
                 if !rows.is_empty() {
-                    table::table(&rows.iter().collect::<Vec<_>>(), width, 0, &mut text);
+                    table::table_with(&rows.iter().collect::<Vec<_>>(), width, 0, true, &mut text);
                 }
                 let _ = sinks.out.write_all(text.as_bytes());
                 Ok(())
