@@ -203,10 +203,6 @@ impl Profile {
         self.fields
             .iter()
             .map(|f| {
-                let percent = match self.records {
-                    0 => 0.0,
-                    n => f.present as f64 * 100.0 / n as f64,
-                };
                 let distinct = match f.many {
                     true => format!("≥ {MAX_DISTINCT}"),
                     false => f.distinct.len().to_string(),
@@ -219,7 +215,7 @@ impl Profile {
                     ("field", f.path.clone()),
                     (
                         "present",
-                        format!("{} ({})", f.present, percent_text(percent)),
+                        format!("{} ({})", f.present, percent_text(f.present, self.records)),
                     ),
                     ("nulls", f.nulls.to_string()),
                     ("types", f.kinds.join("|")),
@@ -272,12 +268,14 @@ impl Profile {
 }
 
 /// `100%`, `62.5%`, `0.1%`: one decimal where it is not whole.
-fn percent_text(p: f64) -> String {
-    if (p - p.round()).abs() < 0.05 {
-        format!("{}%", p.round())
-    } else {
-        format!("{p:.1}%")
+/// `part` of `whole` as a share: `100%`, `62.5%`; a share that is not
+/// whole never rounds to `0%` or `100%`.
+fn percent_text(part: u64, whole: u64) -> String {
+    if whole == 0 || (part * 100) % whole == 0 {
+        return format!("{}%", (part * 100).checked_div(whole).unwrap_or(0));
     }
+    let p = (part as f64 * 100.0 / whole as f64).clamp(0.1, 99.9);
+    format!("{p:.1}%")
 }
 
 /// A CSV cell as decoding would read it under a number or Bool type.
@@ -361,7 +359,7 @@ mod tests {
                 "note",
                 "1500 (100%)",
                 "750",
-                "Null | String",
+                "Null|String",
                 "1",
                 "\"b\"",
                 "\"b\"",
@@ -381,6 +379,9 @@ mod tests {
         p.add(&rec(&[("n", Value::Float(2.5))]), None);
         assert_eq!(cells(&p, 1)[..2], ["at.city", "1 (50%)"]);
         assert_eq!(cells(&p, 2)[..2], ["n", "1 (50%)"]);
-        assert_eq!(percent_text(100.0 / 3.0), "33.3%");
+        assert_eq!(percent_text(1, 3), "33.3%");
+        assert_eq!(percent_text(9999, 10000), "99.9%");
+        assert_eq!(percent_text(1, 10000), "0.1%");
+        assert_eq!(percent_text(0, 0), "0%");
     }
 }
