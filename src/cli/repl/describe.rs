@@ -271,7 +271,7 @@ impl Profile {
 /// `part` of `whole` as a share: `100%`, `62.5%`; a share that is not
 /// whole never rounds to `0%` or `100%`.
 fn percent_text(part: u64, whole: u64) -> String {
-    if whole == 0 || (part * 100) % whole == 0 {
+    if whole == 0 || (part * 100).is_multiple_of(whole) {
         return format!("{}%", (part * 100).checked_div(whole).unwrap_or(0));
     }
     let p = (part as f64 * 100.0 / whole as f64).clamp(0.1, 99.9);
