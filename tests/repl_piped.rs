@@ -172,7 +172,8 @@ fn help() {
     let (out, _, status) = repl(":help\n");
     assert_eq!(status, 0);
     let commands = [
-        "help", "type", "load", "reset", "vars", "contract", "export", "infer", "set", "quit",
+        "help", "type", "load", "reset", "vars", "contract", "export", "infer", "describe", "hist",
+        "bar", "set", "quit",
     ];
     for command in commands {
         assert!(out.contains(&format!("  :{command} ")), "{out}");
@@ -396,4 +397,84 @@ fn repl_infer_needs_a_stream_or_a_list() {
         "{err}"
     );
     assert_eq!(status, 1);
+}
+
+// :describe, :hist, :bar (reference §18)
+
+#[test]
+fn describe_profiles_a_field_a_row() {
+    transcript(
+        ":describe [{name: \"wren\", n: 2}, {name: \"owl\", n: null, at: {x: 1.5}}, 7]\n",
+        "2 records, 4 fields; skipped 1 value that is not a record\n\
+         # │ field │ present  │ nulls │ types    │ distinct │ min   │ max    │ examples\n\
+         ─ │ ───── │ ──────── │ ───── │ ──────── │ ──────── │ ───── │ ────── │ ─────────────\n\
+         0 │ name  │ 2 (100%) │ 0     │ String   │ 2        │ \"owl\" │ \"wren\" │ \"wren\", \"owl\"\n\
+         1 │ n     │ 2 (100%) │ 1     │ Int|Null │ 1        │ 2     │ 2      │ 2\n\
+         2 │ at    │ 1 (50%)  │ 0     │ Record   │ 1        │       │        │ {x: 1.5}\n\
+         3 │ at.x  │ 1 (50%)  │ 0     │ Float    │ 1        │ 1.5   │ 1.5    │ 1.5\n",
+    );
+}
+
+#[test]
+fn describe_reads_a_stream_and_says_what_it_skipped() {
+    let (out, err, status) =
+        repl("let orders = source(file(\"docs/data/orders.jsonl\"), Json)\n:describe orders\n");
+    assert_eq!((err.as_str(), status), ("", 0));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0],
+        "7 records, 10 fields; skipped 1 line that does not decode"
+    );
+    assert!(
+        lines[9].starts_with("6 │ country  │ 6 (85.7%) │ 0     │ String "),
+        "{out}"
+    );
+    // Laid out for 100 columns when piped.
+    assert!(lines.iter().all(|l| l.chars().count() <= 100), "{out}");
+    let (_, err, status) = repl(":describe\n:describe 5\n");
+    assert!(err.starts_with("usage: :describe EXPR\n"), "{err}");
+    assert!(
+        err.contains("expected a stream or a list, found an Int"),
+        "{err}"
+    );
+    assert_eq!(status, 1);
+}
+
+#[test]
+fn hist_draws_nice_bins_in_blocks() {
+    transcript(
+        ":hist [1, 2, 2, 3, 3, 3, 10, null]\n",
+        " [0, 2) │████████████ 1\n [2, 4) │████████████████████████████████████████████████████████████ 5\n \
+         [4, 6) │ 0\n [6, 8) │ 0\n[8, 10] │████████████ 1\n\
+         7 values, min 1, max 10, 5 bins; 1 item that is not a number left out\n",
+    );
+    let (out, err, status) = repl(":hist [\"a\"]\n");
+    assert_eq!((out.as_str(), status), ("", 1));
+    assert!(err.contains("there are no numbers to draw"), "{err}");
+}
+
+#[test]
+fn bar_draws_a_count_by() {
+    transcript(
+        ":bar [\"wren\", \"owl\", \"wren\"] | count_by(b => b)\n",
+        "wren │████████████████████████████████████████████████████████████ 2\n \
+         owl │██████████████████████████████ 1\n",
+    );
+    let (out, err, status) = repl(":bar [1]\n");
+    assert_eq!((out.as_str(), status), ("", 1));
+    assert!(
+        err.contains("expected records of a key and a number"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_source_without_a_format_says_which_to_add() {
+    let (out, err, status) = repl("source(file(\"docs/data/orders.jsonl\"))\n");
+    assert_eq!((out.as_str(), status), ("", 1));
+    assert!(err.contains("hql::format"), "{err}");
+    assert!(
+        err.contains("help: add the format: `, Json` or `, Csv`"),
+        "{err}"
+    );
 }

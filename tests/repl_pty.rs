@@ -376,3 +376,23 @@ fn a_pasted_block_is_one_entry_blank_lines_and_all() {
     enter(&mut p, ":contract Reading", "require Reading.ordered");
     quit(p);
 }
+
+#[test]
+fn tab_completes_a_file_name_and_the_fields_of_data_in_hand() {
+    let Some(mut p) = start("") else { return };
+    // The file's name closes its string and `file(`'s bracket.
+    keys(&mut p, "let orders = source(file(\"docs/data/orde\t");
+    p.exp_string("orders.jsonl\")").unwrap();
+    enter(&mut p, ", Json)", "");
+    enter(&mut p, "orders | count()", "8");
+    // Data read as Json has no static fields: the value in hand has.
+    enter(&mut p, "let one = orders | first()", "");
+    enter(&mut p, "one.cust\t", "\"ada@example.org\"");
+    // Of a stream, the first record's fields, also inside a lambda.
+    enter(
+        &mut p,
+        "orders | take(2) | map(o => o.plac\t)",
+        "[\"2024-03-01\", \"2024-03-02\"]",
+    );
+    quit(p);
+}

@@ -7,6 +7,7 @@
 
 use std::rc::Rc;
 
+use crate::cli::repl::chart;
 use crate::cli::run::{print_value, OutputFormat};
 use crate::runtime::eval::{force, Host};
 use crate::runtime::print::to_hql;
@@ -26,7 +27,9 @@ pub struct CellOutput {
     pub status: i32,
     /// Every `check` the cell ran.
     pub checks: Vec<CheckResult>,
-    /// The cell's last value as an HTML table, when it is a list of records.
+    /// The cell's last value as HTML: a table when it is a list of records,
+    /// led by an SVG bar chart when those are what `count_by` gives; an
+    /// SVG histogram when it is a list of at least two numbers.
     pub html: Option<String>,
 }
 
@@ -79,13 +82,29 @@ impl Kernel {
             diagnostics: String::from_utf8_lossy(&err).into_owned(),
             status,
             checks: self.session.checks[checks_before..].to_vec(),
-            html: last.as_ref().and_then(render_html),
+            html: last.as_ref().and_then(render_cell),
         }
     }
 
     pub fn session(&self) -> &Session {
         &self.session
     }
+}
+
+/// A cell's value as HTML (see [`CellOutput::html`]).
+pub fn render_cell(v: &Value) -> Option<String> {
+    let Value::List(items) = v else { return None };
+    if items.len() >= 2 && items.iter().all(Value::is_number) {
+        let histogram = chart::histogram(v).ok()??;
+        return Some(histogram.svg());
+    }
+    let table = render_html(v)?;
+    if chart::is_count_by(items) {
+        if let Ok(Some((rows, _))) = chart::keyed(v) {
+            return Some(format!("{}\n{table}", chart::bars_svg(&rows)));
+        }
+    }
+    Some(table)
 }
 
 /// A list of records as an HTML table (columns in first-seen order).
@@ -130,12 +149,7 @@ pub fn render_html(v: &Value) -> Option<String> {
     Some(html)
 }
 
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
+use chart::escape;
 
 #[cfg(test)]
 mod tests {
@@ -153,5 +167,25 @@ mod tests {
             "<table>\n<thead><tr><th>name</th><th>n</th></tr></thead>\n<tbody>\n<tr><td>&lt;wren&gt;</td><td></td></tr>\n<tr><td></td><td>2</td></tr>\n</tbody>\n</table>"
         );
         assert!(render_html(&Value::list(vec![Value::Int(1)])).is_none());
+    }
+
+    #[test]
+    fn numbers_and_counts_render_as_svg_charts() {
+        let numbers = Value::list((1..=9).map(Value::Int).collect());
+        let html = render_cell(&numbers).unwrap();
+        assert!(html.starts_with("<svg "), "{html}");
+        assert_eq!(html.matches("<rect ").count(), 5, "{html}");
+        assert!(html.contains("<title>[0, 2) 1</title>"), "{html}");
+        assert!(render_cell(&Value::list(vec![Value::Int(1)])).is_none());
+
+        let mut kernel = Kernel::new(Rc::new(crate::session::memory::MemHost::new(&[], None)));
+        let out = kernel.execute("t", "[\"a\", \"b\", \"a\"] | count_by(x => x)");
+        let html = out.html.unwrap();
+        assert!(html.starts_with("<svg "), "{html}");
+        assert!(html.contains("<title>a 2</title>"), "{html}");
+        assert!(html.contains("</svg>\n<table>"), "{html}");
+        // Other records are a table only.
+        let out = kernel.execute("t", "[{name: \"a\", n: 2}]");
+        assert!(out.html.unwrap().starts_with("<table>"));
     }
 }

@@ -396,7 +396,7 @@ pub fn default_name_of(value: &Value) -> String {
 }
 
 /// Is this failure record a `decode` failure (a line that did not decode)?
-fn is_decode_failure(failure: &Value) -> bool {
+pub fn is_decode_failure(failure: &Value) -> bool {
     let Value::Record(envelope) = failure else {
         return false;
     };

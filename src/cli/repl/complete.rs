@@ -2,13 +2,18 @@
 //!
 //! What is offered depends on where the cursor is: `:` commands at the
 //! start of an entry (and their arguments), file paths inside `file("…`,
-//! `import "…` and after `:load`, the fields of the expression before a
-//! `.` (its static type, from the checker's type flow), and otherwise the
-//! keywords, builtins, types and names in scope.
+//! `import "…` and after `:load` (a file's name closes its string, and
+//! `file(`'s bracket), the fields of the expression before a `.` (its
+//! static type, from the checker's type flow; where that has no fields, as
+//! for data read as `Json`, the fields of the value in hand: a bound
+//! record's, or the first record of a bound stream or list, read one record
+//! only), and otherwise the keywords, builtins, types and names in scope.
 
 use std::path::Path;
 
 use crate::runtime::builtins::Builtin;
+use crate::runtime::eval::items;
+use crate::runtime::value::Value;
 use crate::session::{Session, Sinks};
 use crate::syntax::input::continues_entry;
 
@@ -25,6 +30,11 @@ const KEYWORDS: &[&str] = &[
     "then", "else", "and", "or", "not", "in", "true", "false", "null", "self",
 ];
 
+/// Stages whose output records are some of their input's, unchanged.
+const KEEPS_RECORDS: &[&str] = &[
+    "filter", "take", "skip", "sort", "sort_by", "distinct", "first", "oks", "unwrap",
+];
+
 /// Types and formats that are not declared anywhere but always there.
 const BUILTIN_TYPES: &[&str] = &["Int", "Float", "String", "Bool", "Null", "List", "Json"];
 
@@ -36,7 +46,7 @@ pub fn complete(session: &mut Session, line: &str, pos: usize) -> (usize, Vec<Ca
     if let Some(command) = before[lead..].strip_prefix(':') {
         return complete_command(session, command, lead + 1);
     }
-    complete_code(session, before, 0)
+    complete_code(session, before, &line[before.len()..], 0)
 }
 
 /// After `:`: a command's name, or its argument.
@@ -57,7 +67,9 @@ fn complete_command(session: &mut Session, text: &str, base: usize) -> (usize, V
             (arg_base, words(arg, types.iter().map(String::as_str)))
         }
         "load" | "l" => (arg_base, paths(arg)),
-        "type" | "t" | "infer" | "i" => complete_code(session, arg, arg_base),
+        "type" | "t" | "infer" | "i" | "describe" | "d" | "hist" | "bar" => {
+            complete_code(session, arg, "", arg_base)
+        }
         "set" => match arg.split_once(char::is_whitespace) {
             None => (arg_base, words(arg, ["format"])),
             Some((_, value)) => {
@@ -72,14 +84,33 @@ fn complete_command(session: &mut Session, text: &str, base: usize) -> (usize, V
     }
 }
 
-/// Completion inside HQL code; `base` is where `before` starts in the line.
-fn complete_code(session: &mut Session, before: &str, base: usize) -> (usize, Vec<Candidate>) {
+/// Completion inside HQL code; `base` is where `before` starts in the
+/// line, `after` is what follows the cursor.
+fn complete_code(
+    session: &mut Session,
+    before: &str,
+    after: &str,
+    base: usize,
+) -> (usize, Vec<Candidate>) {
     match position(before) {
         Position::Comment => (base + before.len(), vec![]),
         Position::Str(quote) => {
             let partial = &before[quote + 1..];
             if takes_path(&before[..quote]) {
-                (base + quote + 1, paths(partial))
+                // A file's name ends the string, and `file(`'s call, unless
+                // they are closed already.
+                let close = match before[..quote].trim_end().ends_with('(') {
+                    _ if after.starts_with('"') => "",
+                    true => "\")",
+                    false => "\"",
+                };
+                let mut found = paths(partial);
+                for c in &mut found {
+                    if !c.replacement.ends_with('/') {
+                        c.replacement.push_str(close);
+                    }
+                }
+                (base + quote + 1, found)
             } else {
                 (base + before.len(), vec![])
             }
@@ -229,7 +260,63 @@ fn fields_of(session: &mut Session, before: &str) -> Vec<String> {
     }
     let root: String = receiver.chars().take_while(|c| is_ident_char(*c)).collect();
     let probe = lambda_probe(&before[..start], &root, receiver);
-    type_fields(session, probe.as_deref().unwrap_or(receiver))
+    let fields = type_fields(session, probe.as_ref().map_or(receiver, |p| &p.expr));
+    if !fields.is_empty() {
+        return fields;
+    }
+    let bound = match &probe {
+        Some(p) => p.input.as_str(),
+        None => root.as_str(),
+    };
+    value_fields(session, bound, &receiver[root.len()..])
+}
+
+/// The fields of the value in hand: `bound` names a value of the session
+/// (a record, or a stream or list whose first record stands for all), and
+/// `path` (`.a.b`, maybe empty) leads into it. Only names and fields are
+/// followed, so nothing is run; a stream is read one item only.
+fn value_fields(session: &Session, bound: &str, path: &str) -> Vec<String> {
+    // `xs | take(2) | filter(…)`: stages that keep the records as they
+    // are leave `xs`'s first record standing for them.
+    let mut stages = bound.split('|').map(str::trim);
+    let bound = stages.next().unwrap_or("");
+    let keeps = |stage: &str| {
+        let name: String = stage.chars().take_while(|c| is_ident_char(*c)).collect();
+        KEEPS_RECORDS.contains(&name.as_str()) && stage[name.len()..].trim_start().starts_with('(')
+    };
+    if !is_ident(bound) || !stages.all(keeps) {
+        return vec![];
+    }
+    let Some((_, mut value)) = session.vars().into_iter().find(|(n, _)| n == bound) else {
+        return vec![];
+    };
+    if matches!(value, Value::Stream(_) | Value::List(_)) {
+        let first = items(&value).ok().and_then(|mut i| i.next()?.ok());
+        value = match first {
+            Some(item) => item.value,
+            None => return vec![],
+        };
+    }
+    for step in path.split('.').skip(1) {
+        let step = step.trim_end_matches('?');
+        value = match value {
+            Value::Record(r) if is_ident(step) => match r.get(step) {
+                Some(v) => v.clone(),
+                None => return vec![],
+            },
+            Value::Ok(okay) => return value_fields_of(&okay.value),
+            _ => return vec![],
+        };
+    }
+    value_fields_of(&value)
+}
+
+fn value_fields_of(value: &Value) -> Vec<String> {
+    match value {
+        Value::Record(r) => r.keys().map(|k| k.to_string()).collect(),
+        Value::Ok(okay) => value_fields_of(&okay.value),
+        _ => vec![],
+    }
 }
 
 /// Check `expr` against the session, quietly, and list its type's fields.
@@ -319,10 +406,17 @@ fn still_open(text: &str, open: usize) -> bool {
     true
 }
 
+/// An expression standing for a lambda's parameter, and the input the
+/// lambda is run over.
+struct Probe {
+    expr: String,
+    input: String,
+}
+
 /// When `root` is the parameter of a lambda still open in `head` (as in
 /// `xs | filter(s => s.`), an expression whose type is the receiver's:
-/// `(xs) | map(s => RECEIVER) | first()`.
-fn lambda_probe(head: &str, root: &str, receiver: &str) -> Option<String> {
+/// `(xs) | map(s => RECEIVER) | first()`, and the input (`xs`).
+fn lambda_probe(head: &str, root: &str, receiver: &str) -> Option<Probe> {
     if root.is_empty() {
         return None;
     }
@@ -343,12 +437,18 @@ fn lambda_probe(head: &str, root: &str, receiver: &str) -> Option<String> {
         if input.is_empty() {
             return None;
         }
-        return Some(format!("({input}) | map({root} => {receiver}) | first()"));
+        return Some(Probe {
+            expr: format!("({input}) | map({root} => {receiver}) | first()"),
+            input: input.to_string(),
+        });
     }
     // Not piped: the input is the call's first argument.
     let args = &head[paren + 1..arrow];
     let first = first_argument(args)?;
-    Some(format!("map({first}, {root} => {receiver}) | first()"))
+    Some(Probe {
+        expr: format!("map({first}, {root} => {receiver}) | first()"),
+        input: first.to_string(),
+    })
 }
 
 /// The offset of `root =>` (a lambda binding `root`) last in `head`.
@@ -482,7 +582,10 @@ mod tests {
     #[test]
     fn commands() {
         let mut s = session(&[]);
-        assert_eq!(offered(&mut s, ":h"), (1, vec!["help".into()]));
+        assert_eq!(
+            offered(&mut s, ":h"),
+            (1, vec!["help".into(), "hist".into()])
+        );
         assert_eq!(offered(&mut s, ":help lo"), (6, vec!["load".into()]));
         assert_eq!(offered(&mut s, ":set format j"), (12, vec!["json".into()]));
         assert_eq!(offered(&mut s, ":type cou").1, vec!["count", "count_by"]);
@@ -541,6 +644,46 @@ mod tests {
     }
 
     #[test]
+    fn fields_of_the_value_in_hand() {
+        let host = MemHost::new(
+            &[(
+                "cars.json",
+                "{\"Name\": \"a\", \"Origin\": {\"country\": \"US\"}}\n{\"Other\": 1}\n",
+            )],
+            None,
+        );
+        let mut s = Session::new(Rc::new(host));
+        let mut quiet = (Vec::new(), Vec::new());
+        let mut sinks = Sinks {
+            out: &mut quiet.0,
+            err: &mut quiet.1,
+            color: false,
+            json: false,
+        };
+        for entry in [
+            "let cars = source(file(\"cars.json\"), Json)",
+            "let one = cars | first()",
+        ] {
+            assert_eq!(s.submit("<t>", entry, &mut sinks, &mut |_, _| Ok(())), 0);
+        }
+        assert_eq!(offered(&mut s, "one.").1, vec!["Name", "Origin"]);
+        assert_eq!(offered(&mut s, "one.Origin.").1, vec!["country"]);
+        assert_eq!(offered(&mut s, "cars.N").1, vec!["Name"]);
+        assert_eq!(
+            offered(&mut s, "cars | filter(c => c.Origin.").1,
+            vec!["country"]
+        );
+        assert!(offered(&mut s, "one.Name.").1.is_empty());
+        assert_eq!(
+            offered(&mut s, "cars | take(1) | map(c => c.Na").1,
+            vec!["Name"]
+        );
+        assert!(offered(&mut s, "cars | map(c => c.Origin) | map(c => c.Na")
+            .1
+            .is_empty());
+    }
+
+    #[test]
     fn strings_and_comments() {
         let mut s = session(&[]);
         assert!(offered(&mut s, "\"cou").1.is_empty());
@@ -550,9 +693,13 @@ mod tests {
         assert_eq!((start, found), (13, vec!["src/".to_string()]));
         assert!(offered(&mut s, "file(\"src/cli/repl/comp")
             .1
-            .contains(&"src/cli/repl/complete.rs".to_string()));
+            .contains(&"src/cli/repl/complete.rs\")".to_string()));
         assert_eq!(offered(&mut s, ":load Cargo.t").1, vec!["Cargo.toml"]);
-        assert_eq!(offered(&mut s, "import \"Cargo.t").1, vec!["Cargo.toml"]);
+        assert_eq!(offered(&mut s, "import \"Cargo.t").1, vec!["Cargo.toml\""]);
+        // What is closed already is not closed again.
+        let line = "source(file(\"Cargo.t\"), Json)";
+        let (_, found) = complete(&mut s, line, line.find('\"').unwrap() + 8);
+        assert_eq!(found[0].replacement, "Cargo.toml");
     }
 
     #[test]

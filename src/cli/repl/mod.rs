@@ -5,7 +5,9 @@
 //! `Repl`; only the display differs (tables on a terminal, the lines of
 //! `hql run` otherwise).
 
+pub mod chart;
 mod complete;
+mod describe;
 mod editor;
 mod highlight;
 mod table;
@@ -73,6 +75,21 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "infer",
         "EXPR",
         "a contract every record of a stream or list satisfies",
+    ),
+    (
+        "describe",
+        "EXPR",
+        "profile the records of a stream or list: a row a field",
+    ),
+    (
+        "hist",
+        "EXPR",
+        "a histogram of the numbers of a stream or list",
+    ),
+    (
+        "bar",
+        "EXPR",
+        "a bar chart of a `count_by` result (or of {label, number} records)",
     ),
     (
         "export",
@@ -158,6 +175,9 @@ impl Repl {
                 ),
             },
             "infer" | "i" => self.infer(arg, sinks),
+            "describe" | "d" => self.describe(arg, sinks),
+            "hist" => self.hist(arg, sinks),
+            "bar" => self.bar(arg, sinks),
             "export" => self.export(arg, sinks),
             "set" => self.set(arg, sinks),
             other => self.problem(
@@ -277,6 +297,88 @@ impl Repl {
             Ok(())
         });
         self.failed |= status != EXIT_OK;
+    }
+
+    /// Run `expr` as an entry of its own and hand its value to `then`
+    /// (`usage` when there is no expression).
+    fn with_value(
+        &mut self,
+        expr: &str,
+        usage: &str,
+        sinks: &mut Sinks,
+        then: &mut dyn FnMut(Value, usize, &mut Sinks) -> Result<(), RuntimeError>,
+    ) {
+        if expr.is_empty() {
+            return self.problem(sinks, usage);
+        }
+        self.entries += 1;
+        let name = format!("<repl:{}>", self.entries);
+        // Piped, the charts and tables are laid out for 100 columns.
+        let width = self.width.unwrap_or(100);
+        let status = self
+            .session
+            .submit(&name, expr, sinks, &mut |v, sinks| then(v, width, sinks));
+        self.failed |= status != EXIT_OK;
+    }
+
+    /// `:describe EXPR`: a row a field of the records the expression gives.
+    fn describe(&mut self, expr: &str, sinks: &mut Sinks) {
+        self.with_value(
+            expr,
+            "usage: :describe EXPR",
+            sinks,
+            &mut |v, width, sinks| {
+                let profile = describe::describe(&v)?;
+                let rows = profile.rows();
+                let mut text = format!("{}\n", profile.summary());
+                if !rows.is_empty() {
+                    table::table_with(&rows.iter().collect::<Vec<_>>(), width, 0, true, &mut text);
+                }
+                let _ = sinks.out.write_all(text.as_bytes());
+                Ok(())
+            },
+        );
+    }
+
+    /// `:hist EXPR`: a histogram of the numbers the expression gives.
+    fn hist(&mut self, expr: &str, sinks: &mut Sinks) {
+        self.with_value(expr, "usage: :hist EXPR", sinks, &mut |v, width, sinks| {
+            match chart::histogram(&v)? {
+                Some(h) => {
+                    let _ = sinks.out.write_all(h.text(width).as_bytes());
+                    Ok(())
+                }
+                None => Err(RuntimeError::new(
+                    "hql::type",
+                    "there are no numbers to draw".to_string(),
+                )
+                .with_help("`:hist` takes a stream or list of numbers: `xs | map(r => r.field)`")),
+            }
+        });
+    }
+
+    /// `:bar EXPR`: a bar a key of a `count_by` result.
+    fn bar(&mut self, expr: &str, sinks: &mut Sinks) {
+        self.with_value(
+            expr,
+            "usage: :bar EXPR",
+            sinks,
+            &mut |v, width, sinks| match chart::keyed(&v)? {
+                Some((rows, more)) => {
+                    let mut text = chart::bars(&rows, width);
+                    if more > 0 {
+                        text.push_str(&format!("… {more} more not shown\n"));
+                    }
+                    let _ = sinks.out.write_all(text.as_bytes());
+                    Ok(())
+                }
+                None => Err(RuntimeError::new(
+                    "hql::type",
+                    "expected records of a key and a number".to_string(),
+                )
+                .with_help("`:bar` takes what `count_by` gives: `xs | count_by(r => r.field)`")),
+            },
+        );
     }
 
     fn set(&mut self, arg: &str, sinks: &mut Sinks) {

@@ -189,9 +189,15 @@ fn fit(text: &str, width: usize) -> String {
     cut
 }
 
-/// The columns' widths within `width` columns: the widest shortened first,
-/// then columns left out from the right. The widths of the columns kept.
-fn fit_columns(natural: &[usize], index_width: usize, width: usize) -> Vec<usize> {
+/// The columns' widths within `width` columns: the widest shortened first
+/// (the last column before all others when `last_first`), then columns
+/// left out from the right. The widths of the columns kept.
+fn fit_columns(
+    natural: &[usize],
+    index_width: usize,
+    width: usize,
+    last_first: bool,
+) -> Vec<usize> {
     let total = |ws: &[usize]| index_width + ws.iter().map(|w| w + 3).sum::<usize>();
     let least: Vec<usize> = natural.iter().map(|&w| w.min(MIN_COLUMN)).collect();
     // As many columns as fit at their narrowest (always the first).
@@ -200,6 +206,11 @@ fn fit_columns(natural: &[usize], index_width: usize, width: usize) -> Vec<usize
         kept -= 1;
     }
     let mut widths = natural[..kept].to_vec();
+    if last_first && kept == natural.len() {
+        let last = kept - 1;
+        let over = total(&widths).saturating_sub(width);
+        widths[last] -= over.min(widths[last] - least[last]);
+    }
     while total(&widths) > width {
         let widest = (0..kept)
             .filter(|&i| widths[i] > least[i])
@@ -218,6 +229,18 @@ fn fit_columns(natural: &[usize], index_width: usize, width: usize) -> Vec<usize
 
 /// The table of `rows`, in `width` columns, each line indented by `indent`.
 fn table(rows: &[&Record], width: usize, indent: usize, out: &mut String) {
+    table_with(rows, width, indent, false, out)
+}
+
+/// [`table`], where the last column, when `last_first`, is the first to
+/// be shortened (it holds what matters least, as `:describe`'s examples).
+pub fn table_with(
+    rows: &[&Record],
+    width: usize,
+    indent: usize,
+    last_first: bool,
+    out: &mut String,
+) {
     let mut columns: Vec<&str> = Vec::new();
     for r in rows {
         for k in r.keys() {
@@ -243,7 +266,7 @@ fn table(rows: &[&Record], width: usize, indent: usize, out: &mut String) {
                 .max(c.chars().count())
         })
         .collect();
-    let widths = fit_columns(&natural, index_width, width);
+    let widths = fit_columns(&natural, index_width, width, last_first);
     let pad = " ".repeat(indent);
     let mut push_row = |index: &str, values: &[String]| {
         let start = out.len();
