@@ -36,6 +36,7 @@ fuzz_target!(|data: &[u8]| {
             out: &mut out,
             err: &mut err,
             color: false,
+            json: false,
         },
     );
     let err = String::from_utf8_lossy(&err);

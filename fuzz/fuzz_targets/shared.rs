@@ -67,6 +67,7 @@ fn submit(session: &mut Session, entry: &str) -> (i32, String, String) {
             out: &mut out,
             err: &mut err,
             color: false,
+            json: false,
         },
         &mut |v, sinks| print_value(v, OutputFormat::Hql, sinks.out),
     );
