@@ -21,7 +21,7 @@ use crate::runtime::contract::TypeSpec;
 use crate::runtime::eval::{items, Plan, RuntimeError};
 use crate::runtime::json::Decoder;
 use crate::runtime::print::to_hql;
-use crate::runtime::value::{NumKind, Record, Value};
+use crate::runtime::value::{Record, Value};
 use crate::tooling::infer::is_decode_failure;
 
 /// Distinct values are counted up to this many, then shown as `≥ 1000`.
@@ -93,19 +93,7 @@ impl Extreme {
     }
 }
 
-/// A value as a number, when it is one (a number beyond i64 included).
-pub fn number(v: &Value) -> Option<f64> {
-    match v {
-        Value::Int(i) => Some(*i as f64),
-        Value::Float(f) => Some(*f),
-        Value::Num(n) => match n.kind {
-            NumKind::Int(i) => Some(i as f64),
-            NumKind::Float(f) => Some(f),
-            NumKind::BigInt => n.text.parse().ok(),
-        },
-        _ => None,
-    }
-}
+pub use crate::runtime::eval::to_f64 as number;
 
 impl Field {
     fn add(&mut self, v: &Value) {

@@ -25,6 +25,7 @@ use crate::syntax::ast::Span;
 
 pub use equality::{compare, equal, hash_value, sort_order, write_key, ValueKey};
 pub use io::{Codec, Pending, PendingFile, Place, SourceSpec, TableSink, TargetSpec};
+pub use ops::to_f64;
 pub use stages::{cannot_read, force, items, Tally, Target};
 
 /// What the evaluator may ask of the world outside.

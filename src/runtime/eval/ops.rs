@@ -77,6 +77,7 @@ fn num(v: &Value) -> Option<Num> {
     }
 }
 
+/// A value as a number, when it is one (an integer beyond i64 included).
 pub fn to_f64(v: &Value) -> Option<f64> {
     match v {
         Value::Int(n) => Some(*n as f64),
