@@ -265,7 +265,8 @@ enum Command {
         #[arg(required = true)]
         files: Vec<String>,
     },
-    /// Write one type of a contracts file for other tools, as JSON on standard output.
+    /// Write one type of a contracts file for other tools: JSON Schema, OpenLineage,
+    /// HQL's canonical JSON, or a DuckDB query that checks data where it lies.
     #[command(after_long_help = EXPORT_HELP)]
     Export {
         /// The file declaring the type.
