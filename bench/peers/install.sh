@@ -8,7 +8,8 @@ set -uo pipefail
 B="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 failed=0
 
-if [ ! -f "$B/peers/ajv/node_modules/ajv/package.json" ]; then
+if [ ! -f "$B/peers/ajv/node_modules/ajv/package.json" ] ||
+    [ ! -f "$B/peers/ajv/node_modules/ajv-formats/package.json" ]; then
     if command -v npm >/dev/null; then
         if ! (cd "$B/peers/ajv" && npm ci --no-audit --no-fund --silent) >&2; then
             echo "install.sh: ajv: \`npm ci\` failed" >&2
