@@ -657,12 +657,7 @@ fn repl() -> i32 {
     let (out, failure) = stdout(io::stdout().lock());
     let mut out = io::BufWriter::new(out);
     let mut err = io::stderr().lock();
-    let mut sinks = Sinks {
-        out: &mut out,
-        err: &mut err,
-        color: false,
-        json: false,
-    };
+    let mut sinks = Sinks::plain(&mut out, &mut err);
     // Entries come from standard input: sources read files only.
     let host = host.with_stdin_holding(StdinHolds::Entries);
     let status = hql::cli::repl::run_piped(input, Rc::new(host), &mut sinks);

@@ -15,12 +15,8 @@ use hql::tooling::diff::{diff, TypeDiff};
 fn diffs(old: &str, new: &str) -> Vec<TypeDiff> {
     let host = Rc::new(MemHost::new(&[("old.hql", old), ("new.hql", new)], None));
     let mut err = Vec::new();
-    let mut sinks = Sinks {
-        out: &mut std::io::sink(),
-        err: &mut err,
-        color: false,
-        json: false,
-    };
+    let mut out = std::io::sink();
+    let mut sinks = Sinks::plain(&mut out, &mut err);
     let mut types = |file| load(&mut Session::new(host.clone()), file, &mut sinks);
     let (before, after) = (types("old.hql"), types("new.hql"));
     match (before, after) {

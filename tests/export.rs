@@ -49,47 +49,7 @@ fn export_json(file: &str, ty: &str, format: &str) -> Json {
 /// Every example program that checks, with the record types it declares
 /// and the JSON Lines files it reads.
 fn example_programs() -> Vec<(String, Vec<String>, Vec<String>)> {
-    let mut out = Vec::new();
-    let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("examples")];
-    while let Some(dir) = dirs.pop() {
-        let mut entries: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        entries.sort();
-        for path in entries {
-            if path.is_dir() {
-                if !path.ends_with("errors") {
-                    dirs.push(path);
-                }
-                continue;
-            }
-            if path.extension().is_none_or(|e| e != "hql") {
-                continue;
-            }
-            // Programs that stop with an error are not contracts to export.
-            if path.with_extension("status").exists() {
-                continue;
-            }
-            let source = std::fs::read_to_string(&path).unwrap();
-            let types = hql::cli::contracts::type_names(&source, true);
-            if types.is_empty() {
-                continue;
-            }
-            let data = source
-                .split("file(\"")
-                .skip(1)
-                .filter_map(|rest| rest.split_once('"').map(|(p, _)| p.to_string()))
-                .filter(|p| p.ends_with(".jsonl"))
-                .collect();
-            let rel = path
-                .strip_prefix(env!("CARGO_MANIFEST_DIR"))
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            out.push((rel, types, data));
-        }
-    }
+    let mut out = common::example_contracts();
     // A contract using every part an export writes out, with data.
     out.push((
         "tests/snapshots/export/orders.hql".into(),

@@ -121,12 +121,7 @@ fn check(src: &str) -> (String, i32) {
             text: src,
         },
         std::rc::Rc::new(MemHost::new(&[], None)),
-        &mut hql::cli::run::Sinks {
-            out: &mut out,
-            err: &mut err,
-            color: false,
-            json: false,
-        },
+        &mut hql::cli::run::Sinks::plain(&mut out, &mut err),
     );
     (String::from_utf8(err).unwrap(), status)
 }

@@ -2303,12 +2303,7 @@ fn s6_1_any_and_all_stop_at_the_first_deciding_element() {
             },
             host,
             hql::cli::run::OutputFormat::Hql,
-            &mut hql::cli::run::Sinks {
-                out: &mut out,
-                err: &mut err,
-                color: false,
-                json: false,
-            },
+            &mut hql::cli::run::Sinks::plain(&mut out, &mut err),
         );
         assert_eq!(status, 0, "{}", String::from_utf8_lossy(&err));
         assert_eq!(String::from_utf8_lossy(&out), printed);

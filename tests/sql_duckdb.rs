@@ -13,6 +13,8 @@ use std::process::Command;
 
 use serde_json::Value as Json;
 
+mod common;
+
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -222,7 +224,7 @@ fn the_fixture_with_every_construct_agrees_with_hql_run() {
 fn every_example_contract_agrees_or_says_what_does_not_compile() {
     let python = duckdb_python();
     let (mut compiled, mut refused) = (0, 0);
-    for (file, types, data) in examples() {
+    for (file, types, data) in common::example_contracts() {
         for ty in &types {
             for d in &data {
                 match agree(&python, &file, ty, d) {
@@ -245,51 +247,6 @@ fn every_example_contract_agrees_or_says_what_does_not_compile() {
         compiled >= 3,
         "only {compiled} example pairs compiled ({refused} refused)"
     );
-}
-
-/// Example programs that check, their record types and the JSON Lines
-/// files they read.
-fn examples() -> Vec<(String, Vec<String>, Vec<String>)> {
-    let mut out = Vec::new();
-    let mut dirs = vec![root().join("examples")];
-    while let Some(dir) = dirs.pop() {
-        let mut entries: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        entries.sort();
-        for path in entries {
-            if path.is_dir() {
-                if !path.ends_with("errors") && !path.ends_with("out") {
-                    dirs.push(path);
-                }
-                continue;
-            }
-            if path.extension().is_none_or(|e| e != "hql") || path.with_extension("status").exists()
-            {
-                continue;
-            }
-            let source = std::fs::read_to_string(&path).unwrap();
-            let types = hql::cli::contracts::type_names(&source, true);
-            let data: Vec<String> = source
-                .split("file(\"")
-                .skip(1)
-                .filter_map(|s| s.split('"').next())
-                .filter(|d| d.ends_with(".jsonl") && root().join(d).exists())
-                .map(str::to_string)
-                .collect();
-            if types.is_empty() || data.is_empty() {
-                continue;
-            }
-            let rel = path
-                .strip_prefix(root())
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            out.push((rel, types, data));
-        }
-    }
-    out
 }
 
 /// What does not compile is named, with the reason, and nothing is printed.

@@ -25,12 +25,7 @@ struct Pair {
 
 fn quiet<R>(f: impl FnOnce(&mut Sinks) -> R) -> R {
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    let mut sinks = Sinks {
-        out: &mut out,
-        err: &mut err,
-        color: false,
-        json: false,
-    };
+    let mut sinks = Sinks::plain(&mut out, &mut err);
     f(&mut sinks)
 }
 

@@ -32,12 +32,7 @@ fuzz_target!(|data: &[u8]| {
         },
         Rc::new(MemHost::new(&FILES, None)),
         OutputFormat::Hql,
-        &mut Sinks {
-            out: &mut out,
-            err: &mut err,
-            color: false,
-            json: false,
-        },
+        &mut Sinks::plain(&mut out, &mut err),
     );
     let err = String::from_utf8_lossy(&err);
     assert!(matches!(status, 0..=2), "status {status}\n{err}");

@@ -63,12 +63,7 @@ fn submit(session: &mut Session, entry: &str) -> (i32, String, String) {
     let status = session.submit(
         "fuzz.hql",
         entry,
-        &mut Sinks {
-            out: &mut out,
-            err: &mut err,
-            color: false,
-            json: false,
-        },
+        &mut Sinks::plain(&mut out, &mut err),
         &mut |v, sinks| print_value(v, OutputFormat::Hql, sinks.out),
     );
     (

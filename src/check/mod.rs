@@ -1424,17 +1424,14 @@ impl Checker {
     }
 
     fn name(&mut self, n: &str, span: &Span, soft: bool) -> Expr {
-        if let Some((depth, slot, _)) = self.lookup_local(n) {
+        if let Some((depth, slot, meta)) = self.lookup_local(n) {
             let binding = self.local_binding(depth, slot);
             self.resolved.resolve(span.start, binding);
-        }
-        if let Some((_, slot, meta)) = self.lookup_local(n) {
             if meta.is_some() && slot > 0 {
                 return self
                     .rule_field(n, span, soft)
                     .unwrap_or(Expr::Const(Value::Null));
             }
-            let (depth, slot, _) = self.lookup_local(n).unwrap_or_default();
             let local = Expr::Local { depth, slot };
             return if soft {
                 Expr::Soft(Box::new(local))

@@ -46,14 +46,14 @@ fn run(sql: &str) -> Result<String, String> {
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success());
-    let (mut cmd, input) = if has_module {
+    let mut cmd = if has_module {
         let mut cmd = Command::new(&python);
         cmd.args(["-c", PYTHON]);
-        (cmd, sql.to_string())
+        cmd
     } else {
         let mut cmd = Command::new("duckdb");
         cmd.arg("-json");
-        (cmd, sql.to_string())
+        cmd
     };
     let mut child = cmd
         .stdin(Stdio::piped())
@@ -64,7 +64,7 @@ fn run(sql: &str) -> Result<String, String> {
             "DuckDB is not installed: `pip install duckdb` (for $HQL_PYTHON or python3) or put the `duckdb` command on PATH".to_string()
         })?;
     if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all(input.as_bytes());
+        let _ = stdin.write_all(sql.as_bytes());
     }
     let out = child.wait_with_output().map_err(|e| e.to_string())?;
     if !out.status.success() {

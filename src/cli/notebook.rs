@@ -64,37 +64,38 @@ pub fn test_file(
     json: bool,
 ) -> FileReport {
     let kernel = Kernel::new(host).with_json_diagnostics(json);
-    let mut report = if path.ends_with(".md") {
-        test_notebook(path, text, kernel, update)
-    } else {
-        test_program(path, text, kernel)
+    let mut shown = Shown {
+        json,
+        stderr: String::new(),
     };
-    if json {
-        // The diagnostics go to standard error; the case says where.
-        for case in report.cases.iter_mut().filter(|c| !c.passed) {
-            let (json_lines, rest): (Vec<&str>, Vec<&str>) = case
-                .detail
-                .lines()
-                .partition(|l| l.starts_with("{\"code\":"));
-            if json_lines.is_empty() {
-                continue;
-            }
-            for line in json_lines {
-                report.diagnostics.push_str(line);
-                report.diagnostics.push('\n');
-            }
-            let mut detail = rest.join("\n");
-            if !detail.is_empty() {
-                detail.push('\n');
-            }
-            detail.push_str("(diagnostics on standard error)");
-            case.detail = detail;
-        }
-    }
+    let mut report = if path.ends_with(".md") {
+        test_notebook(path, text, kernel, update, &mut shown)
+    } else {
+        test_program(path, text, kernel, &mut shown)
+    };
+    report.diagnostics = shown.stderr;
     report
 }
 
-fn test_program(path: &str, text: &str, mut kernel: Kernel) -> FileReport {
+/// Where a failing case's diagnostics go: into its detail, or with
+/// `--diagnostics json` to standard error, the detail saying so.
+struct Shown {
+    json: bool,
+    stderr: String,
+}
+
+impl Shown {
+    fn detail(&mut self, diagnostics: &str) -> String {
+        if self.json {
+            self.stderr.push_str(diagnostics);
+            "(diagnostics on standard error)".into()
+        } else {
+            diagnostics.trim_end().to_string()
+        }
+    }
+}
+
+fn test_program(path: &str, text: &str, mut kernel: Kernel, shown: &mut Shown) -> FileReport {
     let out = kernel.execute(path, text);
     let mut cases: Vec<Case> = out.checks.iter().map(check_case).collect();
     let static_error = out.status == EXIT_STATIC;
@@ -107,7 +108,7 @@ fn test_program(path: &str, text: &str, mut kernel: Kernel) -> FileReport {
                 "run".into()
             },
             place: path.to_string(),
-            detail: out.diagnostics,
+            detail: shown.detail(&out.diagnostics),
         });
     }
     FileReport {
@@ -119,19 +120,33 @@ fn test_program(path: &str, text: &str, mut kernel: Kernel) -> FileReport {
 }
 
 fn check_case(c: &crate::session::CheckResult) -> Case {
-    let mut detail = format!("check {}", c.condition);
-    if let Some(ops) = &c.operands {
-        detail.push_str(&format!("\n{ops}"));
-    }
     Case {
         passed: c.passed,
         label: c.label.clone(),
         place: c.place.clone(),
-        detail: if c.passed { String::new() } else { detail },
+        detail: if c.passed {
+            String::new()
+        } else {
+            check_detail(c, format!("check {}", c.condition))
+        },
     }
 }
 
-fn test_notebook(path: &str, text: &str, mut kernel: Kernel, update: bool) -> FileReport {
+/// A failed check: `head`, then its operands when it compared two.
+fn check_detail(c: &crate::session::CheckResult, head: String) -> String {
+    match &c.operands {
+        Some(ops) => format!("{head}\n{ops}"),
+        None => head,
+    }
+}
+
+fn test_notebook(
+    path: &str,
+    text: &str,
+    mut kernel: Kernel,
+    update: bool,
+    shown: &mut Shown,
+) -> FileReport {
     let cells = parse_cells(text);
     let mut cases = Vec::new();
     let mut actual_outputs = Vec::new();
@@ -140,7 +155,7 @@ fn test_notebook(path: &str, text: &str, mut kernel: Kernel, update: bool) -> Fi
         // Blank lines in front make diagnostics count lines as the file does.
         let code = "\n".repeat(cell.line) + &cell.code;
         let out = kernel.execute(path, &code);
-        cases.push(cell_case(i + 1, cell, &place, path, &out));
+        cases.push(cell_case(i + 1, cell, (&place, path), &out, shown));
         actual_outputs.push(out.text);
     }
     let updated = update.then(|| rewrite_outputs(text, &cells, &actual_outputs));
@@ -155,9 +170,9 @@ fn test_notebook(path: &str, text: &str, mut kernel: Kernel, update: bool) -> Fi
 fn cell_case(
     n: usize,
     cell: &Cell,
-    place: &str,
-    path: &str,
+    (place, path): (&str, &str),
     out: &crate::cli::kernel::CellOutput,
+    shown: &mut Shown,
 ) -> Case {
     let first = cell
         .code
@@ -171,14 +186,11 @@ fn cell_case(
         }
     } else {
         for c in out.checks.iter().filter(|c| !c.passed) {
-            let mut detail = format!("check {:?} failed: {}", c.label, c.condition);
-            if let Some(ops) = &c.operands {
-                detail.push_str(&format!("\n{ops}"));
-            }
-            problems.push(detail);
+            let head = format!("check {:?} failed: {}", c.label, c.condition);
+            problems.push(check_detail(c, head));
         }
         if out.status != 0 && out.checks.iter().all(|c| c.passed) {
-            problems.push(out.diagnostics.trim_end().to_string());
+            problems.push(shown.detail(&out.diagnostics));
         }
     }
     if let Some(expected) = &cell.output {

@@ -153,12 +153,7 @@ mod tests {
         // Later writes fail too.
         assert!(out.write(b"1").is_err());
         let mut err = Vec::new();
-        let mut sinks = Sinks {
-            out: &mut out,
-            err: &mut err,
-            color: false,
-            json: false,
-        };
+        let mut sinks = Sinks::plain(&mut out, &mut err);
         let status = failure.settle(status, &mut sinks);
         (status, String::from_utf8(err).unwrap())
     }

@@ -125,7 +125,7 @@ fn vet_in_engine(
     if engine != "duckdb" {
         return usage(
             sinks,
-            &format!("no engine `{engine}`; the engine there is is duckdb"),
+            &format!("no engine `{engine}`; the one built is duckdb"),
         );
     }
     if job.errors > 0 || job.dead_letters.is_some() {

@@ -43,7 +43,18 @@ pub struct Sinks<'a> {
     pub json: bool,
 }
 
-impl Sinks<'_> {
+impl<'a> Sinks<'a> {
+    /// Sinks without colour whose diagnostics are reports for people: what
+    /// tests, notebooks and quiet checks use.
+    pub fn plain(out: &'a mut dyn Write, err: &'a mut dyn Write) -> Sinks<'a> {
+        Sinks {
+            out,
+            err,
+            color: false,
+            json: false,
+        }
+    }
+
     pub fn diag(&mut self, map: &SourceMap, d: &Diag) {
         let _ = self.out.flush();
         let text = if self.json {
@@ -115,12 +126,8 @@ impl Session {
             threads: None,
         };
         // The library's `let`s run once, like an entry.
-        let mut quiet = Sinks {
-            out: &mut std::io::sink(),
-            err: &mut std::io::sink(),
-            color: false,
-            json: false,
-        };
+        let (mut out, mut err) = (std::io::sink(), std::io::sink());
+        let mut quiet = Sinks::plain(&mut out, &mut err);
         session.run_entry(Entry::checked(0, prelude), &mut quiet, &mut |_, _| Ok(()));
         session
     }
@@ -575,12 +582,8 @@ impl Declarations {
 impl crate::runtime::eval::Rebuild for Declarations {
     fn rebuild(&self, ty: &str) -> Result<(Rc<Interp>, Rc<Contract>), &'static str> {
         let mut session = Session::new((self.hosts)());
-        let mut quiet = Sinks {
-            out: &mut std::io::sink(),
-            err: &mut std::io::sink(),
-            color: false,
-            json: false,
-        };
+        let (mut out, mut err) = (std::io::sink(), std::io::sink());
+        let mut quiet = Sinks::plain(&mut out, &mut err);
         if session.declare(self.wanted(), &mut quiet) != 0 {
             return Err("the program's declarations did not load on a worker thread");
         }

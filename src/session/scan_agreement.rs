@@ -24,12 +24,7 @@ mod tests {
     fn session(declarations: &str) -> Session {
         let mut session = Session::new(Rc::new(MemHost::new(&[], None)));
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        let mut sinks = Sinks {
-            out: &mut out,
-            err: &mut err,
-            color: false,
-            json: false,
-        };
+        let mut sinks = Sinks::plain(&mut out, &mut err);
         let status = session.submit("decl.hql", declarations, &mut sinks, &mut |_, _| Ok(()));
         assert_eq!(status, 0, "{}", String::from_utf8_lossy(&err));
         session

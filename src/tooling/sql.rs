@@ -49,11 +49,9 @@ impl Dialect {
         match name {
             "duckdb" => Ok(Dialect::DuckDb),
             "spark" | "trino" => Err(format!(
-                "the `{name}` dialect is not built yet; the dialect there is is duckdb"
+                "the `{name}` dialect is not built yet; the one built is duckdb"
             )),
-            other => Err(format!(
-                "no SQL dialect `{other}`; the dialect there is is duckdb"
-            )),
+            other => Err(format!("no SQL dialect `{other}`; the one built is duckdb")),
         }
     }
 }

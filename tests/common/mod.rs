@@ -26,12 +26,7 @@ fn run_on(src: &str, host: Rc<MemHost>, format: OutputFormat) -> Run {
         },
         host,
         format,
-        &mut Sinks {
-            out: &mut out,
-            err: &mut err,
-            color: false,
-            json: false,
-        },
+        &mut Sinks::plain(&mut out, &mut err),
     );
     Run {
         out: String::from_utf8(out).expect("stdout is UTF-8"),
@@ -333,4 +328,50 @@ pub fn hql_with_input(args: &[&str], input: &[u8]) -> std::process::Output {
         .expect("hql runs");
     child.stdin.take().unwrap().write_all(input).unwrap();
     child.wait_with_output().unwrap()
+}
+
+/// Every example program that checks (no expected `.status`: it does not
+/// stop with an error), with the record types it declares and the JSON
+/// Lines files it reads that exist, paths from the repository's root.
+pub fn example_contracts() -> Vec<(String, Vec<String>, Vec<String>)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out = Vec::new();
+    let mut dirs = vec![root.join("examples")];
+    while let Some(dir) = dirs.pop() {
+        let mut entries: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                if !path.ends_with("errors") {
+                    dirs.push(path);
+                }
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "hql") || path.with_extension("status").exists()
+            {
+                continue;
+            }
+            let source = std::fs::read_to_string(&path).unwrap();
+            let types = hql::cli::contracts::type_names(&source, true);
+            if types.is_empty() {
+                continue;
+            }
+            let data = source
+                .split("file(\"")
+                .skip(1)
+                .filter_map(|rest| rest.split_once('"').map(|(p, _)| p.to_string()))
+                .filter(|p| p.ends_with(".jsonl") && root.join(p).exists())
+                .collect();
+            let rel = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            out.push((rel, types, data));
+        }
+    }
+    out
 }

@@ -323,12 +323,7 @@ fn value_fields_of(value: &Value) -> Vec<String> {
 fn type_fields(session: &mut Session, expr: &str) -> Vec<String> {
     let mut out = std::io::sink();
     let mut err = std::io::sink();
-    let mut quiet = Sinks {
-        out: &mut out,
-        err: &mut err,
-        color: false,
-        json: false,
-    };
+    let mut quiet = Sinks::plain(&mut out, &mut err);
     match session.check("<completion>", expr, &mut quiet) {
         Ok(checked) => checked.last_type.map(|t| t.fields()).unwrap_or_default(),
         Err(_) => vec![],
@@ -539,12 +534,7 @@ mod tests {
         let mut s = Session::new(Rc::new(MemHost::new(&[], None)));
         let mut out = Vec::new();
         let mut err = Vec::new();
-        let mut sinks = Sinks {
-            out: &mut out,
-            err: &mut err,
-            color: false,
-            json: false,
-        };
+        let mut sinks = Sinks::plain(&mut out, &mut err);
         for (i, e) in entries.iter().enumerate() {
             let status = s.submit(&format!("<t{i}>"), e, &mut sinks, &mut |_, _| Ok(()));
             assert_eq!(status, 0, "{e}: {}", String::from_utf8_lossy(&err));
@@ -654,12 +644,7 @@ mod tests {
         );
         let mut s = Session::new(Rc::new(host));
         let mut quiet = (Vec::new(), Vec::new());
-        let mut sinks = Sinks {
-            out: &mut quiet.0,
-            err: &mut quiet.1,
-            color: false,
-            json: false,
-        };
+        let mut sinks = Sinks::plain(&mut quiet.0, &mut quiet.1);
         for entry in [
             "let cars = source(file(\"cars.json\"), Json)",
             "let one = cars | first()",
