@@ -300,13 +300,7 @@ pub fn describe(value: &Value) -> Result<Profile, RuntimeError> {
 mod tests {
     use super::*;
 
-    fn rec(fields: &[(&str, Value)]) -> Value {
-        let mut r = Record::default();
-        for (k, v) in fields {
-            r.insert((*k).into(), v.clone());
-        }
-        Value::record(r)
-    }
+    use crate::cli::repl::rec;
 
     fn cells(p: &Profile, row: usize) -> Vec<String> {
         p.rows()[row]

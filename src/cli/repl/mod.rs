@@ -555,3 +555,14 @@ fn status(repl: &Repl) -> i32 {
         EXIT_OK
     }
 }
+
+/// A record of `fields`, for the display tests.
+#[cfg(test)]
+fn rec(fields: &[(&str, Value)]) -> Value {
+    Value::record(
+        fields
+            .iter()
+            .map(|(k, v)| ((*k).into(), v.clone()))
+            .collect(),
+    )
+}

@@ -307,13 +307,7 @@ pub fn table_with(
 mod tests {
     use super::*;
 
-    fn rec(fields: &[(&str, Value)]) -> Value {
-        let mut r = Record::default();
-        for (k, v) in fields {
-            r.insert((*k).into(), v.clone());
-        }
-        Value::record(r)
-    }
+    use crate::cli::repl::rec;
 
     fn shown(v: Value, width: usize) -> String {
         let mut out = Vec::new();
