@@ -243,8 +243,9 @@ fn every_example_contract_agrees_or_says_what_does_not_compile() {
     eprintln!(
         "{compiled} example contracts compiled and agreed; {refused} said what does not compile"
     );
+    // 24 compile today: fewer means a construct stopped compiling.
     assert!(
-        compiled >= 3,
+        compiled >= 24,
         "only {compiled} example pairs compiled ({refused} refused)"
     );
 }
