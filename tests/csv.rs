@@ -470,9 +470,9 @@ fn nothing_is_lost_records_read_equal_oks_plus_errs() {
     );
 }
 
-/// `count()` and `report()` over a validated CSV file read each row as the
-/// JSON text of the record it converts to and give it the line check's
-/// verdict; the ordinary path (forced by a `filter`, which keeps no plan)
+/// `count()` and `report()` over a validated CSV file give each row's
+/// converted cells the line check's verdict (and a row it cannot judge
+/// that way, as the JSON text of the record it converts to); the ordinary path (forced by a `filter`, which keeps no plan)
 /// builds and validates every record. Both must count the same, for open
 /// and closed contracts, rules, unions, nullable and nested fields, and
 /// every kind of cell and broken row.
@@ -528,6 +528,9 @@ fn the_counting_path_over_csv_counts_what_the_ordinary_path_counts() {
         "type T : TypeContract = { id: Int, name: String, amount: Float, flag: Bool, tags: List[Int], kind: String, note: String | Null, extra?: String }",
         "type T : DataContract = { id: Int | String, amount: Float | Null, flag: Bool = false\n    warn amount? < 100 }",
         "type T : DataContract = { name: NonEmpty, id: Int\n    require len(name) < 3 }",
+        "type Word = String require matches(self, r\"^[a-z]+$\")\ntype T : DataContract = { id: Int, name: Word, amount: Float | Int, kind?: \"open\" | Null\n    unique id }",
+        "type T : TypeContract = { id: Int, name: String, amount: Any, flag: Bool = true, tags?: Any, kind: String, note?: String, extra?: String\n    require flag or id > 3 }",
+        "type T : TypeContract = { id: Int, name: String, amount: Float, flag?: Bool, tags?: String, kind: String, note?: String }",
     ];
     for contract in contracts {
         let fast = format!(

@@ -17,8 +17,8 @@ use std::rc::Rc;
 use super::write_error;
 use crate::runtime::contract::{Contract, FieldSpec, Shape, TypeSpec};
 use crate::runtime::eval::io::{
-    Boundary, Codec, Column, CsvOptions, Decoded, DecodedRecords, JsonRow, Physical, RecordSource,
-    RecordWriter, SourceSpec, TargetSpec,
+    Boundary, Cell, Codec, Column, CsvOptions, Decoded, DecodedRecords, JsonRow, Physical,
+    RecordSource, RecordWriter, SourceSpec, TargetSpec,
 };
 use crate::runtime::eval::{check_interrupt, Origin, Result, RuntimeError};
 use crate::runtime::json::{write_float, write_int, write_json, Decoder};
@@ -56,7 +56,7 @@ impl Codec for Csv {
         input: Box<dyn BufRead>,
         spec: &SourceSpec,
         shape: &Rc<Contract>,
-        each: &mut dyn FnMut(JsonRow) -> Result<()>,
+        each: &mut dyn FnMut(JsonRow) -> Result<bool>,
     ) -> Option<Result<()>> {
         let mut rows = rows(input, spec, Some(shape));
         Some(rows.each_json_row(each))
@@ -211,26 +211,75 @@ impl Rows {
         }
     }
 
-    /// Each row as the JSON text of its converted record, for the line
-    /// check; a row that does not decode as its failure.
-    fn each_json_row(&mut self, each: &mut dyn FnMut(JsonRow) -> Result<()>) -> Result<()> {
+    /// Each row for the line check: its converted cells, where the
+    /// columns name distinct fields, then, if the check asks for it, the
+    /// JSON text of its converted record; a row that does not decode as
+    /// its failure.
+    fn each_json_row(&mut self, each: &mut dyn FnMut(JsonRow) -> Result<bool>) -> Result<()> {
         let mut text = String::new();
+        // Reused from row to row: emptied, it holds no cell of the last.
+        let mut spare: Vec<Option<Cell<'static>>> = Vec::new();
         while !self.finished {
             match self.advance()? {
                 Step::Row(line) => {
                     let columns = self.columns.take().unwrap_or_default();
-                    let written = self.json_row(&columns, line, &mut text);
-                    self.columns = Some(columns);
-                    match written {
-                        Ok(()) => each(JsonRow::Text(&text))?,
-                        Err(failure) => each(JsonRow::Failed(failure))?,
+                    let mut judged = false;
+                    if self.distinct {
+                        let mut cells = spare.into_iter().map(|_| None).collect();
+                        match self.cells(&columns, line, &mut cells) {
+                            Ok(undeclared) => {
+                                let row = JsonRow::Cells {
+                                    fields: &cells,
+                                    undeclared,
+                                };
+                                judged = each(row)?;
+                            }
+                            Err(failure) => {
+                                each(JsonRow::Failed(failure))?;
+                                judged = true;
+                            }
+                        }
+                        cells.clear();
+                        spare = cells.into_iter().map(|_| None).collect();
                     }
+                    if !judged {
+                        match self.json_row(&columns, line, &mut text) {
+                            Ok(()) => each(JsonRow::Text(&text))?,
+                            Err(failure) => each(JsonRow::Failed(failure))?,
+                        };
+                    }
+                    self.columns = Some(columns);
                 }
-                Step::Failed(failure) => each(JsonRow::Failed(failure))?,
+                Step::Failed(failure) => {
+                    each(JsonRow::Failed(failure))?;
+                }
                 Step::End => {}
             }
         }
         Ok(())
+    }
+
+    /// The current row's cells, converted, into `cells` by declared field
+    /// (its length that of the contract's fields); whether a column the
+    /// contract does not declare has a value.
+    fn cells<'r>(
+        &'r mut self,
+        columns: &[ColumnPlan],
+        line: u64,
+        cells: &mut Vec<Option<Cell<'r>>>,
+    ) -> Result<bool, Decoded> {
+        self.check_width(columns, line)?;
+        let fields = fields_of(self.shape.as_deref());
+        cells.resize_with(fields.len(), || None);
+        let mut undeclared = false;
+        for (cell, column) in self.row.iter().zip(columns) {
+            let cell = self.text_of(cell, column, line)?;
+            match column.declared {
+                Some(i) => cells[i] = cell_of(cell, column, Some(&fields[i].ty), &mut self.decoder),
+                None => undeclared |= cell_of(cell, column, None, &mut self.decoder).is_some(),
+            }
+        }
+        Ok(undeclared)
     }
 
     /// The current row as the JSON text of the record `convert_row` builds.
@@ -521,34 +570,7 @@ impl Rows {
     }
 }
 
-/// A cell as decoding reads it: one decision, rendered either as a value
-/// (for `validate`) or as JSON text (for the line check).
-pub enum Cell<'a> {
-    Null,
-    Text(&'a str),
-    Int(i64),
-    /// An integer beyond i64: its sign and digits, without `+` or leading
-    /// zeros.
-    Big(String),
-    Float(f64),
-    Bool(bool),
-    /// A list, record or map field's cell, decoded from its JSON text.
-    Nested(Value),
-}
-
 impl Cell<'_> {
-    fn into_value(self) -> Value {
-        match self {
-            Cell::Null => Value::Null,
-            Cell::Text(t) => Value::str(t),
-            Cell::Int(n) => Value::Int(n),
-            Cell::Big(digits) => Value::from_number_text(&digits),
-            Cell::Float(f) => Value::Float(f),
-            Cell::Bool(b) => Value::Bool(b),
-            Cell::Nested(v) => v,
-        }
-    }
-
     /// JSON text that decodes to `into_value`'s value, or for a number to
     /// one equal to it (`7` for the Float `7.0`): what the line check
     /// judges is the same. `cell` is the text the cell held.

@@ -13,7 +13,8 @@ pub mod sqlite;
 
 /// How CSV decoding reads a cell as a declared type: `hql infer` reads
 /// cells the same way, so what it infers is what decoding will accept.
-pub use csv::{convert as convert_csv_cell, Cell as CsvCell};
+pub use crate::runtime::eval::io::Cell as CsvCell;
+pub use csv::convert as convert_csv_cell;
 
 use crate::runtime::builtins::Format;
 use crate::runtime::eval::io::Codec;

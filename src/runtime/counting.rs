@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use crate::runtime::builtins::{Builtin, Format};
 use crate::runtime::contract::Contract;
-use crate::runtime::eval::io::JsonRow;
+use crate::runtime::eval::io::{Cell, JsonRow};
 use crate::runtime::eval::meter::Meter;
 use crate::runtime::eval::{
     cannot_read, Host, Interp, Origin, Parallel, Plan, Rebuild, Result, RuntimeError, SourceSpec,
@@ -110,11 +110,12 @@ fn tally_rows(
         // The reader counts the bytes.
         counter.tick(None);
         match row {
+            JsonRow::Cells { fields, undeclared } => Ok(counter.cells(fields, undeclared)),
             // Not the start of a file: a byte-order mark is no concern here.
-            JsonRow::Text(text) => counter.line(text.as_bytes(), 1),
+            JsonRow::Text(text) => counter.line(text.as_bytes(), 1).map(|()| true),
             JsonRow::Failed(failure) => {
                 counter.tally.add(&failure.value);
-                Ok(())
+                Ok(true)
             }
         }
     };
@@ -327,33 +328,8 @@ impl<'a> Counter<'a> {
             Some(c) => c.verdict(self.interp, text),
             None => Verdict::Unsure,
         };
-        match (verdict, self.consumer) {
-            (Verdict::Valid, _) if self.uniques.is_some() => {
-                if let (Some(uniques), Some(check), Some(shape)) = (
-                    self.uniques.as_mut(),
-                    self.check.as_ref(),
-                    self.contract.record(),
-                ) {
-                    uniques.stage(shape, check.top_slots());
-                    if uniques.staged() > KEYS_AHEAD {
-                        self.settle(1);
-                    }
-                }
-                return Ok(());
-            }
-            (Verdict::Valid, _) => {
-                tally.total += 1;
-                tally.ok += 1;
-                return Ok(());
-            }
-            (Verdict::Invalid, Builtin::Count) => {
-                tally.total += 1;
-                tally.err += 1;
-                return Ok(());
-            }
-            // `report()` counts failures by rule: only the ordinary path
-            // names them.
-            _ => {}
+        if self.judged(verdict) {
+            return Ok(());
         }
         // Keys are claimed in the order of the records.
         self.settle(usize::MAX);
@@ -368,6 +344,50 @@ impl<'a> Counter<'a> {
             Err(e) => tally.add(&decode_failure(&self.origin, String::new(), e.to_string())),
         }
         Ok(())
+    }
+
+    /// Count a record given as its converted cells (`JsonRow::Cells`), if
+    /// the check can judge it from them; `false` to have its text.
+    fn cells(&mut self, fields: &[Option<Cell>], undeclared: bool) -> bool {
+        let verdict = match self.check.as_mut() {
+            Some(c) => c.verdict_cells(self.interp, fields, undeclared),
+            None => Verdict::Unsure,
+        };
+        self.judged(verdict)
+    }
+
+    /// Count a record by the check's verdict when that is all the
+    /// consumer needs; `false` when its failures must be named.
+    fn judged(&mut self, verdict: Verdict) -> bool {
+        let tally = &mut self.tally;
+        match (verdict, self.consumer) {
+            (Verdict::Valid, _) if self.uniques.is_some() => {
+                if let (Some(uniques), Some(check), Some(shape)) = (
+                    self.uniques.as_mut(),
+                    self.check.as_ref(),
+                    self.contract.record(),
+                ) {
+                    uniques.stage(shape, check.top_slots());
+                    if uniques.staged() > KEYS_AHEAD {
+                        self.settle(1);
+                    }
+                }
+                true
+            }
+            (Verdict::Valid, _) => {
+                tally.total += 1;
+                tally.ok += 1;
+                true
+            }
+            (Verdict::Invalid, Builtin::Count) => {
+                tally.total += 1;
+                tally.err += 1;
+                true
+            }
+            // `report()` counts failures by rule: only the ordinary path
+            // names them.
+            _ => false,
+        }
     }
 
     /// Settle the keys of up to `n` of the records staged, oldest first.

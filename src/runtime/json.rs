@@ -113,6 +113,11 @@ pub(crate) struct Parser<'a, 'k> {
     pos: usize,
     depth: usize,
     decoder: &'k mut Decoder,
+    /// Were the keys of some object passed over without being told apart
+    /// (an object decoded or skipped whole, or a key its reader did not
+    /// compare)? A repeated key there would decode to one field, so the
+    /// text could not stand for the value as it is.
+    pub(crate) keys_unchecked: bool,
 }
 
 pub(crate) fn is_json_space(byte: u8) -> bool {
@@ -129,6 +134,7 @@ impl<'a, 'k> Parser<'a, 'k> {
             pos: 0,
             depth: 0,
             decoder,
+            keys_unchecked: false,
         }
     }
 
@@ -274,6 +280,7 @@ impl<'a, 'k> Parser<'a, 'k> {
     }
 
     fn skip_record(&mut self) -> Parsed<()> {
+        self.keys_unchecked = true;
         self.members(b'}', |p| {
             if p.peek_token()? != b'"' {
                 return Err(p.fault("expected a string as object key"));
@@ -332,6 +339,7 @@ impl<'a, 'k> Parser<'a, 'k> {
 
     /// An object; the parser stands on its `{`.
     fn record(&mut self) -> Parsed<Value> {
+        self.keys_unchecked = true;
         let base = self.decoder.fields.len();
         self.members(b'}', |p| {
             let key = p.key()?;

@@ -27,9 +27,10 @@ use std::rc::Rc;
 use regex::Regex;
 
 use crate::runtime::contract::{Contract, FieldSpec, RecordShape, RuleSpec, Shape, TypeSpec};
+use crate::runtime::eval::io::Cell;
 use crate::runtime::eval::{push_frame, Env, Frame, Interp, Slots};
 use crate::runtime::hir::Expr;
-use crate::runtime::json::{Decoder, Mark, Parsed, Parser};
+use crate::runtime::json::{write_compact, Decoder, Mark, Parsed, Parser};
 use crate::runtime::validate::{check_field, type_matches, Checked, Findings};
 use crate::runtime::value::{Key, Okay, Record, Value};
 use crate::syntax::ast::Severity;
@@ -65,8 +66,9 @@ struct RecordCheck {
     /// Per field, the visit it was last seen on (to spot repeated keys).
     seen: Vec<u32>,
     visit: u32,
-    /// Undeclared keys seen so far (see `key`).
-    extras: Vec<Key>,
+    /// Undeclared keys seen so far (see `key`), each with the visit it
+    /// was last seen on.
+    extras: Vec<(Key, u32)>,
     /// Per field, whether it failed in the record being read (`findings`).
     failed: Vec<bool>,
     /// The rules' frame: slot 0 is `self` (never read: see `new`), then
@@ -211,7 +213,11 @@ impl Tokens {
     }
 
     fn admits_number(&self, text: &str) -> bool {
-        let int = !text.bytes().any(|b| matches!(b, b'.' | b'e' | b'E'));
+        self.admits_numeric(!text.bytes().any(|b| matches!(b, b'.' | b'e' | b'E')))
+    }
+
+    /// Does a member admit a number, an integer (`int`) or not?
+    fn admits_numeric(&self, int: bool) -> bool {
         self.members
             .iter()
             .any(|m| matches!(m, Member::Any | Member::Number) || matches!(m, Member::Int if int))
@@ -369,6 +375,31 @@ impl LineCheck {
     /// What `validate` would make of `line`, when that can be told without
     /// building the record.
     pub fn verdict(&mut self, interp: &Rc<Interp>, line: &[u8]) -> Verdict {
+        self.judge(interp, line).0
+    }
+
+    /// For a line whose record is valid and as read (`keeps_records`), the
+    /// record's compact JSON text — what `write_json` writes for it —
+    /// appended to `out`; `false` (with `out` perhaps partly written) when
+    /// the line is not such a record. A line with no whitespace and no
+    /// escape, whose keys were all told apart, is that text already.
+    pub fn compact_valid(&mut self, interp: &Rc<Interp>, line: &[u8], out: &mut Vec<u8>) -> bool {
+        if !self.keeps_records {
+            return false;
+        }
+        match self.judge(interp, line) {
+            (Verdict::Valid, true) if !has_space_or_escape(line) => {
+                out.extend_from_slice(line);
+                true
+            }
+            (Verdict::Valid, _) => write_compact(line, out),
+            _ => false,
+        }
+    }
+
+    /// The verdict on `line`, and whether every key of every object in it
+    /// was told apart from the others.
+    fn judge(&mut self, interp: &Rc<Interp>, line: &[u8]) -> (Verdict, bool) {
         let mut p = Parser::new(line, &mut self.decoder);
         let outcome = match p.peek_token() {
             Ok(b'{') => self.top.read(interp, &mut p, None).and_then(|()| {
@@ -381,6 +412,26 @@ impl LineCheck {
             // Not an object: `validate` fails it, or it does not decode.
             _ => Err(Miss::Invalid),
         };
+        let keys_told_apart = !p.keys_unchecked;
+        (self.verdict_of(outcome), keys_told_apart)
+    }
+
+    /// What `validate` would make of a record whose fields a format has
+    /// read and converted already (CSV): `cells` holds each declared
+    /// field's value in order (`None` where the record has none), and
+    /// `undeclared` says whether the record has other fields. Checked as a
+    /// line is, with the same decisions; no record is built.
+    pub fn verdict_cells(
+        &mut self,
+        interp: &Rc<Interp>,
+        cells: &[Option<Cell>],
+        undeclared: bool,
+    ) -> Verdict {
+        let outcome = self.top.read_cells(interp, cells, undeclared);
+        self.verdict_of(outcome)
+    }
+
+    fn verdict_of(&self, outcome: Checking) -> Verdict {
         match outcome {
             Ok(()) => Verdict::Valid,
             Err(Miss::Invalid) if self.certain => Verdict::Invalid,
@@ -477,7 +528,7 @@ impl RecordCheck {
             loop {
                 let mut name = None;
                 let wanted = out.is_some().then_some(&mut name);
-                match key(p, shape, fields, extras, next, wanted)? {
+                match key(p, shape, fields, (extras, *visit), next, wanted)? {
                     Some(i) => {
                         if seen[i] == *visit {
                             // A repeated key: the last value counts.
@@ -522,26 +573,76 @@ impl RecordCheck {
             }
         }
         p.close();
-        // Fields the record left out: optional ones stay absent, defaults
-        // are filled and checked as `validate` does.
-        for (i, spec) in shape.fields.iter().enumerate() {
-            if seen[i] == *visit {
-                continue;
-            }
-            match &spec.default {
-                Some(d) => {
-                    let v = interp.eval(d, &None).map_err(|_| Miss::Unsure)?;
-                    let v = checked(interp, spec, v.stored())?;
-                    if fields[i].read {
-                        slots[i + 1] = v;
-                    }
-                }
-                None if spec.optional => {}
-                None => return Err(Miss::Invalid),
-            }
-        }
+        left_out(interp, shape, fields, seen, *visit, slots)?;
         rules(interp, shape, env, *warns)
     }
+
+    /// Steps 2–5 (and 7) for a record whose fields a format has read and
+    /// converted (`LineCheck::verdict_cells`).
+    fn read_cells(
+        &mut self,
+        interp: &Rc<Interp>,
+        cells: &[Option<Cell>],
+        undeclared: bool,
+    ) -> Checking {
+        let RecordCheck {
+            shape: held,
+            fields,
+            warns,
+            seen,
+            visit,
+            env,
+            ..
+        } = self;
+        let (Some(shape), Some(frame)) = (held.get(), env.as_mut()) else {
+            return Err(Miss::Unsure);
+        };
+        if undeclared && !shape.open {
+            return Err(Miss::Invalid);
+        }
+        let slots = start_record(fields, seen, visit, frame);
+        for (i, cell) in cells.iter().enumerate() {
+            let (Some(cell), Some(field)) = (cell, fields.get(i)) else {
+                continue;
+            };
+            seen[i] = *visit;
+            if let Some(v) = field.check_cell(cell)? {
+                slots[i + 1] = v;
+            }
+        }
+        left_out(interp, shape, fields, seen, *visit, slots)?;
+        rules(interp, shape, env, *warns)
+    }
+}
+
+/// Step 4 for the fields a record left out: optional ones stay absent,
+/// defaults are filled and checked as `validate` does, and a required
+/// field's absence fails.
+fn left_out(
+    interp: &Rc<Interp>,
+    shape: &RecordShape,
+    fields: &[FieldCheck],
+    seen: &[u32],
+    visit: u32,
+    slots: &mut Slots,
+) -> Checking {
+    for (i, spec) in shape.fields.iter().enumerate() {
+        if seen[i] == visit {
+            continue;
+        }
+        match &spec.default {
+            Some(d) => {
+                let v = interp.eval(d, &None).map_err(|_| Miss::Unsure)?;
+                let v = checked(interp, spec, v.stored())?;
+                if fields[i].read {
+                    slots[i + 1] = v;
+                }
+            }
+            None if spec.optional => {}
+            None => return Err(Miss::Invalid),
+        }
+    }
+    Ok(())
 }
 
 impl RecordCheck {
@@ -574,7 +675,7 @@ impl RecordCheck {
         if p.peek_token()? != b'}' {
             loop {
                 let mut name = None;
-                let i = key(p, shape, fields, extras, next, Some(&mut name))
+                let i = key(p, shape, fields, (extras, *visit), next, Some(&mut name))
                     .map_err(|_| p.give_up())?;
                 match i {
                     Some(i) => {
@@ -822,6 +923,28 @@ impl FieldCheck {
     }
 }
 
+impl FieldCheck {
+    /// Step 3 for one field's value as a format converted it; returns the
+    /// value when a rule reads it. Only scalars are checked here.
+    fn check_cell(&self, cell: &Cell) -> Result<Option<Value>, Miss> {
+        let How::Tokens(tokens) = &self.how else {
+            return Err(Miss::Unsure);
+        };
+        let admitted = match cell {
+            Cell::Null => self.admits_null,
+            Cell::Text(s) => tokens.admits_string(s),
+            Cell::Int(_) | Cell::Big(_) => tokens.admits_numeric(true),
+            Cell::Float(_) => tokens.admits_numeric(false),
+            Cell::Bool(_) => tokens.admits_bool(),
+            Cell::Nested(_) => return Err(Miss::Unsure),
+        };
+        if !admitted {
+            return Err(Miss::Invalid);
+        }
+        Ok(self.read.then(|| cell.to_value()))
+    }
+}
+
 impl How {
     /// Check the value at the parser (not null); with `build`, return it.
     fn check(
@@ -1006,7 +1129,7 @@ fn key(
     p: &mut Parser,
     record: &RecordShape,
     checks: &[FieldCheck],
-    extras: &mut Vec<Key>,
+    (extras, visit): (&mut Vec<(Key, u32)>, u32),
     next: usize,
     name: Option<&mut Option<Key>>,
 ) -> Result<Option<usize>, Miss> {
@@ -1020,7 +1143,13 @@ fn key(
     let few = record.fields.len() <= FEW_FIELDS;
     let found = if plain(p, next) {
         Some(next)
-    } else if let Some(e) = extras.iter().find(|e| p.eat_plain_string(e.as_bytes())) {
+    } else if let Some((e, seen)) = extras
+        .iter_mut()
+        .find(|(e, _)| p.eat_plain_string(e.as_bytes()))
+    {
+        // The same undeclared key twice in one object.
+        p.keys_unchecked |= *seen == visit;
+        *seen = visit;
         if let Some(name) = name {
             *name = Some(e.clone());
         }
@@ -1033,7 +1162,10 @@ fn key(
         if i.is_none() {
             let key = Key::from(&*text);
             if extras.len() < MAX_EXTRAS && is_plain(&text) {
-                extras.push(key.clone());
+                extras.push((key.clone(), visit));
+            } else {
+                // Not remembered, so a repeat of it would go unseen.
+                p.keys_unchecked = true;
             }
             if let Some(name) = name {
                 *name = Some(key);
@@ -1043,6 +1175,14 @@ fn key(
     };
     p.colon()?;
     Ok(found)
+}
+
+/// Does JSON text hold a byte that compact text may spell otherwise:
+/// whitespace (between tokens, or in a string: either way it is not
+/// simply copied) or a backslash?
+fn has_space_or_escape(text: &[u8]) -> bool {
+    memchr::memchr3(b' ', b'\\', b'\t', text).is_some()
+        || memchr::memchr2(b'\r', b'\n', text).is_some()
 }
 
 /// Is `name` written in JSON as itself between quotes (no character in

@@ -871,17 +871,18 @@ fn record_matches(shape: &RecordShape, v: &Value) -> bool {
 // ---------------------------------------------------------- failure records
 
 fn failure_value(f: Failure, severity: &str) -> Value {
-    let mut r = Record::default();
-    r.insert("rule".into(), Value::str(&*f.rule));
-    r.insert("kind".into(), Value::str(f.kind));
-    r.insert("path".into(), f.path.map(Value::str).unwrap_or(Value::Null));
-    r.insert(
-        "fields".into(),
-        Value::list(f.fields.iter().map(|k| Value::str(&**k)).collect()),
-    );
-    r.insert("severity".into(), Value::str(severity));
-    r.insert("message".into(), Value::str(f.message));
-    Value::record(r)
+    let fields = f.fields.iter().map(|k| Value::str(&**k)).collect();
+    record_of(
+        &FAILURE_KEYS,
+        [
+            Value::str(&*f.rule),
+            Value::str(f.kind),
+            f.path.map(Value::str).unwrap_or(Value::Null),
+            Value::list(fields),
+            Value::str(severity),
+            Value::str(f.message),
+        ],
+    )
 }
 
 fn envelope(
@@ -891,16 +892,27 @@ fn envelope(
     input: Value,
     failures: Vec<Value>,
 ) -> Value {
-    let mut r = Record::default();
-    r.insert("type".into(), ty);
-    r.insert("version".into(), version);
-    r.insert(
-        "origin".into(),
-        origin.map(Origin::to_value).unwrap_or(Value::Null),
-    );
-    r.insert("input".into(), input);
-    r.insert("failures".into(), Value::list(failures));
-    Value::record(r)
+    let origin = origin.map(Origin::to_value).unwrap_or(Value::Null);
+    record_of(
+        &ENVELOPE_KEYS,
+        [ty, version, origin, input, Value::list(failures)],
+    )
+}
+
+thread_local! {
+    /// The fields of a failure record and of each failure in it (§4.9),
+    /// in their order: made once, shared by every failure record.
+    static ENVELOPE_KEYS: [Key; 5] = ["type", "version", "origin", "input", "failures"].map(Key::from);
+    static FAILURE_KEYS: [Key; 6] =
+        ["rule", "kind", "path", "fields", "severity", "message"].map(Key::from);
+}
+
+/// A record of `keys` (distinct) and `values`, in order.
+fn record_of<const N: usize>(
+    keys: &'static std::thread::LocalKey<[Key; N]>,
+    values: [Value; N],
+) -> Value {
+    keys.with(|keys| Value::record(Record::from_distinct(keys.iter().cloned().zip(values))))
 }
 
 fn failure_record(

@@ -279,7 +279,7 @@ static TEMPORARIES: AtomicU64 = AtomicU64::new(0);
 struct TempFile {
     target: PathBuf,
     temp: PathBuf,
-    out: Option<BufWriter<File>>,
+    out: Option<BufWriter<Flushing>>,
 }
 
 impl TempFile {
@@ -299,11 +299,18 @@ impl TempFile {
         Ok(TempFile {
             target: target.to_path_buf(),
             temp,
-            out: Some(BufWriter::with_capacity(1 << 16, file)),
+            out: Some(BufWriter::with_capacity(
+                1 << 16,
+                Flushing {
+                    file,
+                    written: 0,
+                    started: 0,
+                },
+            )),
         })
     }
 
-    fn out(&mut self) -> io::Result<&mut BufWriter<File>> {
+    fn out(&mut self) -> io::Result<&mut BufWriter<Flushing>> {
         self.out
             .as_mut()
             .ok_or_else(|| io::Error::other("the target is closed"))
@@ -324,11 +331,58 @@ impl Write for TempFile {
     }
 }
 
+/// A temporary file whose bytes are handed to the disk as they are
+/// written, a few megabytes at a time, without waiting for them: the
+/// `fsync` before the rename then has little left to wait for.
+struct Flushing {
+    file: File,
+    written: u64,
+    /// Where the bytes not yet handed over start.
+    started: u64,
+}
+
+/// How many bytes are written before they are handed to the disk.
+const WRITEBACK_STEP: u64 = 8 << 20;
+
+impl Write for Flushing {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.written += n as u64;
+        if self.written - self.started >= WRITEBACK_STEP {
+            start_writeback(&self.file, self.started, self.written - self.started);
+            self.started = self.written;
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
+/// Start writing a range of `file` to the disk, not waiting for it. Only
+/// a hint: durability comes from the `fsync` at commit.
+#[cfg(target_os = "linux")]
+fn start_writeback(file: &File, from: u64, len: u64) {
+    use std::os::fd::AsRawFd;
+    let (Ok(from), Ok(len)) = (i64::try_from(from), i64::try_from(len)) else {
+        return;
+    };
+    // SAFETY: the descriptor is open for as long as `file` is borrowed,
+    // and the call only reads its arguments.
+    unsafe {
+        libc::sync_file_range(file.as_raw_fd(), from, len, libc::SYNC_FILE_RANGE_WRITE);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn start_writeback(_file: &File, _from: u64, _len: u64) {}
+
 impl PendingFile for TempFile {
     fn commit(mut self: Box<Self>) -> io::Result<()> {
         let written = self.out.take().map(|out| {
-            let file = out.into_inner().map_err(|e| e.into_error())?;
-            file.sync_all()
+            let flushing = out.into_inner().map_err(|e| e.into_error())?;
+            flushing.file.sync_all()
         });
         let renamed = written
             .unwrap_or(Ok(()))

@@ -156,8 +156,54 @@ pub struct Decoded {
     pub origin: Origin,
 }
 
+/// A cell as a format of text cells decodes it (CSV): one decision,
+/// turned into a value for `validate`, written as JSON text, or checked
+/// where it lies (`crate::runtime::scan::LineCheck::verdict_cells`).
+pub enum Cell<'a> {
+    Null,
+    Text(&'a str),
+    Int(i64),
+    /// An integer beyond i64: its sign and digits, without `+` or leading
+    /// zeros.
+    Big(String),
+    Float(f64),
+    Bool(bool),
+    /// A list, record or map field's cell, decoded from its JSON text.
+    Nested(Value),
+}
+
+impl Cell<'_> {
+    pub fn into_value(self) -> Value {
+        match self {
+            Cell::Nested(v) => v,
+            cell => cell.to_value(),
+        }
+    }
+
+    pub fn to_value(&self) -> Value {
+        match self {
+            Cell::Null => Value::Null,
+            Cell::Text(t) => Value::str(*t),
+            Cell::Int(n) => Value::Int(*n),
+            Cell::Big(digits) => Value::from_number_text(digits),
+            Cell::Float(f) => Value::Float(*f),
+            Cell::Bool(b) => Value::Bool(*b),
+            Cell::Nested(v) => v.clone(),
+        }
+    }
+}
+
 /// A row read for the line check (`Codec::each_json_row`).
 pub enum JsonRow<'a> {
+    /// The row's cells, converted: one per field the contract declares, in
+    /// its order (`None` where the row has none), and whether the row has
+    /// a value in a column the contract does not declare. The consumer
+    /// answers whether it could judge the record from these; if not, the
+    /// row comes again as `Text`.
+    Cells {
+        fields: &'a [Option<Cell<'a>>],
+        undeclared: bool,
+    },
     /// The JSON text of the record the row decodes to.
     Text(&'a str),
     /// A row that does not decode: its `decode` failure.
@@ -206,14 +252,16 @@ pub trait Codec {
     }
 
     /// Read `input` for the line check: each record, converted by `shape`
-    /// as `read` converts it, handed to `each` as the JSON text it would
-    /// encode to; `None` for a format the line check reads as it is (JSON).
+    /// as `read` converts it, handed to `each` as its cells where it can
+    /// be and, when `each` answers `false` to those, as the JSON text it
+    /// would encode to; `None` for a format the line check reads as it is
+    /// (JSON).
     fn each_json_row(
         &self,
         _input: Box<dyn BufRead>,
         _spec: &SourceSpec,
         _shape: &Rc<Contract>,
-        _each: &mut dyn FnMut(JsonRow) -> Result<()>,
+        _each: &mut dyn FnMut(JsonRow) -> Result<bool>,
     ) -> Option<Result<()>> {
         None
     }

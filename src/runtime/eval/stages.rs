@@ -18,8 +18,8 @@ use super::ops;
 use super::{Interp, Item, Items, Origin, Plan, Result, RuntimeError, Stream};
 use crate::runtime::builtins::Builtin;
 use crate::runtime::contract::Contract;
-use crate::runtime::json::{write_compact, JsonSource, LineReader};
-use crate::runtime::scan::{LineCheck, Verdict};
+use crate::runtime::json::{JsonSource, LineReader};
+use crate::runtime::scan::LineCheck;
 use crate::runtime::validate::{self, failure_rules, Uniques};
 use crate::runtime::value::{Okay, Record, Value};
 use crate::syntax::ast::Span;
@@ -800,12 +800,11 @@ fn copied_lines(
     let copied = text.clone();
     let hook_interp = interp.clone();
     let hook: LineReader = Box::new(move |line| {
-        if check.verdict(&hook_interp, line) != Verdict::Valid {
-            return None;
-        }
         let mut text = copied.borrow_mut();
         text.clear();
-        write_compact(line, &mut text).then_some(Value::Absent)
+        check
+            .compact_valid(&hook_interp, line, &mut text)
+            .then_some(Value::Absent)
     });
     Some(checked_lines(interp, &source, &path, hook).map(|lines| (lines, text, contract)))
 }
