@@ -697,6 +697,54 @@ fn route_copying_valid_lines_writes_what_the_ordinary_path_writes() {
     assert_eq!(dir.read("err1.jsonl"), dir.read("err2.jsonl"));
 }
 
+/// `route` writes a failing line of a record of scalar fields from the
+/// texts of failures met before, once each has been met; the ordinary
+/// path builds every failure record. Both must write the same bytes,
+/// whatever breaks: a refinement at two fields (same rule, two paths),
+/// missing, null and undeclared fields, a rule that cannot be evaluated,
+/// warnings, and several failures at once.
+#[test]
+fn route_writing_failures_from_texts_met_before_writes_what_the_ordinary_path_writes() {
+    let dir = Scratch::new("route-failures");
+    let cases = [
+        r#"{"id":5,"a":"ok","b":"fine"}"#,
+        r#"{"id":5,"a":"BAD","b":"fine"}"#,
+        r#"{"id":5,"a":"ok","b":"BAD"}"#,
+        r#"{"id":5,"a":"BAD","b":"BAD"}"#,
+        r#"{"id":5}"#,
+        r#"{"id":5,"a":null}"#,
+        r#"{"id":5,"a":"ok","x":1}"#,
+        r#"{"id":5,"a":"ok","y":[1,{"k":2}],"x":"s"}"#,
+        r#"{"id":0,"a":"ok"}"#,
+        r#"{"id":500,"a":"ok"}"#,
+        r#"{"id":"5","a":7,"c":"no"}"#,
+        r#"{"id":5,"a":"ok","c":null}"#,
+        r#"{"id":-5,"a":"sp ace"}"#,
+        r#"{"id":9,"a":"esc\u0041ped"}"#,
+        r#"{"a":"ok","id":5,"a":"twice"}"#,
+    ];
+    let lines: Vec<&str> = (0..600).map(|i| cases[(i * 7) % cases.len()]).collect();
+    dir.write("in \"é\".jsonl", lines.join("\n"));
+    let contract = "type Word = String require lower: matches(self, r\"^[a-z]+$\")\n\
+        @version(\"2.1.0\")\ntype R : TypeContract = {\n    id: Int\n    a: Word\n    b?: Word\n    c?: Int | Null\n\
+        require ratio: 10 / id > 0\n    warn small: id < 100\n}\n";
+    let run = |tail: &str, n: u8| {
+        let program = format!(
+            "{contract}source(file(\"in \\\"é\\\".jsonl\"), Json) | validate(R){tail} | route(ok: file(\"ok{n}.jsonl\"), err: file(\"err{n}.jsonl\"))\n"
+        );
+        dir.run(&program, &[])
+    };
+    let (a, b) = (run("", 1), run(" | filter(r => true)", 2));
+    assert_eq!((a.status, b.status), (0, 0), "{}{}", a.err, b.err);
+    assert_eq!(a.out, b.out);
+    assert_eq!(a.out, "{ok: 160, err: 440}\n");
+    assert_eq!(dir.read("ok1.jsonl"), dir.read("ok2.jsonl"));
+    assert_eq!(dir.read("err1.jsonl"), dir.read("err2.jsonl"));
+    let failures = dir.read("err1.jsonl");
+    assert!(failures.contains(r#""path":"b""#));
+    assert!(failures.contains(r#""version":"2.1.0","origin":{"source":"in \"é\".jsonl","#));
+}
+
 #[test]
 fn route_to_one_file_for_both_ok_and_err_is_an_error() {
     let dir = Scratch::new("route-same");

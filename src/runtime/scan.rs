@@ -71,6 +71,10 @@ struct RecordCheck {
     extras: Vec<(Key, u32)>,
     /// Per field, whether it failed in the record being read (`findings`).
     failed: Vec<bool>,
+    /// Per failure `findings` found, the field it was found at (its
+    /// position + 1), or 0 for a rule over the record or an undeclared
+    /// field (whose identity names it).
+    found_at: Vec<u32>,
     /// The rules' frame: slot 0 is `self` (never read: see `new`), then
     /// each field. Reused from record to record while nothing else holds it.
     env: Env,
@@ -337,6 +341,14 @@ impl LineCheck {
         p.at_end().then_some(found)
     }
 
+    /// After `findings`, where each failure was found: the field's
+    /// position + 1, or 0 for a rule over the record or an undeclared
+    /// field (whose identity names it). A failure's identity and this
+    /// tell its whole failure record apart in a record of scalar fields.
+    pub fn found_at(&self) -> &[u32] {
+        &self.top.found_at
+    }
+
     /// `validate`'s result for `line` — `ok` of the record, built as the
     /// line is read — when the record is valid with no warnings; `None`
     /// when the ordinary path must decide. Only for a contract that fills
@@ -491,6 +503,7 @@ impl RecordCheck {
             visit: 0,
             extras: Vec::new(),
             failed: vec![false; n],
+            found_at: Vec::new(),
             env: push_frame(&None, slots),
         })
     }
@@ -659,11 +672,13 @@ impl RecordCheck {
             extras,
             env,
             failed,
+            found_at,
             ..
         } = self;
         let (Some(shape), Some(frame)) = (held.get(), env.as_mut()) else {
             return Err(p.give_up());
         };
+        found_at.clear();
         let slots = start_record(fields, seen, visit, frame);
         let mut found = Findings {
             failures: Vec::new(),
@@ -699,6 +714,7 @@ impl RecordCheck {
                                 found.failures.push((spec.ids.null.clone(), "null"));
                             }
                         }
+                        found_at.resize(found.failures.len(), i as u32 + 1);
                         next = i + 1;
                     }
                     None if shape.open => p.skip_value()?,
@@ -710,6 +726,7 @@ impl RecordCheck {
                             return Err(p.give_up());
                         }
                         found.failures.push((rule, "extra"));
+                        found_at.push(0);
                         p.skip_value()?;
                     }
                 }
@@ -725,6 +742,7 @@ impl RecordCheck {
             if seen[i] != *visit && !spec.optional {
                 failed[i] = true;
                 found.failures.push((spec.ids.missing.clone(), "missing"));
+                found_at.push(i as u32 + 1);
             }
         }
         let outcome = |r: &RuleSpec| match interp.eval(&r.cond, env) {
@@ -738,6 +756,7 @@ impl RecordCheck {
                 found.failures.extend(outcome(rule));
             }
         }
+        found_at.resize(found.failures.len(), 0);
         if found.failures.is_empty() {
             found
                 .warnings

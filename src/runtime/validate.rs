@@ -14,6 +14,7 @@ use crate::runtime::contract::*;
 use crate::runtime::eval::{push_frame, write_key, Env, Interp, Origin, Result, Slots};
 use crate::runtime::keyset::{Hashed, KeySet};
 use crate::runtime::value::{Key, Okay, Record, Value};
+use crate::syntax::canonical::write_json_string;
 
 /// One broken check, before it becomes a record.
 struct Failure {
@@ -913,6 +914,36 @@ fn record_of<const N: usize>(
     values: [Value; N],
 ) -> Value {
     keys.with(|keys| Value::record(Record::from_distinct(keys.iter().cloned().zip(values))))
+}
+
+/// The JSON text `write_json` writes for the failure record of `c` that
+/// `failure_record` builds, from the JSON texts of its input and of each
+/// of its failures: for a writer that has those texts already.
+pub fn write_failure_record_json(
+    out: &mut Vec<u8>,
+    c: &Contract,
+    origin: &Origin,
+    input: &[u8],
+    failures: &[u8],
+) {
+    let mut head = String::with_capacity(96);
+    head.push_str("{\"type\":");
+    write_json_string(&mut head, &c.name);
+    head.push_str(",\"version\":");
+    match &c.version {
+        Some(v) => write_json_string(&mut head, v),
+        None => head.push_str("null"),
+    }
+    head.push_str(",\"origin\":{\"source\":");
+    write_json_string(&mut head, &origin.source);
+    head.push_str(",\"line\":");
+    head.push_str(&origin.line.to_string());
+    head.push_str("},\"input\":");
+    out.extend_from_slice(head.as_bytes());
+    out.extend_from_slice(input);
+    out.extend_from_slice(b",\"failures\":[");
+    out.extend_from_slice(failures);
+    out.extend_from_slice(b"]}");
 }
 
 fn failure_record(
