@@ -10,6 +10,7 @@
 pub mod builtins;
 pub mod contract;
 pub mod counting;
+pub mod decide;
 pub mod eval;
 pub mod hir;
 pub mod json;

@@ -27,6 +27,7 @@ use std::rc::Rc;
 use regex::Regex;
 
 use crate::runtime::contract::{Contract, FieldSpec, RecordShape, RuleSpec, Shape, TypeSpec};
+use crate::runtime::decide;
 use crate::runtime::eval::io::Cell;
 use crate::runtime::eval::{push_frame, Env, Frame, Interp, Slots};
 use crate::runtime::hir::Expr;
@@ -720,7 +721,7 @@ impl RecordCheck {
                     None if shape.open => p.skip_value()?,
                     None => {
                         let name = name.map(|n| n.to_string()).unwrap_or_default();
-                        let rule: Rc<str> = format!("{}.{name}.extra", owner(held)).into();
+                        let rule = decide::extra_id(owner(held), &name);
                         if found.failures.iter().any(|(r, _)| *r == rule) {
                             // A repeated key is one field to `validate`.
                             return Err(p.give_up());
@@ -745,19 +746,17 @@ impl RecordCheck {
                 found_at.push(i as u32 + 1);
             }
         }
-        let outcome = |r: &RuleSpec| match interp.eval(&r.cond, env) {
-            Ok(Value::Bool(true) | Value::Absent) => None,
-            Ok(Value::Bool(false)) if r.severity == Severity::Warn => Some((r.id.clone(), "warn")),
-            Ok(Value::Bool(false)) => Some((r.id.clone(), "require")),
-            _ => Some((r.id.clone(), "eval")),
+        let outcome = |r: &RuleSpec| {
+            let kind = decide::outcome(interp, r, env).kind(r)?;
+            Some((r.id.clone(), kind))
         };
         for rule in &shape.rules {
-            if !rule.slots.iter().any(|&s| failed[s as usize]) {
+            if !decide::skipped(rule, failed) {
                 found.failures.extend(outcome(rule));
             }
         }
         found_at.resize(found.failures.len(), 0);
-        if found.failures.is_empty() {
+        if decide::warns(found.failures.len()) {
             found
                 .warnings
                 .extend(shape.warns.iter().filter_map(outcome));
@@ -893,12 +892,7 @@ fn object<'a, 'k>(line: &'a [u8], decoder: &'k mut Decoder) -> Option<Parser<'a,
 /// Steps 5 and 7: the rules, in the frame `read` filled. A warning
 /// is left to the ordinary path, which names it.
 fn rules(interp: &Rc<Interp>, shape: &RecordShape, env: &Env, warns: bool) -> Checking {
-    let holds = |r: &RuleSpec| {
-        matches!(
-            interp.eval(&r.cond, env),
-            Ok(Value::Bool(true) | Value::Absent)
-        )
-    };
+    let holds = |r: &RuleSpec| decide::holds(interp, r, env);
     if !shape.rules.iter().all(holds) {
         return Err(Miss::Invalid);
     }

@@ -11,6 +11,7 @@ use std::rc::Rc;
 use smallvec::{smallvec, SmallVec};
 
 use crate::runtime::contract::*;
+use crate::runtime::decide::{self, Outcome};
 use crate::runtime::eval::{push_frame, write_key, Env, Interp, Origin, Result, Slots};
 use crate::runtime::keyset::{Hashed, KeySet};
 use crate::runtime::value::{Key, Okay, Record, Value};
@@ -260,7 +261,7 @@ impl<'a> Run<'a> {
                 self.uniques(&c.name, shape, &frame.slots, u);
             }
         }
-        if self.failures.is_empty() {
+        if decide::warns(self.failures.len()) {
             self.rules(&shape.warns, &env, &[], None, None);
         }
         Ok(filled)
@@ -505,7 +506,7 @@ impl<'a> Run<'a> {
         match &c.shape {
             Shape::Record { record, .. } => {
                 let (filled, env) = self.record(&c.name, record, v, path)?;
-                if self.failures.is_empty() {
+                if decide::warns(self.failures.len()) {
                     self.rules(&record.warns, &env, &[], path, None);
                 }
                 Ok(replaced(v, filled))
@@ -549,24 +550,20 @@ impl<'a> Run<'a> {
 
     /// Evaluate a rule in a frame: None when it holds, else (kind, message).
     fn rule_outcome(&mut self, rule: &RuleSpec, env: &Env) -> Option<(&'static str, String)> {
-        let warn = rule.severity == crate::syntax::ast::Severity::Warn;
-        let broken = || {
-            rule.message
+        let outcome = decide::outcome(self.interp, rule, env);
+        let kind = outcome.kind(rule)?;
+        let message = match outcome {
+            Outcome::Holds => return None,
+            Outcome::Broken => rule
+                .message
                 .clone()
-                .unwrap_or_else(|| format!("rule {} does not hold", rule.id))
+                .unwrap_or_else(|| format!("rule {} does not hold", rule.id)),
+            Outcome::NotBool(value) => format!("rule {} gave {value}, not a Bool", rule.id),
+            Outcome::Raised(e) => {
+                format!("rule {} could not be evaluated: {}", rule.id, e.message)
+            }
         };
-        match self.interp.eval(&rule.cond, env) {
-            Ok(Value::Bool(true)) | Ok(Value::Absent) => None,
-            Ok(Value::Bool(false)) => Some((if warn { "warn" } else { "require" }, broken())),
-            Ok(other) => Some((
-                "eval",
-                format!("rule {} gave {}, not a Bool", rule.id, other.kind_article()),
-            )),
-            Err(e) => Some((
-                "eval",
-                format!("rule {} could not be evaluated: {}", rule.id, e.message),
-            )),
-        }
+        Some((kind, message))
     }
 
     /// Steps 5 and 7: rules over the whole record, skipping those that read
@@ -581,11 +578,7 @@ impl<'a> Run<'a> {
         field: Option<&Key>,
     ) {
         for rule in rules {
-            if rule
-                .slots
-                .iter()
-                .any(|&s| failed.get(s as usize).copied().unwrap_or(false))
-            {
+            if decide::skipped(rule, failed) {
                 continue;
             }
             if let Some((kind, mut message)) = self.rule_outcome(rule, env) {
@@ -645,7 +638,7 @@ impl<'a> Run<'a> {
         for key in r.keys().filter(|k| !shape.index.contains_key(*k)) {
             let path = join_path(prefix, key);
             self.failures.push(Failure {
-                rule: format!("{owner}.{key}.extra").into(),
+                rule: decide::extra_id(owner, key),
                 kind: "extra",
                 path: Some(path.clone()),
                 fields: vec![key.clone()],

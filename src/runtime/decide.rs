@@ -1,0 +1,77 @@
+//! The decisions of §4.8 that both ways of validating make: the value path
+//! (`validate`, over a built value) and the token path (`scan`, over a
+//! line's bytes or a row's cells). What a rule's outcome is, which rules
+//! are not evaluated, what an undeclared field's failure is called and when
+//! warnings count: each is written here once, so the two paths differ only
+//! in how they reach the values and how much they say about a failure.
+
+use std::rc::Rc;
+
+use crate::runtime::contract::RuleSpec;
+use crate::runtime::eval::{Env, Interp, RuntimeError};
+use crate::runtime::value::Value;
+use crate::syntax::ast::Severity;
+
+/// What a rule came to in a record's frame (steps 5 and 7).
+pub enum Outcome {
+    /// True, or absent: a rule over an optional field that is missing
+    /// (read with `?`) holds.
+    Holds,
+    /// False.
+    Broken,
+    /// Another value: the kind of it, with its article ("an Int").
+    NotBool(String),
+    /// The condition raised an error.
+    Raised(RuntimeError),
+}
+
+/// Evaluate `rule` in the frame `env`.
+pub fn outcome(interp: &Rc<Interp>, rule: &RuleSpec, env: &Env) -> Outcome {
+    match interp.eval(&rule.cond, env) {
+        Ok(Value::Bool(true) | Value::Absent) => Outcome::Holds,
+        Ok(Value::Bool(false)) => Outcome::Broken,
+        Ok(other) => Outcome::NotBool(other.kind_article()),
+        Err(e) => Outcome::Raised(e),
+    }
+}
+
+/// Does `rule` hold in `env`? (For a caller that needs no more than that.)
+pub fn holds(interp: &Rc<Interp>, rule: &RuleSpec, env: &Env) -> bool {
+    matches!(
+        interp.eval(&rule.cond, env),
+        Ok(Value::Bool(true) | Value::Absent)
+    )
+}
+
+impl Outcome {
+    /// The kind of the failure or warning `rule` makes with this outcome;
+    /// `None` when it holds.
+    pub fn kind(&self, rule: &RuleSpec) -> Option<&'static str> {
+        match self {
+            Outcome::Holds => None,
+            Outcome::Broken if rule.severity == Severity::Warn => Some("warn"),
+            Outcome::Broken => Some("require"),
+            Outcome::NotBool(_) | Outcome::Raised(_) => Some("eval"),
+        }
+    }
+}
+
+/// Step 5: a rule that reads a field which already failed is not
+/// evaluated. `failed` is by field position, and may be shorter than the
+/// record (a field past its end did not fail).
+pub fn skipped(rule: &RuleSpec, failed: &[bool]) -> bool {
+    rule.slots
+        .iter()
+        .any(|&s| failed.get(s as usize).copied().unwrap_or(false))
+}
+
+/// Step 7: a record's warnings are evaluated only when it has no failure.
+pub fn warns(failures: usize) -> bool {
+    failures == 0
+}
+
+/// The identity of the failure of a field `key` that a closed record of
+/// `owner` does not declare (step 4).
+pub fn extra_id(owner: &str, key: &str) -> Rc<str> {
+    format!("{owner}.{key}.extra").into()
+}
