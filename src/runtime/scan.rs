@@ -73,8 +73,8 @@ struct RecordCheck {
     /// Per field, whether it failed in the record being read (`findings`).
     failed: Vec<bool>,
     /// Per failure `findings` found, the field it was found at (its
-    /// position + 1), or 0 for a rule over the record or an undeclared
-    /// field (whose identity names it).
+    /// position + 1), or `AFTER_FIELDS` for an undeclared field (whose
+    /// identity names it) and `AFTER_EXTRAS` for a rule.
     found_at: Vec<u32>,
     /// The rules' frame: slot 0 is `self` (never read: see `new`), then
     /// each field. Reused from record to record while nothing else holds it.
@@ -343,8 +343,8 @@ impl LineCheck {
     }
 
     /// After `findings`, where each failure was found: the field's
-    /// position + 1, or 0 for a rule over the record or an undeclared
-    /// field (whose identity names it). A failure's identity and this
+    /// position + 1, or a place after every field for an undeclared field
+    /// (whose identity names it) and after those for a rule. A failure's identity and this
     /// tell its whole failure record apart in a record of scalar fields.
     pub fn found_at(&self) -> &[u32] {
         &self.top.found_at
@@ -727,7 +727,7 @@ impl RecordCheck {
                             return Err(p.give_up());
                         }
                         found.failures.push((rule, "extra"));
-                        found_at.push(0);
+                        found_at.push(AFTER_FIELDS);
                         p.skip_value()?;
                     }
                 }
@@ -755,13 +755,35 @@ impl RecordCheck {
                 found.failures.extend(outcome(rule));
             }
         }
-        found_at.resize(found.failures.len(), 0);
+        found_at.resize(found.failures.len(), AFTER_EXTRAS);
+        in_validate_order(&mut found.failures, found_at);
         if decide::warns(found.failures.len()) {
             found
                 .warnings
                 .extend(shape.warns.iter().filter_map(outcome));
         }
         Ok(found)
+    }
+}
+
+/// Where `findings` puts the failure of an undeclared field, and of a
+/// rule: after every declared field's.
+const AFTER_FIELDS: u32 = u32::MAX - 1;
+const AFTER_EXTRAS: u32 = u32::MAX;
+
+/// Put a record's failures, found in the order of its keys, in the order
+/// `validate` names them: field by field as declared, then undeclared
+/// fields (in the order of the keys), then rules. `at` is each failure's
+/// place in that order (`found_at`), sorted with it.
+fn in_validate_order(failures: &mut Vec<(Rc<str>, &'static str)>, at: &mut Vec<u32>) {
+    if at.is_sorted() {
+        return;
+    }
+    let mut paired: Vec<_> = at.drain(..).zip(failures.drain(..)).collect();
+    paired.sort_by_key(|(place, _)| *place);
+    for (place, failure) in paired {
+        at.push(place);
+        failures.push(failure);
     }
 }
 

@@ -249,17 +249,13 @@ mod tests {
                 assert!(built.is_some(), "{line}");
             }
             // Failures named as the line is read are the ones `validate`
-            // finds.
-            let sorted = |mut pairs: Vec<(Rc<str>, &'static str)>| {
-                pairs.sort();
-                pairs
-            };
+            // finds, in its order.
             let decoded = Decoder::new().decode(line.as_bytes());
             match (check.findings(&interp, line.as_bytes()), &decoded) {
                 (Some(found), Ok(v)) => {
                     let wanted = findings(&interp, &contract, v).expect("no error");
-                    assert_eq!(sorted(found.failures), sorted(wanted.failures), "{line}");
-                    assert_eq!(sorted(found.warnings), sorted(wanted.warnings), "{line}");
+                    assert_eq!(found.failures, wanted.failures, "{line}");
+                    assert_eq!(found.warnings, wanted.warnings, "{line}");
                     named += 1;
                 }
                 (Some(_), Err(e)) => {
