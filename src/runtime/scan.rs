@@ -50,9 +50,13 @@ pub struct LineCheck {
     keeps_records: bool,
     /// The fields of the record `validated` builds, reused.
     built: Vec<(Key, Value)>,
-    /// Can `findings` name every failure (a record of scalar fields whose
-    /// validation cannot raise)?
+    /// Is it a record of scalar fields whose validation cannot raise? A
+    /// failure's identity and the field it is found at then fix all of it
+    /// (see `found_at`).
     pub(crate) flat: bool,
+    /// Can `findings` name every failure (a record whose validation cannot
+    /// raise, of scalars, records and lists checked on their tokens)?
+    pub(crate) names: bool,
     decoder: Decoder,
 }
 
@@ -60,6 +64,8 @@ pub struct LineCheck {
 /// being read.
 struct RecordCheck {
     shape: Held,
+    /// The name undeclared fields are named after (`decide::extra_id`).
+    owner: Rc<str>,
     fields: Vec<FieldCheck>,
     /// Does `validate` evaluate the warnings here (a declared type's
     /// record, not an inline one)?
@@ -109,6 +115,8 @@ enum How {
 /// The elements of a list type.
 struct Elements {
     how: How,
+    /// The identity of an element's type failure.
+    type_id: Rc<str>,
     /// Does the element type admit null? (Elements have no null step of
     /// their own: null is checked against the type like any value.)
     admits_null: bool,
@@ -130,8 +138,10 @@ impl Held {
 }
 
 impl How {
-    /// How values of `spec` are checked without decoding them, if they can be.
-    fn of(spec: &TypeSpec, depth: usize) -> Option<How> {
+    /// How values of `spec` are checked without decoding them, if they can
+    /// be. `type_id` is the identity of a type failure of the field they
+    /// are held in (an inline record is named after it too).
+    fn of(spec: &TypeSpec, depth: usize, type_id: &Rc<str>) -> Option<How> {
         if let Some(tokens) = Tokens::of(spec) {
             return Some(How::Tokens(tokens));
         }
@@ -140,22 +150,29 @@ impl How {
         }
         match spec {
             TypeSpec::Record(shape) => {
-                RecordCheck::new(Held::Inline(shape.clone()), false, depth + 1)
+                let owner = type_id.strip_suffix(".type").unwrap_or(type_id).into();
+                RecordCheck::new(Held::Inline(shape.clone()), owner, false, depth + 1)
                     .map(|r| How::Record(Box::new(r)))
             }
             TypeSpec::List(elem) => {
-                let how = How::of(elem, depth + 1)?;
+                let elem_id = type_id_of(elem, type_id);
+                let how = How::of(elem, depth + 1, &elem_id)?;
                 Some(How::List(Box::new(Elements {
                     how,
+                    type_id: elem_id,
                     admits_null: type_matches(elem, &Value::Null),
                 })))
             }
             TypeSpec::Named(cell) => match &cell.get()?.shape {
                 Shape::Record { .. } => {
-                    let held = Held::Declared(cell.get()?.clone());
-                    RecordCheck::new(held, true, depth + 1).map(|r| How::Record(Box::new(r)))
+                    let contract = cell.get()?.clone();
+                    let owner = contract.name.as_str().into();
+                    RecordCheck::new(Held::Declared(contract), owner, true, depth + 1)
+                        .map(|r| How::Record(Box::new(r)))
                 }
-                Shape::Refined { base, rules, .. } if rules.is_empty() => How::of(base, depth),
+                Shape::Refined { base, rules, .. } if rules.is_empty() => {
+                    How::of(base, depth, type_id)
+                }
                 Shape::Refined { .. } => None,
             },
             _ => None,
@@ -314,7 +331,13 @@ impl LineCheck {
             keeps_records: every_field(record, 0, &|f| f.default.is_none()),
             built: Vec::new(),
             flat: false,
-            top: RecordCheck::new(Held::Declared(contract.clone()), true, 0)?,
+            names: false,
+            top: RecordCheck::new(
+                Held::Declared(contract.clone()),
+                contract.name.as_str().into(),
+                true,
+                0,
+            )?,
             decoder: Decoder::new(),
         })
         .map(|mut check| {
@@ -324,6 +347,7 @@ impl LineCheck {
                     .fields
                     .iter()
                     .all(|f| matches!(f.how, How::Tokens(_)));
+            check.names = check.certain && check.top.names_failures();
             check
         })
     }
@@ -331,14 +355,22 @@ impl LineCheck {
     /// The rule and kind of every failure and warning `validate` would find
     /// in `line`, as [`crate::runtime::validate::findings`] gives them, when they can
     /// be told without building the record; `None` when the ordinary path
-    /// must tell (the line does not decode, repeats a key, or the contract
-    /// has nested records, defaults or checks).
+    /// must tell (the line does not decode or repeats a key, or the
+    /// contract has defaults or checks, or a field whose value is decoded
+    /// to be checked).
     pub fn findings(&mut self, interp: &Rc<Interp>, line: &[u8]) -> Option<Findings> {
-        if !self.flat {
+        if !self.names {
             return None;
         }
         let mut p = object(line, &mut self.decoder)?;
-        let found = self.top.findings(interp, &mut p).ok()?;
+        let mut found = Findings {
+            failures: Vec::new(),
+            warnings: Vec::new(),
+        };
+        self.top.find(interp, &mut p, &mut found).ok()?;
+        if !found.failures.is_empty() {
+            found.warnings.clear();
+        }
         p.at_end().then_some(found)
     }
 
@@ -456,7 +488,7 @@ impl LineCheck {
 impl RecordCheck {
     /// `None` when a rule reads `self` whole: the frame would need the
     /// record itself.
-    fn new(held: Held, warns: bool, depth: usize) -> Option<RecordCheck> {
+    fn new(held: Held, owner: Rc<str>, warns: bool, depth: usize) -> Option<RecordCheck> {
         let shape = held.get()?;
         let rules = || shape.rules.iter().chain(&shape.warns);
         if rules().any(|r| r.reads_self) {
@@ -479,7 +511,8 @@ impl RecordCheck {
             .map(|(f, read)| {
                 // A record or list a rule reads is checked, then decoded:
                 // unless nested defaults would change it on the way.
-                let how = match How::of(&f.ty, depth) {
+                let type_id = type_id_of(&f.ty, &f.ids.type_);
+                let how = match How::of(&f.ty, depth, &type_id) {
                     _ if !f.checks.is_empty() => How::Value,
                     Some(How::Tokens(t)) => How::Tokens(t),
                     Some(how) if !read || type_cannot_raise(&f.ty, depth) => how,
@@ -490,7 +523,7 @@ impl RecordCheck {
                     read,
                     admits_null: f.ty.admits_null(),
                     plain_name: is_plain(&f.name),
-                    type_id: type_failure_id(f),
+                    type_id,
                 }
             })
             .collect();
@@ -498,6 +531,7 @@ impl RecordCheck {
         let slots: Slots = std::iter::repeat_n(Value::Absent, n + 1).collect();
         Some(RecordCheck {
             shape: held,
+            owner,
             fields,
             warns,
             seen: vec![0; n],
@@ -660,14 +694,17 @@ fn left_out(
 }
 
 impl RecordCheck {
-    /// Steps 2–7 of §4.8 for a record of scalar fields, collecting every
-    /// failure (and, when there is none, every warning) as `validate` does.
-    /// A malformed object or a repeated key is `Err`: the ordinary path
+    /// Steps 2–7 of §4.8 for the object at the parser, appending every
+    /// failure to `found` in the order `validate` names them (and, for a
+    /// declared type while there is no failure, its warnings). A
+    /// malformed object or a repeated key is `Err`: the ordinary path
     /// decides those.
-    fn findings(&mut self, interp: &Rc<Interp>, p: &mut Parser) -> Parsed<Findings> {
+    fn find(&mut self, interp: &Rc<Interp>, p: &mut Parser, found: &mut Findings) -> Parsed<()> {
         let RecordCheck {
             shape: held,
+            owner,
             fields,
+            warns,
             seen,
             visit,
             extras,
@@ -679,12 +716,9 @@ impl RecordCheck {
         let (Some(shape), Some(frame)) = (held.get(), env.as_mut()) else {
             return Err(p.give_up());
         };
-        found_at.clear();
         let slots = start_record(fields, seen, visit, frame);
-        let mut found = Findings {
-            failures: Vec::new(),
-            warnings: Vec::new(),
-        };
+        let start = found.failures.len();
+        found_at.clear();
         failed.fill(false);
         p.open()?;
         let mut next = 0;
@@ -699,30 +733,22 @@ impl RecordCheck {
                             return Err(p.give_up());
                         }
                         seen[i] = *visit;
-                        let spec = &shape.fields[i];
-                        match fields[i].judge(p)? {
-                            Judged::Passed(v) => {
-                                if fields[i].read {
-                                    slots[i + 1] = v;
-                                }
-                            }
-                            Judged::Broke(ids) => {
-                                failed[i] = true;
-                                found.failures.extend(ids);
-                            }
-                            Judged::Null => {
-                                failed[i] = true;
-                                found.failures.push((spec.ids.null.clone(), "null"));
+                        let before = found.failures.len();
+                        let null_id = &shape.fields[i].ids.null;
+                        if let Some(v) = fields[i].find(interp, null_id, p, found)? {
+                            if fields[i].read {
+                                slots[i + 1] = v;
                             }
                         }
-                        found_at.resize(found.failures.len(), i as u32 + 1);
+                        failed[i] = found.failures.len() > before;
+                        found_at.resize(found.failures.len() - start, i as u32 + 1);
                         next = i + 1;
                     }
                     None if shape.open => p.skip_value()?,
                     None => {
                         let name = name.map(|n| n.to_string()).unwrap_or_default();
-                        let rule = decide::extra_id(owner(held), &name);
-                        if found.failures.iter().any(|(r, _)| *r == rule) {
+                        let rule = decide::extra_id(owner, &name);
+                        if found.failures[start..].iter().any(|(r, _)| *r == rule) {
                             // A repeated key is one field to `validate`.
                             return Err(p.give_up());
                         }
@@ -755,14 +781,56 @@ impl RecordCheck {
                 found.failures.extend(outcome(rule));
             }
         }
-        found_at.resize(found.failures.len(), AFTER_EXTRAS);
-        in_validate_order(&mut found.failures, found_at);
-        if decide::warns(found.failures.len()) {
+        found_at.resize(found.failures.len() - start, AFTER_EXTRAS);
+        in_validate_order(&mut found.failures[start..], found_at);
+        if *warns && decide::warns(found.failures.len()) {
             found
                 .warnings
                 .extend(shape.warns.iter().filter_map(outcome));
         }
-        Ok(found)
+        Ok(())
+    }
+
+    /// Can `find` name every failure of this record's values?
+    fn names_failures(&self) -> bool {
+        self.fields.iter().all(|f| f.how.names_failures())
+    }
+}
+
+impl Elements {
+    /// Step 3 for each element of the list at the parser, naming what
+    /// fails into `found`.
+    fn find(&mut self, interp: &Rc<Interp>, p: &mut Parser, found: &mut Findings) -> Parsed<()> {
+        p.open()?;
+        if p.peek_token()? != b']' {
+            loop {
+                match &mut self.how {
+                    How::Tokens(tokens) => {
+                        match judge(tokens, self.admits_null, false, &self.type_id, p)? {
+                            Judged::Passed(_) => {}
+                            Judged::Broke(ids) => found.failures.extend(ids),
+                            // An element has no null step: null is a value
+                            // of the wrong type.
+                            Judged::Null => found.failures.push((self.type_id.clone(), "type")),
+                        }
+                    }
+                    _ if p.peek_token()? == b'n' => {
+                        p.literal("null", ())?;
+                        if !self.admits_null {
+                            found.failures.push((self.type_id.clone(), "type"));
+                        }
+                    }
+                    how => how.find(interp, &self.type_id, p, found)?,
+                }
+                match p.peek_token()? {
+                    b',' => p.bump(),
+                    b']' => break,
+                    _ => return Err(p.give_up()),
+                }
+            }
+        }
+        p.close();
+        Ok(())
     }
 }
 
@@ -775,15 +843,15 @@ const AFTER_EXTRAS: u32 = u32::MAX;
 /// `validate` names them: field by field as declared, then undeclared
 /// fields (in the order of the keys), then rules. `at` is each failure's
 /// place in that order (`found_at`), sorted with it.
-fn in_validate_order(failures: &mut Vec<(Rc<str>, &'static str)>, at: &mut Vec<u32>) {
+fn in_validate_order(failures: &mut [(Rc<str>, &'static str)], at: &mut [u32]) {
     if at.is_sorted() {
         return;
     }
-    let mut paired: Vec<_> = at.drain(..).zip(failures.drain(..)).collect();
+    let mut paired: Vec<_> = at.iter().copied().zip(failures.iter().cloned()).collect();
     paired.sort_by_key(|(place, _)| *place);
-    for (place, failure) in paired {
-        at.push(place);
-        failures.push(failure);
+    for ((place, failure), (at, slot)) in paired.into_iter().zip(at.iter_mut().zip(failures)) {
+        *at = place;
+        *slot = failure;
     }
 }
 
@@ -797,81 +865,151 @@ enum Judged {
     Null,
 }
 
+/// Step 3 for a scalar value, naming what fails: checked against
+/// `tokens`, null by `admits_null`, a type failure named `type_id`; with
+/// `read`, the value is returned when it passes.
+fn judge(
+    tokens: &Tokens,
+    admits_null: bool,
+    read: bool,
+    type_id: &Rc<str>,
+    p: &mut Parser,
+) -> Parsed<Judged> {
+    let byte = p.peek_token()?;
+    let type_failure = || Judged::Broke(vec![(type_id.clone(), "type")]);
+    Ok(match byte {
+        b'n' => {
+            p.literal("null", ())?;
+            if admits_null {
+                Judged::Passed(Value::Null)
+            } else {
+                Judged::Null
+            }
+        }
+        b'"' => {
+            let s = p.string()?;
+            match tokens.string_breaks(&s) {
+                None => type_failure(),
+                Some(broken) if broken.is_empty() => {
+                    Judged::Passed(if read { Value::str(s) } else { Value::Null })
+                }
+                Some(broken) => {
+                    Judged::Broke(broken.into_iter().map(|id| (id, "require")).collect())
+                }
+            }
+        }
+        b'-' | b'0'..=b'9' => {
+            let text = p.number_text()?;
+            if !tokens.admits_number(text) {
+                type_failure()
+            } else if read {
+                Judged::Passed(Value::from_number_text(text))
+            } else {
+                Judged::Passed(Value::Null)
+            }
+        }
+        b't' | b'f' => {
+            let truth = byte == b't';
+            p.literal(if truth { "true" } else { "false" }, ())?;
+            if tokens.admits_bool() {
+                Judged::Passed(Value::Bool(truth))
+            } else {
+                type_failure()
+            }
+        }
+        _ if tokens.admits_any() && read => Judged::Passed(p.value()?),
+        _ => {
+            p.skip_value()?;
+            if tokens.admits_any() {
+                Judged::Passed(Value::Null)
+            } else {
+                type_failure()
+            }
+        }
+    })
+}
+
 impl FieldCheck {
-    /// Step 3 for a scalar field, naming what fails.
-    fn judge(&self, p: &mut Parser) -> Parsed<Judged> {
-        let How::Tokens(tokens) = &self.how else {
-            return Err(p.give_up());
-        };
-        let byte = p.peek_token()?;
-        let type_failure = || Judged::Broke(vec![(self.type_id.clone(), "type")]);
-        Ok(match byte {
-            b'n' => {
+    /// Step 3 for one field's value (not missing), naming what fails into
+    /// `found`: a scalar on its token, a record or list level by level.
+    /// Returns the value when a rule reads it and it passed.
+    fn find(
+        &mut self,
+        interp: &Rc<Interp>,
+        null_id: &Rc<str>,
+        p: &mut Parser,
+        found: &mut Findings,
+    ) -> Parsed<Option<Value>> {
+        let start = p.mark();
+        let before = found.failures.len();
+        match &mut self.how {
+            How::Tokens(tokens) => {
+                match judge(tokens, self.admits_null, self.read, &self.type_id, p)? {
+                    Judged::Passed(v) => return Ok(Some(v)),
+                    Judged::Broke(ids) => found.failures.extend(ids),
+                    Judged::Null => found.failures.push((null_id.clone(), "null")),
+                }
+                return Ok(None);
+            }
+            How::Value => return Err(p.give_up()),
+            _ if p.peek_token()? == b'n' => {
                 p.literal("null", ())?;
                 if self.admits_null {
-                    Judged::Passed(Value::Null)
-                } else {
-                    Judged::Null
+                    return Ok(Some(Value::Null));
                 }
+                found.failures.push((null_id.clone(), "null"));
             }
-            b'"' => {
-                let s = p.string()?;
-                match tokens.string_breaks(&s) {
-                    None => type_failure(),
-                    Some(broken) if broken.is_empty() => Judged::Passed(if self.read {
-                        Value::str(s)
-                    } else {
-                        Value::Null
-                    }),
-                    Some(broken) => {
-                        Judged::Broke(broken.into_iter().map(|id| (id, "require")).collect())
-                    }
-                }
-            }
-            b'-' | b'0'..=b'9' => {
-                let text = p.number_text()?;
-                if !tokens.admits_number(text) {
-                    type_failure()
-                } else if self.read {
-                    Judged::Passed(Value::from_number_text(text))
-                } else {
-                    Judged::Passed(Value::Null)
-                }
-            }
-            b't' | b'f' => {
-                let truth = byte == b't';
-                p.literal(if truth { "true" } else { "false" }, ())?;
-                if tokens.admits_bool() {
-                    Judged::Passed(Value::Bool(truth))
-                } else {
-                    type_failure()
-                }
-            }
-            _ => {
+            how => how.find(interp, &self.type_id, p, found)?,
+        }
+        if self.read && found.failures.len() == before {
+            // Checked in place; now read again for the rules.
+            p.rewind(start);
+            return Ok(Some(p.value()?));
+        }
+        Ok(None)
+    }
+}
+
+impl How {
+    /// Step 3 for a record or list value (null aside), naming what fails
+    /// into `found`; a value of another kind is a type failure `type_id`.
+    fn find(
+        &mut self,
+        interp: &Rc<Interp>,
+        type_id: &Rc<str>,
+        p: &mut Parser,
+        found: &mut Findings,
+    ) -> Parsed<()> {
+        let byte = p.peek_token()?;
+        match self {
+            How::Record(record) if byte == b'{' => record.find(interp, p, found),
+            How::List(elements) if byte == b'[' => elements.find(interp, p, found),
+            How::Record(_) | How::List(_) => {
                 p.skip_value()?;
-                if tokens.admits_any() {
-                    Judged::Passed(Value::Null)
-                } else {
-                    type_failure()
-                }
+                found.failures.push((type_id.clone(), "type"));
+                Ok(())
             }
-        })
+            How::Tokens(_) | How::Value => Err(p.give_up()),
+        }
+    }
+
+    /// Can `find` name every failure of a value checked this way?
+    fn names_failures(&self) -> bool {
+        match self {
+            How::Tokens(_) => true,
+            How::Record(record) => record.names_failures(),
+            How::List(elements) => elements.how.names_failures(),
+            How::Value => false,
+        }
     }
 }
 
-/// The name `validate` gives a record's owner in identities.
-fn owner(held: &Held) -> &str {
-    match held {
-        Held::Declared(c) => &c.name,
-        Held::Inline(_) => "",
-    }
-}
-
-/// The identity of a type failure of field `f`: a field declared as a
-/// refinement with rules fails as that type (`Email.type`), any other as
-/// itself (`T.f.type`).
-fn type_failure_id(f: &FieldSpec) -> Rc<str> {
-    let mut spec = &f.ty;
+/// The identity of a type failure of a value of type `spec` held in a
+/// field whose own type failure is `field_id`: a refinement with rules
+/// fails as that type (`Email.type`), an alias as its base, anything else
+/// as the field (`T.f.type`).
+fn type_id_of(spec: &TypeSpec, field_id: &Rc<str>) -> Rc<str> {
+    let mut spec = spec;
     while let TypeSpec::Named(cell) = spec {
         match cell.get().map(|c| (c, &c.shape)) {
             Some((_, Shape::Refined { base, rules, .. })) if rules.is_empty() => spec = base,
@@ -879,7 +1017,7 @@ fn type_failure_id(f: &FieldSpec) -> Rc<str> {
             _ => break,
         }
     }
-    f.ids.type_.clone()
+    field_id.clone()
 }
 
 /// A new record visit: counts it (for spotting repeated keys), and clears

@@ -116,8 +116,9 @@ pub fn validate_value(
     Ok(Value::err(failure_record(c, origin, value, run.failures)))
 }
 
-/// The rule and kind of each failure and warning validating a value finds
-/// (`validate_value` without building its result, for `report()`).
+/// The rule and kind of each failure validating a value finds, in order,
+/// and of each warning when there is no failure (`validate_value` without
+/// building its result, for `report()`).
 pub struct Findings {
     pub failures: Vec<(Rc<str>, &'static str)>,
     pub warnings: Vec<(Rc<str>, &'static str)>,
@@ -136,9 +137,13 @@ pub fn findings_keyed(
 ) -> Result<Findings> {
     let (run, _) = Run::contract(interp, c, value, uniques)?;
     let pairs = |fs: &[Failure]| fs.iter().map(|f| (f.rule.clone(), f.kind)).collect();
+    let warnings = match run.failures.is_empty() {
+        true => pairs(&run.warnings),
+        false => Vec::new(),
+    };
     Ok(Findings {
         failures: pairs(&run.failures),
-        warnings: pairs(&run.warnings),
+        warnings,
     })
 }
 

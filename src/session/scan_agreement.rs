@@ -11,7 +11,7 @@ mod tests {
 
     use std::rc::Rc;
 
-    use crate::runtime::contract::Contract;
+    use crate::runtime::contract::{Contract, RecordShape, Shape, TypeSpec};
     use crate::runtime::eval::{Interp, Tally};
     use crate::runtime::json::{Decoder, Parser};
     use crate::runtime::print::to_hql;
@@ -168,25 +168,62 @@ mod tests {
     }
 
     /// Does the line's top-level object have a key twice?
+    /// Does a record of type `spec`, or one inside it, have warnings?
+    fn warns_inside(spec: &TypeSpec, depth: usize) -> bool {
+        let record = |r: &RecordShape| {
+            !r.warns.is_empty() || r.fields.iter().any(|f| warns_inside(&f.ty, depth + 1))
+        };
+        depth < 6
+            && match spec {
+                TypeSpec::Record(r) => record(r),
+                TypeSpec::List(t) | TypeSpec::Map(t) => warns_inside(t, depth + 1),
+                TypeSpec::Union(ms) => ms.iter().any(|m| warns_inside(m, depth + 1)),
+                TypeSpec::Named(cell) => match cell.get().map(|c| &c.shape) {
+                    Some(Shape::Record { record: r, .. }) => record(r),
+                    Some(Shape::Refined { base, .. }) => warns_inside(base, depth + 1),
+                    None => false,
+                },
+                _ => false,
+            }
+    }
+
     fn repeats_a_key(line: &str) -> bool {
         let mut decoder = Decoder::new();
         let mut p = Parser::new(line.as_bytes(), &mut decoder);
+        let mut repeated = false;
+        let _ = repeats_in(&mut p, &mut repeated);
+        repeated
+    }
+
+    /// Read the value at the parser, noting in `repeated` an object with
+    /// a key twice at any depth, up to where it stops parsing (`None`).
+    fn repeats_in(p: &mut Parser, repeated: &mut bool) -> Option<()> {
+        let close = match p.peek_token().ok()? {
+            b'{' => b'}',
+            b'[' => b']',
+            _ => return p.skip_value().ok(),
+        };
+        p.open().ok()?;
         let mut keys = Vec::new();
-        if p.peek_token().ok() != Some(b'{') || p.open().is_err() {
-            return false;
-        }
-        while let Ok(b'"') = p.peek_token() {
-            let Ok(key) = p.string() else { break };
-            if keys.contains(&key) {
-                return true;
+        if p.peek_token().ok()? != close {
+            loop {
+                if close == b'}' {
+                    p.peek_token().ok()?;
+                    let key = p.string().ok()?;
+                    *repeated |= keys.contains(&key);
+                    keys.push(key);
+                    p.colon().ok()?;
+                }
+                repeats_in(p, repeated)?;
+                match p.peek_token().ok()? {
+                    b',' => p.bump(),
+                    b if b == close => break,
+                    _ => return None,
+                }
             }
-            keys.push(key);
-            if p.colon().is_err() || p.skip_value().is_err() || p.peek_token().ok() != Some(b',') {
-                break;
-            }
-            p.bump();
         }
-        false
+        p.close();
+        Some(())
     }
 
     /// Check `lines` and broken copies of them against `name`: the line
@@ -197,6 +234,9 @@ mod tests {
         let interp = session.interp().clone();
         let contract = session.contract(name).expect("declared");
         let mut check = LineCheck::new(&contract).expect("a line check");
+        let nested_warns = contract
+            .record()
+            .is_some_and(|r| r.fields.iter().any(|f| warns_inside(&f.ty, 0)));
         let mut dice = Dice(0x9E37_79B9_7F4A_7C15);
         let mut cases: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
         for _ in 0..10_000 {
@@ -221,11 +261,13 @@ mod tests {
             }
             decided[verdict as usize] += 1;
             // Only a repeated key, a warning or a contract that may raise
-            // leaves a clean or failing line undecided.
+            // leaves a clean or failing line undecided (a nested record's
+            // warning leaves the verdict to the ordinary path before the
+            // rest of the line is read).
             if !repeats_a_key(line) {
                 match expected {
                     Outcome::Clean => assert_eq!(verdict, Verdict::Valid, "{line}"),
-                    Outcome::Failed if check.certain => {
+                    Outcome::Failed if check.certain && !nested_warns => {
                         assert_eq!(verdict, Verdict::Invalid, "{line}")
                     }
                     _ => {}
@@ -261,7 +303,7 @@ mod tests {
                 (Some(_), Err(e)) => {
                     panic!("named failures of a line that does not decode ({e}): {line}")
                 }
-                (None, Ok(Value::Record(_))) if check.flat && !repeats_a_key(line) => {
+                (None, Ok(Value::Record(_))) if check.names && !repeats_a_key(line) => {
                     panic!("failures left unnamed: {line}")
                 }
                 (None, _) => {}
@@ -274,7 +316,7 @@ mod tests {
             }
         }
         eprintln!("{name}: valid, invalid, unsure = {decided:?}; failures named for {named}");
-        assert_eq!(check.flat, named > 0, "{name}");
+        assert_eq!(check.names, named > 0, "{name}");
         assert!(decided[Verdict::Valid as usize] > 100, "{decided:?}");
         assert_eq!(
             to_hql(&by_value.into_value()),
@@ -399,6 +441,41 @@ type Order : DataContract = {
                 r#"{"id": "o1", "customer": {"name":"Ann","address":{"city":"Oslo","zip":"0150"}}, "items": [{"sku":"a","qty":1,"price":2.5},{"sku":"b","qty":3,"price":0}], "tags": ["x",null]}"#,
                 r#"{"id": "o2", "customer": {"name":"Bo","email":null,"address":{"city":"Rome"}}, "items": [{"sku":"c","qty":2,"price":1e1,"note":"gift"}], "tags": [], "codes": [[1,2],[]]}"#,
                 r#"{"id": "o3", "customer": {"name":"Cy","email":"c@d.e","address":{"city":"Lima"}}, "items": [{"sku":"d","qty":9,"price":4}], "tags": ["y"], "codes": []}"#,
+            ],
+        );
+    }
+}
+
+#[cfg(test)]
+mod agreement_nested_closed {
+    use super::tests::agree;
+
+    /// Closed records inside records and lists, refinements as list
+    /// elements, a declared type with a warning inside a list, null
+    /// elements: every failure named as the line is read, in
+    /// `validate`'s order.
+    #[test]
+    fn closed_nested_records_refined_elements_and_nested_warnings() {
+        agree(
+            r#"type Mail = String require at: matches(self, r"@")
+type Part : TypeContract = {
+    name: String
+    n: Int
+    warn small: n < 10
+}
+type Box : TypeContract = {
+    id: Int
+    parts: List[Part]
+    mails: List[Mail | Null]
+    meta: { kind: "a" | "b", size?: Int }
+    main?: Part
+    require some: len(parts) > 0
+}"#,
+            "Box",
+            &[
+                r#"{"id": 1, "parts": [{"name": "p", "n": 3}], "mails": ["a@b", null], "meta": {"kind": "a"}}"#,
+                r#"{"meta": {"size": 4, "kind": "b"}, "mails": [], "parts": [{"n": 30, "name": "q"}, {"name": "r", "n": 1}], "id": 2, "main": {"name": "m", "n": 12}}"#,
+                r#"{"id": 3, "parts": [], "mails": ["x@y"], "meta": {"kind": "a", "size": 1}, "main": {"name": "z", "n": 0}}"#,
             ],
         );
     }

@@ -865,6 +865,10 @@ impl Copier {
         if self.check.compact_valid(interp, line, &mut self.text) {
             return Some(Value::Absent);
         }
+        if !self.check.flat {
+            // Nested failures' paths hold list positions: not learnt.
+            return None;
+        }
         let found = self.check.findings(interp, line)?;
         if found.failures.is_empty() {
             // Valid with warnings: `ok`, built the ordinary way.
