@@ -9,6 +9,7 @@ mod funcs;
 pub mod io;
 pub mod meter;
 mod ops;
+mod route;
 mod stages;
 mod tables;
 

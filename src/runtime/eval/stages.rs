@@ -5,7 +5,6 @@
 //! at a time; stages that must see everything (`sort`, `count_by`, `report`)
 //! consume their input and return a value.
 
-use std::cell::RefCell;
 use std::rc::Rc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -18,7 +17,7 @@ use super::ops;
 use super::{Interp, Item, Items, Origin, Plan, Result, RuntimeError, Stream};
 use crate::runtime::builtins::Builtin;
 use crate::runtime::contract::Contract;
-use crate::runtime::json::{write_compact, write_json, JsonSource, LineReader};
+use crate::runtime::json::{JsonSource, LineReader};
 use crate::runtime::scan::LineCheck;
 use crate::runtime::validate::{self, failure_rules, Uniques};
 use crate::runtime::value::{Okay, Record, Value};
@@ -60,7 +59,7 @@ pub fn call_stage(
             arg,
             args.get(2).cloned().unwrap_or(Value::Null),
         )?,
-        Builtin::Route => route(
+        Builtin::Route => super::route::route(
             interp,
             input,
             arg,
@@ -87,7 +86,7 @@ pub fn call_stage(
 }
 
 /// The plan of a stream value, if any.
-fn plan_of(v: &Value) -> Option<Plan> {
+pub(super) fn plan_of(v: &Value) -> Option<Plan> {
     match v {
         Value::Stream(s) => s.plan().cloned(),
         _ => None,
@@ -635,7 +634,7 @@ fn read_validated(
 
 /// The lines of a JSON file, each offered to `hook` before it is decoded
 /// (`JsonSource::with_line_reader`), as stream items counted on the meter.
-fn checked_lines(
+pub(super) fn checked_lines(
     interp: &Interp,
     spec: &SourceSpec,
     path: &str,
@@ -696,243 +695,6 @@ fn write(interp: &Rc<Interp>, input: Value, target: Value, format: Value) -> Res
 pub(super) fn write_of_results() -> RuntimeError {
     RuntimeError::new("hql::write_results", "`write` takes values, not results")
         .with_help(crate::runtime::builtins::WRITE_RESULTS_HELP)
-}
-
-/// `route(ok: target, err: target)`: oks to one, failure records to the
-/// other, in one pass; `{ok: n, err: m}`.
-fn route(interp: &Rc<Interp>, input: Value, ok: Value, err: Value) -> Result<Value> {
-    let shape = contract_of(&input);
-    let ok_spec = target_spec(interp, &ok, &Value::Null)?;
-    let err_spec = target_spec(interp, &err, &Value::Null)?;
-    if err_spec.table || !interp.codec(err_spec.format).keeps_nesting() {
-        return Err(RuntimeError::new(
-            "hql::route",
-            format!("the `err` target {} is not JSON", err_spec.name),
-        )
-        .with_help("failure records are nested: send them to a `.jsonl` or `.json` file"));
-    }
-    if ok_spec.path == err_spec.path {
-        return Err(RuntimeError::new(
-            "hql::route",
-            format!("`ok` and `err` both write {}", ok_spec.path),
-        )
-        .with_help("send the valid records and the failure records to two files"));
-    }
-    if ok_spec.table {
-        return super::tables::route_table(interp, input, &ok_spec, err_spec);
-    }
-    let copied = copied_lines(interp, &input, &ok_spec);
-    let mut oks = Target::open(interp, ok_spec, shape.as_ref())?;
-    let mut errs = Target::open(interp, err_spec, None)?;
-    let (results, copied) = match copied {
-        Some(c) => {
-            let (lines, copier, contract) = c?;
-            (lines, Some((copier, contract)))
-        }
-        None => (items(&input)?, None),
-    };
-    let judged = |ok: bool| {
-        if let Some(meter) = interp.meter() {
-            meter.judged(u64::from(ok), u64::from(!ok));
-        }
-    };
-    let mut record_text = Vec::new();
-    for item in results {
-        let item = item?;
-        let result = match (&item.value, &copied) {
-            // A line whose result the copier wrote as JSON text.
-            (Value::Absent, Some((copier, contract))) => {
-                let copier = copier.borrow();
-                let written = match (&copier.failures, &item.origin) {
-                    (None, _) => oks.put_text(&copier.text),
-                    (Some(failures), Some(origin)) => {
-                        record_text.clear();
-                        validate::write_failure_record_json(
-                            &mut record_text,
-                            contract,
-                            origin,
-                            &copier.text,
-                            failures,
-                        );
-                        errs.put_text(&record_text)
-                    }
-                    (Some(_), None) => unreachable!("a line read from a file has its origin"),
-                };
-                judged(copier.failures.is_none());
-                written.map_err(|e| e.from_record(&item.origin))?;
-                continue;
-            }
-            (_, Some((copier, contract))) => {
-                let result = validate::validate_value(
-                    interp,
-                    contract,
-                    item.value,
-                    item.origin.as_ref(),
-                    None,
-                )?;
-                copier.borrow_mut().learn(&result);
-                judged(!matches!(result, Value::Err(_)));
-                result
-            }
-            _ => item.value,
-        };
-        let written = match &result {
-            Value::Ok(ok) => oks.put(&ok.value),
-            Value::Err(failure) => errs.put(failure),
-            other => oks.put(other),
-        };
-        written.map_err(|e| e.from_record(&item.origin))?;
-    }
-    let mut counts = Record::default();
-    counts.insert("ok".into(), Value::Int(oks.close(interp)?));
-    counts.insert("err".into(), Value::Int(errs.close(interp)?));
-    Ok(Value::record(counts))
-}
-
-/// The lines of a JSON file validated for `route`, read so that a valid
-/// one is never built: the line check vouches for it and its text is
-/// copied, compacted, to the `ok` target's JSON. The items are
-/// `Value::Absent` for such a line (its text in the copier) and the
-/// decoded value of any other, for `validate` to judge; `None` where the
-/// pipeline or the target does not allow it. A line that fails, in a
-/// record of scalar fields, is also written by the copier once each of
-/// its failures has been met before (see `Copier`).
-#[allow(clippy::type_complexity)]
-fn copied_lines(
-    interp: &Rc<Interp>,
-    input: &Value,
-    ok: &TargetSpec,
-) -> Option<Result<(Items, Rc<RefCell<Copier>>, Rc<Contract>)>> {
-    let Some(Plan::Validated {
-        source,
-        contract,
-        oks: false,
-    }) = plan_of(input)
-    else {
-        return None;
-    };
-    let path = crate::runtime::counting::json_file(&source)?;
-    let check = LineCheck::new(&contract).filter(LineCheck::keeps_records)?;
-    if ok.format != crate::runtime::builtins::Format::Json || !ok.boundary.columns.is_empty() {
-        return None;
-    }
-    let copier = Rc::new(RefCell::new(Copier {
-        check,
-        text: Vec::new(),
-        failures: None,
-        met: FxHashMap::default(),
-        pending: Vec::new(),
-    }));
-    let shared = copier.clone();
-    let hook_interp = interp.clone();
-    let hook: LineReader = Box::new(move |line| shared.borrow_mut().copy(&hook_interp, line));
-    Some(checked_lines(interp, &source, &path, hook).map(|lines| (lines, copier, contract)))
-}
-
-/// What `route` copies of a line instead of building its record: a valid
-/// record's compact JSON text, or for a failing record of scalar fields,
-/// its input's JSON text and the JSON texts of its failures.
-///
-/// A failure's JSON text is learnt from the ordinary path: in a record of
-/// scalar fields, a failure's identity and the field it is found at fix
-/// everything in it (its path, fields and message name neither the value
-/// nor anything else of the record; `eval` failures, whose message carries
-/// an error, are never learnt). So the first record that breaks a rule is
-/// validated the ordinary way, and the text of each of its failures is
-/// kept; a later record whose failures have all been met is written from
-/// those texts. `tests/targets.rs` holds the two to the same bytes.
-struct Copier {
-    check: LineCheck,
-    /// The valid record's text, or the failing record's input's.
-    text: Vec<u8>,
-    /// For a failing record, its failures' JSON texts, comma-separated.
-    failures: Option<Vec<u8>>,
-    /// Each failure met, by identity and where it was found
-    /// (`LineCheck::found_at`): its JSON text.
-    met: FxHashMap<(Rc<str>, u32), Box<str>>,
-    /// The failures the check found in the line last handed to the
-    /// ordinary path, to learn their texts from its result.
-    pending: Vec<(Rc<str>, u32)>,
-}
-
-impl Copier {
-    /// Copy `line`: `Some(Value::Absent)` when its result is in `text`
-    /// (and `failures`), `None` to have it decoded.
-    fn copy(&mut self, interp: &Rc<Interp>, line: &[u8]) -> Option<Value> {
-        self.text.clear();
-        self.failures = None;
-        self.pending.clear();
-        if self.check.compact_valid(interp, line, &mut self.text) {
-            return Some(Value::Absent);
-        }
-        if !self.check.flat {
-            // Nested failures' paths hold list positions: not learnt.
-            return None;
-        }
-        let found = self.check.findings(interp, line)?;
-        if found.failures.is_empty() {
-            // Valid with warnings: `ok`, built the ordinary way.
-            return None;
-        }
-        if found.failures.iter().any(|(_, kind)| *kind == "eval") {
-            // Its message carries the error: never learnt, and the rule's
-            // other failures must not stand for it.
-            return None;
-        }
-        let keys: Vec<(Rc<str>, u32)> = (found.failures.iter())
-            .zip(self.check.found_at())
-            .map(|((rule, _), &at)| (rule.clone(), at))
-            .collect();
-        let mut failures = Vec::new();
-        for key in &keys {
-            let Some(text) = self.met.get(key) else {
-                self.pending = keys;
-                return None;
-            };
-            if !failures.is_empty() {
-                failures.push(b',');
-            }
-            failures.extend_from_slice(text.as_bytes());
-        }
-        self.text.clear();
-        if !write_compact(line, &mut self.text) {
-            return None;
-        }
-        self.failures = Some(failures);
-        Some(Value::Absent)
-    }
-
-    /// Keep the texts of the failures of `result`, the ordinary path's
-    /// result for the line `copy` last left to it.
-    fn learn(&mut self, result: &Value) {
-        let pending = std::mem::take(&mut self.pending);
-        let Value::Err(record) = result else {
-            return;
-        };
-        let field = |v: &Value, name: &str| match v {
-            Value::Record(r) => r.get(name).cloned(),
-            _ => None,
-        };
-        let Some(Value::List(failures)) = field(record, "failures") else {
-            return;
-        };
-        if failures.len() != pending.len() {
-            return;
-        }
-        let text_of = |f: &Value, name: &str| field(f, name)?.as_str().map(str::to_string);
-        let agree = (failures.iter().zip(&pending))
-            .all(|(f, (rule, _))| text_of(f, "rule").as_deref() == Some(&**rule));
-        if !agree {
-            return;
-        }
-        for (failure, key) in failures.iter().zip(pending) {
-            if text_of(failure, "kind").as_deref() != Some("eval") {
-                let mut text = String::new();
-                write_json(&mut text, failure);
-                self.met.insert(key, text.into());
-            }
-        }
-    }
 }
 
 /// Where `write` or `route` sends records: a file (its format given or
@@ -1002,7 +764,7 @@ impl Target {
     }
 
     /// A record given as its compact JSON text (the target is JSON).
-    fn put_text(&mut self, text: &[u8]) -> Result<()> {
+    pub(super) fn put_text(&mut self, text: &[u8]) -> Result<()> {
         let Some(file) = self.file.as_mut() else {
             return Ok(());
         };
