@@ -228,3 +228,66 @@ fn threads_are_capped_at_four_per_core() {
         run(&dir, &program, 1)
     );
 }
+
+/// `route` of a validated JSON Lines file on several threads writes the
+/// same bytes as one thread, and as the ordinary path: the file is cut
+/// into chunks at newlines and routed by workers, and what they give back
+/// is written in the order of the file. Here with every kind of line, a
+/// line longer than a chunk, a flat contract (whose failures are written
+/// from learnt texts), a nested closed one, and a JSON array target.
+#[test]
+fn route_across_threads_writes_what_one_thread_writes() {
+    let dir = scratch("route-threads");
+    let data = data_file(&dir);
+    let mut text = std::fs::read_to_string(&data).unwrap();
+    let long = format!(
+        "{{\"id\": \"long\", \"low\": 1, \"high\": 2, \"note\": \"{}\"}}\n",
+        "z".repeat(1_500_000)
+    );
+    let middle = text[..text.len() / 2].rfind('\n').unwrap() + 1;
+    text.insert_str(middle, &long);
+    let tail = text.clone();
+    text.push_str(&tail.replace('\u{feff}', ""));
+    std::fs::write(&data, text).unwrap();
+    let nested = "type Part : TypeContract = {\n    id: String\n    low: Int\n    high: Int\n    \
+                  note?: String\n    require ordered: low <= high\n}\n\
+                  type R : DataContract = {\n    id: String\n    low: Int\n    high: Int\n    \
+                  note?: String\n    parts?: List[Part]\n}\n";
+    for (n, contract) in [
+        contract_r(""),
+        contract_r("    warn small: low < 6\n"),
+        nested.to_string(),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let route = |tag: &str| {
+            format!(
+                "{contract}source(file({:?}), Json) | validate(R) | route(ok: file({:?}), err: file({:?}))\n",
+                data.to_string_lossy(),
+                dir.join(format!("ok-{tag}.jsonl")).to_string_lossy(),
+                dir.join(format!("err-{tag}.json")).to_string_lossy(),
+            )
+        };
+        let read = |tag: &str| {
+            let ok = std::fs::read(dir.join(format!("ok-{tag}.jsonl"))).unwrap();
+            let err = std::fs::read(dir.join(format!("err-{tag}.json"))).unwrap();
+            (ok, err)
+        };
+        let one = run(&dir, &route("1"), 1);
+        let ordinary = run(&dir, &on_the_ordinary_path(&route("o")), 1);
+        assert_eq!(one, ordinary, "contract {n}");
+        assert_eq!(
+            read("1"),
+            read("o"),
+            "contract {n}: one thread, ordinary path"
+        );
+        for threads in [2, 3] {
+            let tag = format!("{threads}");
+            assert_eq!(run(&dir, &route(&tag), threads), one, "contract {n}");
+            assert_eq!(read(&tag), read("1"), "contract {n}: {threads} threads");
+        }
+        assert!(one.starts_with("{ok: "), "{one}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -31,8 +31,8 @@ use crate::runtime::contract::Contract;
 use crate::runtime::eval::io::{Cell, JsonRow};
 use crate::runtime::eval::meter::Meter;
 use crate::runtime::eval::{
-    cannot_read, Host, Interp, Origin, Parallel, Plan, Rebuild, Result, RuntimeError, SourceSpec,
-    Tally,
+    cannot_read, Host, Interp, Origin, Parallel, Plan, Rebuild, Result, RuntimeError, SentError,
+    SourceSpec, Tally,
 };
 use crate::runtime::json::{fill, is_json_space, Decoder, BOM};
 use crate::runtime::scan::{LineCheck, Verdict};
@@ -40,7 +40,7 @@ use crate::runtime::validate::{decode_failure, findings_keyed, Uniques};
 use crate::runtime::value::Value;
 
 /// Files smaller than this are not worth starting threads for.
-const MIN_SPLIT_BYTES: u64 = 1 << 20;
+pub(crate) const MIN_SPLIT_BYTES: u64 = 1 << 20;
 
 /// Run `count()` (of `validate(T) | oks()`) or `report()` (of `validate(T)`)
 /// over a JSON Lines file on the counting path, on several threads when
@@ -142,7 +142,7 @@ pub fn json_file(source: &SourceSpec) -> Option<String> {
 
 /// Is the file JSON Lines: is its first significant byte, after a
 /// byte-order mark, not `[`?
-fn json_lines(host: &Rc<dyn Host>, path: &str) -> bool {
+pub(crate) fn json_lines(host: &Rc<dyn Host>, path: &str) -> bool {
     let Ok(mut reader) = host.open_file(path) else {
         return false;
     };
@@ -420,23 +420,6 @@ impl<'a> Counter<'a> {
     }
 }
 
-/// A worker's error, in a form that crosses threads.
-struct Failed {
-    code: &'static str,
-    message: String,
-    help: Option<String>,
-}
-
-impl From<RuntimeError> for Failed {
-    fn from(e: RuntimeError) -> Failed {
-        Failed {
-            code: e.code,
-            message: e.message,
-            help: e.help,
-        }
-    }
-}
-
 /// Split `[0, len)` into one range a thread: the first is counted on this
 /// thread, with the session it has; each other on a thread of its own.
 fn run(
@@ -481,15 +464,12 @@ fn run(
             let tally = handle
                 .join()
                 .unwrap_or_else(|_| {
-                    Err(Failed::from(RuntimeError::new(
+                    Err(SentError::from(RuntimeError::new(
                         "hql::parallel",
                         "a worker thread stopped unexpectedly",
                     )))
                 })
-                .map_err(|f| RuntimeError {
-                    help: f.help,
-                    ..RuntimeError::new(f.code, f.message)
-                })?;
+                .map_err(RuntimeError::from)?;
             total.merge(tally);
         }
         Ok(total)
@@ -507,8 +487,8 @@ struct Job {
 }
 
 impl Job {
-    fn tally(self) -> std::result::Result<Tally, Failed> {
-        let lost = |what: &str| Failed::from(RuntimeError::new("hql::parallel", what));
+    fn tally(self) -> std::result::Result<Tally, SentError> {
+        let lost = |what: &str| SentError::from(RuntimeError::new("hql::parallel", what));
         let (interp, contract) = self.rebuild.rebuild(&self.ty).map_err(lost)?;
         Ok(tally_range(
             &interp,

@@ -656,6 +656,16 @@ impl<R: BufRead> JsonSource<R> {
         }
     }
 
+    /// A reader of JSON Lines only (a part of a file cut at a newline):
+    /// every line is a record, whatever its first byte, and no byte-order
+    /// mark is looked for.
+    pub fn lines(reader: R) -> JsonSource<R> {
+        JsonSource {
+            layout: Layout::Lines,
+            ..JsonSource::new(reader)
+        }
+    }
+
     /// Offer each line of JSON Lines input to `reader` before decoding it
     /// (elements of an array are always decoded).
     pub fn with_line_reader(mut self, reader: LineReader) -> JsonSource<R> {

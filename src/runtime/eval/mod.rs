@@ -332,6 +332,43 @@ impl RuntimeError {
 
 pub type Result<T, E = RuntimeError> = std::result::Result<T, E>;
 
+/// A runtime error in a form that crosses threads: a worker's, given back
+/// to the thread that runs the program.
+pub struct SentError {
+    code: &'static str,
+    message: String,
+    span: Option<Span>,
+    help: Option<String>,
+    origin: Option<(String, u64)>,
+}
+
+impl From<RuntimeError> for SentError {
+    fn from(e: RuntimeError) -> SentError {
+        SentError {
+            code: e.code,
+            message: e.message,
+            span: e.span,
+            help: e.help,
+            origin: e.origin.map(|o| (o.source.to_string(), o.line)),
+        }
+    }
+}
+
+impl From<SentError> for RuntimeError {
+    fn from(e: SentError) -> RuntimeError {
+        RuntimeError {
+            code: e.code,
+            message: e.message,
+            span: e.span,
+            help: e.help,
+            origin: e.origin.map(|(source, line)| Origin {
+                source: source.into(),
+                line,
+            }),
+        }
+    }
+}
+
 /// Set by the interactive REPL's Ctrl-C handler; evaluation stops at the
 /// next record read or function call.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);

@@ -16,7 +16,9 @@ use rustc_hash::FxHashMap;
 use super::stages::{checked_lines, contract_of, items, plan_of, target_spec, Target};
 use super::{Interp, Items, Plan, Result, RuntimeError};
 use crate::runtime::contract::Contract;
-use crate::runtime::eval::io::TargetSpec;
+use crate::runtime::eval::io::{SourceSpec, TargetSpec};
+
+mod spread;
 use crate::runtime::json::{write_compact, write_json, LineReader};
 use crate::runtime::scan::LineCheck;
 use crate::runtime::validate;
@@ -45,9 +47,14 @@ pub(super) fn route(interp: &Rc<Interp>, input: Value, ok: Value, err: Value) ->
     if ok_spec.table {
         return super::tables::route_table(interp, input, &ok_spec, err_spec);
     }
+    if let Some(done) = spread::try_route(interp, &input, &ok_spec, &err_spec, shape.as_ref()) {
+        return done;
+    }
     let copied = copied_lines(interp, &input, &ok_spec);
-    let mut oks = Target::open(interp, ok_spec, shape.as_ref())?;
-    let mut errs = Target::open(interp, err_spec, None)?;
+    let mut out = Targets {
+        oks: Target::open(interp, ok_spec, shape.as_ref())?,
+        errs: Target::open(interp, err_spec, None)?,
+    };
     let (results, copied) = match copied {
         Some(c) => {
             let (lines, copier, contract) = c?;
@@ -55,62 +62,115 @@ pub(super) fn route(interp: &Rc<Interp>, input: Value, ok: Value, err: Value) ->
         }
         None => (items(&input)?, None),
     };
-    let judged = |ok: bool| {
-        if let Some(meter) = interp.meter() {
-            meter.judged(u64::from(ok), u64::from(!ok));
-        }
-    };
     let mut record_text = Vec::new();
     for item in results {
         let item = item?;
-        let result = match (&item.value, &copied) {
-            // A line whose result the copier wrote as JSON text.
-            (Value::Absent, Some((copier, contract))) => {
-                let copier = copier.borrow();
-                let written = match (&copier.failures, &item.origin) {
-                    (None, _) => oks.put_text(&copier.text),
-                    (Some(failures), Some(origin)) => {
-                        record_text.clear();
-                        validate::write_failure_record_json(
-                            &mut record_text,
-                            contract,
-                            origin,
-                            &copier.text,
-                            failures,
-                        );
-                        errs.put_text(&record_text)
-                    }
-                    (Some(_), None) => unreachable!("a line read from a file has its origin"),
+        let origin = item.origin.clone();
+        match &copied {
+            Some((copier, contract)) => {
+                let ok = routed(interp, copier, contract, item, &mut record_text, &mut out)?;
+                if let Some(meter) = interp.meter() {
+                    meter.judged(u64::from(ok), u64::from(!ok));
+                }
+            }
+            None => {
+                let written = match &item.value {
+                    Value::Err(failure) => out.value(false, failure),
+                    Value::Ok(ok) => out.value(true, &ok.value),
+                    other => out.value(true, other),
                 };
-                judged(copier.failures.is_none());
-                written.map_err(|e| e.from_record(&item.origin))?;
-                continue;
+                written.map_err(|e| e.from_record(&origin))?;
             }
-            (_, Some((copier, contract))) => {
-                let result = validate::validate_value(
-                    interp,
-                    contract,
-                    item.value,
-                    item.origin.as_ref(),
-                    None,
-                )?;
-                copier.borrow_mut().learn(&result);
-                judged(!matches!(result, Value::Err(_)));
-                result
-            }
-            _ => item.value,
-        };
-        let written = match &result {
-            Value::Ok(ok) => oks.put(&ok.value),
-            Value::Err(failure) => errs.put(failure),
-            other => oks.put(other),
-        };
-        written.map_err(|e| e.from_record(&item.origin))?;
+        }
     }
-    let mut counts = Record::default();
-    counts.insert("ok".into(), Value::Int(oks.close(interp)?));
-    counts.insert("err".into(), Value::Int(errs.close(interp)?));
-    Ok(Value::record(counts))
+    out.close(interp)
+}
+
+/// Where routed records go: the two targets, or a worker's two texts.
+trait Routes {
+    /// A record given as its compact JSON text.
+    fn text(&mut self, ok: bool, text: &[u8]) -> Result<()>;
+    fn value(&mut self, ok: bool, v: &Value) -> Result<()>;
+}
+
+/// The two targets of a `route`.
+struct Targets {
+    oks: Target,
+    errs: Target,
+}
+
+impl Routes for Targets {
+    fn text(&mut self, ok: bool, text: &[u8]) -> Result<()> {
+        if ok {
+            self.oks.put_text(text)
+        } else {
+            self.errs.put_text(text)
+        }
+    }
+
+    fn value(&mut self, ok: bool, v: &Value) -> Result<()> {
+        if ok {
+            self.oks.put(v)
+        } else {
+            self.errs.put(v)
+        }
+    }
+}
+
+impl Targets {
+    /// Finish both: `{ok: n, err: m}`.
+    fn close(self, interp: &Interp) -> Result<Value> {
+        let mut counts = Record::default();
+        counts.insert("ok".into(), Value::Int(self.oks.close(interp)?));
+        counts.insert("err".into(), Value::Int(self.errs.close(interp)?));
+        Ok(Value::record(counts))
+    }
+}
+
+/// Route one line of a validated JSON file read with the copier: written
+/// from the copier's texts when it wrote them (`Value::Absent`), else
+/// validated the ordinary way (the copier learns from the result). Whether
+/// it went to `ok`.
+fn routed(
+    interp: &Rc<Interp>,
+    copier: &RefCell<Copier>,
+    contract: &Rc<Contract>,
+    item: super::Item,
+    record_text: &mut Vec<u8>,
+    out: &mut dyn Routes,
+) -> Result<bool> {
+    let origin = item.origin;
+    let (ok, written) = match item.value {
+        Value::Absent => {
+            let copier = copier.borrow();
+            match (&copier.failures, &origin) {
+                (None, _) => (true, out.text(true, &copier.text)),
+                (Some(failures), Some(at)) => {
+                    record_text.clear();
+                    validate::write_failure_record_json(
+                        record_text,
+                        contract,
+                        at,
+                        &copier.text,
+                        failures,
+                    );
+                    (false, out.text(false, record_text))
+                }
+                (Some(_), None) => unreachable!("a line read from a file has its origin"),
+            }
+        }
+        value => {
+            let result = validate::validate_value(interp, contract, value, origin.as_ref(), None)?;
+            copier.borrow_mut().learn(&result);
+            match &result {
+                Value::Err(failure) => (false, out.value(false, failure)),
+                Value::Ok(ok) => (true, out.value(true, &ok.value)),
+                other => (true, out.value(true, other)),
+            }
+        }
+    };
+    written.map_err(|e| e.from_record(&origin))?;
+    Ok(ok)
 }
 
 /// The lines of a JSON file validated for `route`, read so that a valid
@@ -127,6 +187,16 @@ fn copied_lines(
     input: &Value,
     ok: &TargetSpec,
 ) -> Option<Result<(Items, Rc<RefCell<Copier>>, Rc<Contract>)>> {
+    let (source, path, contract) = copy_plan(input, ok)?;
+    let copier = Copier::new(&contract)?;
+    let hook = Copier::hook(&copier, interp);
+    Some(checked_lines(interp, &source, &path, hook).map(|lines| (lines, copier, contract)))
+}
+
+/// The source, its file and the contract of a pipeline whose lines
+/// `route` can read with the copier (`source(file(…), Json) |
+/// validate(T)` to a JSON `ok` target); `None` otherwise.
+fn copy_plan(input: &Value, ok: &TargetSpec) -> Option<(Rc<SourceSpec>, String, Rc<Contract>)> {
     let Some(Plan::Validated {
         source,
         contract,
@@ -136,21 +206,10 @@ fn copied_lines(
         return None;
     };
     let path = crate::runtime::counting::json_file(&source)?;
-    let check = LineCheck::new(&contract).filter(LineCheck::keeps_records)?;
     if ok.format != crate::runtime::builtins::Format::Json || !ok.boundary.columns.is_empty() {
         return None;
     }
-    let copier = Rc::new(RefCell::new(Copier {
-        check,
-        text: Vec::new(),
-        failures: None,
-        met: FxHashMap::default(),
-        pending: Vec::new(),
-    }));
-    let shared = copier.clone();
-    let hook_interp = interp.clone();
-    let hook: LineReader = Box::new(move |line| shared.borrow_mut().copy(&hook_interp, line));
-    Some(checked_lines(interp, &source, &path, hook).map(|lines| (lines, copier, contract)))
+    Some((source, path, contract))
 }
 
 /// What `route` copies of a line instead of building its record: a valid
@@ -180,6 +239,25 @@ struct Copier {
 }
 
 impl Copier {
+    /// A copier for `contract`, when the line check can vouch for its
+    /// records as they are read (no defaults, no unique keys).
+    fn new(contract: &Rc<Contract>) -> Option<Rc<RefCell<Copier>>> {
+        let check = LineCheck::new(contract).filter(LineCheck::keeps_records)?;
+        Some(Rc::new(RefCell::new(Copier {
+            check,
+            text: Vec::new(),
+            failures: None,
+            met: FxHashMap::default(),
+            pending: Vec::new(),
+        })))
+    }
+
+    /// The line reader a JSON source offers each line to.
+    fn hook(copier: &Rc<RefCell<Copier>>, interp: &Rc<Interp>) -> LineReader {
+        let (copier, interp) = (copier.clone(), interp.clone());
+        Box::new(move |line| copier.borrow_mut().copy(&interp, line))
+    }
+
     /// Copy `line`: `Some(Value::Absent)` when its result is in `text`
     /// (and `failures`), `None` to have it decoded.
     fn copy(&mut self, interp: &Rc<Interp>, line: &[u8]) -> Option<Value> {
@@ -258,4 +336,3 @@ impl Copier {
         }
     }
 }
-
