@@ -6,7 +6,8 @@
 # pydantic 2, ajv with ajv-formats and jsonschema-rs. Every tool's count is
 # checked against the generator's first (exit 1 if one differs); then
 # hyperfine takes the median of 5 runs of each, side by side, and
-# bench/rich/report.py writes the rich section of bench/RESULTS.md.
+# bench/rich/report.py writes the rich section of bench/RESULTS.md. Then
+# HQL's count(), report() and route() on one thread and on two (no taskset).
 #
 #   bench/rich.sh     # bench/run.sh calls it at its end; it also runs alone
 set -euo pipefail
@@ -84,6 +85,15 @@ for i in "${!NAMES[@]}"; do
     HF+=(-n "${NAMES[$i]}" "${CMDS[$i]}")
 done
 "${HF[@]}" >"$R/hyperfine.log"
+
+log "timing HQL on one thread and on two (count, report, route), median of 5 runs each"
+HT=(hyperfine --shell=none --style none --warmup 1 --runs 5 --export-json "$R/threads.json")
+for what in count report route; do
+    for n in 1 2; do
+        HT+=(-n "${what}_$n" "$HQL run --threads $n $B/rich/$what.hql")
+    done
+done
+"${HT[@]}" >"$R/threads.log"
 
 {
     echo "load average (1, 5, 15 min) at start $LOAD_START, at end $(cut -d' ' -f1-3 /proc/loadavg) — on $(nproc) CPUs; anything near or above 1 means other work shared the machine"

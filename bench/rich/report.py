@@ -95,8 +95,26 @@ def section(rdir, events):
         f"HQL `count()` is {medians['hql_count'] / base:.2f}× the hand-written baseline and "
         f"{medians['hql_count'] / medians['pydantic']:.2f}× pydantic; `report()` "
         f"{medians['hql_report'] / base:.2f}× and {medians['hql_report'] / medians['pydantic']:.2f}×.",
-        END,
     ]
+    threads = os.path.join(rdir, "threads.json")
+    if os.path.exists(threads):
+        with open(threads, encoding="utf-8") as f:
+            spread = {r["command"]: r["median"] for r in json.load(f)["results"]}
+        lines += [
+            "",
+            "HQL on one thread and on two (`--threads 1` and `2`, no `taskset`), median of 5 runs:",
+            "",
+            "| pipeline | 1 thread s | 2 threads s | 2 ÷ 1 |",
+            "| --- | ---: | ---: | ---: |",
+        ]
+        for what, label in [
+            ("count", "`validate(Event) \\| oks() \\| count()`"),
+            ("report", "`validate(Event) \\| report()`"),
+            ("route", "`validate(Event) \\| route(ok: …, err: …)` to two files"),
+        ]:
+            one, two = spread[f"{what}_1"], spread[f"{what}_2"]
+            lines.append(f"| {label} | {one:.3f} | {two:.3f} | {two / one:.2f} |")
+    lines.append(END)
     return "\n".join(lines) + "\n"
 
 
