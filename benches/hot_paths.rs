@@ -71,7 +71,7 @@ fn line_check(c: &mut Criterion) {
     assert_eq!(out.status, 0, "{}", out.diagnostics);
     let contract = kernel.session().contract("Order").expect("declared");
     let interp = kernel.session().interp().clone();
-    let mut check = LineCheck::new(&contract).expect("a record contract");
+    let mut check = LineCheck::new(&contract, &interp).expect("a record contract");
     c.bench_function("line check of one order line", |b| {
         b.iter(|| check.verdict(&interp, black_box(LINE)))
     });

@@ -258,7 +258,7 @@ impl<'a> Counter<'a> {
         Counter {
             interp,
             contract,
-            check: LineCheck::keyed(contract),
+            check: LineCheck::keyed(contract, interp),
             uniques: contract
                 .record()
                 .is_some_and(|r| !r.uniques.is_empty())

@@ -29,9 +29,10 @@ use regex::Regex;
 use crate::runtime::contract::{Contract, FieldSpec, RecordShape, RuleSpec, Shape, TypeSpec};
 use crate::runtime::decide;
 use crate::runtime::eval::io::Cell;
-use crate::runtime::eval::{push_frame, Env, Frame, Interp, Slots};
+use crate::runtime::eval::{push_frame, Env, Frame, Function, Interp, Slots};
 use crate::runtime::hir::Expr;
 use crate::runtime::json::{write_compact, Decoder, Mark, Parsed, Parser};
+use crate::runtime::stdlib_native::Native;
 use crate::runtime::validate::{check_field, type_matches, Checked, Findings};
 use crate::runtime::value::{Key, Okay, Record, Value};
 use crate::syntax::ast::Severity;
@@ -141,8 +142,8 @@ impl How {
     /// How values of `spec` are checked without decoding them, if they can
     /// be. `type_id` is the identity of a type failure of the field they
     /// are held in (an inline record is named after it too).
-    fn of(spec: &TypeSpec, depth: usize, type_id: &Rc<str>) -> Option<How> {
-        if let Some(tokens) = Tokens::of(spec) {
+    fn of(spec: &TypeSpec, depth: usize, type_id: &Rc<str>, interp: &Interp) -> Option<How> {
+        if let Some(tokens) = Tokens::of(spec, interp) {
             return Some(How::Tokens(tokens));
         }
         if depth >= MAX_NESTING {
@@ -151,12 +152,12 @@ impl How {
         match spec {
             TypeSpec::Record(shape) => {
                 let owner = type_id.strip_suffix(".type").unwrap_or(type_id).into();
-                RecordCheck::new(Held::Inline(shape.clone()), owner, false, depth + 1)
+                RecordCheck::new(Held::Inline(shape.clone()), owner, false, depth + 1, interp)
                     .map(|r| How::Record(Box::new(r)))
             }
             TypeSpec::List(elem) => {
                 let elem_id = type_id_of(elem, type_id);
-                let how = How::of(elem, depth + 1, &elem_id)?;
+                let how = How::of(elem, depth + 1, &elem_id, interp)?;
                 Some(How::List(Box::new(Elements {
                     how,
                     type_id: elem_id,
@@ -167,11 +168,11 @@ impl How {
                 Shape::Record { .. } => {
                     let contract = cell.get()?.clone();
                     let owner = contract.name.as_str().into();
-                    RecordCheck::new(Held::Declared(contract), owner, true, depth + 1)
+                    RecordCheck::new(Held::Declared(contract), owner, true, depth + 1, interp)
                         .map(|r| How::Record(Box::new(r)))
                 }
                 Shape::Refined { base, rules, .. } if rules.is_empty() => {
-                    How::of(base, depth, type_id)
+                    How::of(base, depth, type_id, interp)
                 }
                 Shape::Refined { .. } => None,
             },
@@ -195,24 +196,43 @@ enum Member {
     String,
     /// A string literal type: `"open"`.
     Literal(Box<str>),
-    /// A `String` refined by `require matches(self, r"…")` rules only,
-    /// with their identities.
-    Matching(Vec<(Rc<Regex>, Rc<str>)>),
+    /// A `String` refined by rules that test it alone — `require
+    /// matches(self, r"…")`, or a call of a standard-library function with
+    /// a native twin such as `require is_timestamp(self)` — with their
+    /// identities.
+    Matching(Vec<(Test, Rc<str>)>),
+}
+
+/// A refinement's rule over a string, decided on the string.
+enum Test {
+    Pattern(Rc<Regex>),
+    /// The native twin of the function the rule calls
+    /// (`runtime::stdlib_native`), which gives what its body gives.
+    Native(Native),
+}
+
+impl Test {
+    fn holds(&self, s: &str) -> bool {
+        match self {
+            Test::Pattern(regex) => regex.is_match(s),
+            Test::Native(native) => native.test_text(s) == Some(true),
+        }
+    }
 }
 
 impl Tokens {
     /// The tokens of `spec`, when checking the token is all its validation
-    /// does: no rules but patterns, no nested records or lists.
-    fn of(spec: &TypeSpec) -> Option<Tokens> {
+    /// does: no rules but tests of the string, no nested records or lists.
+    fn of(spec: &TypeSpec, interp: &Interp) -> Option<Tokens> {
         let mut members = Vec::new();
-        flatten(spec, &mut members).then_some(Tokens { members })
+        flatten(spec, &mut members, interp).then_some(Tokens { members })
     }
 
     fn admits_string(&self, s: &str) -> bool {
         self.members.iter().find_map(|m| match m {
             Member::Any | Member::String => Some(true),
             Member::Literal(l) if **l == *s => Some(true),
-            Member::Matching(patterns) => Some(patterns.iter().all(|(r, _)| r.is_match(s))),
+            Member::Matching(tests) => Some(tests.iter().all(|(t, _)| t.holds(s))),
             _ => None,
         }) == Some(true)
     }
@@ -223,10 +243,10 @@ impl Tokens {
         self.members.iter().find_map(|m| match m {
             Member::Any | Member::String => Some(Vec::new()),
             Member::Literal(l) if **l == *s => Some(Vec::new()),
-            Member::Matching(patterns) => Some(
-                patterns
+            Member::Matching(tests) => Some(
+                tests
                     .iter()
-                    .filter(|(r, _)| !r.is_match(s))
+                    .filter(|(t, _)| !t.holds(s))
                     .map(|(_, id)| id.clone())
                     .collect(),
             ),
@@ -258,7 +278,7 @@ impl Tokens {
 
 /// Appends the members of `spec` in order; false when one is not decided
 /// by its token.
-fn flatten(spec: &TypeSpec, members: &mut Vec<Member>) -> bool {
+fn flatten(spec: &TypeSpec, members: &mut Vec<Member>, interp: &Interp) -> bool {
     let member = match spec {
         TypeSpec::Null => return true,
         TypeSpec::Any => Member::Any,
@@ -267,17 +287,17 @@ fn flatten(spec: &TypeSpec, members: &mut Vec<Member>) -> bool {
         TypeSpec::Float => Member::Number,
         TypeSpec::String => Member::String,
         TypeSpec::Literal(Value::Str(s)) => Member::Literal(s.as_str().into()),
-        TypeSpec::Union(ms) => return ms.iter().all(|m| flatten(m, members)),
+        TypeSpec::Union(ms) => return ms.iter().all(|m| flatten(m, members, interp)),
         TypeSpec::Named(cell) => match cell.get().map(|c| &c.shape) {
             Some(Shape::Refined { base, rules, .. }) if rules.is_empty() => {
-                return flatten(base, members)
+                return flatten(base, members, interp)
             }
             Some(Shape::Refined {
                 base: TypeSpec::String,
                 rules,
                 ..
-            }) => match rules.iter().map(pattern).collect() {
-                Some(patterns) => Member::Matching(patterns),
+            }) => match rules.iter().map(|r| string_test(r, interp)).collect() {
+                Some(tests) => Member::Matching(tests),
                 None => return false,
             },
             _ => return false,
@@ -290,41 +310,58 @@ fn flatten(spec: &TypeSpec, members: &mut Vec<Member>) -> bool {
     true
 }
 
-/// The pattern of a `require matches(self, r"…")` rule, with its identity.
-fn pattern(rule: &RuleSpec) -> Option<(Rc<Regex>, Rc<str>)> {
-    match &rule.cond {
-        Expr::Matches { subject, regex, .. }
-            if rule.severity == Severity::Require
-                && matches!(**subject, Expr::Local { depth: 0, slot: 0 }) =>
-        {
-            Some((regex.clone(), rule.id.clone()))
-        }
-        _ => None,
+/// The test of a `require` rule that tests a string alone, with its
+/// identity: `matches(self, r"…")`, or a call `f(self)` of a function with
+/// a native twin for a string.
+fn string_test(rule: &RuleSpec, interp: &Interp) -> Option<(Test, Rc<str>)> {
+    if rule.severity != Severity::Require {
+        return None;
     }
+    let is_self = |e: &Expr| matches!(e, Expr::Local { depth: 0, slot: 0 });
+    let test = match &rule.cond {
+        Expr::Matches { subject, regex, .. } if is_self(subject) => Test::Pattern(regex.clone()),
+        Expr::Call { func, args, .. } if matches!(&args[..], [arg] if is_self(arg)) => {
+            let Expr::Global(slot, _) = **func else {
+                return None;
+            };
+            let Some(Value::Func(f)) = interp.global_value(slot) else {
+                return None;
+            };
+            match &*f {
+                Function::Decl(def) => match def.native {
+                    Some(native) if native.test_text("").is_some() => Test::Native(native),
+                    _ => return None,
+                },
+                _ => return None,
+            }
+        }
+        _ => return None,
+    };
+    Some((test, rule.id.clone()))
 }
 
 impl LineCheck {
     /// The check for `contract`, when it is a record type whose rules do
     /// not read `self` whole and which claims no unique keys (those depend
     /// on the records before).
-    pub fn new(contract: &Rc<Contract>) -> Option<LineCheck> {
+    pub fn new(contract: &Rc<Contract>, interp: &Interp) -> Option<LineCheck> {
         if !contract.record()?.uniques.is_empty() {
             return None;
         }
-        Self::keyed(contract)
+        Self::keyed(contract, interp)
     }
 
     /// The check for `contract` that builds the records it finds valid
     /// (`validated`), when it can: their unique keys are left to the
     /// caller to claim.
-    pub fn building(contract: &Rc<Contract>) -> Option<LineCheck> {
-        Self::keyed(contract).filter(LineCheck::keeps_records)
+    pub fn building(contract: &Rc<Contract>, interp: &Interp) -> Option<LineCheck> {
+        Self::keyed(contract, interp).filter(LineCheck::keeps_records)
     }
 
     /// The check for `contract`, unique keys or not: a caller that takes
     /// a `Valid` verdict of a contract with keys claims them from
     /// `top_slots`, line by line in order.
-    pub fn keyed(contract: &Rc<Contract>) -> Option<LineCheck> {
+    pub fn keyed(contract: &Rc<Contract>, interp: &Interp) -> Option<LineCheck> {
         let record = contract.record()?;
         Some(LineCheck {
             certain: cannot_raise(record, 0),
@@ -337,6 +374,7 @@ impl LineCheck {
                 contract.name.as_str().into(),
                 true,
                 0,
+                interp,
             )?,
             decoder: Decoder::new(),
         })
@@ -488,7 +526,13 @@ impl LineCheck {
 impl RecordCheck {
     /// `None` when a rule reads `self` whole: the frame would need the
     /// record itself.
-    fn new(held: Held, owner: Rc<str>, warns: bool, depth: usize) -> Option<RecordCheck> {
+    fn new(
+        held: Held,
+        owner: Rc<str>,
+        warns: bool,
+        depth: usize,
+        interp: &Interp,
+    ) -> Option<RecordCheck> {
         let shape = held.get()?;
         let rules = || shape.rules.iter().chain(&shape.warns);
         if rules().any(|r| r.reads_self) {
@@ -512,7 +556,7 @@ impl RecordCheck {
                 // A record or list a rule reads is checked, then decoded:
                 // unless nested defaults would change it on the way.
                 let type_id = type_id_of(&f.ty, &f.ids.type_);
-                let how = match How::of(&f.ty, depth, &type_id) {
+                let how = match How::of(&f.ty, depth, &type_id, interp) {
                     _ if !f.checks.is_empty() => How::Value,
                     Some(How::Tokens(t)) => How::Tokens(t),
                     Some(how) if !read || type_cannot_raise(&f.ty, depth) => how,

@@ -104,8 +104,9 @@ impl Native {
         Some(Value::Bool(ok))
     }
 
-    /// The twins of one String argument.
-    fn test_text(self, s: &str) -> Option<bool> {
+    /// The twins of one String argument: `None` for a twin that takes
+    /// something else.
+    pub fn test_text(self, s: &str) -> Option<bool> {
         Some(match self {
             Native::IsDate => is_date(s.as_bytes()),
             Native::IsTimestamp => is_timestamp(s.as_bytes()),

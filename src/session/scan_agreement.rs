@@ -233,7 +233,7 @@ mod tests {
         let session = session(declarations);
         let interp = session.interp().clone();
         let contract = session.contract(name).expect("declared");
-        let mut check = LineCheck::new(&contract).expect("a line check");
+        let mut check = LineCheck::new(&contract, &interp).expect("a line check");
         let nested_warns = contract
             .record()
             .is_some_and(|r| r.fields.iter().any(|f| warns_inside(&f.ty, 0)));
@@ -484,6 +484,27 @@ type Box : TypeContract = {
 #[cfg(test)]
 mod agreement_flat {
     use super::tests::agree;
+
+    /// The standard library's refinements, whose rules call functions with
+    /// native twins: checked on the token by the twin.
+    #[test]
+    fn standard_library_refinements() {
+        agree(
+            r#"type Visit : TypeContract = {
+    mail: Email
+    at: Timestamp | Null
+    country?: CountryCode
+    day?: Date
+    require dated: at? != null or day? != null
+}"#,
+            "Visit",
+            &[
+                r#"{"mail": "a@b.co", "at": "2024-02-29T13:45:00Z", "country": "GB"}"#,
+                r#"{"mail": "x.y@example.org", "at": null, "day": "2023-12-31"}"#,
+                r#"{"mail": "nobody", "at": "2023-02-29T00:00:00Z", "country": "XX", "day": "2024-13-01"}"#,
+            ],
+        );
+    }
 
     /// A closed record of scalars: literals, a refinement declared
     /// directly and one in a union, `Any`, optional fields read by rules,

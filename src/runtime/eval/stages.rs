@@ -527,7 +527,7 @@ fn read_source_for(
 ) -> Result<Upstream> {
     // A contract that fills defaults changes records, so the check could
     // not build them: the line is decoded then.
-    let check = LineCheck::building(contract);
+    let check = LineCheck::building(contract, interp);
     if let (Some(path), Some(check)) = (crate::runtime::counting::json_file(source), check) {
         return Ok(Upstream::Checked(read_validated(
             interp, source, &path, check,

@@ -188,7 +188,7 @@ fn copied_lines(
     ok: &TargetSpec,
 ) -> Option<Result<(Items, Rc<RefCell<Copier>>, Rc<Contract>)>> {
     let (source, path, contract) = copy_plan(input, ok)?;
-    let copier = Copier::new(&contract)?;
+    let copier = Copier::new(&contract, interp)?;
     let hook = Copier::hook(&copier, interp);
     Some(checked_lines(interp, &source, &path, hook).map(|lines| (lines, copier, contract)))
 }
@@ -241,8 +241,8 @@ struct Copier {
 impl Copier {
     /// A copier for `contract`, when the line check can vouch for its
     /// records as they are read (no defaults, no unique keys).
-    fn new(contract: &Rc<Contract>) -> Option<Rc<RefCell<Copier>>> {
-        let check = LineCheck::new(contract).filter(LineCheck::keeps_records)?;
+    fn new(contract: &Rc<Contract>, interp: &Interp) -> Option<Rc<RefCell<Copier>>> {
+        let check = LineCheck::new(contract, interp).filter(LineCheck::keeps_records)?;
         Some(Rc::new(RefCell::new(Copier {
             check,
             text: Vec::new(),

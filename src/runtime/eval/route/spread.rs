@@ -49,7 +49,7 @@ pub(super) fn try_route(
 ) -> Option<Result<Value>> {
     let parallel = interp.parallel().filter(|p| p.threads > 1)?;
     let (source, path, contract) = copy_plan(input, ok)?;
-    Copier::new(&contract)?;
+    Copier::new(&contract, interp)?;
     let host = interp.host();
     let len = host.file_len(&path)?;
     if len < MIN_SPLIT_BYTES || !json_lines(host, &path) {
@@ -286,7 +286,8 @@ fn work(
     done: &Sender<(usize, std::result::Result<Routed, SentError>)>,
 ) {
     let built = rebuild.rebuild(ty).and_then(|(interp, contract)| {
-        let copier = Copier::new(&contract).ok_or("the contract cannot be checked by lines")?;
+        let copier =
+            Copier::new(&contract, &interp).ok_or("the contract cannot be checked by lines")?;
         Ok((interp, contract, copier))
     });
     let name: Rc<str> = name.into();
