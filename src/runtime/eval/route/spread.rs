@@ -252,6 +252,10 @@ impl Chunks {
             let buf = match fill(reader) {
                 Ok(buf) => buf,
                 Err(e) => {
+                    // As a source has it: the line being read is lost, and
+                    // the failure stands in its place.
+                    let whole = memchr::memrchr(b'\n', &chunk).map_or(0, |i| i + 1);
+                    chunk.truncate(whole);
                     self.failed = Some(format!("read error: {e}"));
                     self.ended = true;
                     break;
