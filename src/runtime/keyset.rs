@@ -100,14 +100,28 @@ impl KeySet {
         let _ = slot;
     }
 
+    /// Insert `key`, whose hash is `h`, unless it is there; was it new?
+    /// One probe both looks and finds the empty slot to fill.
+    pub fn claim(&mut self, h: Hashed, key: &[u8]) -> bool {
+        if self.shards.is_empty() {
+            self.shards.resize_with(1 << SHARD_BITS, Shard::default);
+        }
+        let shard = &mut self.shards[shard_of(h.0)];
+        let tag = tag_of(h.0);
+        // Room is made first, so that the empty slot found stays so.
+        shard.make_room();
+        let Some(i) = shard.vacancy(tag, key, &self.arena) else {
+            return false;
+        };
+        let place = self.arena.push(key);
+        shard.slots.words_mut()[i] = (tag << PLACE_BITS) | (place + 1);
+        shard.len += 1;
+        true
+    }
+
     /// Insert `key` unless it is there; was it new?
     pub fn insert_new(&mut self, key: &[u8]) -> bool {
-        let h = Self::hash(key);
-        let new = !self.holds(h, key);
-        if new {
-            self.insert(h, key);
-        }
-        new
+        self.claim(Self::hash(key), key)
     }
 
     /// How many keys the set holds.
@@ -159,18 +173,21 @@ impl Shard {
 
     /// Does the shard hold `key`, whose hash has `tag`?
     fn holds(&self, tag: u64, key: &[u8], arena: &Arena) -> bool {
+        !self.slots.words().is_empty() && self.vacancy(tag, key, arena).is_none()
+    }
+
+    /// The empty slot where `key`, whose hash has `tag`, would go; `None`
+    /// when the shard holds it. The table must not be empty.
+    fn vacancy(&self, tag: u64, key: &[u8], arena: &Arena) -> Option<usize> {
         let slots = self.slots.words();
-        if slots.is_empty() {
-            return false;
-        }
         let mut i = Self::home(tag, slots.len());
         loop {
             let slot = slots[i];
             if slot == 0 {
-                return false;
+                return Some(i);
             }
             if slot >> PLACE_BITS == tag && arena.holds(slot_place(slot), key) {
-                return true;
+                return None;
             }
             i += 1;
             if i == slots.len() {
@@ -180,12 +197,16 @@ impl Shard {
     }
 
     fn insert(&mut self, tag: u64, place: u64) {
-        let capacity = self.slots.words().len();
-        if (self.len + 1) * 5 > capacity * 4 {
-            self.grow();
-        }
+        self.make_room();
         put(self.slots.words_mut(), (tag << PLACE_BITS) | (place + 1));
         self.len += 1;
+    }
+
+    /// Grow when one more key would fill more than four fifths.
+    fn make_room(&mut self) {
+        if (self.len + 1) * 5 > self.slots.words().len() * 4 {
+            self.grow();
+        }
     }
 
     /// Grow by half, in place: the block is extended (its pages kept, not
@@ -553,6 +574,22 @@ mod tests {
             }
             assert!(!shard.holds(tag_of(hash), &key(3_000), &set.arena));
         }
+    }
+
+    /// `claim` finds and fills the empty slot in one probe: a key is new
+    /// once, across growth, and a repeated key leaves the set as it was.
+    #[test]
+    fn claim_takes_a_key_once() {
+        let mut set = KeySet::default();
+        for n in 0..50_000 {
+            let k = key(n);
+            assert!(set.claim(KeySet::hash(&k), &k), "{n} is new");
+            assert!(!set.claim(KeySet::hash(&k), &k), "{n} is there");
+            let earlier = key(n / 2);
+            assert!(!set.claim(KeySet::hash(&earlier), &earlier), "{n}");
+        }
+        assert_eq!(set.len(), 50_000);
+        assert!((0..50_000).all(|n| set.holds(KeySet::hash(&key(n)), &key(n))));
     }
 
     /// A hash in shard 0 whose tag is `tag`.
