@@ -329,6 +329,12 @@ struct Block {
     mapped: bool,
 }
 
+// SAFETY: a block owns its memory alone, as a `Box<[u8]>` does; shared,
+// it is only read.
+unsafe impl Send for Block {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for Block {}
+
 impl Default for Block {
     fn default() -> Block {
         Block {
@@ -672,6 +678,21 @@ mod tests {
         }
         assert!(set.insert_new(&long(3)));
         assert_eq!(set.len(), 5);
+    }
+
+    #[test]
+    fn a_set_may_move_to_another_thread() {
+        fn movable<T: Send + Sync>(_: &T) {}
+        let mut set = KeySet::default();
+        set.insert_new(&key(1));
+        movable(&set);
+        let set = std::thread::spawn(move || {
+            assert!(!set.holds(KeySet::hash(&key(2)), &key(2)));
+            set
+        })
+        .join()
+        .expect("the thread ends");
+        assert!(set.holds(KeySet::hash(&key(1)), &key(1)));
     }
 
     #[test]
