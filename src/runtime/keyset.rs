@@ -31,7 +31,7 @@ use rustc_hash::FxHasher;
 
 /// Shards a set is split into (the top bits of a key's hash choose one):
 /// few enough that a shard of a large set spans many huge pages, enough
-/// that a shard growing holds little twice.
+/// that growing one moves a 16th of the table at a time.
 const SHARD_BITS: u32 = 4;
 /// Bits of a key's hash kept in its slot.
 const TAG_BITS: u32 = 28;
