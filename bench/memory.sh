@@ -9,7 +9,9 @@
 # Needs /usr/bin/time (package `time`) and hyperfine; generates
 # bench/data/events-N.jsonl with bench/gen_event_ids.py if missing, builds
 # target/release/hql, and prints a Markdown table on stdout. Times are CPU
-# seconds (user + system), the median of three runs, on one thread.
+# seconds (user + system), the median of three runs, on one thread; the
+# count with and without a unique key, whose ratio is the key's cost, are
+# run in turns, five times each, so that the machine's load weighs on both.
 # HQL=path and EVENTS=path use that binary (no build) and that data file.
 set -euo pipefail
 
@@ -65,16 +67,23 @@ measure() {
     /usr/bin/time -f "%M %U %S" -o "$WORK/time" "$HQL" run --threads 1 "$WORK/$1.hql" >/dev/null
     awk '{ printf "%d %.2f\n", $1, $2 + $3 }' "$WORK/time"
 }
-# The median of three runs, each figure on its own.
-median3() {
-    for _ in 1 2 3; do measure "$1"; done >"$WORK/runs"
-    echo "$(cut -d' ' -f1 "$WORK/runs" | sort -n | sed -n 2p) $(cut -d' ' -f2 "$WORK/runs" | sort -n | sed -n 2p)"
+# The median of the runs in file $1, each figure on its own.
+median() {
+    local mid=$((($(wc -l <"$1") + 1) / 2))
+    echo "$(cut -d' ' -f1 "$1" | sort -n | sed -n ${mid}p) $(cut -d' ' -f2 "$1" | sort -n | sed -n ${mid}p)"
 }
+for _ in 1 2 3 4 5; do
+    measure count >>"$WORK/runs-count"
+    measure unique >>"$WORK/runs-unique"
+done
+for p in report map route write print; do
+    for _ in 1 2 3; do measure "$p"; done >"$WORK/runs-$p"
+done
 
 echo "| pipeline over $RECORDS events | peak RSS | CPU |"
 echo "| --- | ---: | ---: |"
 for p in count report map route write print unique; do
-    read -r kib cpu <<<"$(median3 "$p")"
+    read -r kib cpu <<<"$(median "$WORK/runs-$p")"
     eval "KIB_$p=$kib CPU_$p=$cpu"
     printf '| %s | %.1f MiB | %s s |\n' "$p" "$(echo "$kib / 1024" | bc -l)" "$cpu"
 done

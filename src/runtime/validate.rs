@@ -4,7 +4,6 @@
 //! Input: a `Contract`, a value and its origin. Output: `ok(value)` carrying
 //! its warnings, or `err(failure record)` with every failure collected.
 
-use std::collections::VecDeque;
 use std::ops::Range;
 use std::rc::Rc;
 
@@ -35,10 +34,12 @@ pub struct Uniques {
     seen: Vec<KeySet>,
     /// The keys of the record being checked, reused from record to record.
     current: Written,
-    /// Records `stage` took, oldest first, whose keys are to be settled.
-    staged: VecDeque<Written>,
-    /// Settled records' buffers, for the next ones.
-    spare: Vec<Written>,
+    /// The keys of the records `stage` took, to be settled: a ring whose
+    /// buffers are written in place record after record, the oldest at
+    /// `head`, `staged` of them in use.
+    ring: Vec<Written>,
+    head: usize,
+    staged: usize,
 }
 
 /// The keys of one record: their bytes back to back, and for each key
@@ -84,6 +85,23 @@ impl Written {
         for (n, h, key) in &self.keys {
             seen[*n].insert(*h, &self.bytes[key.clone()]);
         }
+    }
+
+    /// Step 6 of §4.8: the positions of the keys already taken; when
+    /// there is none, the keys are claimed. A single key is looked up and
+    /// claimed in one probe.
+    fn settle(&self, seen: &mut [KeySet]) -> SmallVec<[usize; 2]> {
+        if let [(n, h, key)] = &self.keys[..] {
+            if seen[*n].claim(*h, &self.bytes[key.clone()]) {
+                return SmallVec::new();
+            }
+            return smallvec![*n];
+        }
+        let taken = self.taken(seen);
+        if taken.is_empty() {
+            self.claim(seen);
+        }
+        taken
     }
 }
 
@@ -680,6 +698,15 @@ impl<'a> Run<'a> {
     }
 }
 
+/// `i` (less than twice `len`) as a position in a ring of `len`.
+fn wrap(i: usize, len: usize) -> usize {
+    if i >= len {
+        i - len
+    } else {
+        i
+    }
+}
+
 impl Uniques {
     /// Write the keys of a record whose declared fields are `field(slot)`
     /// and look each up: the positions in `shape.uniques` of the keys
@@ -711,28 +738,34 @@ impl Uniques {
     /// before the keys of any other record are looked up.
     pub fn stage(&mut self, shape: &RecordShape, slots: &[Value]) {
         self.sets(shape);
-        let mut written = self.spare.pop().unwrap_or_default();
+        if self.staged == self.ring.len() {
+            self.ring.rotate_left(self.head);
+            self.head = 0;
+            self.ring.push(Written::default());
+        }
+        let at = wrap(self.head + self.staged, self.ring.len());
+        let written = &mut self.ring[at];
         written.write(shape, |s| &slots[s + 1]);
         for (n, h, _) in &written.keys {
             self.seen[*n].prefetch(*h);
         }
-        self.staged.push_back(written);
+        self.staged += 1;
     }
 
     /// How many records are staged.
     pub fn staged(&self) -> usize {
-        self.staged.len()
+        self.staged
     }
 
     /// Step 6 of §4.8 for the oldest record staged: the failures of its
     /// keys already taken; when there is none, its keys are claimed.
     pub fn settle(&mut self, shape: &RecordShape) -> Option<Findings> {
-        let written = self.staged.pop_front()?;
-        let taken = written.taken(&self.seen);
-        if taken.is_empty() {
-            written.claim(&mut self.seen);
+        if self.staged == 0 {
+            return None;
         }
-        self.spare.push(written);
+        let taken = self.ring[self.head].settle(&mut self.seen);
+        self.head = wrap(self.head + 1, self.ring.len());
+        self.staged -= 1;
         Some(Findings {
             failures: taken
                 .into_iter()
