@@ -213,6 +213,7 @@ fn the_fixture_with_every_construct_agrees_with_hql_run() {
         ("Reading", "tests/sql/fixture-readings.jsonl"),
         ("Order", "tests/sql/fixture.jsonl"),
         ("Shipment", "tests/sql/fixture-shipments.jsonl"),
+        ("Person", "tests/sql/fixture-people.jsonl"),
     ] {
         agree(&python, "tests/sql/fixture.hql", ty, data)
             .unwrap_or_else(|e| panic!("{ty} should compile: {e}"));
@@ -255,16 +256,12 @@ fn every_example_contract_agrees_or_says_what_does_not_compile() {
 fn what_does_not_compile_is_named_with_the_reason() {
     let cases = [
         (
-            "type T : DataContract = {\n    email: Email\n}\n",
-            "field T.email does not compile to SQL: its type Email is a refinement with rules",
+            "fn f(n: Int) -> Bool = if n <= 0 then true else f(n - 1)\ntype T : DataContract = {\n    a: Int\n    require deep: f(a)\n}\n",
+            "rule T.deep does not compile to SQL: it calls `f`, which calls itself (recursion does not compile to SQL)",
         ),
         (
-            "fn ok(x: Int) -> Bool = x > 0\ntype T : DataContract = {\n    a: Int\n    require good: ok(a)\n}\n",
-            "rule T.good does not compile to SQL: it calls a function",
-        ),
-        (
-            "type T : DataContract = {\n    a: Int\n    b: Int\n    unique a\n    unique b\n}\n",
-            "T.b.unique does not compile to SQL: a second unique key",
+            "type T : DataContract = {\n    a: List[Int]\n    require good: len(a) > 0 and all(a, x => x > 0)\n}\n",
+            "rule T.good does not compile to SQL: it reads a, whose type is not one scalar type",
         ),
         (
             "type T : DataContract = {\n    a: Map[Int]\n}\n",
@@ -273,6 +270,14 @@ fn what_does_not_compile_is_named_with_the_reason() {
         (
             "type T : DataContract = {\n    a: String\n    require matches(a, r\"\\w+\")\n}\n",
             "does not compile to SQL: its regex uses `\\w`",
+        ),
+        (
+            "type T : DataContract = {\n    a: String\n    require matches(a, r\"[^\\S]\")\n}\n",
+            "does not compile to SQL: its regex has `\\S` inside a class",
+        ),
+        (
+            "type T : DataContract = {\n    a: String\n    require string(a) != \"\"\n}\n",
+            "does not compile to SQL: it calls `string`",
         ),
     ];
     let dir = std::env::temp_dir().join(format!("hql-sql-refused-{}", std::process::id()));
@@ -305,7 +310,7 @@ fn what_does_not_compile_is_named_with_the_reason() {
             "--format",
             "sql",
             "--dialect",
-            "spark",
+            "oracle",
             "--from",
             "t",
         ],
@@ -313,7 +318,7 @@ fn what_does_not_compile_is_named_with_the_reason() {
     );
     assert_eq!(status, 2);
     assert!(
-        err.contains("the `spark` dialect is not built yet"),
+        err.contains("no SQL dialect `oracle`; there are duckdb, spark and trino"),
         "{err}"
     );
     let _ = std::fs::remove_dir_all(&dir);
