@@ -90,3 +90,12 @@ type Person : TypeContract = {
     unique id
     unique email
 }
+
+type Pair : DataContract = {
+    a: Int
+    b?: Int
+
+    require a >= 0
+    unique a
+    unique b
+}

@@ -43,6 +43,10 @@ pub struct Loc {
     pub json: String,
     /// SQL text of its JSONPath (`'$'`, `'$[''items''][' || n || ']'`).
     pub path: String,
+    /// A column holding its kind (`kind_of`), computed once a row.
+    pub kind: Option<String>,
+    /// A column holding it read as a scalar (`read`), computed once a row.
+    pub scalar: Option<(String, Ty)>,
 }
 
 /// Unicode white space as Rust's `char::is_whitespace` has it, as the
@@ -185,6 +189,18 @@ impl Dialect {
         }
     }
 
+    /// The sum of a list of numbers of type `ty`, 0 when it is empty.
+    pub fn sum(self, list: &str, ty: Ty) -> String {
+        let zero = self.cast("0", ty);
+        match self {
+            Dialect::DuckDb => format!("coalesce(list_sum({list}), {zero})"),
+            Dialect::Spark => format!("aggregate({list}, {zero}, (hql_a, hql_x) -> hql_a + hql_x)"),
+            Dialect::Trino => {
+                format!("reduce({list}, {zero}, (hql_a, hql_x) -> hql_a + hql_x, hql_a -> hql_a)")
+            }
+        }
+    }
+
     pub fn list_contains(self, list: &str, item: &str) -> String {
         match self {
             Dialect::DuckDb => format!("list_contains({list}, {item})"),
@@ -215,7 +231,9 @@ impl Dialect {
     pub fn type_name(self, ty: Ty) -> &'static str {
         match (self, ty) {
             (_, Ty::Bool) => "BOOLEAN",
+            // Ints beyond 64 bits are Ints in HQL too.
             (Dialect::DuckDb, Ty::Int) => "HUGEINT",
+            (Dialect::Spark, Ty::Int) => "DECIMAL(38,0)",
             (_, Ty::Int) => "BIGINT",
             (_, Ty::Float) => "DOUBLE",
             (Dialect::Spark, Ty::Text) => "STRING",
@@ -270,6 +288,8 @@ impl Dialect {
         Loc {
             json: json.to_string(),
             path: "'$'".into(),
+            kind: None,
+            scalar: None,
         }
     }
 
@@ -300,12 +320,17 @@ impl Dialect {
         Loc {
             json,
             path: join_text(&at.path, &self.string(&step)),
+            kind: None,
+            scalar: None,
         }
     }
 
     /// A `Kind` test's subject: an SQL expression naming the value's kind
     /// in the engine's words, NULL when the value is missing.
     pub fn kind_of(self, at: &Loc) -> String {
+        if let Some(column) = &at.kind {
+            return column.clone();
+        }
         match self {
             Dialect::DuckDb => format!("json_type({})", at.json),
             Dialect::Spark => format!("schema_of_variant({})", at.json),
@@ -365,6 +390,9 @@ impl Dialect {
 
     /// A scalar JSON value read as `ty` (NULL when it is not one).
     pub fn read(self, at: &Loc, ty: Ty) -> String {
+        if let Some((column, _)) = at.scalar.as_ref().filter(|(_, t)| *t == ty) {
+            return column.clone();
+        }
         let name = self.type_name(ty);
         match self {
             Dialect::DuckDb => format!("TRY_CAST({} ->> '$' AS {name})", at.json),
@@ -401,6 +429,8 @@ impl Dialect {
                 let elem = Loc {
                     json: e.clone(),
                     path: join_text(&at.path, &format!("'[' || {n} || ']'")),
+                    kind: None,
+                    scalar: None,
                 };
                 format!(
                     "transform(variant_get({}, '$', 'array<variant>'), ({e}, {n}) -> {})",
@@ -412,6 +442,8 @@ impl Dialect {
                 let elem = Loc {
                     json: format!("json_extract({}, '$[' || {n} || ']')", at.json),
                     path: join_text(&at.path, &format!("'[' || {n} || ']'")),
+                    kind: None,
+                    scalar: None,
                 };
                 let len = self.array_length(at);
                 let indexes = match self {

@@ -8,12 +8,14 @@
 //! (`let COUNTRY_CODES = [...]`) become literals.
 
 use crate::runtime::builtins::Builtin;
+use crate::runtime::contract::{RecordShape, Shape, TypeSpec};
 use crate::runtime::eval::{Function, Interp};
-use crate::runtime::hir::{Expr, Logic};
+use crate::runtime::hir::{Expr, FnDef, Logic};
+use crate::runtime::stdlib_native::Native;
 use crate::runtime::value::Value;
 use crate::syntax::ast::BinOp;
 
-use super::dialect::{Dialect, Ty, WHITE_SPACE};
+use super::dialect::{Dialect, Loc, Ty, WHITE_SPACE};
 use super::literal;
 
 /// An expression in SQL, and when evaluating it raises in HQL (a division
@@ -28,6 +30,8 @@ pub struct Sql {
     pub ty: Option<Ty>,
     /// A list (of text, from `split`), or a constant list's items.
     pub list: Option<Option<Vec<String>>>,
+    /// A JSON array or record of the data, read where a rule uses it.
+    pub json: Option<Json>,
 }
 
 impl Sql {
@@ -37,7 +41,81 @@ impl Sql {
             raises: None,
             ty,
             list: None,
+            json: None,
         }
+    }
+}
+
+/// A list or record of the data, as a rule reads it: where it is and
+/// what it holds.
+#[derive(Debug, Clone)]
+pub struct Json {
+    pub at: Loc,
+    pub shape: Held,
+}
+
+/// What a value of the data holds, as far as rules read it.
+#[derive(Debug, Clone)]
+pub enum Held {
+    Scalar(Ty),
+    List(Box<Held>),
+    /// A record's fields: name, what it holds, may it be missing.
+    Record(Vec<(String, Held, bool)>),
+    /// Something a rule cannot read (a map, a union of several kinds).
+    Other,
+}
+
+impl Held {
+    /// What a value of `t` holds, `depth` levels down at most.
+    pub fn of(t: &TypeSpec, depth: usize) -> Held {
+        if depth == 0 {
+            return Held::Other;
+        }
+        if let Some(ty) = super::value_type(t) {
+            return Held::Scalar(ty);
+        }
+        let record = |shape: &RecordShape| {
+            Held::Record(
+                shape
+                    .fields
+                    .iter()
+                    .map(|f| {
+                        let missing = f.optional && f.default.is_none();
+                        (f.name.to_string(), Held::of(&f.ty, depth - 1), missing)
+                    })
+                    .collect(),
+            )
+        };
+        match t {
+            TypeSpec::List(item) => Held::List(Box::new(Held::of(item, depth - 1))),
+            TypeSpec::Record(shape) => record(shape),
+            TypeSpec::Named(cell) => match cell.get().map(|c| &c.shape) {
+                Some(Shape::Refined { base, rules, .. }) if rules.is_empty() => {
+                    Held::of(base, depth)
+                }
+                Some(Shape::Record { record: r, .. }) => record(r),
+                _ => Held::Other,
+            },
+            _ => Held::Other,
+        }
+    }
+
+    /// A value of this shape at `at`, as a rule reads it.
+    pub fn read(&self, d: Dialect, at: Loc) -> Result<Sql, String> {
+        Ok(match self {
+            Held::Scalar(ty) => Sql::plain(d.read(&at, *ty), Some(*ty)),
+            Held::Other => return Err("it reads a value whose type is not compiled".into()),
+            shape => Sql {
+                text: at.json.clone(),
+                raises: None,
+                ty: None,
+                list: None,
+                json: Some(Json {
+                    at,
+                    shape: shape.clone(),
+                }),
+            },
+        })
     }
 }
 
@@ -77,6 +155,8 @@ pub struct Scope<'q> {
     pub names: Vec<String>,
     /// The functions being inlined, outermost first.
     pub calls: Vec<String>,
+    /// The frames around a lambda's: its rule's, then enclosing lambdas'.
+    pub outer: Vec<Vec<Result<Sql, String>>>,
 }
 
 type Compiled<T> = Result<T, String>;
@@ -91,16 +171,28 @@ impl Scope<'_> {
                 Some(Err(why)) => return Err(why.clone()),
                 None => return Err("it reads a value the compiler cannot place".into()),
             },
-            Expr::Local { .. } => return Err("it has a lambda".into()),
+            Expr::Local { depth, slot } => {
+                let frame = (*depth as usize)
+                    .checked_sub(1)
+                    .and_then(|up| self.outer.len().checked_sub(up + 1))
+                    .and_then(|i| self.outer.get(i));
+                match frame.and_then(|f| f.get(*slot as usize)) {
+                    Some(Ok(sql)) => sql.clone(),
+                    Some(Err(why)) => return Err(why.clone()),
+                    None => return Err("it reads a value the compiler cannot place".into()),
+                }
+            }
             Expr::Global(slot, _) => match self.global(*slot)? {
                 Value::Func(_) => return Err("it passes a function as a value".into()),
                 v => self.constant(&v)?,
             },
-            Expr::Field { target, name, .. } => match &**target {
+            Expr::Field {
+                target, name, soft, ..
+            } => match &**target {
                 Expr::Local { depth: 0, slot: 0 } if !self.names.is_empty() => {
                     self.field_of_self(name)?
                 }
-                _ => return Err("it reads a field of a value that is not `self`".into()),
+                _ => self.field_of_record(target, name, *soft)?,
             },
             Expr::Index {
                 target,
@@ -113,6 +205,7 @@ impl Scope<'_> {
                 {
                     self.field_of_self(name)?
                 }
+                (_, Expr::Const(Value::Str(name))) => self.field_of_record(target, name, *soft)?,
                 _ => {
                     let (list, i) = (self.expr(target)?, self.expr(index)?);
                     if list.list.is_none() || i.ty != Some(Ty::Int) {
@@ -126,6 +219,7 @@ impl Scope<'_> {
                         raises: either([list.raises, i.raises, outside]),
                         ty: Some(Ty::Text),
                         list: None,
+                        json: None,
                     }
                 }
             },
@@ -137,6 +231,7 @@ impl Scope<'_> {
                     raises: x.raises,
                     ty: Some(Ty::Bool),
                     list: None,
+                    json: None,
                 }
             }
             Expr::Not(x, _) => self.unary(x, "NOT", Some(Ty::Bool))?,
@@ -165,6 +260,7 @@ impl Scope<'_> {
                     text,
                     ty: Some(Ty::Bool),
                     list: None,
+                    json: None,
                 }
             }
             Expr::Binary(op, a, b, _) => self.binary(*op, a, b)?,
@@ -180,6 +276,7 @@ impl Scope<'_> {
                     raises: either([c.raises, then, other]),
                     ty: a.ty.or(b.ty),
                     list: None,
+                    json: None,
                 }
             }
             Expr::Matches { subject, regex, .. } => {
@@ -190,6 +287,7 @@ impl Scope<'_> {
                     raises: subject.raises,
                     ty: Some(Ty::Bool),
                     list: None,
+                    json: None,
                 }
             }
             Expr::Builtin { builtin, args, .. } => self.builtin(*builtin, args)?,
@@ -219,6 +317,80 @@ impl Scope<'_> {
         })
     }
 
+    /// Field `name` of a record of the data (a list's item, say).
+    fn field_of_record(&self, target: &Expr, name: &str, soft: bool) -> Compiled<Sql> {
+        let d = self.dialect;
+        let record = self.expr(target)?;
+        let Some(Json {
+            at,
+            shape: Held::Record(fields),
+        }) = &record.json
+        else {
+            return Err("it reads a field of a value that is not a record of the data".into());
+        };
+        let Some((_, held, optional)) = fields.iter().find(|(n, ..)| n == name) else {
+            return Err(format!("it reads the undeclared field {name} of a record"));
+        };
+        let at = d.field(at, name);
+        // Reading a field the record lacks raises, unless written `f?`; a
+        // record that passed its checks has its required fields.
+        let missing = (!soft && *optional).then(|| {
+            format!(
+                "({}) IS NULL AND ({}) IS NOT NULL",
+                d.kind_of(&at),
+                record.text
+            )
+        });
+        let mut value = held.read(d, at)?;
+        value.raises = either([record.raises, missing]);
+        Ok(value)
+    }
+
+    /// A lambda's body over each item of a list of the data: an SQL list.
+    fn each(&self, list: &Sql, f: &Expr) -> Compiled<Sql> {
+        let d = self.dialect;
+        let Some(Json {
+            at,
+            shape: Held::List(item),
+        }) = &list.json
+        else {
+            return Err("it maps a value that is not a list of the data".into());
+        };
+        let Expr::Lambda(lambda) = f else {
+            return Err("it maps with something other than a lambda".into());
+        };
+        let mut outer = self.outer.clone();
+        outer.push(self.slots.clone());
+        let n = format!("hql_m{}", outer.len());
+        let mut body = Err(String::new());
+        let text = d.each(at, &n, |elem| {
+            body = item.read(d, elem.clone()).and_then(|value| {
+                Scope {
+                    dialect: d,
+                    what: self.what.clone(),
+                    globals: self.globals,
+                    slots: vec![Ok(value)],
+                    names: Vec::new(),
+                    calls: self.calls.clone(),
+                    outer,
+                }
+                .expr(&lambda.body)
+            });
+            body.as_ref().map(|b| b.text.clone()).unwrap_or_default()
+        });
+        let body = body?;
+        if body.raises.is_some() || body.json.is_some() {
+            return Err("it maps with a lambda that may raise or gives lists".into());
+        }
+        Ok(Sql {
+            text,
+            raises: list.raises.clone(),
+            ty: body.ty,
+            list: Some(None),
+            json: None,
+        })
+    }
+
     fn unary(&self, x: &Expr, op: &str, ty: Option<Ty>) -> Compiled<Sql> {
         let x = self.expr(x)?;
         Ok(Sql {
@@ -226,6 +398,7 @@ impl Scope<'_> {
             raises: x.raises,
             ty,
             list: None,
+            json: None,
         })
     }
 
@@ -266,11 +439,21 @@ impl Scope<'_> {
             raises: None,
             ty: None,
             list: Some(Some(items)),
+            json: None,
         }
     }
 
     /// A declared function's body, its parameters bound to the arguments.
     fn call(&self, func: &Expr, args: &[Expr]) -> Compiled<Sql> {
+        let args = args
+            .iter()
+            .map(|a| self.expr(a))
+            .collect::<Compiled<Vec<Sql>>>()?;
+        self.apply(func, args)
+    }
+
+    /// The function `func` (a declared one) called with `args`.
+    pub fn apply(&self, func: &Expr, args: Vec<Sql>) -> Compiled<Sql> {
         let Expr::Global(slot, _) = func else {
             return Err("it calls a function value (only declared functions compile)".into());
         };
@@ -289,10 +472,9 @@ impl Scope<'_> {
         if self.calls.len() >= MAX_CALLS {
             return Err(format!("its calls nest deeper than {MAX_CALLS} functions"));
         }
-        let args = args
-            .iter()
-            .map(|a| self.expr(a))
-            .collect::<Compiled<Vec<Sql>>>()?;
+        if let Some(sql) = self.calendar(def, &args) {
+            return Ok(sql);
+        }
         let mut calls = self.calls.clone();
         calls.push(def.name.clone());
         let inner = Scope {
@@ -309,6 +491,7 @@ impl Scope<'_> {
                 })
                 .collect(),
             names: Vec::new(),
+            outer: Vec::new(),
             calls,
         };
         let body = inner.expr(&def.body)?;
@@ -336,6 +519,54 @@ impl Scope<'_> {
             ),
             ty: body.ty,
             list: body.list,
+            json: None,
+        })
+    }
+
+    /// The standard library's `is_date` and `is_timestamp` in a compact
+    /// form: their own regex (read from their body), then the calendar
+    /// check on the first ten characters, which that regex makes the date.
+    /// Inlined as written, their nested calls repeat the text so often that
+    /// engines' parsers run out of memory.
+    fn calendar(&self, def: &FnDef, args: &[Sql]) -> Option<Sql> {
+        let d = self.dialect;
+        let timestamp = match def.native? {
+            Native::IsDate => false,
+            Native::IsTimestamp => true,
+            _ => return None,
+        };
+        let [s] = args else { return None };
+        if s.ty != Some(Ty::Text) {
+            return None;
+        }
+        let Expr::If(cond, ..) = &def.body else {
+            return None;
+        };
+        let Expr::Matches { regex, .. } = &**cond else {
+            return None;
+        };
+        let shape = super::regex::translate(regex.as_str(), d).ok()?;
+        let date = if timestamp {
+            format!("substr({}, 1, 10)", s.text)
+        } else {
+            s.text.clone()
+        };
+        let part = |from: usize, len: usize| format!("CAST(substr({date}, {from}, {len}) AS INT)");
+        let (y, m, day) = (part(1, 4), part(6, 2), part(9, 2));
+        let text = format!(
+            "CASE WHEN ({s}) IS NULL THEN NULL WHEN {matches} THEN {day} >= 1 AND {day} <= \
+             CASE WHEN {m} < 1 OR {m} > 12 THEN 0 WHEN {m} = 2 THEN \
+             CASE WHEN ({y} % 4 = 0 AND {y} % 100 <> 0) OR {y} % 400 = 0 THEN 29 ELSE 28 END \
+             WHEN {m} IN (4, 6, 9, 11) THEN 30 ELSE 31 END ELSE false END",
+            s = s.text,
+            matches = d.regex_search(&s.text, &shape),
+        );
+        Some(Sql {
+            text,
+            raises: s.raises.clone(),
+            ty: Some(Ty::Bool),
+            list: None,
+            json: None,
         })
     }
 
@@ -361,6 +592,7 @@ impl Scope<'_> {
                 raises: x.raises,
                 ty: Some(Ty::Bool),
                 list: None,
+                json: None,
             });
         }
         let numeric = |x: &Sql, y: &Sql| {
@@ -407,6 +639,7 @@ impl Scope<'_> {
                     text: format!("coalesce({}, {})", x.text, y.text),
                     ty: x.ty.or(y.ty),
                     list: None,
+                    json: None,
                 })
             }
             _ => return Err("it uses an operator the compiler does not know yet".into()),
@@ -419,11 +652,66 @@ impl Scope<'_> {
             raises: either([x.raises, y.raises, by_zero]),
             ty,
             list: None,
+            json: None,
         })
     }
 
     fn builtin(&self, b: Builtin, args: &[Expr]) -> Compiled<Sql> {
         let d = self.dialect;
+        if b != Builtin::Map && args.iter().any(|a| matches!(a, Expr::Lambda(_))) {
+            return Err(format!("it calls `{}` (not compiled to SQL)", b.name()));
+        }
+        if let (Builtin::Map, [list, f]) = (b, args) {
+            let list = self.expr(list)?;
+            return self.each(&list, f);
+        }
+        if let (Builtin::Len | Builtin::Count | Builtin::Sum, [list]) = (b, args) {
+            let list = self.expr(list)?;
+            if let Some(Json {
+                at,
+                shape: Held::List(item),
+            }) = &list.json
+            {
+                let text = match (b, &**item) {
+                    (Builtin::Sum, Held::Scalar(ty @ (Ty::Int | Ty::Float))) => {
+                        d.sum(&d.each(at, "hql_s", |e| d.read(e, *ty)), *ty)
+                    }
+                    (Builtin::Sum, _) => return Err("it sums a list that is not of numbers".into()),
+                    _ => d.array_length(at),
+                };
+                let ty = match (b, &**item) {
+                    (Builtin::Sum, Held::Scalar(ty)) => Some(*ty),
+                    _ => Some(Ty::Int),
+                };
+                return Ok(Sql {
+                    text,
+                    raises: list.raises,
+                    ty,
+                    list: None,
+                    json: None,
+                });
+            }
+            if list.list.is_some() && b != Builtin::Len {
+                let text = match b {
+                    Builtin::Sum => match list.ty {
+                        Some(ty @ (Ty::Int | Ty::Float)) => d.sum(&list.text, ty),
+                        _ => return Err("it sums a list that is not of numbers".into()),
+                    },
+                    _ => d.size(&list.text),
+                };
+                return Ok(Sql {
+                    text,
+                    raises: list.raises,
+                    ty: if b == Builtin::Sum {
+                        list.ty
+                    } else {
+                        Some(Ty::Int)
+                    },
+                    list: None,
+                    json: None,
+                });
+            }
+        }
         // `split` and `replace` need their separators written in the rule.
         let literal_text = |i: usize| match args.get(i) {
             Some(Expr::Const(Value::Str(s))) if !s.is_empty() => Ok(s.to_string()),
@@ -533,6 +821,7 @@ impl Scope<'_> {
             raises: either(compiled.into_iter().map(|a| a.raises).chain([raises])),
             ty,
             list,
+            json: None,
         })
     }
 

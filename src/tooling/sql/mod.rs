@@ -40,7 +40,7 @@ use crate::syntax::ast::Severity;
 
 pub use dialect::Dialect;
 use dialect::{Kind, Loc, Ty};
-use expr::{outcome, Scope, Sql};
+use expr::{outcome, Held, Scope, Sql};
 
 /// What the query reads and what it gives.
 pub struct Options<'a> {
@@ -135,11 +135,12 @@ pub fn compile(contract: &Contract, options: &Options) -> Compiled<String> {
          hql_rows AS (\n  SELECT hql_source, hql_line, hql_t, {parse} AS hql_j\n  \
          FROM (SELECT hql_source, hql_line,\n    \
          CASE WHEN hql_line = 1 THEN {strip_bom} ELSE {strip_cr} END AS hql_t\n    \
-         FROM hql_text) hql_lines\n  WHERE NOT ({blank})\n),\n\
+         FROM hql_text) hql_lines\n  WHERE hql_t IS NULL OR NOT ({blank})\n),\n\
+         hql_fields AS (\n  SELECT *{columns}\n  FROM hql_rows\n),\n\
          hql_checked AS (\n  SELECT *,\n    CASE\n      \
          WHEN hql_j IS NULL THEN {decode}\n      \
          WHEN NOT ({object}) THEN {not_record}\n      \
-         ELSE {failures}\n    END AS hql_before_unique\n  FROM hql_rows\n){unique_cte},\n\
+         ELSE {failures}\n    END AS hql_before_unique\n  FROM hql_fields\n){unique_cte},\n\
          hql_result AS (\n  SELECT hql_source, hql_line, {final_failures} AS hql_failures,\n    \
          CASE WHEN {final_size} = 0 AND hql_j IS NOT NULL AND {object}\n      \
          THEN {warnings}\n      \
@@ -152,6 +153,12 @@ pub fn compile(contract: &Contract, options: &Options) -> Compiled<String> {
             Dialect::Trino => "trino",
         },
         parse = d.parse("hql_t"),
+        columns = top
+            .fields
+            .iter()
+            .flat_map(|f| &f.columns)
+            .map(|(name, sql)| format!(",\n    {sql} AS {name}"))
+            .collect::<String>(),
         final_size = size(&final_failures),
         warnings = d.present(&d.failures(&warns)),
         none = d.no_failures(),
@@ -242,6 +249,11 @@ struct FieldSql<'a> {
     failures: String,
     /// Its value as rules read it, when it has one scalar type.
     value: Option<(String, Ty)>,
+    /// For a field of the top record: the columns its kind and value are
+    /// read into, with their SQL.
+    columns: Vec<(String, String)>,
+    /// Where its value is.
+    at: Loc,
 }
 
 impl<'a, 'q> Frame<'a, 'q> {
@@ -260,7 +272,9 @@ impl<'a, 'q> Frame<'a, 'q> {
             });
         }
         let mut fields = Vec::with_capacity(shape.fields.len());
-        for spec in &shape.fields {
+        for (i, spec) in shape.fields.iter().enumerate() {
+            // The top record's fields are read once a row, into columns.
+            let column = (depth == 0).then_some(i);
             fields.push(FieldSql::new(
                 q,
                 owner,
@@ -268,6 +282,7 @@ impl<'a, 'q> Frame<'a, 'q> {
                 &json,
                 path.as_deref(),
                 depth,
+                column,
             )?);
         }
         Ok(Frame {
@@ -336,10 +351,14 @@ impl<'a, 'q> Frame<'a, 'q> {
         let mut slots = vec![Err("it reads `self` as a whole".to_string())];
         slots.extend(self.fields.iter().map(|f| match &f.value {
             Some((v, ty)) => Ok(Sql::plain(v.clone(), Some(*ty))),
-            None => Err(format!(
-                "it reads {}, whose type is not one scalar type",
-                f.spec.name
-            )),
+            // Lists and records are read where the rule reads into them.
+            None => match Held::of(&f.spec.ty, MAX_DEPTH) {
+                held @ (Held::List(_) | Held::Record(_)) => held.read(self.q.d, f.at.clone()),
+                _ => Err(format!(
+                    "it reads {}, whose type is not one scalar type",
+                    f.spec.name
+                )),
+            },
         }));
         Scope {
             dialect: self.q.d,
@@ -352,6 +371,7 @@ impl<'a, 'q> Frame<'a, 'q> {
                 .map(|f| f.spec.name.to_string())
                 .collect(),
             calls: Vec::new(),
+            outer: Vec::new(),
         }
     }
 
@@ -472,6 +492,7 @@ impl<'a> FieldSql<'a> {
         json: &Loc,
         parent: Option<&str>,
         depth: usize,
+        column: Option<usize>,
     ) -> Compiled<FieldSql<'a>> {
         let d = q.d;
         let what = || format!("field {owner}.{}", spec.name);
@@ -481,11 +502,6 @@ impl<'a> FieldSql<'a> {
                 "a field name with a quote, a backslash or a bracket has no JSON path here".into(),
             ));
         }
-        if !spec.checks.is_empty() {
-            return Err(no(
-                "a named check (`validate … with f`) calls a function value".into(),
-            ));
-        }
         let default = match &spec.default {
             None => None,
             Some(Expr::Const(v)) => {
@@ -493,13 +509,28 @@ impl<'a> FieldSql<'a> {
             }
             Some(_) => return Err(no("its default is computed".into())),
         };
-        let at = d.field(json, &spec.name);
+        let mut at = d.field(json, &spec.name);
+        let mut columns = Vec::new();
+        if let Some(i) = column {
+            let kind = format!("hql_k{i}");
+            columns.push((kind.clone(), d.kind_of(&at)));
+            if let Some(ty) = value_type(&spec.ty) {
+                let value = format!("hql_v{i}");
+                columns.push((value.clone(), d.read(&at, ty)));
+                at.scalar = Some((value, ty));
+            }
+            at.kind = Some(kind);
+        }
         let t = d.kind_of(&at);
         let path = match parent {
             None => d.string(&spec.name),
             Some(p) => format!("{p} || {}", d.string(&format!(".{}", spec.name))),
         };
-        let inner = value_failures(q, &spec.ty, &at, &path, &spec.ids.type_, depth).map_err(no)?;
+        let mut inner =
+            value_failures(q, &spec.ty, &at, &path, &spec.ids.type_, depth).map_err(no)?;
+        if !spec.checks.is_empty() {
+            inner = checks(q, spec, &at, &path, &inner).map_err(no)?;
+        }
         let fail = |rule: &str, kind: &str| {
             d.failures(&[d.failure(&d.string(rule), &d.string(kind), &path)])
         };
@@ -532,6 +563,8 @@ impl<'a> FieldSql<'a> {
             spec,
             failures,
             value,
+            columns,
+            at,
         })
     }
 }
@@ -607,6 +640,61 @@ fn value_failures(
     })
 }
 
+/// A field's named checks (`validate … with f`), after its type holds:
+/// `f(value)` must give true, else a `check` failure (`eval` when it
+/// raises), at the field's path.
+fn checks(
+    q: &Query,
+    spec: &FieldSpec,
+    at: &Loc,
+    path: &str,
+    before: &str,
+) -> Result<String, String> {
+    let d = q.d;
+    let Some(ty) = value_type(&spec.ty) else {
+        return Err(
+            "a named check of a value that is not one scalar type is not compiled yet".into(),
+        );
+    };
+    let value = Sql::plain(d.read(at, ty), Some(ty));
+    let outcomes = spec
+        .checks
+        .iter()
+        .map(|check| {
+            let scope = Scope {
+                dialect: d,
+                what: format!("check {}", check.id),
+                globals: q.globals,
+                slots: Vec::new(),
+                names: Vec::new(),
+                calls: Vec::new(),
+                outer: Vec::new(),
+            };
+            let result = scope
+                .apply(&check.func, vec![value.clone()])
+                .map_err(|why| format!("its check {}: {why}", check.func_name))?;
+            let id = d.string(&check.id);
+            let eval = match &result.raises {
+                Some(r) => format!(
+                    "WHEN ({r}) IS TRUE THEN {} ",
+                    d.failure(&id, "'eval'", path)
+                ),
+                None => String::new(),
+            };
+            Ok(format!(
+                "CASE {eval}WHEN ({}) IS NOT TRUE THEN {} END",
+                result.text,
+                d.failure(&id, "'check'", path)
+            ))
+        })
+        .collect::<Result<Vec<String>, String>>()?;
+    Ok(format!(
+        "CASE WHEN {} > 0 THEN {before} ELSE {} END",
+        d.size(before),
+        d.present(&d.failures(&outcomes))
+    ))
+}
+
 /// A value of a refinement with rules (`Email`, `Date`, …): its base, its
 /// type failure naming the refinement (`Email.type`), then, when the base
 /// holds, its rules with `self` the value, failing at the field's path.
@@ -646,6 +734,7 @@ fn refined(
                 slots: vec![Ok(value.clone())],
                 names: Vec::new(),
                 calls: Vec::new(),
+                outer: Vec::new(),
             };
             let cond = scope
                 .expr(&rule.cond)
@@ -807,12 +896,18 @@ fn type_test(d: Dialect, spec: &TypeSpec, t: &str, at: &Loc) -> String {
 fn input(d: Dialect, from: &str) -> Result<(String, String), String> {
     let files = names_files(from);
     Ok(match (d, files) {
+        // Read as bytes, so a line that is not UTF-8 is a `decode` failure
+        // of its own rather than an error for the whole file: the bytes
+        // are split as escaped text and each line decoded back.
         (Dialect::DuckDb, true) => (
             String::new(),
             format!(
-                "  SELECT filename AS hql_source, hql_line, hql_raw\n  FROM (SELECT filename,\n      \
-                 unnest(range(1, len(string_split(content, chr(10))) + 1)) AS hql_line,\n      \
-                 unnest(string_split(content, chr(10))) AS hql_raw\n    FROM read_text({}))",
+                "  SELECT filename AS hql_source, hql_line, try(decode(CAST(hql_escaped AS BLOB))) AS hql_raw\n  \
+                 FROM (SELECT filename,\n      \
+                 unnest(range(1, len(hql_parts) + 1)) AS hql_line,\n      \
+                 unnest(hql_parts) AS hql_escaped\n    \
+                 FROM (SELECT filename, string_split(CAST(content AS VARCHAR), '\\x0A') AS hql_parts\n      \
+                 FROM read_blob({})) hql_blobs) hql_split",
                 d.string(from)
             ),
         ),
@@ -828,9 +923,10 @@ fn input(d: Dialect, from: &str) -> Result<(String, String), String> {
                 "CREATE OR REPLACE TEMPORARY VIEW hql_files USING text OPTIONS (path {}, wholetext 'true');\n",
                 d.string(from.trim_end_matches('/'))
             ),
-            "  SELECT hql_source, hql_n + 1 AS hql_line, hql_raw\n  \
+            "  SELECT hql_source, hql_n + 1 AS hql_line,\n    \
+             CASE WHEN is_valid_utf8(hql_bytes) THEN hql_bytes END AS hql_raw\n  \
              FROM (SELECT input_file_name() AS hql_source, value FROM hql_files) hql_whole\n  \
-             LATERAL VIEW posexplode(split(value, chr(10), -1)) hql_x AS hql_n, hql_raw"
+             LATERAL VIEW posexplode(split(value, chr(10), -1)) hql_x AS hql_n, hql_bytes"
                 .to_string(),
         ),
         (Dialect::Spark, false) => (
