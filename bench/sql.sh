@@ -72,8 +72,9 @@ PYEOF
     NAMES+=("${name}_hql" "${name}_duckdb")
     CMDS+=("$HQL run $program" "$PY tests/sql/run_duckdb.py $query --summary")
 }
-add orders $B/orders_contract.hql Order "$ROOT/$ORDERS"
-add events $B/rich/event.hql Event "$ROOT/$EVENTS"
+absolute() { case $1 in /*) echo "$1" ;; *) echo "$ROOT/$1" ;; esac; }
+add orders $B/orders_contract.hql Order "$(absolute "$ORDERS")"
+add events $B/rich/event.hql Event "$(absolute "$EVENTS")"
 [ ${#NAMES[@]} -gt 0 ] || die "no contract compiled"
 
 log "timing, median of 5 runs each"

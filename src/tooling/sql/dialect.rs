@@ -422,35 +422,47 @@ impl Dialect {
 
     /// Each element of a JSON array through `body` (given the element and
     /// the SQL of its index, from 0): an SQL list.
-    pub fn each(self, at: &Loc, n: &str, body: impl FnOnce(&Loc) -> String) -> String {
+    pub fn each(self, at: &Loc, n: &str, body: impl FnOnce(&Loc, &str) -> String) -> String {
+        let e = format!("{n}_e");
+        let elem = |index: &str| Loc {
+            json: e.clone(),
+            path: join_text(&at.path, &format!("'[' || {index} || ']'")),
+            kind: None,
+            scalar: None,
+        };
         match self {
             Dialect::Spark => {
-                let e = format!("{n}_e");
-                let elem = Loc {
-                    json: e.clone(),
-                    path: join_text(&at.path, &format!("'[' || {n} || ']'")),
-                    kind: None,
-                    scalar: None,
-                };
+                let text = body(&elem(n), n);
                 format!(
-                    "transform(variant_get({}, '$', 'array<variant>'), ({e}, {n}) -> {})",
-                    at.json,
-                    body(&elem)
+                    "transform(variant_get({}, '$', 'array<variant>'), ({e}, {n}) -> {text})",
+                    at.json
                 )
             }
-            _ => {
-                let elem = Loc {
-                    json: format!("json_extract({}, '$[' || {n} || ']')", at.json),
-                    path: join_text(&at.path, &format!("'[' || {n} || ']'")),
-                    kind: None,
-                    scalar: None,
+            // The array is parsed once into a list of its elements.
+            Dialect::DuckDb => {
+                let index = format!("({n} - 1)");
+                // The cast makes a JSON null element an SQL NULL.
+                let item = Loc {
+                    json: format!("coalesce({e}, CAST('null' AS JSON))"),
+                    ..elem(&index)
                 };
+                let text = body(&item, &index);
+                format!(
+                    "list_transform(CAST({} AS JSON[]), lambda {e}, {n}: {text})",
+                    at.json
+                )
+            }
+            Dialect::Trino => {
+                let item = Loc {
+                    json: format!(
+                        "json_extract({}, '$[' || CAST({n} AS VARCHAR) || ']')",
+                        at.json
+                    ),
+                    ..elem(n)
+                };
+                let text = body(&item, n);
                 let len = self.array_length(at);
-                let indexes = match self {
-                    Dialect::DuckDb => format!("range({len})"),
-                    _ => format!("slice(sequence(0, {len}), 1, {len})"),
-                };
-                self.transform(&indexes, n, &body(&elem))
+                self.transform(&format!("slice(sequence(0, {len}), 1, {len})"), n, &text)
             }
         }
     }

@@ -363,7 +363,7 @@ impl Scope<'_> {
         outer.push(self.slots.clone());
         let n = format!("hql_m{}", outer.len());
         let mut body = Err(String::new());
-        let text = d.each(at, &n, |elem| {
+        let text = d.each(at, &n, |elem, _| {
             body = item.read(d, elem.clone()).and_then(|value| {
                 Scope {
                     dialect: d,
@@ -674,7 +674,7 @@ impl Scope<'_> {
             {
                 let text = match (b, &**item) {
                     (Builtin::Sum, Held::Scalar(ty @ (Ty::Int | Ty::Float))) => {
-                        d.sum(&d.each(at, "hql_s", |e| d.read(e, *ty)), *ty)
+                        d.sum(&d.each(at, "hql_s", |e, _| d.read(e, *ty)), *ty)
                     }
                     (Builtin::Sum, _) => return Err("it sums a list that is not of numbers".into()),
                     _ => d.array_length(at),

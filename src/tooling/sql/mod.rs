@@ -590,9 +590,9 @@ fn value_failures(
     Ok(match spec {
         TypeSpec::List(item) => {
             let n = format!("hql_n{depth}");
-            let elem_path = format!("{path} || '[' || {n} || ']'");
             let mut inner = Err(String::new());
-            let each = d.each(at, &n, |elem| {
+            let each = d.each(at, &n, |elem, index| {
+                let elem_path = format!("{path} || '[' || {index} || ']'");
                 inner = value_failures(q, item, elem, &elem_path, type_id, depth + 1);
                 inner.clone().unwrap_or_default()
             });
@@ -627,6 +627,23 @@ fn value_failures(
             None => return Err("its type is not known".into()),
         },
         TypeSpec::Map(_) => return Err("its type is a Map (not compiled yet)".into()),
+        // The first member whose kind the value has is the one it is
+        // checked against, its rules included (`Email | Null`).
+        TypeSpec::Union(members)
+            if !members.iter().all(is_scalar) && members.iter().all(refines_scalar) =>
+        {
+            let t = d.kind_of(at);
+            let mut arms = String::new();
+            for m in members {
+                let _ = write!(
+                    arms,
+                    "WHEN {} THEN {} ",
+                    type_test(d, m, &t, at),
+                    value_failures(q, m, at, path, type_id, depth)?
+                );
+            }
+            format!("CASE {arms}ELSE {wrong} END")
+        }
         TypeSpec::Union(members) if members.iter().any(|m| !is_scalar(m)) => {
             return Err(
                 "a union holding records, lists or refinements with rules is not compiled yet"
@@ -801,6 +818,17 @@ fn is_scalar(t: &TypeSpec) -> bool {
     }
 }
 
+/// Is `t` a scalar type, or a refinement of one (with rules or not)?
+fn refines_scalar(t: &TypeSpec) -> bool {
+    match t {
+        TypeSpec::Named(cell) => match cell.get().map(|c| &c.shape) {
+            Some(Shape::Refined { base, .. }) => refines_scalar(base),
+            _ => false,
+        },
+        other => is_scalar(other),
+    }
+}
+
 /// The type of a field's value as rules read it: one scalar kind (and
 /// `Null`), or none (the field cannot be read by a compiled rule).
 fn value_type(t: &TypeSpec) -> Option<Ty> {
@@ -872,7 +900,7 @@ fn type_test(d: Dialect, spec: &TypeSpec, t: &str, at: &Loc) -> String {
         }
         TypeSpec::List(item) => {
             let mut test = String::new();
-            let each = d.each(at, "hql_e", |elem| {
+            let each = d.each(at, "hql_e", |elem, _| {
                 test = type_test(d, item, &d.kind_of(elem), elem);
                 test.clone()
             });
