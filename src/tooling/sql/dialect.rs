@@ -278,7 +278,13 @@ impl Dialect {
             Dialect::DuckDb => {
                 format!("CASE WHEN json_valid({text}) THEN CAST({text} AS JSON) END")
             }
-            Dialect::Spark => format!("try_parse_json({text})"),
+            // Spark's parser stops after the first value and ignores what
+            // follows; wrapped in an array, the line must add exactly one
+            // element, and one more after it, or it is more than one value.
+            Dialect::Spark => format!(
+                "CASE WHEN json_array_length('[' || {text} || ']') = 1 \
+                 AND json_array_length('[' || {text} || ',null]') = 2 THEN try_parse_json({text}) END"
+            ),
             Dialect::Trino => format!("try(json_parse({text}))"),
         }
     }
