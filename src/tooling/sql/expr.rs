@@ -161,7 +161,26 @@ pub struct Scope<'q> {
 
 type Compiled<T> = Result<T, String>;
 
-impl Scope<'_> {
+impl<'q> Scope<'q> {
+    /// A scope of `slots` at the top of a rule or check: no functions
+    /// being inlined, no lambda around it.
+    pub fn new(
+        dialect: Dialect,
+        what: String,
+        globals: Option<&'q Interp>,
+        slots: Vec<Result<Sql, String>>,
+    ) -> Scope<'q> {
+        Scope {
+            dialect,
+            what,
+            globals,
+            slots,
+            names: Vec::new(),
+            calls: Vec::new(),
+            outer: Vec::new(),
+        }
+    }
+
     pub fn expr(&self, e: &Expr) -> Compiled<Sql> {
         let d = self.dialect;
         Ok(match e {
@@ -753,15 +772,9 @@ impl Scope<'_> {
             }
             Builtin::Round | Builtin::Floor | Builtin::Ceil => {
                 let f = d.text_fn(b.name(), &[a_text]);
-                raises = Some(format!("abs({f}) >= 9.223e18"));
-                (
-                    format!(
-                        "CASE WHEN abs({f}) < 9.223e18 THEN {} END",
-                        d.cast(&f, Ty::Int)
-                    ),
-                    Some(Ty::Int),
-                    None,
-                )
+                let (text, outside) = within_int(&f, &d.cast(&f, Ty::Int));
+                raises = Some(outside);
+                (text, Some(Ty::Int), None)
             }
             Builtin::Int if a_ty == Some(Ty::Text) => {
                 let (text, bad) = self.parse_number(a_text, true);
@@ -770,15 +783,9 @@ impl Scope<'_> {
             }
             Builtin::Int if a_ty == Some(Ty::Int) => (a_text.to_string(), Some(Ty::Int), None),
             Builtin::Int if a_ty == Some(Ty::Float) => {
-                raises = Some(format!("abs({a_text}) >= 9.223e18"));
-                (
-                    format!(
-                        "CASE WHEN abs({a_text}) < 9.223e18 THEN {} END",
-                        d.trunc_to_int(a_text)
-                    ),
-                    Some(Ty::Int),
-                    None,
-                )
+                let (text, outside) = within_int(a_text, &d.trunc_to_int(a_text));
+                raises = Some(outside);
+                (text, Some(Ty::Int), None)
             }
             Builtin::Float if a_ty == Some(Ty::Text) => {
                 let (text, bad) = self.parse_number(a_text, false);
@@ -853,6 +860,15 @@ impl Scope<'_> {
             (text, bad)
         }
     }
+}
+
+/// `int` of the Float `x` (its SQL `int`) where it fits HQL's 64 bits,
+/// and the condition under which it does not (HQL raises).
+fn within_int(x: &str, int: &str) -> (String, String) {
+    (
+        format!("CASE WHEN abs({x}) < 9.223e18 THEN {int} END"),
+        format!("abs({x}) >= 9.223e18"),
+    )
 }
 
 /// A rule as a failure (or warning) struct, NULL when it holds: `cond`

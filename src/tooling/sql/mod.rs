@@ -678,15 +678,7 @@ fn checks(
         .checks
         .iter()
         .map(|check| {
-            let scope = Scope {
-                dialect: d,
-                what: format!("check {}", check.id),
-                globals: q.globals,
-                slots: Vec::new(),
-                names: Vec::new(),
-                calls: Vec::new(),
-                outer: Vec::new(),
-            };
+            let scope = Scope::new(d, format!("check {}", check.id), q.globals, Vec::new());
             let result = scope
                 .apply(&check.func, vec![value.clone()])
                 .map_err(|why| format!("its check {}: {why}", check.func_name))?;
@@ -744,15 +736,12 @@ fn refined(
     let outcomes = rules
         .iter()
         .map(|rule| {
-            let scope = Scope {
-                dialect: d,
-                what: format!("rule {}", rule.id),
-                globals: q.globals,
-                slots: vec![Ok(value.clone())],
-                names: Vec::new(),
-                calls: Vec::new(),
-                outer: Vec::new(),
-            };
+            let scope = Scope::new(
+                d,
+                format!("rule {}", rule.id),
+                q.globals,
+                vec![Ok(value.clone())],
+            );
             let cond = scope
                 .expr(&rule.cond)
                 .map_err(|why| format!("its type {}'s rule {}: {why}", c.name, rule.id))?;
