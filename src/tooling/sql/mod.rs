@@ -136,12 +136,12 @@ pub fn compile(contract: &Contract, options: &Options) -> Compiled<String> {
          FROM (SELECT hql_source, hql_line,\n    \
          CASE WHEN hql_line = 1 THEN {strip_bom} ELSE {strip_cr} END AS hql_t\n    \
          FROM hql_text) hql_lines\n  WHERE hql_t IS NULL OR NOT ({blank})\n),\n\
-         hql_fields AS (\n  SELECT *{columns}\n  FROM hql_rows\n),\n\
+         hql_fields AS (\n  SELECT *{columns}\n  FROM {rows}\n),\n\
          hql_checked AS (\n  SELECT *,\n    CASE\n      \
          WHEN hql_j IS NULL THEN {decode}\n      \
          WHEN NOT ({object}) THEN {not_record}\n      \
          ELSE {failures}\n    END AS hql_before_unique\n  FROM hql_fields\n){unique_cte},\n\
-         hql_result AS (\n  SELECT hql_source, hql_line, {final_failures} AS hql_failures,\n    \
+         hql_result AS {materialized}(\n  SELECT hql_source, hql_line, {final_failures} AS hql_failures,\n    \
          CASE WHEN {final_size} = 0 AND hql_j IS NOT NULL AND {object}\n      \
          THEN {warnings}\n      \
          ELSE {none} END AS hql_warnings\n  \
@@ -153,6 +153,19 @@ pub fn compile(contract: &Contract, options: &Options) -> Compiled<String> {
             Dialect::Trino => "trino",
         },
         parse = d.parse("hql_t"),
+        // The summary reads the result twice: DuckDB computes it once.
+        materialized = if d == Dialect::DuckDb { "MATERIALIZED " } else { "" },
+        rows = match (d, top.fields.is_empty()) {
+            (Dialect::DuckDb, false) => format!(
+                "(SELECT *, json_extract(hql_j, [{}]) AS hql_jf FROM hql_rows) hql_parsed",
+                top.fields
+                    .iter()
+                    .map(|f| d.string(&format!("$.\"{}\"", f.spec.name)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            _ => "hql_rows".to_string(),
+        },
         columns = top
             .fields
             .iter()
@@ -512,6 +525,10 @@ impl<'a> FieldSql<'a> {
         let mut at = d.field(json, &spec.name);
         let mut columns = Vec::new();
         if let Some(i) = column {
+            // DuckDB parses the line once for every top field (`hql_jf`).
+            if d == Dialect::DuckDb {
+                at.json = format!("hql_jf[{}]", i + 1);
+            }
             let kind = format!("hql_k{i}");
             columns.push((kind.clone(), d.kind_of(&at)));
             if let Some(ty) = value_type(&spec.ty) {
