@@ -279,7 +279,7 @@ enum Command {
         /// checks every line where the data lies).
         #[arg(long, value_name = "F")]
         format: String,
-        /// With `--format sql`: the SQL dialect (`duckdb`).
+        /// With `--format sql`: the SQL dialect (`duckdb`, `spark`, `trino`).
         #[arg(long, value_name = "D")]
         dialect: Option<String>,
         /// With `--format sql`: a JSON Lines file (or glob) to read as text

@@ -333,7 +333,7 @@ fn an_unknown_type_or_format_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         text(&out.stderr),
-        "hql: --format sql needs --dialect duckdb\n"
+        "hql: --format sql needs --dialect duckdb, spark or trino\n"
     );
     let out = hql(&[
         "export",

@@ -7,6 +7,7 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 
 use crate::runtime::contract::Contract;
+use crate::runtime::eval::Interp;
 use crate::runtime::value::{Record, Value};
 use crate::tooling::sql::{compile, Dialect, Options};
 
@@ -17,13 +18,14 @@ pub fn reads(data: &str) -> bool {
 }
 
 /// `report()` of `contract` over `data`, computed by DuckDB.
-pub fn duckdb_report(contract: &Contract, data: &str) -> Result<Value, String> {
+pub fn duckdb_report(contract: &Contract, data: &str, globals: &Interp) -> Result<Value, String> {
     let sql = compile(
         contract,
         &Options {
             dialect: Dialect::DuckDb,
             from: data,
             summary: true,
+            globals: Some(globals),
         },
     )
     .map_err(|e| e.to_string())?;

@@ -65,7 +65,7 @@ fn export_sql(
     let dialect = match args.dialect.as_deref().map(Dialect::lookup) {
         Some(Ok(d)) => d,
         Some(Err(message)) => return usage(sinks, &message),
-        None => return usage(sinks, "--format sql needs --dialect duckdb"),
+        None => return usage(sinks, "--format sql needs --dialect duckdb, spark or trino"),
     };
     let Some(from) = args.from.as_deref() else {
         return usage(
@@ -85,6 +85,7 @@ fn export_sql(
         dialect,
         from,
         summary: args.summary,
+        globals: Some(session.interp()),
     };
     match compile(contract, &options) {
         Ok(sql) => {

@@ -150,7 +150,7 @@ fn vet_in_engine(
     };
     let mut status = EXIT_OK;
     for data in &job.data {
-        let report = match crate::cli::engine::duckdb_report(&contract, data) {
+        let report = match crate::cli::engine::duckdb_report(&contract, data, session.interp()) {
             Ok(report) => report,
             Err(message) => {
                 let _ = writeln!(sinks.err, "hql vet: {message}");

@@ -60,3 +60,42 @@ type Box : TypeContract = {
     h: Float
     dims?: { unit: "cm" | "in" }
 }
+
+// The standard library's types, functions inlined, builtins and two keys.
+fn half(n: Int) -> Float = n / 2
+fn year(d: String) -> Int = int(split(d, "-")[0])
+
+type Person : TypeContract = {
+    id: Uuid
+    email: Email
+    site?: Url
+    born: Date
+    seen: Timestamp
+    country: CountryCode
+    currency?: CurrencyCode
+    name: NonEmpty
+    share?: Percent
+    score?: Float
+    tags?: List[CountryCode]
+    handle?: String
+
+    require adult: year(born) <= 2010
+    require half(len(name)) < 20
+    require round(score? ?? 0.5) <= 3 and floor(score? ?? 0) >= 0 and ceil(score? ?? 0) < 5
+    require abs(score? ?? 0) < 100 and int(score? ?? 0) < 9
+    require float(handle? ?? "1.5") > 0 and int(handle? ?? "7") > 0
+    require upper(trim(name)) != "X"
+    require replace(handle? ?? "", "-", "_") != "no_one"
+    require matches(handle? ?? "a", r"(?i)^[a-z][^\s]*$")
+    unique id
+    unique email
+}
+
+type Pair : DataContract = {
+    a: Int
+    b?: Int
+
+    require a >= 0
+    unique a
+    unique b
+}

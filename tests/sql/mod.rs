@@ -1,0 +1,215 @@
+//! What the SQL differential tests share (`tests/sql_duckdb.rs`,
+//! `tests/sql_spark.rs`): the engines' Python, `hql` itself, what `hql run`
+//! says about a file, the data the benchmark generators write, and the
+//! comparison of an engine's rows with HQL's.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value as Json;
+
+pub fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A Python in `target/sql-venv` with `module`, installed (pip, as
+/// `package`) on first use.
+pub fn python_with(module: &str, package: &str) -> PathBuf {
+    let venv = root().join("target/sql-venv");
+    let python = venv.join("bin/python");
+    let has = |p: &Path| {
+        Command::new(p)
+            .args(["-c", &format!("import {module}")])
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !has(&python) {
+        if !python.exists() {
+            let made = Command::new("python3")
+                .args(["-m", "venv"])
+                .arg(&venv)
+                .status()
+                .expect("python3 runs");
+            assert!(made.success(), "python3 -m venv failed");
+        }
+        let installed = Command::new(venv.join("bin/pip"))
+            .args(["install", "--quiet", package])
+            .status()
+            .expect("pip runs");
+        assert!(installed.success(), "pip install {package} failed");
+    }
+    python
+}
+
+pub fn hql(args: &[&str], stdin: Option<&str>) -> (String, String, i32) {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hql"))
+        .args(args)
+        .current_dir(root())
+        .env("HQL_PROGRESS", "0")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("hql runs");
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(stdin.unwrap_or("").as_bytes()).unwrap();
+    drop(input);
+    let out = child.wait_with_output().unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (
+        text(&out.stdout),
+        text(&out.stderr),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+/// The query for `ty` of `file` over `data`, or why it does not compile.
+pub fn export(
+    dialect: &str,
+    file: &str,
+    ty: &str,
+    data: &str,
+    summary: bool,
+) -> Result<String, String> {
+    let mut args = vec![
+        "export",
+        file,
+        ty,
+        "--format",
+        "sql",
+        "--dialect",
+        dialect,
+        "--from",
+        data,
+    ];
+    if summary {
+        args.push("--summary");
+    }
+    let (sql, err, status) = hql(&args, None);
+    if status != 0 {
+        return Err(err);
+    }
+    Ok(sql)
+}
+
+/// What one side says: each failing line's failures, each warning by line,
+/// and the report.
+pub struct Said {
+    pub failures: Vec<(u64, Json)>,
+    pub warnings: Vec<(u64, String)>,
+    pub report: Json,
+}
+
+/// What `hql run` says.
+pub fn by_hql(file: &str, ty: &str, data: &str) -> Said {
+    let run = |pipeline: &str| {
+        let program = format!(
+            "import \"{file}\"\nsource(file(\"{data}\"), Json) | validate({ty}) | {pipeline}\n"
+        );
+        let (out, err, status) = hql(&["run", "-", "--format", "json"], Some(&program));
+        assert_eq!(status, 0, "{program}\n{err}");
+        out
+    };
+    let failures = run(
+        "errs() | map(e => {line: e.origin.line, failures: e.failures | map(f => [f.rule, f.kind, f.path]) | collect()})",
+    );
+    let failures = failures
+        .lines()
+        .map(|l| {
+            let v: Json = serde_json::from_str(l).unwrap();
+            (v["line"].as_u64().unwrap(), v["failures"].clone())
+        })
+        .collect();
+    let warnings = run("warnings() | map(w => {line: w.origin.line, rule: w.rule})");
+    let warnings = warnings
+        .lines()
+        .map(|l| {
+            let v: Json = serde_json::from_str(l).unwrap();
+            (
+                v["line"].as_u64().unwrap(),
+                v["rule"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let report: Json = serde_json::from_str(run("report()").trim()).unwrap();
+    Said {
+        failures,
+        warnings,
+        report,
+    }
+}
+
+/// The engine's rows (`{line, failures, warnings}`) and summary row agree
+/// with what HQL said.
+pub fn assert_agree(what: &str, rows: &[Json], summary: &[Json], said: &Said) {
+    let engine_failures: Vec<(u64, Json)> = rows
+        .iter()
+        .filter(|r| !r["failures"].as_array().unwrap().is_empty())
+        .map(|r| (r["line"].as_u64().unwrap(), r["failures"].clone()))
+        .collect();
+    assert_eq!(engine_failures, said.failures, "{what}: failures");
+    let engine_warnings: Vec<(u64, String)> = rows
+        .iter()
+        .flat_map(|r| {
+            let line = r["line"].as_u64().unwrap();
+            r["warnings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(move |w| (line, w.as_str().unwrap().to_string()))
+        })
+        .collect();
+    assert_eq!(engine_warnings, said.warnings, "{what}: warnings");
+    let report = &said.report;
+    let by_rule: Vec<Json> = report["by_rule"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| serde_json::json!([b["rule"], b["kind"], b["count"]]))
+        .collect();
+    let expected = serde_json::json!({
+        "total": report["total"], "ok": report["ok"], "err": report["err"],
+        "warned": report["warned"], "by_rule": by_rule,
+    });
+    assert_eq!(summary, [expected], "{what}: summary");
+}
+
+/// The benchmark generators' data, small, in `dir`: (contract file, type,
+/// data file). Every defect kind each generator writes is in it.
+pub fn bench_data(dir: &Path) -> Vec<(String, String, String)> {
+    std::fs::create_dir_all(dir).unwrap();
+    let orders = dir.join("orders.jsonl");
+    let events = dir.join("events.jsonl");
+    let python = python_with("json", "pip");
+    for (script, args, out) in [
+        ("bench/gen.py", vec!["--records", "3000"], &orders),
+        (
+            "bench/rich/gen.py",
+            vec!["--count", "2000", "--quiet"],
+            &events,
+        ),
+    ] {
+        let status = Command::new(&python)
+            .arg(root().join(script))
+            .args(args)
+            .arg("--out")
+            .arg(out)
+            .current_dir(root())
+            .stdout(std::process::Stdio::null())
+            .status()
+            .expect("python runs");
+        assert!(status.success(), "{script} failed");
+    }
+    let path = |p: &Path| p.to_string_lossy().into_owned();
+    vec![
+        (
+            "bench/orders_contract.hql".into(),
+            "Order".into(),
+            path(&orders),
+        ),
+        ("bench/rich/event.hql".into(), "Event".into(), path(&events)),
+    ]
+}
