@@ -734,7 +734,7 @@ impl<R: BufRead> JsonSource<R> {
     /// The next non-blank line, decoded.
     fn next_line(&mut self) -> Option<Decoded> {
         loop {
-            match self.reader.read_until(b'\n', &mut self.line) {
+            match read_line_into(&mut self.reader, &mut self.line) {
                 Err(e) => return Some(self.io_failure(&e)),
                 Ok(0) if self.line.is_empty() => {
                     self.layout = Layout::Finished;
@@ -802,6 +802,29 @@ impl<R: BufRead> Iterator for JsonSource<R> {
             Layout::Lines => self.next_line(),
             Layout::Array(_) => self.next_element(),
             Layout::Unknown | Layout::Finished => None,
+        }
+    }
+}
+
+/// Append the next line of `reader`, its newline included, to `line`
+/// (as `BufRead::read_until` does, finding the newline with `memchr`);
+/// how many bytes were read.
+fn read_line_into<R: BufRead>(reader: &mut R, line: &mut Vec<u8>) -> io::Result<usize> {
+    let mut read = 0;
+    loop {
+        let buf = fill(reader)?;
+        if buf.is_empty() {
+            return Ok(read);
+        }
+        let (used, done) = match memchr::memchr(b'\n', buf) {
+            Some(i) => (i + 1, true),
+            None => (buf.len(), false),
+        };
+        line.extend_from_slice(&buf[..used]);
+        reader.consume(used);
+        read += used;
+        if done {
+            return Ok(read);
         }
     }
 }
