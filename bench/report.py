@@ -12,6 +12,7 @@ import datetime
 import glob
 import json
 import os
+import re
 import platform
 import statistics
 import sys
@@ -341,8 +342,18 @@ def main():
     add("Reproduce: `bench/run.sh` from anywhere (`--full` also generates the 10M-record file, ~1.4 GB,")
     add("for the memory check). Raw hyperfine exports are in `bench/data/results/`.")
 
+    # Sections other scripts write (bench/rich.sh, bench/sql.sh) are kept
+    # as they were, after this one.
+    kept = []
+    if os.path.exists(out_path):
+        with open(out_path, encoding="utf-8") as f:
+            old = f.read()
+        marked = r"<!-- (\w+) benchmark: begin .*?<!-- \1 benchmark: end -->"
+        kept = [m.group(0) for m in re.finditer(marked, old, re.S)]
     with open(out_path, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
+        for section in kept:
+            f.write("\n" + section + "\n")
 
 
 if __name__ == "__main__":
