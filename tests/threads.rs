@@ -230,7 +230,8 @@ fn threads_are_capped_at_four_per_core() {
 }
 
 /// `route` of a validated JSON Lines file on several threads writes the
-/// same bytes as one thread, and as the ordinary path: the file is cut
+/// same bytes as one thread, and as the ordinary path (and so does `write`
+/// of its valid records): the file is cut
 /// into chunks at newlines and routed by workers, and what they give back
 /// is written in the order of the file. Here with every kind of line, a
 /// line longer than a chunk, a flat contract (whose failures are written
@@ -288,6 +289,28 @@ fn route_across_threads_writes_what_one_thread_writes() {
             assert_eq!(read(&tag), read("1"), "contract {n}: {threads} threads");
         }
         assert!(one.starts_with("{ok: "), "{one}");
+        // `write` of the valid records alone is read the same way, to JSON
+        // Lines (written a chunk at a time) and to a JSON array.
+        for ext in ["jsonl", "json"] {
+            let write = |tag: &str| {
+                format!(
+                    "{contract}source(file({:?}), Json) | validate(R) | oks() | write(file({:?}))\n",
+                    data.to_string_lossy(),
+                    dir.join(format!("w-{tag}.{ext}")).to_string_lossy(),
+                )
+            };
+            let read = |tag: &str| std::fs::read(dir.join(format!("w-{tag}.{ext}"))).unwrap();
+            let written = run(&dir, &on_the_ordinary_path(&write("o")), 1);
+            for threads in [1, 2, 3] {
+                let tag = format!("{threads}");
+                assert_eq!(run(&dir, &write(&tag), threads), written, "contract {n}");
+                assert_eq!(
+                    read(&tag),
+                    read("o"),
+                    "contract {n}: write, {threads} threads"
+                );
+            }
+        }
     }
     std::fs::remove_dir_all(&dir).ok();
 }

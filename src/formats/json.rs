@@ -98,6 +98,15 @@ impl RecordWriter for JsonWriter {
         Ok(true)
     }
 
+    fn write_json_lines(&mut self, out: &mut dyn Write, text: &[u8], n: u64) -> Result<bool> {
+        if self.array {
+            return Ok(false);
+        }
+        self.written += n;
+        out.write_all(text).map_err(write_error)?;
+        Ok(true)
+    }
+
     fn finish(&mut self, out: &mut dyn Write) -> Result<()> {
         let end = match (self.array, self.written) {
             (false, _) => "",

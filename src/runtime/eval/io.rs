@@ -291,6 +291,13 @@ pub trait RecordWriter {
         Ok(false)
     }
 
+    /// Write `n` records given as their compact JSON texts, each followed
+    /// by a newline, as they stand; `false` when this format frames records
+    /// otherwise (the caller then gives them one at a time).
+    fn write_json_lines(&mut self, _out: &mut dyn Write, _text: &[u8], _n: u64) -> Result<bool> {
+        Ok(false)
+    }
+
     fn finish(&mut self, out: &mut dyn Write) -> Result<()>;
 }
 

@@ -680,6 +680,9 @@ fn write(interp: &Rc<Interp>, input: Value, target: Value, format: Value) -> Res
         return super::tables::write_table(interp, input, &spec);
     }
     let shape = contract_of(&input);
+    if let Some(written) = super::route::write_valid(interp, &input, &spec, shape.as_ref()) {
+        return written;
+    }
     let mut sink = Target::open(interp, spec, shape.as_ref())?;
     for item in items(&input)? {
         let item = item?;
@@ -773,6 +776,21 @@ impl Target {
             Err(e) => return Err(self.failed(e)),
         }
         Ok(())
+    }
+
+    /// `n` records given as their compact JSON texts, each followed by a
+    /// newline; `false` (nothing written) where the format frames records
+    /// otherwise, for the caller to give them one at a time.
+    pub(super) fn put_lines(&mut self, text: &[u8], n: u64) -> Result<bool> {
+        let Some(file) = self.file.as_mut() else {
+            return Ok(true);
+        };
+        match self.writer.write_json_lines(file, text, n) {
+            Ok(true) => self.written += n as i64,
+            Ok(false) => return Ok(false),
+            Err(e) => return Err(self.failed(e)),
+        }
+        Ok(true)
     }
 
     pub fn put(&mut self, record: &Value) -> Result<()> {

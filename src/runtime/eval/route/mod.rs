@@ -14,7 +14,7 @@ use std::rc::Rc;
 use rustc_hash::FxHashMap;
 
 use super::stages::{checked_lines, contract_of, items, plan_of, target_spec, Target};
-use super::{Interp, Items, Plan, Result, RuntimeError};
+use super::{Interp, Plan, Result, RuntimeError};
 use crate::runtime::contract::Contract;
 use crate::runtime::eval::io::{SourceSpec, TargetSpec};
 
@@ -47,43 +47,73 @@ pub(super) fn route(interp: &Rc<Interp>, input: Value, ok: Value, err: Value) ->
     if ok_spec.table {
         return super::tables::route_table(interp, input, &ok_spec, err_spec);
     }
-    if let Some(done) = spread::try_route(interp, &input, &ok_spec, &err_spec, shape.as_ref()) {
-        return done;
-    }
-    let copied = copied_lines(interp, &input, &ok_spec);
+    let copy = copy_plan(interp, &input, &ok_spec, false);
     let mut out = Targets {
         oks: Target::open(interp, ok_spec, shape.as_ref())?,
-        errs: Target::open(interp, err_spec, None)?,
+        errs: Some(Target::open(interp, err_spec, None)?),
     };
-    let (results, copied) = match copied {
-        Some(c) => {
-            let (lines, copier, contract) = c?;
-            (lines, Some((copier, contract)))
-        }
-        None => (items(&input)?, None),
-    };
-    let mut record_text = Vec::new();
-    for item in results {
-        let item = item?;
-        let origin = item.origin.clone();
-        match &copied {
-            Some((copier, contract)) => {
-                let ok = routed(interp, copier, contract, item, &mut record_text, &mut out)?;
-                if let Some(meter) = interp.meter() {
-                    meter.judged(u64::from(ok), u64::from(!ok));
-                }
-            }
-            None => {
+    match copy {
+        Some(plan) => copy_lines(interp, plan, &mut out)?,
+        None => {
+            for item in items(&input)? {
+                let item = item?;
                 let written = match &item.value {
                     Value::Err(failure) => out.value(false, failure),
                     Value::Ok(ok) => out.value(true, &ok.value),
                     other => out.value(true, other),
                 };
-                written.map_err(|e| e.from_record(&origin))?;
+                written.map_err(|e| e.from_record(&item.origin))?;
             }
         }
     }
-    out.close(interp)
+    let (oks, errs) = out.close(interp)?;
+    let mut counts = Record::default();
+    counts.insert("ok".into(), Value::Int(oks));
+    counts.insert("err".into(), Value::Int(errs));
+    Ok(Value::record(counts))
+}
+
+/// `write` of `source(file(…), Json) | validate(T) | oks()` to a JSON
+/// target: the valid lines copied as `route` copies them (on several
+/// threads too), the others dropped as `oks()` drops them; `None` where
+/// the pipeline or the target does not allow it.
+pub(super) fn write_valid(
+    interp: &Rc<Interp>,
+    input: &Value,
+    spec: &TargetSpec,
+    shape: Option<&Rc<Contract>>,
+) -> Option<Result<Value>> {
+    let plan = copy_plan(interp, input, spec, true)?;
+    Some((|| {
+        let mut out = Targets {
+            oks: Target::open(interp, spec.clone(), shape)?,
+            errs: None,
+        };
+        copy_lines(interp, plan, &mut out)?;
+        Ok(Value::Int(out.close(interp)?.0))
+    })())
+}
+
+/// Route the lines of a file the copier reads (`copy_plan`): on several
+/// threads where the session and the file allow it, else on this one.
+fn copy_lines(interp: &Rc<Interp>, plan: CopyPlan, out: &mut Targets) -> Result<()> {
+    let (source, path, contract) = plan;
+    if let Some(parallel) = spread::parallel_for(interp, &path) {
+        return spread::spread(interp, &parallel, &path, &source.name, &contract, out);
+    }
+    let copier = Copier::new(&contract, interp).ok_or_else(|| {
+        RuntimeError::new("hql::route", "the contract cannot be checked by lines")
+    })?;
+    let hook = Copier::hook(&copier, interp);
+    let lines = checked_lines(interp, &source, &path, hook)?;
+    let mut record_text = Vec::new();
+    for item in lines {
+        let ok = routed(interp, &copier, &contract, item?, &mut record_text, out)?;
+        if let Some(meter) = interp.meter() {
+            meter.judged(u64::from(ok), u64::from(!ok));
+        }
+    }
+    Ok(())
 }
 
 /// Where routed records go: the two targets, or a worker's two texts.
@@ -93,37 +123,50 @@ trait Routes {
     fn value(&mut self, ok: bool, v: &Value) -> Result<()>;
 }
 
-/// The two targets of a `route`.
+/// The targets of a `route`, or of a `write` of valid records only (whose
+/// failing records go nowhere).
 struct Targets {
     oks: Target,
-    errs: Target,
+    errs: Option<Target>,
 }
 
 impl Routes for Targets {
     fn text(&mut self, ok: bool, text: &[u8]) -> Result<()> {
-        if ok {
-            self.oks.put_text(text)
-        } else {
-            self.errs.put_text(text)
+        match (ok, &mut self.errs) {
+            (true, _) => self.oks.put_text(text),
+            (false, Some(errs)) => errs.put_text(text),
+            (false, None) => Ok(()),
         }
     }
 
     fn value(&mut self, ok: bool, v: &Value) -> Result<()> {
-        if ok {
-            self.oks.put(v)
-        } else {
-            self.errs.put(v)
+        match (ok, &mut self.errs) {
+            (true, _) => self.oks.put(v),
+            (false, Some(errs)) => errs.put(v),
+            (false, None) => Ok(()),
         }
     }
 }
 
 impl Targets {
-    /// Finish both: `{ok: n, err: m}`.
-    fn close(self, interp: &Interp) -> Result<Value> {
-        let mut counts = Record::default();
-        counts.insert("ok".into(), Value::Int(self.oks.close(interp)?));
-        counts.insert("err".into(), Value::Int(self.errs.close(interp)?));
-        Ok(Value::record(counts))
+    /// `n` records as JSON Lines text, written whole where the target is
+    /// JSON Lines (`true`); a target that has none takes them too.
+    fn lines(&mut self, ok: bool, text: &[u8], n: u64) -> Result<bool> {
+        match (ok, &mut self.errs) {
+            (true, _) => self.oks.put_lines(text, n),
+            (false, Some(errs)) => errs.put_lines(text, n),
+            (false, None) => Ok(true),
+        }
+    }
+
+    /// Finish them: how many records each holds.
+    fn close(self, interp: &Interp) -> Result<(i64, i64)> {
+        let oks = self.oks.close(interp)?;
+        let errs = match self.errs {
+            Some(errs) => errs.close(interp)?,
+            None => 0,
+        };
+        Ok((oks, errs))
     }
 }
 
@@ -173,42 +216,30 @@ fn routed(
     Ok(ok)
 }
 
-/// The lines of a JSON file validated for `route`, read so that a valid
-/// one is never built: the line check vouches for it and its text is
-/// copied, compacted, to the `ok` target's JSON. The items are
-/// `Value::Absent` for such a line (its text in the copier) and the
-/// decoded value of any other, for `validate` to judge; `None` where the
-/// pipeline or the target does not allow it. A line that fails, in a
-/// record of scalar fields, is also written by the copier once each of
-/// its failures has been met before (see `Copier`).
-#[allow(clippy::type_complexity)]
-fn copied_lines(
-    interp: &Rc<Interp>,
-    input: &Value,
-    ok: &TargetSpec,
-) -> Option<Result<(Items, Rc<RefCell<Copier>>, Rc<Contract>)>> {
-    let (source, path, contract) = copy_plan(input, ok)?;
-    let copier = Copier::new(&contract, interp)?;
-    let hook = Copier::hook(&copier, interp);
-    Some(checked_lines(interp, &source, &path, hook).map(|lines| (lines, copier, contract)))
-}
+/// A file the copier reads: its source, its path and the contract.
+type CopyPlan = (Rc<SourceSpec>, String, Rc<Contract>);
 
-/// The source, its file and the contract of a pipeline whose lines
-/// `route` can read with the copier (`source(file(…), Json) |
-/// validate(T)` to a JSON `ok` target); `None` otherwise.
-fn copy_plan(input: &Value, ok: &TargetSpec) -> Option<(Rc<SourceSpec>, String, Rc<Contract>)> {
+/// The source, its file and the contract of a pipeline whose lines the
+/// copier can read — `source(file(…), Json) | validate(T)` (with `oks()`
+/// after it when `oks`), a contract with no defaults or unique keys — to
+/// a JSON target; `None` otherwise. A valid line is never built: the line
+/// check vouches for it and its text is copied; a failing line of a record
+/// of scalar fields is written from failure texts met before (`Copier`).
+fn copy_plan(interp: &Interp, input: &Value, target: &TargetSpec, oks: bool) -> Option<CopyPlan> {
     let Some(Plan::Validated {
         source,
         contract,
-        oks: false,
+        oks: validated_oks,
     }) = plan_of(input)
     else {
         return None;
     };
     let path = crate::runtime::counting::json_file(&source)?;
-    if ok.format != crate::runtime::builtins::Format::Json || !ok.boundary.columns.is_empty() {
+    let json = target.format == crate::runtime::builtins::Format::Json;
+    if validated_oks != oks || !json || !target.boundary.columns.is_empty() {
         return None;
     }
+    Copier::new(&contract, interp)?;
     Some((source, path, contract))
 }
 

@@ -17,13 +17,12 @@ use std::rc::Rc;
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
 
-use super::{copy_plan, routed, Copier, Routes, Targets};
+use super::{routed, Copier, Routes, Targets};
 use crate::runtime::contract::Contract;
 use crate::runtime::counting::{json_lines, MIN_SPLIT_BYTES};
-use crate::runtime::eval::io::TargetSpec;
 use crate::runtime::eval::{
     cannot_read, check_interrupt, Interp, Item, Origin, Parallel, Rebuild, Result, RuntimeError,
-    SentError, Target,
+    SentError,
 };
 use crate::runtime::json::{fill, write_json, JsonSource, BOM};
 use crate::runtime::validate;
@@ -36,37 +35,14 @@ const CHUNK_BYTES: usize = 1 << 20;
 /// How many chunks a worker may have waiting or in hand.
 const AHEAD: usize = 2;
 
-/// `route` on several threads, when the pipeline, the file and the
-/// session allow it: `source(file(…), Json) | validate(T)` over a JSON
-/// Lines file of at least a megabyte, with `--threads` above one; `None`
-/// sends it down the path of one thread.
-pub(super) fn try_route(
-    interp: &Rc<Interp>,
-    input: &Value,
-    ok: &TargetSpec,
-    err: &TargetSpec,
-    shape: Option<&Rc<Contract>>,
-) -> Option<Result<Value>> {
+/// The threads to route a file the copier reads on, when there are
+/// several and the file is a JSON Lines file of at least a megabyte;
+/// `None` sends it down the path of one thread.
+pub(super) fn parallel_for(interp: &Interp, path: &str) -> Option<Parallel> {
     let parallel = interp.parallel().filter(|p| p.threads > 1)?;
-    let (source, path, contract) = copy_plan(input, ok)?;
-    Copier::new(&contract, interp)?;
     let host = interp.host();
-    let len = host.file_len(&path)?;
-    if len < MIN_SPLIT_BYTES || !json_lines(host, &path) {
-        return None;
-    }
-    let targets = Targets {
-        oks: match Target::open(interp, ok.clone(), shape) {
-            Ok(t) => t,
-            Err(e) => return Some(Err(e)),
-        },
-        errs: match Target::open(interp, err.clone(), None) {
-            Ok(t) => t,
-            Err(e) => return Some(Err(e)),
-        },
-    };
-    let name = source.name.to_string();
-    Some(spread(interp, &parallel, &path, name, &contract, targets))
+    let len = host.file_len(path)?;
+    (len >= MIN_SPLIT_BYTES && json_lines(host, path)).then_some(parallel)
 }
 
 /// A chunk of the file for a worker.
@@ -82,13 +58,19 @@ struct Job {
 struct Routed {
     ok: Vec<u8>,
     err: Vec<u8>,
+    oks: u64,
+    errs: u64,
 }
 
 impl Routes for Routed {
     fn text(&mut self, ok: bool, text: &[u8]) -> Result<()> {
-        let out = if ok { &mut self.ok } else { &mut self.err };
+        let (out, n) = match ok {
+            true => (&mut self.ok, &mut self.oks),
+            false => (&mut self.err, &mut self.errs),
+        };
         out.extend_from_slice(text);
         out.push(b'\n');
+        *n += 1;
         Ok(())
     }
 
@@ -100,14 +82,15 @@ impl Routes for Routed {
     }
 }
 
-fn spread(
+/// Route the lines of `path` on `parallel`'s threads into `out`.
+pub(super) fn spread(
     interp: &Rc<Interp>,
     parallel: &Parallel,
     path: &str,
-    name: String,
+    name: &str,
     contract: &Rc<Contract>,
-    mut out: Targets,
-) -> Result<Value> {
+    out: &mut Targets,
+) -> Result<()> {
     let reader = interp
         .host()
         .open_file(path)
@@ -121,9 +104,9 @@ fn spread(
         for _ in 0..workers {
             let (taken, done) = (taken.clone(), done.clone());
             let rebuild = parallel.rebuild.clone();
-            let (ty, name) = (contract.name.clone(), name.clone());
+            let ty = contract.name.clone();
             crate::syntax::limits::spawn_scoped(scope, move || {
-                work(&*rebuild, &ty, &name, &taken, &done)
+                work(&*rebuild, &ty, name, &taken, &done)
             })
             .map_err(|e| {
                 RuntimeError::new("hql::parallel", format!("cannot start a thread: {e}"))
@@ -131,17 +114,8 @@ fn spread(
         }
         drop(done);
         // Dropping `jobs` on the way out, however it ends, stops the workers.
-        feed(
-            interp,
-            &mut reader,
-            &name,
-            jobs,
-            &results,
-            workers,
-            &mut out,
-        )
-    })?;
-    out.close(interp)
+        feed(interp, &mut reader, name, jobs, &results, workers, out)
+    })
 }
 
 /// Read the file in chunks, hand them out, and write what comes back in
@@ -206,13 +180,19 @@ fn feed(
     Ok(())
 }
 
-/// Write a routed chunk's records to the targets.
+/// Write a routed chunk's records to the targets: whole, to a JSON Lines
+/// target, one at a time to another.
 fn write(interp: &Interp, routed: &Routed, out: &mut Targets) -> Result<()> {
-    let mut counts = [0u64; 2];
-    for (ok, text) in [(true, &routed.ok), (false, &routed.err)] {
+    let counts = [routed.oks, routed.errs];
+    for (ok, text, n) in [
+        (true, &routed.ok, routed.oks),
+        (false, &routed.err, routed.errs),
+    ] {
+        if n == 0 || out.lines(ok, text, n)? {
+            continue;
+        }
         for record in text.split(|&b| b == b'\n').filter(|r| !r.is_empty()) {
             out.text(ok, record)?;
-            counts[usize::from(!ok)] += 1;
         }
     }
     if let Some(meter) = interp.meter() {
