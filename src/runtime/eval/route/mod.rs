@@ -1,5 +1,6 @@
 //! `route(ok: target, err: target)`: the valid records to one target,
-//! the failure records to the other, in one pass.
+//! the failure records to the other, in one pass; and `write` of the valid
+//! records alone (`validate(T) | oks()`), which is read the same way.
 //!
 //! Over a validated JSON Lines file, a valid line is never built: the line
 //! check vouches for it and its text is copied, and a failing line of a
@@ -17,12 +18,12 @@ use super::stages::{checked_lines, contract_of, items, plan_of, target_spec, Tar
 use super::{Interp, Plan, Result, RuntimeError};
 use crate::runtime::contract::Contract;
 use crate::runtime::eval::io::{SourceSpec, TargetSpec};
-
-mod spread;
 use crate::runtime::json::{write_compact, write_json, LineReader};
 use crate::runtime::scan::LineCheck;
 use crate::runtime::validate;
 use crate::runtime::value::{Record, Value};
+
+mod spread;
 
 /// `route(ok: target, err: target)`: oks to one, failure records to the
 /// other, in one pass; `{ok: n, err: m}`.

@@ -1,4 +1,5 @@
-//! `route` of a validated JSON Lines file on several threads.
+//! `route` of a validated JSON Lines file (and `write` of its valid
+//! records) on several threads.
 //!
 //! The calling thread reads the file in chunks cut after a newline,
 //! counting their lines so that each chunk knows the number of its first,
