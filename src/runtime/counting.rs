@@ -463,12 +463,7 @@ fn run(
         for handle in handles {
             let tally = handle
                 .join()
-                .unwrap_or_else(|_| {
-                    Err(SentError::from(RuntimeError::new(
-                        "hql::parallel",
-                        "a worker thread stopped unexpectedly",
-                    )))
-                })
+                .unwrap_or_else(|_| Err(SentError::worker_stopped()))
                 .map_err(RuntimeError::from)?;
             total.merge(tally);
         }

@@ -461,22 +461,25 @@ impl LineCheck {
         self.judge(interp, line).0
     }
 
-    /// For a line whose record is valid and as read (`keeps_records`), the
-    /// record's compact JSON text — what `write_json` writes for it —
-    /// appended to `out`; `false` (with `out` perhaps partly written) when
-    /// the line is not such a record. A line with no whitespace and no
-    /// escape, whose keys were all told apart, is that text already.
-    pub fn compact_valid(&mut self, interp: &Rc<Interp>, line: &[u8], out: &mut Vec<u8>) -> bool {
+    /// The verdict on `line`, and for a `Valid` one the record's compact
+    /// JSON text — what `write_json` writes for it — appended to `out`. A
+    /// line with no whitespace and no escape, whose keys were all told
+    /// apart, is that text already. `Unsure` (with `out` perhaps partly
+    /// written) for a valid line whose text cannot be copied, and for any
+    /// line of a contract whose validation changes records
+    /// (`keeps_records`).
+    pub fn compact(&mut self, interp: &Rc<Interp>, line: &[u8], out: &mut Vec<u8>) -> Verdict {
         if !self.keeps_records {
-            return false;
+            return Verdict::Unsure;
         }
         match self.judge(interp, line) {
             (Verdict::Valid, true) if !has_space_or_escape(line) => {
                 out.extend_from_slice(line);
-                true
+                Verdict::Valid
             }
-            (Verdict::Valid, _) => write_compact(line, out),
-            _ => false,
+            (Verdict::Valid, _) if write_compact(line, out) => Verdict::Valid,
+            (Verdict::Valid, _) => Verdict::Unsure,
+            (verdict, _) => verdict,
         }
     }
 

@@ -12,6 +12,7 @@ use smallvec::{smallvec, SmallVec};
 use crate::runtime::contract::*;
 use crate::runtime::decide::{self, Outcome};
 use crate::runtime::eval::{push_frame, write_key, Env, Interp, Origin, Result, Slots};
+use crate::runtime::json::write_json;
 use crate::runtime::keyset::{Hashed, KeySet};
 use crate::runtime::value::{Key, Okay, Record, Value};
 use crate::syntax::canonical::write_json_string;
@@ -957,24 +958,40 @@ pub fn write_failure_record_json(
     input: &[u8],
     failures: &[u8],
 ) {
-    let mut head = String::with_capacity(96);
-    head.push_str("{\"type\":");
-    write_json_string(&mut head, &c.name);
-    head.push_str(",\"version\":");
-    match &c.version {
-        Some(v) => write_json_string(&mut head, v),
-        None => head.push_str("null"),
+    let (ty, version) = type_and_version(c);
+    let keys = ENVELOPE_KEYS.with(Clone::clone);
+    let [.., input_key, failures_key] = &keys;
+    let key = |text: &mut String, key: &str| {
+        write_json_string(text, key);
+        text.push(':');
+    };
+    let mut text = String::with_capacity(96);
+    for (i, (k, value)) in keys
+        .iter()
+        .zip([ty, version, origin.to_value()])
+        .enumerate()
+    {
+        text.push(if i == 0 { '{' } else { ',' });
+        key(&mut text, k);
+        write_json(&mut text, &value);
     }
-    head.push_str(",\"origin\":{\"source\":");
-    write_json_string(&mut head, &origin.source);
-    head.push_str(",\"line\":");
-    head.push_str(&origin.line.to_string());
-    head.push_str("},\"input\":");
-    out.extend_from_slice(head.as_bytes());
+    text.push(',');
+    key(&mut text, input_key);
+    out.extend_from_slice(text.as_bytes());
     out.extend_from_slice(input);
-    out.extend_from_slice(b",\"failures\":[");
+    text.clear();
+    text.push(',');
+    key(&mut text, failures_key);
+    text.push('[');
+    out.extend_from_slice(text.as_bytes());
     out.extend_from_slice(failures);
     out.extend_from_slice(b"]}");
+}
+
+/// The `type` and `version` of a failure record of `c`.
+fn type_and_version(c: &Contract) -> (Value, Value) {
+    let version = c.version.as_deref().map(Value::str).unwrap_or(Value::Null);
+    (Value::str(&c.name), version)
 }
 
 fn failure_record(
@@ -983,12 +1000,12 @@ fn failure_record(
     input: Value,
     failures: Vec<Failure>,
 ) -> Value {
-    let version = c.version.as_deref().map(Value::str).unwrap_or(Value::Null);
+    let (ty, version) = type_and_version(c);
     let failures = failures
         .into_iter()
         .map(|f| failure_value(f, "error"))
         .collect();
-    envelope(Value::str(&c.name), version, origin, input, failures)
+    envelope(ty, version, origin, input, failures)
 }
 
 /// The `err` a source yields for a line that does not decode (§4.9).

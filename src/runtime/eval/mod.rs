@@ -342,6 +342,13 @@ pub struct SentError {
     origin: Option<(String, u64)>,
 }
 
+impl SentError {
+    /// A worker that stopped without saying why (it panicked).
+    pub fn worker_stopped() -> SentError {
+        RuntimeError::new("hql::parallel", "a worker thread stopped unexpectedly").into()
+    }
+}
+
 impl From<RuntimeError> for SentError {
     fn from(e: RuntimeError) -> SentError {
         SentError {

@@ -645,7 +645,7 @@ pub(super) fn checked_lines(
         .open_file(path)
         .map_err(|e| cannot_read(path, &e))?;
     let source = JsonSource::new(interp.metered(reader, Some(path))).with_line_reader(hook);
-    let items = json_items(source, spec.name.clone());
+    let items = json_items(source, spec.name.clone(), 0);
     Ok(match interp.meter().cloned() {
         Some(meter) => Box::new(items.inspect(move |_| meter.read_records(1))),
         None => items,
@@ -653,12 +653,18 @@ pub(super) fn checked_lines(
 }
 
 /// The records of a JSON source read with the line check, as stream items.
-fn json_items(source: JsonSource<Box<dyn std::io::BufRead>>, name: Rc<str>) -> Items {
+/// `lines_before`: how many lines of the file come before the text the
+/// source reads (0 for a whole file; a chunk's place otherwise).
+pub(super) fn json_items(
+    source: JsonSource<Box<dyn std::io::BufRead>>,
+    name: Rc<str>,
+    lines_before: u64,
+) -> Items {
     Box::new(source.map(move |d| {
         super::check_interrupt()?;
         let origin = Origin {
             source: name.clone(),
-            line: d.line,
+            line: lines_before + d.line,
         };
         let value = match d.result {
             Ok(v) => v,

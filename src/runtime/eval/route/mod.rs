@@ -19,7 +19,7 @@ use super::{Interp, Plan, Result, RuntimeError};
 use crate::runtime::contract::Contract;
 use crate::runtime::eval::io::{SourceSpec, TargetSpec};
 use crate::runtime::json::{write_compact, write_json, LineReader};
-use crate::runtime::scan::LineCheck;
+use crate::runtime::scan::{LineCheck, Verdict};
 use crate::runtime::validate;
 use crate::runtime::value::{Record, Value};
 
@@ -58,12 +58,7 @@ pub(super) fn route(interp: &Rc<Interp>, input: Value, ok: Value, err: Value) ->
         None => {
             for item in items(&input)? {
                 let item = item?;
-                let written = match &item.value {
-                    Value::Err(failure) => out.value(false, failure),
-                    Value::Ok(ok) => out.value(true, &ok.value),
-                    other => out.value(true, other),
-                };
-                written.map_err(|e| e.from_record(&item.origin))?;
+                put_result(&item.value, &mut out).map_err(|e| e.from_record(&item.origin))?;
             }
         }
     }
@@ -98,13 +93,16 @@ pub(super) fn write_valid(
 /// Route the lines of a file the copier reads (`copy_plan`): on several
 /// threads where the session and the file allow it, else on this one.
 fn copy_lines(interp: &Rc<Interp>, plan: CopyPlan, out: &mut Targets) -> Result<()> {
-    let (source, path, contract) = plan;
+    let CopyPlan {
+        source,
+        path,
+        contract,
+        copier,
+    } = plan;
     if let Some(parallel) = spread::parallel_for(interp, &path) {
-        return spread::spread(interp, &parallel, &path, &source.name, &contract, out);
+        let errs = copier.borrow().errs_wanted;
+        return spread::spread(interp, &parallel, &path, &source.name, &contract, errs, out);
     }
-    let copier = Copier::new(&contract, interp).ok_or_else(|| {
-        RuntimeError::new("hql::route", "the contract cannot be checked by lines")
-    })?;
     let hook = Copier::hook(&copier, interp);
     let lines = checked_lines(interp, &source, &path, hook)?;
     let mut record_text = Vec::new();
@@ -189,6 +187,8 @@ fn routed(
             let copier = copier.borrow();
             match (&copier.failures, &origin) {
                 (None, _) => (true, out.text(true, &copier.text)),
+                // A failure no one writes.
+                (Some(_), _) if !copier.errs_wanted => (false, Ok(())),
                 (Some(failures), Some(at)) => {
                     record_text.clear();
                     validate::write_failure_record_json(
@@ -206,24 +206,37 @@ fn routed(
         value => {
             let result = validate::validate_value(interp, contract, value, origin.as_ref(), None)?;
             copier.borrow_mut().learn(&result);
-            match &result {
-                Value::Err(failure) => (false, out.value(false, failure)),
-                Value::Ok(ok) => (true, out.value(true, &ok.value)),
-                other => (true, out.value(true, other)),
-            }
+            let ok = !matches!(result, Value::Err(_));
+            (ok, put_result(&result, out))
         }
     };
     written.map_err(|e| e.from_record(&origin))?;
     Ok(ok)
 }
 
-/// A file the copier reads: its source, its path and the contract.
-type CopyPlan = (Rc<SourceSpec>, String, Rc<Contract>);
+/// A result of `validate` to its target: an `ok`'s value or any other
+/// value to `ok`, an `err`'s failure record to `err`.
+fn put_result(result: &Value, out: &mut dyn Routes) -> Result<()> {
+    match result {
+        Value::Err(failure) => out.value(false, failure),
+        Value::Ok(ok) => out.value(true, &ok.value),
+        other => out.value(true, other),
+    }
+}
 
-/// The source, its file and the contract of a pipeline whose lines the
-/// copier can read — `source(file(…), Json) | validate(T)` (with `oks()`
-/// after it when `oks`), a contract with no defaults or unique keys — to
-/// a JSON target; `None` otherwise. A valid line is never built: the line
+/// A file the copier reads: its source, its path, the contract and the
+/// copier.
+struct CopyPlan {
+    source: Rc<SourceSpec>,
+    path: String,
+    contract: Rc<Contract>,
+    copier: Rc<RefCell<Copier>>,
+}
+
+/// How the copier reads the lines of a pipeline — `source(file(…), Json)
+/// | validate(T)` (with `oks()` after it when `oks`, whose failing lines
+/// are dropped), a contract with no defaults or unique keys — for a JSON
+/// target; `None` otherwise. A valid line is never built: the line
 /// check vouches for it and its text is copied; a failing line of a record
 /// of scalar fields is written from failure texts met before (`Copier`).
 fn copy_plan(interp: &Interp, input: &Value, target: &TargetSpec, oks: bool) -> Option<CopyPlan> {
@@ -240,8 +253,13 @@ fn copy_plan(interp: &Interp, input: &Value, target: &TargetSpec, oks: bool) -> 
     if validated_oks != oks || !json || !target.boundary.columns.is_empty() {
         return None;
     }
-    Copier::new(&contract, interp)?;
-    Some((source, path, contract))
+    let copier = Copier::new(&contract, interp, !oks)?;
+    Some(CopyPlan {
+        source,
+        path,
+        contract,
+        copier,
+    })
 }
 
 /// What `route` copies of a line instead of building its record: a valid
@@ -268,12 +286,19 @@ struct Copier {
     /// The failures the check found in the line last handed to the
     /// ordinary path, to learn their texts from its result.
     pending: Vec<(Rc<str>, u32)>,
+    /// Are failure records written (`route`), or dropped (`oks()`)?
+    errs_wanted: bool,
 }
 
 impl Copier {
     /// A copier for `contract`, when the line check can vouch for its
-    /// records as they are read (no defaults, no unique keys).
-    fn new(contract: &Rc<Contract>, interp: &Interp) -> Option<Rc<RefCell<Copier>>> {
+    /// records as they are read (no defaults, no unique keys); with
+    /// `errs_wanted`, it writes failure records too.
+    fn new(
+        contract: &Rc<Contract>,
+        interp: &Interp,
+        errs_wanted: bool,
+    ) -> Option<Rc<RefCell<Copier>>> {
         let check = LineCheck::new(contract, interp).filter(LineCheck::keeps_records)?;
         Some(Rc::new(RefCell::new(Copier {
             check,
@@ -281,6 +306,7 @@ impl Copier {
             failures: None,
             met: FxHashMap::default(),
             pending: Vec::new(),
+            errs_wanted,
         })))
     }
 
@@ -296,10 +322,16 @@ impl Copier {
         self.text.clear();
         self.failures = None;
         self.pending.clear();
-        if self.check.compact_valid(interp, line, &mut self.text) {
-            return Some(Value::Absent);
+        match self.check.compact(interp, line, &mut self.text) {
+            Verdict::Valid => return Some(Value::Absent),
+            Verdict::Invalid if !self.errs_wanted => {
+                // Dropped: no failure record is wanted.
+                self.failures = Some(Vec::new());
+                return Some(Value::Absent);
+            }
+            _ => {}
         }
-        if !self.check.flat {
+        if !self.errs_wanted || !self.check.flat {
             // Nested failures' paths hold list positions: not learnt.
             return None;
         }

@@ -12,6 +12,7 @@
 //! same order, with the same origins. A few chunks a worker are in flight
 //! at once, so memory stays bounded whatever the file's size.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::rc::Rc;
@@ -21,8 +22,9 @@ use std::sync::{Arc, Mutex};
 use super::{routed, Copier, Routes, Targets};
 use crate::runtime::contract::Contract;
 use crate::runtime::counting::{json_lines, MIN_SPLIT_BYTES};
+use crate::runtime::eval::stages::json_items;
 use crate::runtime::eval::{
-    cannot_read, check_interrupt, Interp, Item, Origin, Parallel, Rebuild, Result, RuntimeError,
+    cannot_read, check_interrupt, Interp, Origin, Parallel, Rebuild, Result, RuntimeError,
     SentError,
 };
 use crate::runtime::json::{fill, write_json, JsonSource, BOM};
@@ -90,6 +92,7 @@ pub(super) fn spread(
     path: &str,
     name: &str,
     contract: &Rc<Contract>,
+    errs_wanted: bool,
     out: &mut Targets,
 ) -> Result<()> {
     let reader = interp
@@ -107,7 +110,7 @@ pub(super) fn spread(
             let rebuild = parallel.rebuild.clone();
             let ty = contract.name.clone();
             crate::syntax::limits::spawn_scoped(scope, move || {
-                work(&*rebuild, &ty, name, &taken, &done)
+                work(&*rebuild, &ty, name, errs_wanted, &taken, &done)
             })
             .map_err(|e| {
                 RuntimeError::new("hql::parallel", format!("cannot start a thread: {e}"))
@@ -130,7 +133,7 @@ fn feed(
     workers: usize,
     out: &mut Targets,
 ) -> Result<()> {
-    let lost = || RuntimeError::new("hql::parallel", "a worker thread stopped unexpectedly");
+    let lost = || RuntimeError::from(SentError::worker_stopped());
     let mut chunks = Chunks {
         carry: Vec::new(),
         next_line: 1,
@@ -267,12 +270,13 @@ fn work(
     rebuild: &dyn Rebuild,
     ty: &str,
     name: &str,
+    errs_wanted: bool,
     taken: &Mutex<Receiver<Job>>,
     done: &Sender<(usize, std::result::Result<Routed, SentError>)>,
 ) {
     let built = rebuild.rebuild(ty).and_then(|(interp, contract)| {
-        let copier =
-            Copier::new(&contract, &interp).ok_or("the contract cannot be checked by lines")?;
+        let copier = Copier::new(&contract, &interp, errs_wanted)
+            .ok_or("the contract cannot be checked by lines")?;
         Ok((interp, contract, copier))
     });
     let name: Rc<str> = name.into();
@@ -293,10 +297,7 @@ fn work(
                 }));
                 match routed {
                     Ok(routed) => routed.map_err(SentError::from),
-                    Err(_) => Err(SentError::from(RuntimeError::new(
-                        "hql::parallel",
-                        "a worker thread stopped unexpectedly",
-                    ))),
+                    Err(_) => Err(SentError::worker_stopped()),
                 }
             }
             Err(why) => Err(SentError::from(RuntimeError::new("hql::parallel", *why))),
@@ -311,29 +312,16 @@ fn work(
 fn route_chunk(
     interp: &Rc<Interp>,
     contract: &Rc<Contract>,
-    copier: &Rc<std::cell::RefCell<Copier>>,
+    copier: &Rc<RefCell<Copier>>,
     name: &Rc<str>,
     job: Job,
 ) -> Result<Routed> {
     let mut out = Routed::default();
     let mut record_text = Vec::new();
-    let lines = JsonSource::lines(std::io::Cursor::new(job.bytes))
-        .with_line_reader(Copier::hook(copier, interp));
-    for decoded in lines {
-        check_interrupt()?;
-        let origin = Origin {
-            source: name.clone(),
-            line: job.first_line + decoded.line - 1,
-        };
-        let value = match decoded.result {
-            Ok(v) => v,
-            Err(f) => validate::decode_failure(&origin, f.raw, f.message),
-        };
-        let item = Item {
-            value,
-            origin: Some(origin),
-        };
-        routed(interp, copier, contract, item, &mut record_text, &mut out)?;
+    let text: Box<dyn BufRead> = Box::new(std::io::Cursor::new(job.bytes));
+    let lines = JsonSource::lines(text).with_line_reader(Copier::hook(copier, interp));
+    for item in json_items(lines, name.clone(), job.first_line - 1) {
+        routed(interp, copier, contract, item?, &mut record_text, &mut out)?;
     }
     Ok(out)
 }
