@@ -1,4 +1,4 @@
-# Helpers shared by bench/run.sh and bench/rich.sh (sourced; SCRIPT names the
+# Helpers shared by the bench scripts (sourced; SCRIPT names the
 # script in its messages).
 log() { echo "$SCRIPT: $*" >&2; }
 die() { echo "$SCRIPT: FAILED: $*" >&2; exit 1; }

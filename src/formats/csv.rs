@@ -17,8 +17,8 @@ use std::rc::Rc;
 use super::write_error;
 use crate::runtime::contract::{Contract, FieldSpec, Shape, TypeSpec};
 use crate::runtime::eval::io::{
-    Boundary, Cell, Codec, Column, CsvOptions, Decoded, DecodedRecords, JsonRow, Physical,
-    RecordSource, RecordWriter, SourceSpec, TargetSpec,
+    Boundary, Cell, Codec, Column, CsvOptions, Decoded, DecodedRecords, Physical, RecordSource,
+    RecordWriter, RowForCheck, SourceSpec, TargetSpec,
 };
 use crate::runtime::eval::{check_interrupt, Origin, Result, RuntimeError};
 use crate::runtime::json::{write_float, write_int, write_json, Decoder};
@@ -51,15 +51,15 @@ impl Codec for Csv {
         false
     }
 
-    fn each_json_row(
+    fn each_row_for_check(
         &self,
         input: Box<dyn BufRead>,
         spec: &SourceSpec,
         shape: &Rc<Contract>,
-        each: &mut dyn FnMut(JsonRow) -> Result<bool>,
+        each: &mut dyn FnMut(RowForCheck) -> Result<bool>,
     ) -> Option<Result<()>> {
         let mut rows = rows(input, spec, Some(shape));
-        Some(rows.each_json_row(each))
+        Some(rows.each_row_for_check(each))
     }
 
     fn writer(&self, spec: &TargetSpec, shape: Option<&Rc<Contract>>) -> Box<dyn RecordWriter> {
@@ -215,7 +215,10 @@ impl Rows {
     /// columns name distinct fields, then, if the check asks for it, the
     /// JSON text of its converted record; a row that does not decode as
     /// its failure.
-    fn each_json_row(&mut self, each: &mut dyn FnMut(JsonRow) -> Result<bool>) -> Result<()> {
+    fn each_row_for_check(
+        &mut self,
+        each: &mut dyn FnMut(RowForCheck) -> Result<bool>,
+    ) -> Result<()> {
         let mut text = String::new();
         // Reused from row to row: emptied, it holds no cell of the last.
         let mut spare: Vec<Option<Cell<'static>>> = Vec::new();
@@ -228,14 +231,14 @@ impl Rows {
                         let mut cells = spare.into_iter().map(|_| None).collect();
                         match self.cells(&columns, line, &mut cells) {
                             Ok(undeclared) => {
-                                let row = JsonRow::Cells {
+                                let row = RowForCheck::Cells {
                                     fields: &cells,
                                     undeclared,
                                 };
                                 judged = each(row)?;
                             }
                             Err(failure) => {
-                                each(JsonRow::Failed(failure))?;
+                                each(RowForCheck::Failed(failure))?;
                                 judged = true;
                             }
                         }
@@ -244,14 +247,14 @@ impl Rows {
                     }
                     if !judged {
                         match self.json_row(&columns, line, &mut text) {
-                            Ok(()) => each(JsonRow::Text(&text))?,
-                            Err(failure) => each(JsonRow::Failed(failure))?,
+                            Ok(()) => each(RowForCheck::Text(&text))?,
+                            Err(failure) => each(RowForCheck::Failed(failure))?,
                         };
                     }
                     self.columns = Some(columns);
                 }
                 Step::Failed(failure) => {
-                    each(JsonRow::Failed(failure))?;
+                    each(RowForCheck::Failed(failure))?;
                 }
                 Step::End => {}
             }

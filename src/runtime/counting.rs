@@ -1,7 +1,7 @@
 //! `count()` of `validate(T) | oks()` and `report()` of `validate(T)` over a
-//! JSON Lines file, or a CSV file whose codec gives each row as JSON text
-//! (`Codec::each_json_row`): the pipelines that check records and keep
-//! only counts.
+//! JSON Lines file, or a CSV file whose codec gives each row's converted
+//! cells (`Codec::each_row_for_check`): the pipelines that check records
+//! and keep only counts.
 //! `try_consume(interp, builtin, plan) -> Option<Value>`.
 //!
 //! No record is built for these: each line is first checked as it is read
@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use crate::runtime::builtins::{Builtin, Format};
 use crate::runtime::contract::Contract;
-use crate::runtime::eval::io::{Cell, JsonRow};
+use crate::runtime::eval::io::{Cell, RowForCheck};
 use crate::runtime::eval::meter::Meter;
 use crate::runtime::eval::{
     cannot_read, Host, Interp, Origin, Parallel, Plan, Rebuild, Result, RuntimeError, SentError,
@@ -88,9 +88,10 @@ pub fn try_consume(interp: &Rc<Interp>, b: Builtin, plan: Option<Plan>) -> Resul
 }
 
 /// `count()` or `report()` over a file whose format converts its records
-/// (CSV), on one thread: each row, as the JSON text of the record it
-/// decodes to, gets the line check's verdict like a JSON line. A CSV file
-/// is never split, since a quoted cell may hold a newline.
+/// (CSV), on one thread: each row's converted cells get the line check's
+/// verdict (`LineCheck::verdict_cells`), and a row it cannot judge so is
+/// checked as the JSON text of the record it decodes to. A CSV file is
+/// never split, since a quoted cell may hold a newline.
 fn tally_rows(
     interp: &Rc<Interp>,
     contract: &Rc<Contract>,
@@ -106,21 +107,21 @@ fn tally_rows(
     };
     let reader = interp.metered(reader, Some(path));
     let mut counter = Counter::new(interp, contract, consumer, &source.name, interp.meter());
-    let mut each = |row: JsonRow| {
+    let mut each = |row: RowForCheck| {
         // The reader counts the bytes.
         counter.tick(None);
         match row {
-            JsonRow::Cells { fields, undeclared } => Ok(counter.cells(fields, undeclared)),
+            RowForCheck::Cells { fields, undeclared } => Ok(counter.cells(fields, undeclared)),
             // Not the start of a file: a byte-order mark is no concern here.
-            JsonRow::Text(text) => counter.line(text.as_bytes(), 1).map(|()| true),
-            JsonRow::Failed(failure) => {
+            RowForCheck::Text(text) => counter.line(text.as_bytes(), 1).map(|()| true),
+            RowForCheck::Failed(failure) => {
                 counter.tally.add(&failure.value);
                 Ok(true)
             }
         }
     };
     let codec = interp.codec(source.format);
-    match codec.each_json_row(reader, source, contract, &mut each) {
+    match codec.each_row_for_check(reader, source, contract, &mut each) {
         None => Ok(None),
         Some(read) => {
             read?;
@@ -346,7 +347,7 @@ impl<'a> Counter<'a> {
         Ok(())
     }
 
-    /// Count a record given as its converted cells (`JsonRow::Cells`), if
+    /// Count a record given as its converted cells (`RowForCheck::Cells`), if
     /// the check can judge it from them; `false` to have its text.
     fn cells(&mut self, fields: &[Option<Cell>], undeclared: bool) -> bool {
         let verdict = match self.check.as_mut() {

@@ -193,8 +193,8 @@ impl Cell<'_> {
     }
 }
 
-/// A row read for the line check (`Codec::each_json_row`).
-pub enum JsonRow<'a> {
+/// A row read for the line check (`Codec::each_row_for_check`).
+pub enum RowForCheck<'a> {
     /// The row's cells, converted: one per field the contract declares, in
     /// its order (`None` where the row has none), and whether the row has
     /// a value in a column the contract does not declare. The consumer
@@ -256,12 +256,12 @@ pub trait Codec {
     /// be and, when `each` answers `false` to those, as the JSON text it
     /// would encode to; `None` for a format the line check reads as it is
     /// (JSON).
-    fn each_json_row(
+    fn each_row_for_check(
         &self,
         _input: Box<dyn BufRead>,
         _spec: &SourceSpec,
         _shape: &Rc<Contract>,
-        _each: &mut dyn FnMut(JsonRow) -> Result<bool>,
+        _each: &mut dyn FnMut(RowForCheck) -> Result<bool>,
     ) -> Option<Result<()>> {
         None
     }
