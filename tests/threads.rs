@@ -314,3 +314,45 @@ fn route_across_threads_writes_what_one_thread_writes() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Targets written on several threads are committed with the run, as on
+/// one: a runtime error later in the program leaves the old targets byte
+/// for byte and no temporary beside them.
+#[test]
+fn a_failing_run_abandons_what_route_wrote_on_several_threads() {
+    let dir = scratch("route-threads-abandon");
+    let data = data_file(&dir);
+    let (ok, err) = (dir.join("ok.jsonl"), dir.join("err.jsonl"));
+    std::fs::write(&ok, "old ok\n").unwrap();
+    std::fs::write(&err, "old err\n").unwrap();
+    let program = format!(
+        "{}source(file({:?}), Json) | validate(R) | route(ok: file({:?}), err: file({:?}))\n\
+         [0] | map(z => 1 / z) | count()\n",
+        contract_r(""),
+        data.to_string_lossy(),
+        ok.to_string_lossy(),
+        err.to_string_lossy(),
+    );
+    let file = dir.join("p.hql");
+    std::fs::write(&file, program).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_hql"))
+        .args(["run", "--threads", "2"])
+        .arg(&file)
+        .output()
+        .expect("hql runs");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&ok).unwrap(), "old ok\n");
+    assert_eq!(std::fs::read_to_string(&err).unwrap(), "old err\n");
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.contains("hql-tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    std::fs::remove_dir_all(&dir).ok();
+}
