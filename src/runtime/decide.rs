@@ -28,19 +28,35 @@ pub enum Outcome {
 /// Evaluate `rule` in the frame `env`.
 pub fn outcome(interp: &Rc<Interp>, rule: &RuleSpec, env: &Env) -> Outcome {
     match interp.eval(&rule.cond, env) {
-        Ok(Value::Bool(true) | Value::Absent) => Outcome::Holds,
-        Ok(Value::Bool(false)) => Outcome::Broken,
-        Ok(other) => Outcome::NotBool(other.kind_article()),
+        Ok(v) => value_outcome(v),
         Err(e) => Outcome::Raised(e),
     }
 }
 
-/// Does `rule` hold in `env`? (For a caller that needs no more than that.)
-pub fn holds(interp: &Rc<Interp>, rule: &RuleSpec, env: &Env) -> bool {
-    matches!(
-        interp.eval(&rule.cond, env),
-        Ok(Value::Bool(true) | Value::Absent)
-    )
+/// What a rule whose condition has the value `v` came to.
+fn value_outcome(v: Value) -> Outcome {
+    match v {
+        Value::Bool(true) | Value::Absent => Outcome::Holds,
+        Value::Bool(false) => Outcome::Broken,
+        other => Outcome::NotBool(other.kind_article()),
+    }
+}
+
+/// The kind of the failure or warning a rule makes whose condition came
+/// to `result` (an error, such as a kernel's `Bail`, is `eval`); `None`
+/// when it holds.
+pub fn kind_of<E>(rule: &RuleSpec, result: Result<Value, E>) -> Option<&'static str> {
+    match result {
+        Ok(v) => value_outcome(v).kind(rule),
+        Err(_) => Some("eval"),
+    }
+}
+
+/// Does a rule whose condition came to `value` hold? (For a caller that
+/// needs no more than that.) A kernel that could not decide passes on
+/// its `Bail`.
+pub fn holds_in<E>(value: Result<Value, E>) -> Result<bool, E> {
+    Ok(matches!(value?, Value::Bool(true) | Value::Absent))
 }
 
 impl Outcome {

@@ -68,7 +68,7 @@ pub enum Logic {
     Implies,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum Expr {
     Const(Value),
     /// A frame `depth` levels up the chain, slot `slot` in it.

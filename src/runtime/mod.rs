@@ -14,6 +14,7 @@ pub mod decide;
 pub mod eval;
 pub mod hir;
 pub mod json;
+pub mod kernel;
 pub mod keyset;
 pub mod print;
 pub mod scan;

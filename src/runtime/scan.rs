@@ -32,6 +32,7 @@ use crate::runtime::eval::io::Cell;
 use crate::runtime::eval::{push_frame, Env, Frame, Function, Interp, Slots};
 use crate::runtime::hir::Expr;
 use crate::runtime::json::{write_compact, Decoder, Mark, Parsed, Parser};
+use crate::runtime::kernel::{Kernel, Lists, Reads, Rows};
 use crate::runtime::stdlib_native::Native;
 use crate::runtime::validate::{check_field, type_matches, Checked, Findings};
 use crate::runtime::value::{Key, Okay, Record, Value};
@@ -86,6 +87,9 @@ struct RecordCheck {
     /// The rules' frame: slot 0 is `self` (never read: see `new`), then
     /// each field. Reused from record to record while nothing else holds it.
     env: Env,
+    /// The rules and the warnings, compiled.
+    rules: Vec<Kernel>,
+    warnings: Vec<Kernel>,
 }
 
 /// How one declared field is checked.
@@ -93,6 +97,10 @@ struct FieldCheck {
     how: How,
     /// Does a rule read the field (its value goes into the frame)?
     read: bool,
+    /// Is it a list of records the rules read only by folding over it?
+    /// Then its elements are kept as rows (`Elements::rows`) and the frame
+    /// holds their mark, not a built list.
+    rows: bool,
     admits_null: bool,
     /// Can the name be compared with a key's bytes (`is_plain`)?
     plain_name: bool,
@@ -121,6 +129,19 @@ struct Elements {
     /// Does the element type admit null? (Elements have no null step of
     /// their own: null is checked against the type like any value.)
     admits_null: bool,
+    /// The elements' frames, kept for the rules (`FieldCheck::rows`).
+    rows: Option<RowBuf>,
+}
+
+/// The rows of a list kept for the rules' folds (`kernel::Rows`).
+struct RowBuf {
+    /// Each element's frame slots from 1, `width` to an element.
+    cells: Vec<Value>,
+    len: usize,
+    width: usize,
+    /// What the frame holds for the list (an empty list of its own, told
+    /// apart from any other by its address).
+    mark: Rc<Vec<Value>>,
 }
 
 /// A record shape, held through what owns it.
@@ -162,6 +183,7 @@ impl How {
                     how,
                     type_id: elem_id,
                     admits_null: type_matches(elem, &Value::Null),
+                    rows: None,
                 })))
             }
             TypeSpec::Named(cell) => match &cell.get()?.shape {
@@ -488,13 +510,10 @@ impl LineCheck {
     fn judge(&mut self, interp: &Rc<Interp>, line: &[u8]) -> (Verdict, bool) {
         let mut p = Parser::new(line, &mut self.decoder);
         let outcome = match p.peek_token() {
-            Ok(b'{') => self.top.read(interp, &mut p, None).and_then(|()| {
-                if p.at_end() {
-                    Ok(())
-                } else {
-                    Err(Miss::Invalid)
-                }
-            }),
+            Ok(b'{') => match self.top.read(interp, &mut p, None) {
+                Ok(()) | Err(Miss::Warned) if !p.at_end() => Err(Miss::Invalid),
+                read => read,
+            },
             // Not an object: `validate` fails it, or it does not decode.
             _ => Err(Miss::Invalid),
         };
@@ -568,12 +587,19 @@ impl RecordCheck {
                 FieldCheck {
                     how,
                     read,
+                    rows: false,
                     admits_null: f.ty.admits_null(),
                     plain_name: is_plain(&f.name),
                     type_id,
                 }
             })
             .collect();
+        let mut fields: Vec<FieldCheck> = fields;
+        let element_field = |list: u32, name: &str| element_field(shape, list, name);
+        let compile = |r: &RuleSpec| Kernel::compile(&r.cond, &element_field);
+        let rules: Vec<Kernel> = shape.rules.iter().map(compile).collect();
+        let warnings: Vec<Kernel> = shape.warns.iter().map(compile).collect();
+        keep_rows(shape, depth, &rules, &warnings, &mut fields);
         let n = shape.fields.len();
         let slots: Slots = std::iter::repeat_n(Value::Absent, n + 1).collect();
         Some(RecordCheck {
@@ -587,7 +613,14 @@ impl RecordCheck {
             failed: vec![false; n],
             found_at: Vec::new(),
             env: push_frame(&None, slots),
+            rules,
+            warnings,
         })
+    }
+
+    /// The frame's field slots (from 1) after `read`.
+    fn field_slots(&self) -> &[Value] {
+        self.env.as_ref().map(|f| &f.slots[1..]).unwrap_or(&[])
     }
 
     /// Steps 2–5 (and 7 for a declared type) of §4.8 for the object at the
@@ -608,6 +641,8 @@ impl RecordCheck {
             visit,
             extras,
             env,
+            rules,
+            warnings,
             ..
         } = self;
         let Some(shape) = held.get() else {
@@ -669,7 +704,7 @@ impl RecordCheck {
         }
         p.close();
         left_out(interp, shape, fields, seen, *visit, slots)?;
-        rules(interp, shape, env, *warns)
+        run_rules(interp, (rules, warnings, *warns), env, fields)
     }
 
     /// Steps 2–5 (and 7) for a record whose fields a format has read and
@@ -687,6 +722,8 @@ impl RecordCheck {
             seen,
             visit,
             env,
+            rules,
+            warnings,
             ..
         } = self;
         let (Some(shape), Some(frame)) = (held.get(), env.as_mut()) else {
@@ -706,7 +743,7 @@ impl RecordCheck {
             }
         }
         left_out(interp, shape, fields, seen, *visit, slots)?;
-        rules(interp, shape, env, *warns)
+        run_rules(interp, (rules, warnings, *warns), env, fields)
     }
 }
 
@@ -758,6 +795,8 @@ impl RecordCheck {
             env,
             failed,
             found_at,
+            rules,
+            warnings,
             ..
         } = self;
         let (Some(shape), Some(frame)) = (held.get(), env.as_mut()) else {
@@ -819,21 +858,21 @@ impl RecordCheck {
                 found_at.push(i as u32 + 1);
             }
         }
-        let outcome = |r: &RuleSpec| {
-            let kind = decide::outcome(interp, r, env).kind(r)?;
+        let lists = FieldLists { fields, env };
+        let outcome = |(r, k): (&RuleSpec, &Kernel)| {
+            let kind = decide::kind_of(r, k.run(interp, env, &lists))?;
             Some((r.id.clone(), kind))
         };
-        for rule in &shape.rules {
+        for (rule, kernel) in shape.rules.iter().zip(rules.iter()) {
             if !decide::skipped(rule, failed) {
-                found.failures.extend(outcome(rule));
+                found.failures.extend(outcome((rule, kernel)));
             }
         }
         found_at.resize(found.failures.len() - start, AFTER_EXTRAS);
         in_validate_order(&mut found.failures[start..], found_at);
         if *warns && decide::warns(found.failures.len()) {
-            found
-                .warnings
-                .extend(shape.warns.iter().filter_map(outcome));
+            let warned = shape.warns.iter().zip(warnings.iter()).filter_map(outcome);
+            found.warnings.extend(warned);
         }
         Ok(())
     }
@@ -848,9 +887,19 @@ impl Elements {
     /// Step 3 for each element of the list at the parser, naming what
     /// fails into `found`.
     fn find(&mut self, interp: &Rc<Interp>, p: &mut Parser, found: &mut Findings) -> Parsed<()> {
+        if let Some(rows) = &mut self.rows {
+            rows.cells.clear();
+            rows.len = 0;
+        }
         p.open()?;
         if p.peek_token()? != b']' {
             loop {
+                if self.rows.is_some() && self.admits_null && p.peek_token()? == b'n' {
+                    // A null element that passes is no row: the ordinary
+                    // path runs the rules over it. (One that fails fails
+                    // the list, and no rule reads a failed field.)
+                    return Err(p.give_up());
+                }
                 match &mut self.how {
                     How::Tokens(tokens) => {
                         match judge(tokens, self.admits_null, false, &self.type_id, p)? {
@@ -868,6 +917,10 @@ impl Elements {
                         }
                     }
                     how => how.find(interp, &self.type_id, p, found)?,
+                }
+                if let (Some(rows), How::Record(record)) = (&mut self.rows, &self.how) {
+                    rows.cells.extend_from_slice(record.field_slots());
+                    rows.len += 1;
                 }
                 match p.peek_token()? {
                     b',' => p.bump(),
@@ -1009,6 +1062,12 @@ impl FieldCheck {
             how => how.find(interp, &self.type_id, p, found)?,
         }
         if self.read && found.failures.len() == before {
+            if let How::List(elements) = &self.how {
+                if let Some(rows) = &elements.rows {
+                    // Kept as rows for the rules: the frame holds the mark.
+                    return Ok(Some(Value::List(rows.mark.clone())));
+                }
+            }
             // Checked in place; now read again for the rules.
             p.rewind(start);
             return Ok(Some(p.value()?));
@@ -1096,17 +1155,122 @@ fn object<'a, 'k>(line: &'a [u8], decoder: &'k mut Decoder) -> Option<Parser<'a,
     (p.peek_token().ok()? == b'{').then_some(p)
 }
 
-/// Steps 5 and 7: the rules, in the frame `read` filled. A warning
-/// is left to the ordinary path, which names it.
-fn rules(interp: &Rc<Interp>, shape: &RecordShape, env: &Env, warns: bool) -> Checking {
-    let holds = |r: &RuleSpec| decide::holds(interp, r, env);
-    if !shape.rules.iter().all(holds) {
+/// Steps 5 and 7: the rules, in the frame `read` filled, with the lists
+/// kept as rows in `fields`. A rule whose kernel bails raised an error, so
+/// it fails (`eval`). A warning is left to the ordinary path, which names it.
+fn run_rules(
+    interp: &Rc<Interp>,
+    (rules, warnings, warns): (&[Kernel], &[Kernel], bool),
+    env: &Env,
+    fields: &[FieldCheck],
+) -> Checking {
+    let lists = FieldLists { fields, env };
+    let holds = |k: &Kernel| decide::holds_in(k.run(interp, env, &lists)).unwrap_or(false);
+    if !rules.iter().all(holds) {
         return Err(Miss::Invalid);
     }
-    if warns && !shape.warns.iter().all(holds) {
-        return Err(Miss::Unsure);
+    if warns && !warnings.iter().all(holds) {
+        return Err(Miss::Warned);
     }
     Ok(())
+}
+
+/// A record's lists kept as rows, for its rules' kernels.
+struct FieldLists<'a> {
+    fields: &'a [FieldCheck],
+    env: &'a Env,
+}
+
+impl Lists for FieldLists<'_> {
+    fn rows(&self, slot: u32) -> Option<Rows<'_>> {
+        let i = (slot as usize).checked_sub(1)?;
+        let How::List(elements) = &self.fields.get(i)?.how else {
+            return None;
+        };
+        let buf = elements.rows.as_ref()?;
+        // The frame holds the mark only when the list was kept as rows
+        // (not when it was built, or absent, or null).
+        match self.env.as_ref()?.slots.get(slot as usize)? {
+            Value::List(l) if Rc::ptr_eq(l, &buf.mark) => Some(Rows {
+                len: buf.len,
+                width: buf.width,
+                cells: &buf.cells,
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// The position of field `name` in the records of the list field at frame
+/// slot `list`, when its elements are records of a known shape.
+fn element_field(shape: &RecordShape, list: u32, name: &str) -> Option<u32> {
+    let field = shape.fields.get((list as usize).checked_sub(1)?)?;
+    let TypeSpec::List(elem) = &field.ty else {
+        return None;
+    };
+    let index = match &**elem {
+        TypeSpec::Record(inner) => inner.index.get(name).copied(),
+        TypeSpec::Named(cell) => cell.get()?.record()?.index.get(name).copied(),
+        _ => None,
+    };
+    index
+}
+
+/// Keep as rows each list of records the rules read only by folding over
+/// it, reading only scalar fields of its elements: the list is then
+/// checked on its tokens and never built.
+fn keep_rows(
+    shape: &RecordShape,
+    depth: usize,
+    rules: &[Kernel],
+    warnings: &[Kernel],
+    fields: &mut [FieldCheck],
+) {
+    let mut reads = Reads::default();
+    for k in rules.iter().chain(warnings) {
+        k.reads(&mut reads);
+    }
+    for (i, field) in fields.iter_mut().enumerate() {
+        let slot = i as u32 + 1;
+        let folds: Vec<&Vec<u32>> = reads
+            .folded
+            .iter()
+            .filter(|(list, _)| *list == slot)
+            .map(|(_, positions)| positions)
+            .collect();
+        // The top record's unique keys are claimed from the frame.
+        let unique = depth == 0 && shape.uniques.iter().any(|u| u.slots.contains(&(i as u32)));
+        if folds.is_empty() || unique || reads.whole.contains(&slot) || reads.opaque.contains(&slot)
+        {
+            continue;
+        }
+        let How::List(elements) = &mut field.how else {
+            continue;
+        };
+        let How::Record(record) = &mut elements.how else {
+            continue;
+        };
+        let positions = || folds.iter().flat_map(|p| p.iter()).map(|&j| j as usize);
+        let scalar = |j: usize| {
+            record
+                .fields
+                .get(j)
+                .is_some_and(|f| matches!(f.how, How::Tokens(_)))
+        };
+        if !positions().all(scalar) {
+            continue;
+        }
+        for j in positions() {
+            record.fields[j].read = true;
+        }
+        elements.rows = Some(RowBuf {
+            cells: Vec::new(),
+            len: 0,
+            width: record.fields.len(),
+            mark: Rc::new(Vec::new()),
+        });
+        field.rows = true;
+    }
 }
 
 impl FieldCheck {
@@ -1119,6 +1283,7 @@ impl FieldCheck {
         p: &mut Parser,
         build: bool,
     ) -> Result<Option<Value>, Miss> {
+        let wanted = build;
         let build = build || self.read;
         if p.peek_token()? == b'n' {
             p.literal("null", ())?;
@@ -1135,6 +1300,12 @@ impl FieldCheck {
         let start = p.mark();
         let value = self.how.check(interp, p, build)?;
         if build && matches!(self.how, How::Record(_) | How::List(_)) {
+            if let (false, How::List(elements)) = (wanted, &self.how) {
+                if let Some(rows) = &elements.rows {
+                    // Kept as rows for the rules: the frame holds the mark.
+                    return Ok(Some(Value::List(rows.mark.clone())));
+                }
+            }
             // Checked in place; now read again to be built.
             p.rewind(start);
             return Ok(Some(p.value()?));
@@ -1177,7 +1348,15 @@ impl How {
         let tokens = match self {
             How::Tokens(tokens) => tokens,
             How::Record(record) if byte == b'{' => {
-                return record.read(interp, p, None).map(|()| None)
+                // A nested record's warning leaves the line undecided
+                // before the rest of it is read.
+                return record
+                    .read(interp, p, None)
+                    .map(|()| None)
+                    .map_err(|miss| match miss {
+                        Miss::Warned => Miss::Unsure,
+                        miss => miss,
+                    });
             }
             How::List(elements) if byte == b'[' => return elements.read(interp, p).map(|()| None),
             _ => return Err(Miss::Invalid),
@@ -1215,6 +1394,10 @@ impl How {
 impl Elements {
     /// The list at the parser, element by element.
     fn read(&mut self, interp: &Rc<Interp>, p: &mut Parser) -> Checking {
+        if let Some(rows) = &mut self.rows {
+            rows.cells.clear();
+            rows.len = 0;
+        }
         p.open()?;
         if p.peek_token()? != b']' {
             loop {
@@ -1223,8 +1406,17 @@ impl Elements {
                     if !self.admits_null {
                         return Err(Miss::Invalid);
                     }
+                    if self.rows.is_some() {
+                        // A null element is no row: the ordinary path
+                        // runs the rules over it.
+                        return Err(Miss::Unsure);
+                    }
                 } else {
                     self.how.check(interp, p, false)?;
+                    if let (Some(rows), How::Record(record)) = (&mut self.rows, &self.how) {
+                        rows.cells.extend_from_slice(record.field_slots());
+                        rows.len += 1;
+                    }
                 }
                 match p.peek_token()? {
                     b',' => p.bump(),
@@ -1257,6 +1449,10 @@ enum Miss {
     /// raise a runtime error instead (see `cannot_raise`).
     Invalid,
     Unsure,
+    /// The record is valid but a warning fired: the ordinary path names
+    /// it. Unsure, except that a line whose object is followed by more
+    /// than whitespace does not decode (see `LineCheck::judge`).
+    Warned,
 }
 
 type Checking = Result<(), Miss>;
@@ -1265,8 +1461,8 @@ type Checking = Result<(), Miss>;
 /// unless the key comes again later in the same object, whose value would
 /// count instead: read on to the object's end to tell.
 fn settle(miss: Miss, p: &mut Parser, start: Mark, name: &str) -> Miss {
-    if let Miss::Unsure = miss {
-        return miss;
+    if let Miss::Unsure | Miss::Warned = miss {
+        return Miss::Unsure;
     }
     p.rewind(start);
     let named_again = |p: &mut Parser| -> Parsed<bool> {

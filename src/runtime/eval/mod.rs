@@ -8,7 +8,7 @@ mod equality;
 mod funcs;
 pub mod io;
 pub mod meter;
-mod ops;
+pub(crate) mod ops;
 mod route;
 mod stages;
 mod tables;
@@ -589,11 +589,7 @@ impl Interp {
 
     /// A condition for `if`, `filter`, `check`: absent counts as false.
     pub fn truthy(self: &Rc<Self>, e: &Expr, env: &Env) -> Result<bool> {
-        match self.eval(e, env)? {
-            Value::Bool(b) => Ok(b),
-            Value::Absent | Value::Null => Ok(false),
-            other => Err(not_bool(&other)),
-        }
+        ops::truth(self.eval(e, env)?)
     }
 
     pub fn eval(self: &Rc<Self>, e: &Expr, env: &Env) -> Result<Value> {
@@ -629,14 +625,8 @@ impl Interp {
                 ops::read_index(&t, &i, *soft, matches!(**index, Expr::Const(_)))
                     .map_err(|e| e.at(span))
             }
-            Expr::Soft(x) => Ok(match self.eval(x, env)? {
-                Value::Null => Value::Absent,
-                v => v,
-            }),
-            Expr::Presence(x) => Ok(Value::Bool(!matches!(
-                self.eval(x, env)?,
-                Value::Null | Value::Absent
-            ))),
+            Expr::Soft(x) => Ok(ops::soft(self.eval(x, env)?)),
+            Expr::Presence(x) => Ok(ops::presence(&self.eval(x, env)?)),
             Expr::Call { func, args, span } => {
                 let f = self.eval(func, env)?;
                 let Some(args) = self.eval_args(args, env)? else {
@@ -659,16 +649,8 @@ impl Interp {
                 subject,
                 regex,
                 span,
-            } => match self.eval(subject, env)? {
-                Value::Absent => Ok(Value::Absent),
-                Value::Str(s) => Ok(Value::Bool(regex.is_match(&s))),
-                other => Err(funcs::expected("matches", "a String", &other).at(span)),
-            },
-            Expr::Not(x, span) => match self.eval(x, env)? {
-                Value::Bool(b) => Ok(Value::Bool(!b)),
-                Value::Absent | Value::Null => Ok(Value::Absent),
-                other => Err(not_bool(&other).at(span)),
-            },
+            } => ops::matches(regex, self.eval(subject, env)?).map_err(|e| e.at(span)),
+            Expr::Not(x, span) => ops::not(self.eval(x, env)?).map_err(|e| e.at(span)),
             Expr::Neg(x, span) => ops::negate(self.eval(x, env)?).map_err(|e| e.at(span)),
             Expr::Logic(op, a, b, span) => self.logic(*op, a, b, env).map_err(|e| e.at(span)),
             Expr::Binary(op, a, b, span) => {
@@ -743,35 +725,12 @@ impl Interp {
 
     /// Three-valued `and`, `or`, `=>` (Kleene), short-circuiting.
     fn logic(self: &Rc<Self>, op: Logic, a: &Expr, b: &Expr, env: &Env) -> Result<Value> {
-        let a = tri(self.eval(a, env)?)?;
-        let decided = match (op, a) {
-            (Logic::And, Some(false)) => Some(false),
-            (Logic::Or, Some(true)) => Some(true),
-            (Logic::Implies, Some(false)) => Some(true),
-            _ => None,
-        };
-        if let Some(d) = decided {
+        let a = ops::tri(self.eval(a, env)?)?;
+        if let Some(d) = ops::decided(op, a) {
             return Ok(Value::Bool(d));
         }
-        let b = tri(self.eval(b, env)?)?;
-        let a = if op == Logic::Implies {
-            a.map(|x| !x)
-        } else {
-            a
-        };
-        let result = match op {
-            Logic::And => match (a, b) {
-                (_, Some(false)) => Some(false),
-                (Some(true), Some(true)) => Some(true),
-                _ => None,
-            },
-            Logic::Or | Logic::Implies => match (a, b) {
-                (_, Some(true)) => Some(true),
-                (Some(false), Some(false)) => Some(false),
-                _ => None,
-            },
-        };
-        Ok(result.map(Value::Bool).unwrap_or(Value::Absent))
+        let b = ops::tri(self.eval(b, env)?)?;
+        Ok(ops::logic(op, a, b))
     }
 
     /// Call a function value with evaluated arguments.
@@ -818,7 +777,7 @@ impl Interp {
 
     /// Call a builtin; a stream stage's errors met later, as its items are
     /// read, point at `span`, its call.
-    fn call_builtin(
+    pub(crate) fn call_builtin(
         self: &Rc<Self>,
         b: Builtin,
         args: Slots,
@@ -897,24 +856,6 @@ fn local(env: &Env, depth: u32, slot: u32) -> Value {
         .and_then(|f| f.slots.get(slot as usize))
         .cloned()
         .unwrap_or(Value::Null)
-}
-
-/// A condition's value: true, false, or absent (None).
-fn tri(v: Value) -> Result<Option<bool>> {
-    match v {
-        Value::Bool(b) => Ok(Some(b)),
-        // A null that stood for an absent value (bound by `let`, say) is
-        // unknown in a condition too.
-        Value::Absent | Value::Null => Ok(None),
-        other => Err(not_bool(&other)),
-    }
-}
-
-fn not_bool(v: &Value) -> RuntimeError {
-    RuntimeError::new(
-        "hql::type",
-        format!("expected a Bool condition, found {}", v.kind_article()),
-    )
 }
 
 fn check_arg_count(name: &str, params: usize, given: usize) -> Result<()> {

@@ -6,6 +6,7 @@ use std::cmp::Ordering;
 
 use super::equality::{compare, equal};
 use super::{Result, RuntimeError};
+use crate::runtime::hir::Logic;
 use crate::runtime::value::{NumKind, Value};
 use crate::syntax::ast::BinOp;
 
@@ -232,14 +233,109 @@ fn lookup(target: &Value, name: &str, soft: bool) -> Result<Value, Miss> {
     match target {
         Value::Absent => Ok(Value::Absent),
         Value::Null if soft => Ok(Value::Absent),
-        Value::Record(r) => match r.get(name) {
-            Some(Value::Null) if soft => Ok(Value::Absent),
-            Some(v) => Ok(v.clone()),
-            None if soft => Ok(Value::Absent),
-            None => Err(Miss::Field),
-        },
+        Value::Record(r) => field_value(r.get(name), soft).ok_or(Miss::Field),
         Value::Ok(ok) => lookup(&ok.value, name, soft),
         other => Err(Miss::NotRecord(other.kind_article())),
+    }
+}
+
+/// A record's field as read by `.name` (`.name?` when `soft`), given what
+/// the record holds under the name (a missing field, or `Value::Absent`
+/// in a frame slot); `None` when reading it fails.
+pub fn field_value(found: Option<&Value>, soft: bool) -> Option<Value> {
+    match found {
+        None | Some(Value::Absent) if soft => Some(Value::Absent),
+        None | Some(Value::Absent) => None,
+        Some(Value::Null) if soft => Some(Value::Absent),
+        Some(v) => Some(v.clone()),
+    }
+}
+
+/// `e?` on anything but a field read: absent when `e` is null.
+pub fn soft(v: Value) -> Value {
+    match v {
+        Value::Null => Value::Absent,
+        v => v,
+    }
+}
+
+/// `e?` standing as a condition: is `e` present and not null?
+pub fn presence(v: &Value) -> Value {
+    Value::Bool(!matches!(v, Value::Null | Value::Absent))
+}
+
+/// `not e`, in Kleene logic.
+pub fn not(v: Value) -> Result<Value> {
+    match v {
+        Value::Bool(b) => Ok(Value::Bool(!b)),
+        Value::Absent | Value::Null => Ok(Value::Absent),
+        other => Err(not_bool(&other)),
+    }
+}
+
+/// A condition's value: true, false, or absent (None).
+pub fn tri(v: Value) -> Result<Option<bool>> {
+    match v {
+        Value::Bool(b) => Ok(Some(b)),
+        // A null that stood for an absent value (bound by `let`, say) is
+        // unknown in a condition too.
+        Value::Absent | Value::Null => Ok(None),
+        other => Err(not_bool(&other)),
+    }
+}
+
+/// A condition that must be true or false (`if`, a predicate): absent
+/// and null are false.
+pub fn truth(v: Value) -> Result<bool> {
+    Ok(tri(v)?.unwrap_or(false))
+}
+
+pub fn not_bool(v: &Value) -> RuntimeError {
+    RuntimeError::new(
+        "hql::type",
+        format!("expected a Bool condition, found {}", v.kind_article()),
+    )
+}
+
+/// Three-valued `and`, `or`, `=>` (Kleene): the result when the left
+/// operand `a` decides it alone (short-circuiting).
+pub fn decided(op: Logic, a: Option<bool>) -> Option<bool> {
+    match (op, a) {
+        (Logic::And, Some(false)) => Some(false),
+        (Logic::Or, Some(true)) => Some(true),
+        (Logic::Implies, Some(false)) => Some(true),
+        _ => None,
+    }
+}
+
+/// Three-valued `and`, `or`, `=>` of two conditions (see `decided`).
+pub fn logic(op: Logic, a: Option<bool>, b: Option<bool>) -> Value {
+    let a = if op == Logic::Implies {
+        a.map(|x| !x)
+    } else {
+        a
+    };
+    let result = match op {
+        Logic::And => match (a, b) {
+            (_, Some(false)) => Some(false),
+            (Some(true), Some(true)) => Some(true),
+            _ => None,
+        },
+        Logic::Or | Logic::Implies => match (a, b) {
+            (_, Some(true)) => Some(true),
+            (Some(false), Some(false)) => Some(false),
+            _ => None,
+        },
+    };
+    result.map(Value::Bool).unwrap_or(Value::Absent)
+}
+
+/// `matches(s, r"…")` with its pattern compiled.
+pub fn matches(regex: &regex::Regex, subject: Value) -> Result<Value> {
+    match subject {
+        Value::Absent => Ok(Value::Absent),
+        Value::Str(s) => Ok(Value::Bool(regex.is_match(&s))),
+        other => Err(super::funcs::expected("matches", "a String", &other)),
     }
 }
 
