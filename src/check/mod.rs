@@ -980,6 +980,7 @@ impl Checker {
             message: r.message.clone(),
             text: expr_text(&r.cond),
             doc: r.doc.clone(),
+            compiled: Default::default(),
         }
     }
 

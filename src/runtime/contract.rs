@@ -11,6 +11,7 @@ use std::rc::Rc;
 use rustc_hash::FxHashMap;
 
 use crate::runtime::hir;
+use crate::runtime::kernel::Kernel;
 use crate::runtime::value::{Key, Value};
 use crate::syntax::ast::Severity;
 
@@ -271,6 +272,22 @@ pub struct RuleSpec {
     /// The condition in canonical form.
     pub text: String,
     pub doc: Option<String>,
+    /// The condition compiled (`kernel`), on first use.
+    pub compiled: OnceCell<Kernel>,
+}
+
+impl RuleSpec {
+    /// The condition compiled, for a rule of `record` (`None` for a
+    /// refinement's rule, whose frame holds the value alone). Both ways of
+    /// validating run this one kernel.
+    pub fn kernel(&self, record: Option<&RecordShape>) -> &Kernel {
+        self.compiled.get_or_init(|| {
+            let element_field = |list: u32, name: &str| {
+                record.and_then(|r| crate::runtime::kernel::element_field(r, list, name))
+            };
+            Kernel::compile(&self.cond, &element_field)
+        })
+    }
 }
 
 #[derive(Debug)]

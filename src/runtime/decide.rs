@@ -7,8 +7,9 @@
 
 use std::rc::Rc;
 
-use crate::runtime::contract::RuleSpec;
+use crate::runtime::contract::{RecordShape, RuleSpec};
 use crate::runtime::eval::{Env, Interp, RuntimeError};
+use crate::runtime::kernel::{Bail, InFrame};
 use crate::runtime::value::Value;
 use crate::syntax::ast::Severity;
 
@@ -30,6 +31,21 @@ pub fn outcome(interp: &Rc<Interp>, rule: &RuleSpec, env: &Env) -> Outcome {
     match interp.eval(&rule.cond, env) {
         Ok(v) => value_outcome(v),
         Err(e) => Outcome::Raised(e),
+    }
+}
+
+/// Evaluate `rule`, of `record` (`None` for a refinement's), in the frame
+/// `env` with its kernel; where the kernel bails, the evaluator raises an
+/// error, and is asked for it.
+pub fn compiled_outcome(
+    interp: &Rc<Interp>,
+    rule: &RuleSpec,
+    record: Option<&RecordShape>,
+    env: &Env,
+) -> Outcome {
+    match rule.kernel(record).run(interp, env, &InFrame) {
+        Ok(v) => value_outcome(v),
+        Err(Bail) => outcome(interp, rule, env),
     }
 }
 

@@ -25,6 +25,7 @@ use regex::Regex;
 use smallvec::SmallVec;
 
 use crate::runtime::builtins::Builtin;
+use crate::runtime::contract::{RecordShape, TypeSpec};
 use crate::runtime::eval::{ops, Env, Interp};
 use crate::runtime::hir::{Expr, Logic};
 use crate::runtime::value::{Key, Value};
@@ -39,6 +40,12 @@ type Out = Result<Value, Bail>;
 /// One rule's condition, compiled.
 pub struct Kernel {
     code: Code,
+}
+
+impl std::fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Kernel")
+    }
 }
 
 enum Code {
@@ -174,6 +181,21 @@ impl Kernel {
 }
 
 // ---------------------------------------------------------------- compiling
+
+/// The position of field `name` in the records of the list field at frame
+/// slot `list`, when its elements are records of a known shape.
+pub fn element_field(shape: &RecordShape, list: u32, name: &str) -> Option<u32> {
+    let field = shape.fields.get((list as usize).checked_sub(1)?)?;
+    let TypeSpec::List(elem) = &field.ty else {
+        return None;
+    };
+    let index = match &**elem {
+        TypeSpec::Record(inner) => inner.index.get(name).copied(),
+        TypeSpec::Named(cell) => cell.get()?.record()?.index.get(name).copied(),
+        _ => None,
+    };
+    index
+}
 
 /// Compile at a rule's top level: what is not known is evaluated.
 fn top(e: &Expr, element_field: &dyn Fn(u32, &str) -> Option<u32>) -> Code {

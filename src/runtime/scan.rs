@@ -32,7 +32,7 @@ use crate::runtime::eval::io::Cell;
 use crate::runtime::eval::{push_frame, Env, Frame, Function, Interp, Slots};
 use crate::runtime::hir::Expr;
 use crate::runtime::json::{write_compact, Decoder, Mark, Parsed, Parser};
-use crate::runtime::kernel::{Kernel, Lists, Reads, Rows};
+use crate::runtime::kernel::{Lists, Reads, Rows};
 use crate::runtime::stdlib_native::Native;
 use crate::runtime::validate::{check_field, type_matches, Checked, Findings};
 use crate::runtime::value::{Key, Okay, Record, Value};
@@ -87,9 +87,6 @@ struct RecordCheck {
     /// The rules' frame: slot 0 is `self` (never read: see `new`), then
     /// each field. Reused from record to record while nothing else holds it.
     env: Env,
-    /// The rules and the warnings, compiled.
-    rules: Vec<Kernel>,
-    warnings: Vec<Kernel>,
 }
 
 /// How one declared field is checked.
@@ -595,11 +592,7 @@ impl RecordCheck {
             })
             .collect();
         let mut fields: Vec<FieldCheck> = fields;
-        let element_field = |list: u32, name: &str| element_field(shape, list, name);
-        let compile = |r: &RuleSpec| Kernel::compile(&r.cond, &element_field);
-        let rules: Vec<Kernel> = shape.rules.iter().map(compile).collect();
-        let warnings: Vec<Kernel> = shape.warns.iter().map(compile).collect();
-        keep_rows(shape, depth, &rules, &warnings, &mut fields);
+        keep_rows(shape, depth, &mut fields);
         let n = shape.fields.len();
         let slots: Slots = std::iter::repeat_n(Value::Absent, n + 1).collect();
         Some(RecordCheck {
@@ -613,8 +606,6 @@ impl RecordCheck {
             failed: vec![false; n],
             found_at: Vec::new(),
             env: push_frame(&None, slots),
-            rules,
-            warnings,
         })
     }
 
@@ -641,8 +632,6 @@ impl RecordCheck {
             visit,
             extras,
             env,
-            rules,
-            warnings,
             ..
         } = self;
         let Some(shape) = held.get() else {
@@ -704,7 +693,7 @@ impl RecordCheck {
         }
         p.close();
         left_out(interp, shape, fields, seen, *visit, slots)?;
-        run_rules(interp, (rules, warnings, *warns), env, fields)
+        run_rules(interp, shape, *warns, env, fields)
     }
 
     /// Steps 2–5 (and 7) for a record whose fields a format has read and
@@ -722,8 +711,6 @@ impl RecordCheck {
             seen,
             visit,
             env,
-            rules,
-            warnings,
             ..
         } = self;
         let (Some(shape), Some(frame)) = (held.get(), env.as_mut()) else {
@@ -743,7 +730,7 @@ impl RecordCheck {
             }
         }
         left_out(interp, shape, fields, seen, *visit, slots)?;
-        run_rules(interp, (rules, warnings, *warns), env, fields)
+        run_rules(interp, shape, *warns, env, fields)
     }
 }
 
@@ -795,8 +782,6 @@ impl RecordCheck {
             env,
             failed,
             found_at,
-            rules,
-            warnings,
             ..
         } = self;
         let (Some(shape), Some(frame)) = (held.get(), env.as_mut()) else {
@@ -859,19 +844,19 @@ impl RecordCheck {
             }
         }
         let lists = FieldLists { fields, env };
-        let outcome = |(r, k): (&RuleSpec, &Kernel)| {
-            let kind = decide::kind_of(r, k.run(interp, env, &lists))?;
+        let outcome = |r: &RuleSpec| {
+            let kind = decide::kind_of(r, r.kernel(Some(shape)).run(interp, env, &lists))?;
             Some((r.id.clone(), kind))
         };
-        for (rule, kernel) in shape.rules.iter().zip(rules.iter()) {
+        for rule in &shape.rules {
             if !decide::skipped(rule, failed) {
-                found.failures.extend(outcome((rule, kernel)));
+                found.failures.extend(outcome(rule));
             }
         }
         found_at.resize(found.failures.len() - start, AFTER_EXTRAS);
         in_validate_order(&mut found.failures[start..], found_at);
         if *warns && decide::warns(found.failures.len()) {
-            let warned = shape.warns.iter().zip(warnings.iter()).filter_map(outcome);
+            let warned = shape.warns.iter().filter_map(outcome);
             found.warnings.extend(warned);
         }
         Ok(())
@@ -1160,16 +1145,20 @@ fn object<'a, 'k>(line: &'a [u8], decoder: &'k mut Decoder) -> Option<Parser<'a,
 /// it fails (`eval`). A warning is left to the ordinary path, which names it.
 fn run_rules(
     interp: &Rc<Interp>,
-    (rules, warnings, warns): (&[Kernel], &[Kernel], bool),
+    shape: &RecordShape,
+    warns: bool,
     env: &Env,
     fields: &[FieldCheck],
 ) -> Checking {
     let lists = FieldLists { fields, env };
-    let holds = |k: &Kernel| decide::holds_in(k.run(interp, env, &lists)).unwrap_or(false);
-    if !rules.iter().all(holds) {
+    let holds = |r: &RuleSpec| {
+        let value = r.kernel(Some(shape)).run(interp, env, &lists);
+        decide::holds_in(value).unwrap_or(false)
+    };
+    if !shape.rules.iter().all(holds) {
         return Err(Miss::Invalid);
     }
-    if warns && !warnings.iter().all(holds) {
+    if warns && !shape.warns.iter().all(holds) {
         return Err(Miss::Warned);
     }
     Ok(())
@@ -1201,34 +1190,13 @@ impl Lists for FieldLists<'_> {
     }
 }
 
-/// The position of field `name` in the records of the list field at frame
-/// slot `list`, when its elements are records of a known shape.
-fn element_field(shape: &RecordShape, list: u32, name: &str) -> Option<u32> {
-    let field = shape.fields.get((list as usize).checked_sub(1)?)?;
-    let TypeSpec::List(elem) = &field.ty else {
-        return None;
-    };
-    let index = match &**elem {
-        TypeSpec::Record(inner) => inner.index.get(name).copied(),
-        TypeSpec::Named(cell) => cell.get()?.record()?.index.get(name).copied(),
-        _ => None,
-    };
-    index
-}
-
 /// Keep as rows each list of records the rules read only by folding over
 /// it, reading only scalar fields of its elements: the list is then
 /// checked on its tokens and never built.
-fn keep_rows(
-    shape: &RecordShape,
-    depth: usize,
-    rules: &[Kernel],
-    warnings: &[Kernel],
-    fields: &mut [FieldCheck],
-) {
+fn keep_rows(shape: &RecordShape, depth: usize, fields: &mut [FieldCheck]) {
     let mut reads = Reads::default();
-    for k in rules.iter().chain(warnings) {
-        k.reads(&mut reads);
+    for r in shape.rules.iter().chain(&shape.warns) {
+        r.kernel(Some(shape)).reads(&mut reads);
     }
     for (i, field) in fields.iter_mut().enumerate() {
         let slot = i as u32 + 1;

@@ -286,7 +286,7 @@ impl<'a> Run<'a> {
             }
         }
         if decide::warns(self.failures.len()) {
-            self.rules(&shape.warns, &env, &[], None, None);
+            self.rules(&shape.warns, Some(shape), &env, &[], None, None);
         }
         Ok(filled)
     }
@@ -341,7 +341,7 @@ impl<'a> Run<'a> {
         slots[0] = filled.clone();
         // One frame serves every rule of the record.
         let env = push_frame(&None, Slots::from_vec(slots));
-        self.rules(&shape.rules, &env, &failed, path, None);
+        self.rules(&shape.rules, Some(shape), &env, &failed, path, None);
         Ok((filled, env))
     }
 
@@ -531,7 +531,7 @@ impl<'a> Run<'a> {
             Shape::Record { record, .. } => {
                 let (filled, env) = self.record(&c.name, record, v, path)?;
                 if decide::warns(self.failures.len()) {
-                    self.rules(&record.warns, &env, &[], path, None);
+                    self.rules(&record.warns, Some(record), &env, &[], path, None);
                 }
                 Ok(replaced(v, filled))
             }
@@ -565,7 +565,7 @@ impl<'a> Run<'a> {
                 if self.failures.len() == mark {
                     let value = changed.clone().unwrap_or_else(|| v.clone());
                     let env = push_frame(&None, smallvec![value]);
-                    self.rules(rules, &env, &[], path, Some(field));
+                    self.rules(rules, None, &env, &[], path, Some(field));
                 }
                 Ok(changed)
             }
@@ -573,8 +573,13 @@ impl<'a> Run<'a> {
     }
 
     /// Evaluate a rule in a frame: None when it holds, else (kind, message).
-    fn rule_outcome(&mut self, rule: &RuleSpec, env: &Env) -> Option<(&'static str, String)> {
-        let outcome = decide::outcome(self.interp, rule, env);
+    fn rule_outcome(
+        &mut self,
+        rule: &RuleSpec,
+        record: Option<&RecordShape>,
+        env: &Env,
+    ) -> Option<(&'static str, String)> {
+        let outcome = decide::compiled_outcome(self.interp, rule, record, env);
         let kind = outcome.kind(rule)?;
         let message = match outcome {
             Outcome::Holds => return None,
@@ -596,6 +601,7 @@ impl<'a> Run<'a> {
     fn rules(
         &mut self,
         rules: &[RuleSpec],
+        record: Option<&RecordShape>,
         env: &Env,
         failed: &[bool],
         path: Option<&str>,
@@ -605,7 +611,7 @@ impl<'a> Run<'a> {
             if decide::skipped(rule, failed) {
                 continue;
             }
-            if let Some((kind, mut message)) = self.rule_outcome(rule, env) {
+            if let Some((kind, mut message)) = self.rule_outcome(rule, record, env) {
                 // A refinement's rule is checked at a field: say which.
                 if let (Some(_), Some(p)) = (field, path.filter(|p| !p.is_empty())) {
                     message = format!("{message} (field {p})");

@@ -9,6 +9,8 @@
 pub mod config;
 pub mod diagnostic;
 pub mod host;
+#[cfg(test)]
+mod kernel_agreement;
 pub mod memory;
 pub mod prelude;
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! against are declared in HQL and checked by a session.
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     //! The line check against the ordinary path, over many lines: valid
     //! ones, and each of them broken in the ways data arrives broken.
 
@@ -21,7 +21,7 @@ mod tests {
     use crate::session::memory::MemHost;
     use crate::session::{Session, Sinks};
 
-    fn session(declarations: &str) -> Session {
+    pub(crate) fn session(declarations: &str) -> Session {
         let mut session = Session::new(Rc::new(MemHost::new(&[], None)));
         let (mut out, mut err) = (Vec::new(), Vec::new());
         let mut sinks = Sinks::plain(&mut out, &mut err);
@@ -52,10 +52,10 @@ mod tests {
     }
 
     /// A small deterministic generator (xorshift).
-    struct Dice(u64);
+    pub(crate) struct Dice(pub(crate) u64);
 
     impl Dice {
-        fn below(&mut self, n: usize) -> usize {
+        pub(crate) fn below(&mut self, n: usize) -> usize {
             self.0 ^= self.0 << 13;
             self.0 ^= self.0 >> 7;
             self.0 ^= self.0 << 17;
@@ -96,7 +96,7 @@ mod tests {
 
     /// Break `line` (a JSON object written with `", "` between fields) in
     /// one of several ways.
-    fn mutate(line: &str, dice: &mut Dice) -> String {
+    pub(crate) fn mutate(line: &str, dice: &mut Dice) -> String {
         if dice.below(4) == 0 {
             return mutate_anywhere(line, dice);
         }
