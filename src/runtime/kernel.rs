@@ -19,6 +19,7 @@
 //! differential tests in `session/scan_agreement.rs` and `tests/kernels.rs`
 //! hold kernels to the evaluator.
 
+use std::borrow::Cow;
 use std::rc::Rc;
 
 use regex::Regex;
@@ -505,8 +506,8 @@ impl Cx<'_> {
                 Ok(ops::logic(*op, a, b))
             }
             Code::Binary(op, a, b) => {
-                let a = self.run(a, item)?;
-                let b = self.run(b, item)?;
+                let a = self.operand(a, item)?;
+                let b = self.operand(b, item)?;
                 ops::binary(*op, &a, &b).map_err(|_| Bail)
             }
             Code::If(c, a, b) => match ops::truth(self.run(c, item)?) {
@@ -515,7 +516,7 @@ impl Cx<'_> {
                 Err(_) => Err(Bail),
             },
             Code::Matches(subject, regex) => {
-                ops::matches(regex, self.run(subject, item)?).map_err(|_| Bail)
+                ops::matches(regex, &*self.operand(subject, item)?).map_err(|_| Bail)
             }
             Code::Builtin(b, args) => {
                 let mut values = SmallVec::new();
@@ -534,6 +535,36 @@ impl Cx<'_> {
                 Some(_) => Err(Bail),
             },
         }
+    }
+
+    /// An operand's value, borrowed where it is held already (a constant,
+    /// a field in the frame or in a row), so that reading it costs no
+    /// reference count.
+    fn operand<'v>(
+        &'v self,
+        code: &'v Code,
+        item: Option<ItemRef<'v>>,
+    ) -> Result<Cow<'v, Value>, Bail> {
+        Ok(match (code, item) {
+            (Code::Const(v), _) => Cow::Borrowed(v),
+            (Code::Slot(s), _) => match self.slots.get(*s as usize) {
+                Some(v) => Cow::Borrowed(v),
+                None => Cow::Owned(Value::Null),
+            },
+            (
+                Code::ItemField {
+                    slot: Some(s),
+                    soft: false,
+                    ..
+                },
+                Some(ItemRef::Row(row)),
+            ) => match row.get(*s as usize) {
+                // Missing: reading it fails.
+                None | Some(Value::Absent) => return Err(Bail),
+                Some(v) => Cow::Borrowed(v),
+            },
+            _ => Cow::Owned(self.run(code, item)?),
+        })
     }
 
     fn lambda(&self, l: &Lambda, item: ItemRef) -> Out {

@@ -649,7 +649,7 @@ impl Interp {
                 subject,
                 regex,
                 span,
-            } => ops::matches(regex, self.eval(subject, env)?).map_err(|e| e.at(span)),
+            } => ops::matches(regex, &self.eval(subject, env)?).map_err(|e| e.at(span)),
             Expr::Not(x, span) => ops::not(self.eval(x, env)?).map_err(|e| e.at(span)),
             Expr::Neg(x, span) => ops::negate(self.eval(x, env)?).map_err(|e| e.at(span)),
             Expr::Logic(op, a, b, span) => self.logic(*op, a, b, env).map_err(|e| e.at(span)),

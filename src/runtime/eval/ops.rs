@@ -331,11 +331,11 @@ pub fn logic(op: Logic, a: Option<bool>, b: Option<bool>) -> Value {
 }
 
 /// `matches(s, r"…")` with its pattern compiled.
-pub fn matches(regex: &regex::Regex, subject: Value) -> Result<Value> {
+pub fn matches(regex: &regex::Regex, subject: &Value) -> Result<Value> {
     match subject {
         Value::Absent => Ok(Value::Absent),
-        Value::Str(s) => Ok(Value::Bool(regex.is_match(&s))),
-        other => Err(super::funcs::expected("matches", "a String", &other)),
+        Value::Str(s) => Ok(Value::Bool(regex.is_match(s))),
+        other => Err(super::funcs::expected("matches", "a String", other)),
     }
 }
 
