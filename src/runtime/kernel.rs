@@ -16,7 +16,8 @@
 //! evaluator for the error itself. (A lambda that reads its item whole,
 //! or a field its element does not declare, makes its list be built —
 //! `Reads::opaque` — so a row never meets code it cannot run.) The
-//! differential tests in `session/scan_agreement.rs` and `tests/kernels.rs`
+//! differential tests in `session/kernel_agreement.rs` and
+//! `session/scan_agreement.rs`
 //! hold kernels to the evaluator.
 
 use std::borrow::Cow;
