@@ -17,8 +17,7 @@
 //! or a field its element does not declare, makes its list be built —
 //! `Reads::opaque` — so a row never meets code it cannot run.) The
 //! differential tests in `session/kernel_agreement.rs` and
-//! `session/scan_agreement.rs`
-//! hold kernels to the evaluator.
+//! `session/scan_agreement.rs` hold kernels to the evaluator.
 
 use std::borrow::Cow;
 use std::rc::Rc;
