@@ -21,7 +21,7 @@ use std::rc::Rc;
 use crate::check::{check_program, Checked, Unparsed};
 use crate::runtime::builtins::Builtin;
 use crate::runtime::contract::Contract;
-use crate::runtime::eval::{Host, Interp, Outcome, RuntimeError};
+use crate::runtime::eval::{FnRef, Function, Host, Interp, Outcome, RuntimeError};
 use crate::runtime::print::to_hql;
 use crate::runtime::value::Value;
 use crate::session::diagnostic::{emit, render, Diag};
@@ -146,6 +146,17 @@ impl Session {
 
     pub fn interp(&self) -> &Rc<Interp> {
         &self.interp
+    }
+
+    /// The lambdas written in `stmt`, checked against the session without
+    /// running it (`written_lambdas`); `None` if it does not check.
+    fn lambdas_of(&mut self, stmt: Stmt) -> Option<Vec<Rc<crate::runtime::hir::Lambda>>> {
+        let (mut out, mut err) = (std::io::sink(), std::io::sink());
+        let mut quiet = Sinks::plain(&mut out, &mut err);
+        let (checked, _) = self
+            .prepare(&Entry::checked(usize::MAX, vec![stmt]), &mut quiet)
+            .ok()?;
+        checked.program.stmts.last().map(written_lambdas)
     }
 
     /// What worker threads need to run the entry's statements: the user's
@@ -314,7 +325,9 @@ impl Session {
         let plan = self.parallel_plan(&entry);
         let last_result = self.slot("_");
         for (i, stmt) in checked.program.stmts[first..].iter().enumerate() {
-            let parallel = plan.as_ref().and_then(|p| p.before(ran));
+            let parallel = plan
+                .as_ref()
+                .and_then(|p| p.before(ran, written_lambdas(stmt)));
             self.interp.set_parallel(parallel);
             match self.run_one(stmt, last_result, sinks, display) {
                 Ok(true) => {}
@@ -524,11 +537,16 @@ struct ParallelPlan {
 impl ParallelPlan {
     /// What the entry's statement `at` (counting those that run) hands
     /// the counting path.
-    fn before(&self, at: usize) -> Option<crate::runtime::eval::Parallel> {
+    fn before(
+        &self,
+        at: usize,
+        lambdas: Vec<Rc<crate::runtime::hir::Lambda>>,
+    ) -> Option<crate::runtime::eval::Parallel> {
         if self.stdin_from.is_some_and(|from| at >= from) {
             return None;
         }
         Some(crate::runtime::eval::Parallel {
+            lambdas: lambdas.into(),
             threads: self.threads,
             rebuild: std::sync::Arc::new(Declarations {
                 stmts: self.stmts.clone(),
@@ -579,8 +597,10 @@ impl Declarations {
     }
 }
 
-impl crate::runtime::eval::Rebuild for Declarations {
-    fn rebuild(&self, ty: &str) -> Result<(Rc<Interp>, Rc<Contract>), &'static str> {
+impl Declarations {
+    /// A session that has run the declarations and `let`s, and the
+    /// contract named `ty` in it.
+    fn session(&self, ty: &str) -> Result<(Session, Rc<Contract>), &'static str> {
         let mut session = Session::new((self.hosts)());
         let (mut out, mut err) = (std::io::sink(), std::io::sink());
         let mut quiet = Sinks::plain(&mut out, &mut err);
@@ -590,8 +610,69 @@ impl crate::runtime::eval::Rebuild for Declarations {
         let contract = session
             .contract(ty)
             .ok_or("the validated type is missing on a worker thread")?;
+        Ok((session, contract))
+    }
+
+    /// The statement the worker runs a part of.
+    fn running(&self) -> Option<&Stmt> {
+        runs(&self.stmts[self.entry_start..])
+            .nth(self.at)
+            .map(|(_, s)| s)
+    }
+}
+
+impl crate::runtime::eval::Rebuild for Declarations {
+    fn rebuild(&self, ty: &str) -> Result<(Rc<Interp>, Rc<Contract>), &'static str> {
+        let (session, contract) = self.session(ty)?;
         Ok((session.interp().clone(), contract))
     }
+
+    fn rebuild_with(
+        &self,
+        ty: &str,
+        funcs: &[FnRef],
+    ) -> Result<crate::runtime::eval::Rebuilt, &'static str> {
+        let (mut session, contract) = self.session(ty)?;
+        let written = match funcs.iter().any(|f| matches!(f, FnRef::Written(_))) {
+            true => self
+                .running()
+                .and_then(|stmt| session.lambdas_of(stmt.clone()))
+                .unwrap_or_default(),
+            false => Vec::new(),
+        };
+        let found = |f: &FnRef| match f {
+            FnRef::Declared(name) => session
+                .slot(name)
+                .and_then(|slot| session.interp.global_value(slot)),
+            FnRef::Written(n) => written.get(*n).map(|lambda| {
+                Value::Func(Rc::new(Function::Lambda {
+                    lambda: lambda.clone(),
+                    env: None,
+                }))
+            }),
+        };
+        let values = (funcs.iter().map(found).collect::<Option<Vec<_>>>())
+            .ok_or("a function of the pipeline is missing on a worker thread")?;
+        Ok((session.interp().clone(), contract, values))
+    }
+}
+
+/// The lambdas written in a statement, in the order `hir::Expr::walk`
+/// meets them: how a worker thread finds the one the running statement
+/// hands a stage (`FnRef::Written`).
+fn written_lambdas(stmt: &crate::runtime::hir::Stmt) -> Vec<Rc<crate::runtime::hir::Lambda>> {
+    use crate::runtime::hir::{Expr as HExpr, Stmt as HStmt};
+    let mut found = Vec::new();
+    let mut visit = |e: &HExpr| {
+        if let HExpr::Lambda(lambda) = e {
+            found.push(lambda.clone());
+        }
+    };
+    match stmt {
+        HStmt::Let { value, .. } | HStmt::Expr(value) => value.walk(&mut visit),
+        HStmt::Check(c) => c.cond.walk(&mut visit),
+    }
+    found
 }
 
 fn reads_stdin(stmt: &Stmt) -> bool {

@@ -11,6 +11,7 @@ pub mod io;
 pub mod meter;
 pub(crate) mod ops;
 mod route;
+mod staged;
 mod stages;
 mod tables;
 
@@ -28,6 +29,7 @@ use crate::syntax::ast::Span;
 pub use equality::{compare, equal, hash_value, sort_order, write_key, ValueKey};
 pub use io::{Codec, Pending, PendingFile, Place, SourceSpec, TableSink, TargetSpec};
 pub use ops::to_f64;
+pub use staged::{spread_stream, Piece, Render};
 pub use stages::{cannot_read, force, items, Tally, Target};
 
 /// What the evaluator may ask of the world outside.
@@ -175,12 +177,46 @@ pub struct Stream {
 pub enum Plan {
     /// `source(…)`
     Source(Rc<SourceSpec>),
-    /// `… | validate(T)`, and with `oks` `… | validate(T) | oks()`.
+    /// `… | validate(T)`, and with `oks` `… | validate(T) | oks()`; `at`
+    /// is `validate`'s call.
     Validated {
         source: Rc<SourceSpec>,
         contract: Rc<Contract>,
         oks: bool,
+        at: Option<Span>,
     },
+    /// `… | validate(T)` followed by `oks()`, `errs()`, `map(f)` and
+    /// `filter(f)` stages: what may be run on several threads.
+    Staged(Rc<Staged>),
+}
+
+/// A source validated and passed through stages that keep no state from
+/// one record to the next.
+pub struct Staged {
+    pub interp: std::rc::Weak<Interp>,
+    pub source: Rc<SourceSpec>,
+    pub contract: Rc<Contract>,
+    /// `validate`'s call.
+    pub at: Option<Span>,
+    pub steps: Vec<Step>,
+}
+
+/// A stage after `validate`: `oks`, `errs`, `map` or `filter`, its
+/// function, and its call.
+#[derive(Clone)]
+pub struct Step {
+    pub stage: Builtin,
+    pub func: Option<Value>,
+    pub at: Option<Span>,
+}
+
+/// A function of a pipeline as a worker thread finds it in its own copy of
+/// the program: a declared function by name, or the `n`th lambda written
+/// in the running statement (in the order `hir::Expr::walk` meets them).
+#[derive(Debug, Clone, PartialEq)]
+pub enum FnRef {
+    Declared(String),
+    Written(usize),
 }
 
 impl Stream {
@@ -446,6 +482,9 @@ pub type Codecs = fn(Format) -> &'static dyn Codec;
 pub struct Parallel {
     pub threads: usize,
     pub rebuild: std::sync::Arc<dyn Rebuild>,
+    /// The lambdas written in the running statement, in the order
+    /// `hir::Expr::walk` meets them (`FnRef::Written`).
+    pub lambdas: Rc<[Rc<hir::Lambda>]>,
 }
 
 /// The program so far, rebuilt on a worker thread. The session, a higher
@@ -456,7 +495,15 @@ pub trait Rebuild: Send + Sync {
     /// declarations and `let`s, and the contract named `ty` in it; or why
     /// not.
     fn rebuild(&self, ty: &str) -> std::result::Result<(Rc<Interp>, Rc<Contract>), &'static str>;
+
+    /// As `rebuild`, and the functions `funcs` name, as values of the
+    /// fresh interpreter.
+    fn rebuild_with(&self, ty: &str, funcs: &[FnRef])
+        -> std::result::Result<Rebuilt, &'static str>;
 }
+
+/// A worker's interpreter, the contract, and the functions asked for.
+pub type Rebuilt = (Rc<Interp>, Rc<Contract>, Vec<Value>);
 
 /// Calls of declared functions may nest this deep; deeper is a runtime
 /// error, never a stack overflow.

@@ -244,6 +244,7 @@ fn copy_plan(interp: &Interp, input: &Value, target: &TargetSpec, oks: bool) -> 
         source,
         contract,
         oks: validated_oks,
+        ..
     }) = plan_of(input)
     else {
         return None;
