@@ -261,11 +261,10 @@ fn fn_ref(
 fn reads_constants(interp: &Interp, body: &Expr) -> bool {
     let mut constant = true;
     body.walk(&mut |e| match e {
-        Expr::Builtin { builtin, .. }
-            if matches!(builtin, Builtin::Stdin | Builtin::Param | Builtin::Env) =>
-        {
-            constant = false
-        }
+        Expr::Builtin {
+            builtin: Builtin::Stdin | Builtin::Param | Builtin::Env,
+            ..
+        } => constant = false,
         Expr::Global(slot, _) => match interp.global_value(*slot) {
             Some(Value::Stream(_)) => constant = false,
             Some(Value::Func(f)) if matches!(&*f, Function::Lambda { env: Some(_), .. }) => {
