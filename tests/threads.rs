@@ -375,6 +375,7 @@ fn run_full(dir: &Path, program: &str, args: &[&str]) -> (String, String, Option
         .arg("run")
         .args(args)
         .arg(&file)
+        .stdin(std::process::Stdio::null())
         .output()
         .expect("hql runs");
     (
@@ -406,14 +407,29 @@ fn stages_after_validate_across_threads_give_what_one_thread_gives() {
          {src} | oks() | map(r => {{id: r.id, d: twice(r.low)}}) | write(file({:?}))\n\
          {src} | oks() | filter(r => r.low == 2) | map(r => r.note) | write(file({:?}))\n\
          {src} | oks() | map(r => r.high)\n\
-         {src} | errs()\n",
+         {src} | errs()\n\
+         {src} | map(r => r) | route(ok: file({:?}), err: file({:?}))\n\
+         {src} | oks() | map(r => {{id: r.id}}) | route(ok: file({:?}), err: file({:?}))\n",
         contract_r("    warn short: len(note? ?? \"\") < 45\n"),
         target("errs.jsonl"),
         target("mapped.jsonl"),
         target("notes.json"),
+        target("ok.jsonl"),
+        target("err.json"),
+        target("ids.json"),
+        target("none.jsonl"),
     );
     let files = || {
-        ["errs.jsonl", "mapped.jsonl", "notes.json"].map(|f| std::fs::read(dir.join(f)).unwrap())
+        [
+            "errs.jsonl",
+            "mapped.jsonl",
+            "notes.json",
+            "ok.jsonl",
+            "err.json",
+            "ids.json",
+            "none.jsonl",
+        ]
+        .map(|f| std::fs::read(dir.join(f)).unwrap())
     };
     for format in ["hql", "json"] {
         let ordinary = run_full(&dir, &on_the_ordinary_path(&program), &["--format", format]);
@@ -484,6 +500,16 @@ fn lambdas_reading_more_than_constants_stay_on_one_thread() {
          {src} | filter(r => r.low > len(param(\"k\", \"abc\"))) | count()\n",
         contract_r("")
     );
+    // Standard input can be read once: a lambda reading it fails on the
+    // second record, as on one thread.
+    let stdin = format!(
+        "{}{src} | filter(r => r.low > (source(stdin(), Json) | count())) | count()\n",
+        contract_r("")
+    );
+    let one_stdin = run_full(&dir, &stdin, &["--threads", "1"]);
+    assert_eq!(one_stdin.2, Some(1));
+    assert!(one_stdin.1.contains("hql::stdin_twice"), "{}", one_stdin.1);
+    assert_eq!(run_full(&dir, &stdin, &["--threads", "3"]), one_stdin);
     let one = run_full(&dir, &program, &["--threads", "1"]);
     assert_eq!(one.2, Some(0), "{}", one.1);
     let lines: Vec<&str> = one.0.lines().collect();

@@ -43,6 +43,9 @@ pub enum Render {
     Hql,
     /// Its value as JSON, a line, for `write`, which takes no results.
     Write,
+    /// As `route` sends it: a failure record as JSON, a line, to `errs`;
+    /// any other value (an `ok`'s value) as JSON, a line, to `text`.
+    Route,
 }
 
 /// The items of one chunk, rendered.
@@ -55,6 +58,10 @@ pub struct Piece {
     pub ends: Vec<usize>,
     /// How many items.
     pub n: u64,
+    /// For `Route`, the failure records, each as JSON and a newline.
+    pub errs: String,
+    /// How many of the items are failure records.
+    pub failed: u64,
 }
 
 impl Piece {
@@ -69,6 +76,21 @@ impl Piece {
                 write_json(&mut self.text, &super::force(item.value)?);
                 self.text.push('\n');
             }
+            Render::Route => match item.value {
+                Value::Err(failure) => {
+                    write_json(&mut self.errs, &super::force((*failure).clone())?);
+                    self.errs.push('\n');
+                    self.failed += 1;
+                }
+                Value::Ok(ok) => {
+                    write_json(&mut self.text, &super::force(ok.value.clone())?);
+                    self.text.push('\n');
+                }
+                value => {
+                    write_json(&mut self.text, &super::force(value)?);
+                    self.text.push('\n');
+                }
+            },
             Render::Hql => {
                 write_hql(&mut self.text, &super::force(item.value)?);
                 self.ends.push(self.text.len());
@@ -294,8 +316,7 @@ pub(super) fn write(
     spec: &TargetSpec,
     shape: Option<&Rc<Contract>>,
 ) -> Option<Result<Value>> {
-    let json = spec.format == crate::runtime::builtins::Format::Json;
-    if !json || !spec.boundary.columns.is_empty() {
+    if !super::route::is_json(spec) {
         return None;
     }
     let spread = Spread::of(input)?;
