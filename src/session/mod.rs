@@ -83,7 +83,8 @@ pub struct Session {
     types: Vec<Rc<Contract>>,
     /// Every `check` run so far, in order (`hql test` reads them).
     pub checks: Vec<CheckResult>,
-    /// Threads `count()` and `report()` may use, and how each gets a host.
+    /// Threads the pipelines over a validated JSON Lines file may use, and
+    /// how each gets a host.
     threads: Option<(usize, HostFactory)>,
 }
 
@@ -132,7 +133,8 @@ impl Session {
         session
     }
 
-    /// Let `count()` and `report()` over a validated JSON Lines file use
+    /// Let the pipelines over a validated JSON Lines file (`count()`,
+    /// `report()`, `route`, `write`, stages after `validate`, printing) use
     /// `threads` threads, each with a host from `hosts`.
     pub fn set_threads(&mut self, threads: usize, hosts: HostFactory) {
         self.threads = Some((threads, hosts));
@@ -536,7 +538,8 @@ struct ParallelPlan {
 
 impl ParallelPlan {
     /// What the entry's statement `at` (counting those that run) hands
-    /// the counting path.
+    /// the pipelines that run on several threads; `lambdas`, those written
+    /// in it (`written_lambdas`).
     fn before(
         &self,
         at: usize,
@@ -569,7 +572,7 @@ fn runs(entry: &[Stmt]) -> impl Iterator<Item = (usize, &Stmt)> {
 /// The declarations and `let`s a worker thread rebuilds before the entry's
 /// statement `at` — the declarations so far, the entry's own, and the
 /// entry's `let`s before that statement — and where its host comes from:
-/// the session's side of `count()` and `report()` on several threads
+/// the session's side of pipelines on several threads
 /// (`eval::Rebuild`).
 struct Declarations {
     stmts: std::sync::Arc<Vec<Stmt>>,

@@ -169,8 +169,8 @@ pub struct Stream {
     contract: Option<Rc<Contract>>,
 }
 
-/// What a stream is, where the stages after it can use that: a source, or
-/// a source validated against a contract. `count()` and `report()` may
+/// What a stream is, where the stages after it can use that: a source, a
+/// source validated against a contract, or that followed by stages. `count()` and `report()` may
 /// split a validated JSON Lines file across threads, and `validate` reads
 /// a source together with it.
 #[derive(Clone)]
@@ -489,7 +489,8 @@ pub struct Parallel {
 
 /// The program so far, rebuilt on a worker thread. The session, a higher
 /// floor, implements it (checking and running the declarations there); the
-/// counting path calls it on each worker thread.
+/// counting path, `route` and the stages after `validate` call it on each
+/// worker thread.
 pub trait Rebuild: Send + Sync {
     /// A fresh interpreter, with its own host, that has run the
     /// declarations and `let`s, and the contract named `ty` in it; or why
