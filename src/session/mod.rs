@@ -326,10 +326,12 @@ impl Session {
         let spans: Vec<Span> = entry.iter().filter_map(runnable_span).collect();
         let plan = self.parallel_plan(&entry);
         let last_result = self.slot("_");
+        let mut lambdas = Vec::new();
         for (i, stmt) in checked.program.stmts[first..].iter().enumerate() {
-            let parallel = plan
-                .as_ref()
-                .and_then(|p| p.before(ran, written_lambdas(stmt)));
+            let parallel = plan.as_ref().and_then(|p| {
+                lambdas.push(written_lambdas(stmt));
+                p.before(ran, lambdas.as_slice().into())
+            });
             self.interp.set_parallel(parallel);
             match self.run_one(stmt, last_result, sinks, display) {
                 Ok(true) => {}
@@ -543,13 +545,13 @@ impl ParallelPlan {
     fn before(
         &self,
         at: usize,
-        lambdas: Vec<Rc<crate::runtime::hir::Lambda>>,
+        lambdas: Rc<[Vec<Rc<crate::runtime::hir::Lambda>>]>,
     ) -> Option<crate::runtime::eval::Parallel> {
         if self.stdin_from.is_some_and(|from| at >= from) {
             return None;
         }
         Some(crate::runtime::eval::Parallel {
-            lambdas: lambdas.into(),
+            lambdas,
             threads: self.threads,
             rebuild: std::sync::Arc::new(Declarations {
                 stmts: self.stmts.clone(),
@@ -616,11 +618,18 @@ impl Declarations {
         Ok((session, contract))
     }
 
-    /// The statement the worker runs a part of.
-    fn running(&self) -> Option<&Stmt> {
-        runs(&self.stmts[self.entry_start..])
-            .nth(self.at)
-            .map(|(_, s)| s)
+    /// The entry's statement `n` (counting those that run), up to the
+    /// one the worker runs a part of, as an expression statement: checked,
+    /// it binds nothing.
+    fn statement(&self, n: usize) -> Option<Stmt> {
+        if n > self.at {
+            return None;
+        }
+        let (_, stmt) = runs(&self.stmts[self.entry_start..]).nth(n)?;
+        Some(match stmt {
+            Stmt::Let { value, .. } => Stmt::Expr(value.clone()),
+            other => other.clone(),
+        })
     }
 }
 
@@ -636,25 +645,21 @@ impl crate::runtime::eval::Rebuild for Declarations {
         funcs: &[FnRef],
     ) -> Result<crate::runtime::eval::Rebuilt, &'static str> {
         let (mut session, contract) = self.session(ty)?;
-        let written = match funcs.iter().any(|f| matches!(f, FnRef::Written(_))) {
-            true => self
-                .running()
-                .and_then(|stmt| session.lambdas_of(stmt.clone()))
-                .unwrap_or_default(),
-            false => Vec::new(),
-        };
-        let found = |f: &FnRef| match f {
+        let mut written = std::collections::BTreeMap::new();
+        let mut found = |f: &FnRef| match f {
             FnRef::Declared(name) => session
                 .slot(name)
                 .and_then(|slot| session.interp.global_value(slot)),
-            FnRef::Written(n) => written.get(*n).map(|lambda| {
-                Value::Func(Rc::new(Function::Lambda {
-                    lambda: lambda.clone(),
-                    env: None,
-                }))
-            }),
+            FnRef::Written { stmt, n } => {
+                if !written.contains_key(stmt) {
+                    let lambdas = self.statement(*stmt).and_then(|s| session.lambdas_of(s));
+                    written.insert(*stmt, lambdas.unwrap_or_default());
+                }
+                let lambda = written.get(stmt)?.get(*n)?.clone();
+                Some(Value::Func(Rc::new(Function::Lambda { lambda, env: None })))
+            }
         };
-        let values = (funcs.iter().map(found).collect::<Option<Vec<_>>>())
+        let values = (funcs.iter().map(&mut found).collect::<Option<Vec<_>>>())
             .ok_or("a function of the pipeline is missing on a worker thread")?;
         Ok((session.interp().clone(), contract, values))
     }

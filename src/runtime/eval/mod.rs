@@ -212,11 +212,12 @@ pub struct Step {
 
 /// A function of a pipeline as a worker thread finds it in its own copy of
 /// the program: a declared function by name, or the `n`th lambda written
-/// in the running statement (in the order `hir::Expr::walk` meets them).
+/// in the entry's statement `stmt` (counting those that run; lambdas in
+/// the order `hir::Expr::walk` meets them).
 #[derive(Debug, Clone, PartialEq)]
 pub enum FnRef {
     Declared(String),
-    Written(usize),
+    Written { stmt: usize, n: usize },
 }
 
 impl Stream {
@@ -482,9 +483,10 @@ pub type Codecs = fn(Format) -> &'static dyn Codec;
 pub struct Parallel {
     pub threads: usize,
     pub rebuild: std::sync::Arc<dyn Rebuild>,
-    /// The lambdas written in the running statement, in the order
-    /// `hir::Expr::walk` meets them (`FnRef::Written`).
-    pub lambdas: Rc<[Rc<hir::Lambda>]>,
+    /// The lambdas written in each of the entry's statements that run, up
+    /// to the running one, in the order `hir::Expr::walk` meets them
+    /// (`FnRef::Written`).
+    pub lambdas: Rc<[Vec<Rc<hir::Lambda>>]>,
 }
 
 /// The program so far, rebuilt on a worker thread. The session, a higher

@@ -12,8 +12,9 @@
 //! with the same message and origin.
 //!
 //! Only a function that reads nothing but declarations and constants is
-//! found on a worker: a lambda written in the running statement with no
-//! enclosing frame, or a declared function. A lambda that reads standard
+//! found on a worker: a declared function, or a lambda written at the top
+//! level of one of the entry's statements so far (in the pipeline, or
+//! bound by a `let`), with no enclosing frame. A lambda that reads standard
 //! input, a parameter, the environment or a stream bound earlier, or one
 //! made inside a function call, keeps the pipeline on one thread.
 
@@ -256,11 +257,12 @@ fn rendered(interp: &Rc<Interp>, lines: Items, steps: &[Step], render: Render) -
 }
 
 /// How a worker finds `f`: a declared function by name, a lambda written
-/// in the running statement by its place; `None` when `f` may read more
-/// than declarations and constants.
+/// in the entry by its place (bound by an earlier `let`, or written in the
+/// running statement); `None` when `f` may read more than declarations
+/// and constants.
 fn fn_ref(
     interp: &Interp,
-    lambdas: &[Rc<crate::runtime::hir::Lambda>],
+    lambdas: &[Vec<Rc<crate::runtime::hir::Lambda>>],
     f: &Value,
 ) -> Option<FnRef> {
     let Value::Func(func) = f else {
@@ -269,9 +271,10 @@ fn fn_ref(
     match &**func {
         Function::Decl(def) => Some(FnRef::Declared(def.name.clone())),
         Function::Lambda { lambda, env: None } if reads_constants(interp, &lambda.body) => {
-            (lambdas.iter())
-                .position(|l| Rc::ptr_eq(l, lambda))
-                .map(FnRef::Written)
+            lambdas.iter().enumerate().find_map(|(stmt, written)| {
+                let n = written.iter().position(|l| Rc::ptr_eq(l, lambda))?;
+                Some(FnRef::Written { stmt, n })
+            })
         }
         _ => None,
     }
