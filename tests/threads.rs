@@ -489,8 +489,9 @@ fn a_failing_lambda_stops_the_run_as_on_one_thread() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// A lambda that reads a parameter, or closes over a function's
-/// parameter, keeps the pipeline on one thread, with the right answer.
+/// A lambda that reads a parameter (itself or through a declared
+/// function), closes over a function's parameter, or reads standard input
+/// keeps the pipeline on one thread, with the answer one thread gives.
 #[test]
 fn lambdas_reading_more_than_constants_stay_on_one_thread() {
     let dir = scratch("stages-threads-local");
@@ -501,7 +502,9 @@ fn lambdas_reading_more_than_constants_stay_on_one_thread() {
     );
     let program = format!(
         "{}fn above(k) = {src} | filter(r => r.low > k) | count()\n\
+         fn limit() = len(param(\"k\", \"abc\"))\n\
          above(3)\n\
+         {src} | filter(r => r.low > limit()) | count()\n\
          {src} | filter(r => r.low > 3) | count()\n\
          {src} | filter(r => r.low > len(param(\"k\", \"abc\"))) | count()\n",
         contract_r("")
@@ -519,7 +522,7 @@ fn lambdas_reading_more_than_constants_stay_on_one_thread() {
     let one = run_full(&dir, &program, &["--threads", "1"]);
     assert_eq!(one.2, Some(0), "{}", one.1);
     let lines: Vec<&str> = one.0.lines().collect();
-    assert_eq!(lines.len(), 3);
+    assert_eq!(lines.len(), 4);
     assert!(lines.iter().all(|l| *l == lines[0]), "{lines:?}");
     assert_eq!(run_full(&dir, &program, &["--threads", "3"]), one);
     std::fs::remove_dir_all(&dir).ok();

@@ -269,7 +269,9 @@ fn fn_ref(
         return None;
     };
     match &**func {
-        Function::Decl(def) => Some(FnRef::Declared(def.name.clone())),
+        Function::Decl(def) if reads_constants(interp, &def.body) => {
+            Some(FnRef::Declared(def.name.clone()))
+        }
         Function::Lambda { lambda, env: None } if reads_constants(interp, &lambda.body) => {
             lambdas.iter().enumerate().find_map(|(stmt, written)| {
                 let n = written.iter().position(|l| Rc::ptr_eq(l, lambda))?;
@@ -280,25 +282,50 @@ fn fn_ref(
     }
 }
 
-/// Does `body` read only its parameter, declarations and constants: no
-/// standard input, parameter or environment variable, and no global bound
-/// to a stream or to a closure?
+/// Does `body` read only its parameter, declarations and constants, and
+/// write nothing: no standard input, parameter or environment variable,
+/// no target written, no global bound to a stream or to a closure — in
+/// it, nor in the functions it calls by name?
 fn reads_constants(interp: &Interp, body: &Expr) -> bool {
+    let mut seen = Vec::new();
+    constant_body(interp, body, &mut seen)
+}
+
+fn constant_body(interp: &Interp, body: &Expr, seen: &mut Vec<u32>) -> bool {
+    let mut globals = Vec::new();
     let mut constant = true;
     body.walk(&mut |e| match e {
         Expr::Builtin {
-            builtin: Builtin::Stdin | Builtin::Param | Builtin::Env,
+            builtin:
+                Builtin::Stdin | Builtin::Param | Builtin::Env | Builtin::Write | Builtin::Route,
             ..
         } => constant = false,
-        Expr::Global(slot, _) => match interp.global_value(*slot) {
-            Some(Value::Stream(_)) => constant = false,
-            Some(Value::Func(f)) if matches!(&*f, Function::Lambda { env: Some(_), .. }) => {
-                constant = false
-            }
-            _ => {}
-        },
+        Expr::Global(slot, _) => globals.push(*slot),
         _ => {}
     });
+    for slot in globals {
+        if !constant || seen.contains(&slot) {
+            continue;
+        }
+        seen.push(slot);
+        constant = match interp.global_value(slot) {
+            Some(Value::Stream(_)) => false,
+            Some(Value::Func(f)) => match &*f {
+                Function::Decl(def) => constant_body(interp, &def.body, seen),
+                Function::Lambda { lambda, env: None } => constant_body(interp, &lambda.body, seen),
+                Function::Lambda { .. } => false,
+                Function::Builtin(b) => !matches!(
+                    b,
+                    Builtin::Stdin
+                        | Builtin::Param
+                        | Builtin::Env
+                        | Builtin::Write
+                        | Builtin::Route
+                ),
+            },
+            _ => true,
+        };
+    }
     constant
 }
 
