@@ -63,6 +63,8 @@ pub struct Piece {
     pub errs: String,
     /// How many of the items are failure records.
     pub failed: u64,
+    /// How many of the chunk's records validation found valid, and not.
+    pub judged: (u64, u64),
 }
 
 impl Piece {
@@ -186,13 +188,31 @@ impl Spread {
                     job.first_line,
                     at.clone(),
                 );
-                Ok(rendered(&interp, lines, &steps, render))
+                // What validation judged, for the progress line.
+                let judged = Rc::new(std::cell::Cell::new((0, 0)));
+                let counted = judged.clone();
+                let lines = Box::new(lines.inspect(move |item| {
+                    let (ok, err) = counted.get();
+                    let failed = matches!(
+                        item,
+                        Ok(Item {
+                            value: Value::Err(_),
+                            ..
+                        })
+                    );
+                    counted.set((ok + u64::from(!failed), err + u64::from(failed)));
+                }));
+                let mut made = rendered(&interp, lines, &steps, render);
+                made.0.judged = judged.get();
+                Ok(made)
             }))
         };
         {
             let taken = &mut |(piece, error): Made| {
                 if let Some(meter) = interp.meter() {
-                    meter.read_records(piece.n);
+                    let (ok, err) = piece.judged;
+                    meter.read_records(ok + err);
+                    meter.judged(ok, err);
                 }
                 if !take(&piece)? {
                     return Ok(false);
