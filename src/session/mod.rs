@@ -326,12 +326,14 @@ impl Session {
         let spans: Vec<Span> = entry.iter().filter_map(runnable_span).collect();
         let plan = self.parallel_plan(&entry);
         let last_result = self.slot("_");
-        let mut lambdas = Vec::new();
+        let lambdas: Rc<[_]> = match plan {
+            Some(_) => (checked.program.stmts[first..].iter())
+                .map(written_lambdas)
+                .collect(),
+            None => Rc::new([]),
+        };
         for (i, stmt) in checked.program.stmts[first..].iter().enumerate() {
-            let parallel = plan.as_ref().and_then(|p| {
-                lambdas.push(written_lambdas(stmt));
-                p.before(ran, lambdas.as_slice().into())
-            });
+            let parallel = plan.as_ref().and_then(|p| p.before(ran, lambdas.clone()));
             self.interp.set_parallel(parallel);
             match self.run_one(stmt, last_result, sinks, display) {
                 Ok(true) => {}
@@ -541,7 +543,7 @@ struct ParallelPlan {
 impl ParallelPlan {
     /// What the entry's statement `at` (counting those that run) hands
     /// the pipelines that run on several threads; `lambdas`, those written
-    /// in it (`written_lambdas`).
+    /// in each of the entry's statements (`written_lambdas`).
     fn before(
         &self,
         at: usize,

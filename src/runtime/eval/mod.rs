@@ -483,9 +483,8 @@ pub type Codecs = fn(Format) -> &'static dyn Codec;
 pub struct Parallel {
     pub threads: usize,
     pub rebuild: std::sync::Arc<dyn Rebuild>,
-    /// The lambdas written in each of the entry's statements that run, up
-    /// to the running one, in the order `hir::Expr::walk` meets them
-    /// (`FnRef::Written`).
+    /// The lambdas written in each of the entry's statements that run, in
+    /// the order `hir::Expr::walk` meets them (`FnRef::Written`).
     pub lambdas: Rc<[Vec<Rc<hir::Lambda>>]>,
 }
 
