@@ -18,9 +18,10 @@
 //! input, a parameter, the environment or a stream bound earlier, or one
 //! made inside a function call, keeps the pipeline on one thread.
 
+use std::cell::Cell;
 use std::rc::Rc;
 
-use super::chunks::{self, Worker};
+use super::chunks::{self, ReadFailure, Worker};
 use super::stages::{read_once, run_step, validated_chunk, validated_items, write_of_results};
 use super::{
     items, FnRef, Function, Interp, Item, Items, Origin, Plan, Result, SentError, Staged, Step,
@@ -157,18 +158,37 @@ impl Spread {
     }
 
     fn run(self, render: Render, take: &mut dyn FnMut(&Piece) -> Result<bool>) -> Result<()> {
-        let Spread {
-            interp,
-            staged,
-            path,
-            parallel,
-            funcs,
-        } = self;
-        let ty = staged.contract.name.clone();
-        let (steps, at) = (sent_steps(&staged.steps), staged.at.clone());
-        let name = staged.source.name.to_string();
-        let rebuild = parallel.rebuild.clone();
-        let start = move || -> std::result::Result<Worker<Made>, &'static str> {
+        let start = self.workers(render);
+        let interp = &self.interp;
+        let taken = &mut |(piece, error): Made| {
+            if let Some(meter) = interp.meter() {
+                let (ok, err) = piece.judged;
+                meter.read_records(ok + err);
+                meter.judged(ok, err);
+            }
+            if !take(&piece)? {
+                return Ok(false);
+            }
+            error.map_or(Ok(true), |e| Err(e.into()))
+        };
+        match chunks::spread(interp, &self.parallel, &self.path, &start, taken)? {
+            Some(failed) => self.read_failed(failed, render, take),
+            None => Ok(()),
+        }
+    }
+
+    /// How each worker is made on its thread: the program rebuilt, the
+    /// steps' functions found in it; then each chunk validated and run
+    /// through the steps.
+    fn workers(
+        &self,
+        render: Render,
+    ) -> impl Fn() -> std::result::Result<Worker<Made>, &'static str> + Sync {
+        let ty = self.staged.contract.name.clone();
+        let (steps, at) = (sent_steps(&self.staged.steps), self.staged.at.clone());
+        let name = self.staged.source.name.to_string();
+        let (rebuild, funcs) = (self.parallel.rebuild.clone(), self.funcs.clone());
+        move || {
             let (interp, contract, mut values) = rebuild.rebuild_with(&ty, &funcs)?;
             values.reverse();
             let steps: Vec<Step> = (steps.iter())
@@ -189,62 +209,47 @@ impl Spread {
                     at.clone(),
                 );
                 // What validation judged, for the progress line.
-                let judged = Rc::new(std::cell::Cell::new((0, 0)));
+                let judged = Rc::new(Cell::new((0, 0)));
                 let counted = judged.clone();
                 let lines = Box::new(lines.inspect(move |item| {
                     let (ok, err) = counted.get();
-                    let failed = matches!(
-                        item,
-                        Ok(Item {
-                            value: Value::Err(_),
-                            ..
-                        })
-                    );
+                    let failed = matches!(item, Ok(i) if matches!(i.value, Value::Err(_)));
                     counted.set((ok + u64::from(!failed), err + u64::from(failed)));
                 }));
                 let mut made = rendered(&interp, lines, &steps, render);
                 made.0.judged = judged.get();
                 Ok(made)
             }))
-        };
-        {
-            let taken = &mut |(piece, error): Made| {
-                if let Some(meter) = interp.meter() {
-                    let (ok, err) = piece.judged;
-                    meter.read_records(ok + err);
-                    meter.judged(ok, err);
-                }
-                if !take(&piece)? {
-                    return Ok(false);
-                }
-                error.map_or(Ok(true), |e| Err(e.into()))
-            };
-            let failed = chunks::spread(&interp, &parallel, &path, &start, taken)?;
-            // A read error ends the input after one failure, as a source has
-            // it: that failure goes through the stages on this thread.
-            let Some(failed) = failed else {
-                return Ok(());
-            };
-            let origin = Origin {
-                source: staged.source.name.clone(),
-                line: failed.line,
-            };
-            let failure =
-                crate::runtime::validate::decode_failure(&origin, String::new(), failed.message);
-            let item = Item {
-                value: failure,
-                origin: Some(origin),
-            };
-            let one = validated_items(
-                &interp,
-                &staged.contract,
-                Box::new(std::iter::once(Ok(item))),
-                staged.at.clone(),
-            );
-            let (piece, error) = rendered(&interp, one, &staged.steps, render);
-            take(&piece)?;
-            error.map_or(Ok(()), |e| Err(e.into()))
         }
+    }
+
+    /// A read error ends the input after one failure, as a source has it:
+    /// that failure goes through validation and the steps on this thread.
+    fn read_failed(
+        &self,
+        failed: ReadFailure,
+        render: Render,
+        take: &mut dyn FnMut(&Piece) -> Result<bool>,
+    ) -> Result<()> {
+        let origin = Origin {
+            source: self.staged.source.name.clone(),
+            line: failed.line,
+        };
+        let failure =
+            crate::runtime::validate::decode_failure(&origin, String::new(), failed.message);
+        let item = Item {
+            value: failure,
+            origin: Some(origin),
+        };
+        let one = validated_items(
+            &self.interp,
+            &self.staged.contract,
+            Box::new(std::iter::once(Ok(item))),
+            self.staged.at.clone(),
+        );
+        let (piece, error) = rendered(&self.interp, one, &self.staged.steps, render);
+        take(&piece)?;
+        error.map_or(Ok(()), |e| Err(e.into()))
     }
 }
 
