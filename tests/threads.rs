@@ -412,6 +412,9 @@ fn stages_after_validate_across_threads_give_what_one_thread_gives() {
          {src} | oks() | filter(r => r.low == 2) | map(r => r.note) | write(file({:?}))\n\
          {src} | oks() | map(r => r.high)\n\
          {src} | errs()\n\
+         {src} | count()\n\
+         {src} | oks()\n\
+         {src}\n\
          {src} | map(r => r) | route(ok: file({:?}), err: file({:?}))\n\
          {src} | oks() | map(r => {{id: r.id}}) | route(ok: file({:?}), err: file({:?}))\n",
         contract_r("    warn short: len(note? ?? \"\") < 45\n"),
@@ -440,7 +443,7 @@ fn stages_after_validate_across_threads_give_what_one_thread_gives() {
         assert_eq!(ordinary.2, Some(0), "{}", ordinary.1);
         let written = files();
         if format == "hql" {
-            assert_eq!(ordinary.0.lines().count(), 13, "{}", ordinary.1);
+            assert_eq!(ordinary.0.lines().count(), 16, "{}", ordinary.1);
         }
         for threads in ["1", "2", "3"] {
             let got = run_full(&dir, &program, &["--format", format, "--threads", threads]);

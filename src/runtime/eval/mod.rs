@@ -178,20 +178,52 @@ pub enum Plan {
     /// `source(…)`
     Source(Rc<SourceSpec>),
     /// `… | validate(T)`, and with `oks` `… | validate(T) | oks()`; `at`
-    /// is `validate`'s call.
+    /// is `validate`'s call, `interp` the interpreter that runs it.
     Validated {
         source: Rc<SourceSpec>,
         contract: Rc<Contract>,
         oks: bool,
         at: Option<Span>,
+        interp: std::rc::Weak<Interp>,
     },
     /// `… | validate(T)` followed by `oks()`, `errs()`, `map(f)` and
     /// `filter(f)` stages: what may be run on several threads.
     Staged(Rc<Staged>),
 }
 
+impl Plan {
+    /// A validated source, and the stages after it, if this is one.
+    pub fn staged(&self) -> Option<Staged> {
+        match self {
+            Plan::Staged(staged) => Some((**staged).clone()),
+            Plan::Validated {
+                source,
+                contract,
+                oks,
+                at,
+                interp,
+            } => Some(Staged {
+                interp: interp.clone(),
+                source: source.clone(),
+                contract: contract.clone(),
+                at: at.clone(),
+                steps: match oks {
+                    true => vec![Step {
+                        stage: Builtin::Oks,
+                        func: None,
+                        at: None,
+                    }],
+                    false => Vec::new(),
+                },
+            }),
+            Plan::Source(_) => None,
+        }
+    }
+}
+
 /// A source validated and passed through stages that keep no state from
 /// one record to the next.
+#[derive(Clone)]
 pub struct Staged {
     pub interp: std::rc::Weak<Interp>,
     pub source: Rc<SourceSpec>,

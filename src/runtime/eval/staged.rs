@@ -23,9 +23,7 @@ use std::rc::Rc;
 
 use super::chunks::{self, ReadFailure, Worker};
 use super::stages::{read_once, run_step, validated_chunk, validated_items, write_of_results};
-use super::{
-    items, FnRef, Function, Interp, Item, Items, Origin, Plan, Result, SentError, Staged, Step,
-};
+use super::{items, FnRef, Function, Interp, Item, Items, Origin, Result, SentError, Staged, Step};
 use crate::runtime::builtins::Builtin;
 use crate::runtime::contract::Contract;
 use crate::runtime::eval::io::TargetSpec;
@@ -132,9 +130,7 @@ impl Spread {
         let Value::Stream(stream) = value else {
             return None;
         };
-        let Some(Plan::Staged(staged)) = stream.plan() else {
-            return None;
-        };
+        let staged = Rc::new(stream.plan()?.staged()?);
         let interp = staged.interp.upgrade()?;
         let path = crate::runtime::counting::json_file(&staged.source)?;
         // Unique keys are claimed in the order of the records: one thread.
@@ -150,7 +146,7 @@ impl Spread {
         }
         Some(Spread {
             interp,
-            staged: staged.clone(),
+            staged,
             path,
             parallel,
             funcs,

@@ -14,7 +14,7 @@ use super::equality::{compare, sort_order, ValueKey};
 use super::io::{DecodedRecords, PendingFile, Place, RecordWriter, SourceSpec, TargetSpec};
 use super::meter::Metered;
 use super::ops;
-use super::{Interp, Item, Items, Origin, Plan, Result, RuntimeError, Staged, Step, Stream};
+use super::{Interp, Item, Items, Origin, Plan, Result, RuntimeError, Step, Stream};
 use crate::runtime::builtins::Builtin;
 use crate::runtime::contract::Contract;
 use crate::runtime::json::{JsonSource, LineReader};
@@ -41,11 +41,11 @@ pub fn call_stage(
         Builtin::Source => source(interp, input, arg, at)?,
         Builtin::Validate => validate_stage(interp, input, arg, at)?,
         Builtin::Oks => {
-            let plan = oks_plan(&input).or_else(|| staged(interp, &input, b, None, &at));
+            let plan = oks_plan(&input).or_else(|| staged(&input, b, None, &at));
             with_plan(filter_map(input, oks)?, plan)
         }
         Builtin::Errs => {
-            let plan = staged(interp, &input, b, None, &at);
+            let plan = staged(&input, b, None, &at);
             with_plan(without_contract(filter_map(input, errs)?), plan)
         }
         Builtin::Warnings => without_contract(flat(input, warnings)?),
@@ -54,11 +54,11 @@ pub fn call_stage(
             Box::new(items.map(move |i| i.and_then(|i| unwrap_item(i, at.as_ref()))))
         }),
         Builtin::Map => {
-            let plan = staged(interp, &input, b, Some(arg.clone()), &at);
+            let plan = staged(&input, b, Some(arg.clone()), &at);
             with_plan(without_contract(map(interp, input, arg, at)), plan)
         }
         Builtin::Filter => {
-            let plan = staged(interp, &input, b, Some(arg.clone()), &at);
+            let plan = staged(&input, b, Some(arg.clone()), &at);
             with_plan(filter(interp, input, arg, at), plan)
         }
         Builtin::FlatMap => without_contract(flat_map(interp, input, arg, at)),
@@ -131,58 +131,26 @@ fn oks_plan(input: &Value) -> Option<Plan> {
             contract,
             oks: false,
             at,
+            interp,
         } => Some(Plan::Validated {
             source,
             contract,
             oks: true,
             at,
+            interp,
         }),
         _ => None,
     }
 }
 
 /// The plan of a validated source with one more stage after it.
-fn staged(
-    interp: &Rc<Interp>,
-    input: &Value,
-    stage: Builtin,
-    func: Option<Value>,
-    at: &Option<Span>,
-) -> Option<Plan> {
+fn staged(input: &Value, stage: Builtin, func: Option<Value>, at: &Option<Span>) -> Option<Plan> {
     let step = Step {
         stage,
         func,
         at: at.clone(),
     };
-    let mut staged = match plan_of(input)? {
-        Plan::Validated {
-            source,
-            contract,
-            oks,
-            at,
-        } => Staged {
-            interp: Rc::downgrade(interp),
-            source,
-            contract,
-            at,
-            steps: match oks {
-                true => vec![Step {
-                    stage: Builtin::Oks,
-                    func: None,
-                    at: None,
-                }],
-                false => Vec::new(),
-            },
-        },
-        Plan::Staged(staged) => Staged {
-            interp: staged.interp.clone(),
-            source: staged.source.clone(),
-            contract: staged.contract.clone(),
-            at: staged.at.clone(),
-            steps: staged.steps.clone(),
-        },
-        Plan::Source(_) => return None,
-    };
+    let mut staged = plan_of(input)?.staged()?;
     staged.steps.push(step);
     Some(Plan::Staged(Rc::new(staged)))
 }
@@ -610,6 +578,7 @@ fn validate_stage(interp: &Rc<Interp>, input: Value, ty: Value, at: Option<Span>
         contract: contract.clone(),
         oks: false,
         at: at.clone(),
+        interp: Rc::downgrade(interp),
     });
     let interp = interp.clone();
     let shape = contract.clone();
