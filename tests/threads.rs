@@ -454,6 +454,45 @@ fn stages_after_validate_across_threads_give_what_one_thread_gives() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A contract that fills defaults is read by decoding each line: `route`,
+/// `write` of its valid records and printing still give on several threads
+/// what one thread gives.
+#[test]
+fn a_contract_with_defaults_spreads_as_one_thread_reads_it() {
+    let dir = scratch("stages-threads-defaults");
+    let data = big_data_file(&dir);
+    let src = format!(
+        "source(file({:?}), Json) | validate(R)",
+        data.to_string_lossy()
+    );
+    let target = |name: &str| dir.join(name).to_string_lossy().to_string();
+    let program = format!(
+        "type R : DataContract = {{\n    id: String\n    low: Int\n    high: Int\n    \
+         note?: String\n    tag: String = \"none\"\n    require ordered: low <= high\n}}\n\
+         {src} | route(ok: file({:?}), err: file({:?}))\n\
+         {src} | oks() | write(file({:?}))\n\
+         {src} | oks() | map(r => r.tag) | take(3)\n",
+        target("ok.jsonl"),
+        target("err.jsonl"),
+        target("valid.json"),
+    );
+    let files =
+        || ["ok.jsonl", "err.jsonl", "valid.json"].map(|f| std::fs::read(dir.join(f)).unwrap());
+    let ordinary = run_full(&dir, &on_the_ordinary_path(&program), &[]);
+    assert_eq!(ordinary.2, Some(0), "{}", ordinary.1);
+    assert!(
+        ordinary.0.ends_with("[\"none\", \"none\", \"none\"]\n"),
+        "{}",
+        ordinary.0
+    );
+    let written = files();
+    for threads in ["1", "2", "3"] {
+        assert_eq!(run_full(&dir, &program, &["--threads", threads]), ordinary);
+        assert_eq!(files(), written, "{threads} threads");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// A lambda that fails on a record in the middle of the file stops the
 /// run on several threads as on one: the same message and origin (the
 /// first failing record in the file's order), and the target untouched.
