@@ -385,6 +385,38 @@ fn run_full(dir: &Path, program: &str, args: &[&str]) -> (String, String, Option
     )
 }
 
+/// `source(file(data), Json) | validate(R)`.
+fn validated(data: &Path) -> String {
+    format!(
+        "source(file({:?}), Json) | validate(R)",
+        data.to_string_lossy()
+    )
+}
+
+/// Run `program` (with `args`) on the ordinary path, then on 1, 2 and 3
+/// threads: the same output, status and `targets` (files in `dir`) each
+/// time. The ordinary path's output.
+fn runs_as_the_ordinary_path(dir: &Path, program: &str, args: &[&str], targets: &[&str]) -> String {
+    let files = || -> Vec<Vec<u8>> {
+        (targets.iter())
+            .map(|f| std::fs::read(dir.join(f)).unwrap())
+            .collect()
+    };
+    let ordinary = run_full(dir, &on_the_ordinary_path(program), args);
+    assert_eq!(ordinary.2, Some(0), "{}", ordinary.1);
+    let written = files();
+    for threads in ["1", "2", "3"] {
+        let with = [args, &["--threads", threads]].concat();
+        assert_eq!(
+            run_full(dir, program, &with),
+            ordinary,
+            "{args:?}, {threads} threads"
+        );
+        assert_eq!(files(), written, "{args:?}, {threads} threads");
+    }
+    ordinary.0
+}
+
 /// `validate(T)` followed by `oks()`, `errs()`, `map(f)` and `filter(f)`,
 /// counted, written or printed, gives on several threads byte for byte
 /// what one thread gives, and what the ordinary path gives.
@@ -392,10 +424,7 @@ fn run_full(dir: &Path, program: &str, args: &[&str]) -> (String, String, Option
 fn stages_after_validate_across_threads_give_what_one_thread_gives() {
     let dir = scratch("stages-threads");
     let data = big_data_file(&dir);
-    let src = format!(
-        "source(file({:?}), Json) | validate(R)",
-        data.to_string_lossy()
-    );
+    let src = validated(&data);
     let target = |name: &str| dir.join(name).to_string_lossy().to_string();
     let program = format!(
         "{}fn twice(x) = x * 2\n\
@@ -426,29 +455,19 @@ fn stages_after_validate_across_threads_give_what_one_thread_gives() {
         target("ids.json"),
         target("none.jsonl"),
     );
-    let files = || {
-        [
-            "errs.jsonl",
-            "mapped.jsonl",
-            "notes.json",
-            "ok.jsonl",
-            "err.json",
-            "ids.json",
-            "none.jsonl",
-        ]
-        .map(|f| std::fs::read(dir.join(f)).unwrap())
-    };
+    let targets = [
+        "errs.jsonl",
+        "mapped.jsonl",
+        "notes.json",
+        "ok.jsonl",
+        "err.json",
+        "ids.json",
+        "none.jsonl",
+    ];
     for format in ["hql", "json"] {
-        let ordinary = run_full(&dir, &on_the_ordinary_path(&program), &["--format", format]);
-        assert_eq!(ordinary.2, Some(0), "{}", ordinary.1);
-        let written = files();
+        let printed = runs_as_the_ordinary_path(&dir, &program, &["--format", format], &targets);
         if format == "hql" {
-            assert_eq!(ordinary.0.lines().count(), 16, "{}", ordinary.1);
-        }
-        for threads in ["1", "2", "3"] {
-            let got = run_full(&dir, &program, &["--format", format, "--threads", threads]);
-            assert_eq!(got, ordinary, "{format}, {threads} threads");
-            assert_eq!(files(), written, "{format}, {threads} threads");
+            assert_eq!(printed.lines().count(), 16, "{printed}");
         }
     }
     std::fs::remove_dir_all(&dir).ok();
@@ -461,10 +480,7 @@ fn stages_after_validate_across_threads_give_what_one_thread_gives() {
 fn a_contract_with_defaults_spreads_as_one_thread_reads_it() {
     let dir = scratch("stages-threads-defaults");
     let data = big_data_file(&dir);
-    let src = format!(
-        "source(file({:?}), Json) | validate(R)",
-        data.to_string_lossy()
-    );
+    let src = validated(&data);
     let target = |name: &str| dir.join(name).to_string_lossy().to_string();
     let program = format!(
         "type R : DataContract = {{\n    id: String\n    low: Int\n    high: Int\n    \
@@ -476,20 +492,16 @@ fn a_contract_with_defaults_spreads_as_one_thread_reads_it() {
         target("err.jsonl"),
         target("valid.json"),
     );
-    let files =
-        || ["ok.jsonl", "err.jsonl", "valid.json"].map(|f| std::fs::read(dir.join(f)).unwrap());
-    let ordinary = run_full(&dir, &on_the_ordinary_path(&program), &[]);
-    assert_eq!(ordinary.2, Some(0), "{}", ordinary.1);
-    assert!(
-        ordinary.0.ends_with("[\"none\", \"none\", \"none\"]\n"),
-        "{}",
-        ordinary.0
+    let printed = runs_as_the_ordinary_path(
+        &dir,
+        &program,
+        &[],
+        &["ok.jsonl", "err.jsonl", "valid.json"],
     );
-    let written = files();
-    for threads in ["1", "2", "3"] {
-        assert_eq!(run_full(&dir, &program, &["--threads", threads]), ordinary);
-        assert_eq!(files(), written, "{threads} threads");
-    }
+    assert!(
+        printed.ends_with("[\"none\", \"none\", \"none\"]\n"),
+        "{printed}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -502,10 +514,7 @@ fn a_failing_lambda_stops_the_run_as_on_one_thread() {
     let data = big_data_file(&dir);
     let out = dir.join("out.jsonl");
     std::fs::write(&out, "old\n").unwrap();
-    let src = format!(
-        "source(file({:?}), Json) | validate(R) | oks()",
-        data.to_string_lossy()
-    );
+    let src = format!("{} | oks()", validated(&data));
     let fails = "map(r => if r.id == \"r15000\" or r.id == \"r19000\" then 1 / 0 else r.low)";
     for end in [
         "count()".to_string(),
@@ -538,10 +547,7 @@ fn a_failing_lambda_stops_the_run_as_on_one_thread() {
 fn lambdas_reading_more_than_constants_stay_on_one_thread() {
     let dir = scratch("stages-threads-local");
     let data = big_data_file(&dir);
-    let src = format!(
-        "source(file({:?}), Json) | validate(R) | oks()",
-        data.to_string_lossy()
-    );
+    let src = format!("{} | oks()", validated(&data));
     let program = format!(
         "{}fn above(k) = {src} | filter(r => r.low > k) | count()\n\
          fn limit() = len(param(\"k\", \"abc\"))\n\
