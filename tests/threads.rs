@@ -356,3 +356,222 @@ fn a_failing_run_abandons_what_route_wrote_on_several_threads() {
     assert!(left.is_empty(), "{left:?}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A data file of a few megabytes: `data_file`'s lines, four times.
+fn big_data_file(dir: &Path) -> PathBuf {
+    let data = data_file(dir);
+    let text = std::fs::read_to_string(&data).unwrap();
+    let again = text.replace('\u{feff}', "");
+    std::fs::write(&data, format!("{text}{again}{again}{again}")).unwrap();
+    data
+}
+
+/// `hql run` of `program` with `args`: standard output, standard error and
+/// the exit status.
+fn run_full(dir: &Path, program: &str, args: &[&str]) -> (String, String, Option<i32>) {
+    let file = dir.join("full.hql");
+    std::fs::write(&file, program).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_hql"))
+        .arg("run")
+        .args(args)
+        .arg(&file)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("hql runs");
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+        out.status.code(),
+    )
+}
+
+/// `source(file(data), Json) | validate(R)`.
+fn validated(data: &Path) -> String {
+    format!(
+        "source(file({:?}), Json) | validate(R)",
+        data.to_string_lossy()
+    )
+}
+
+/// Run `program` (with `args`) on the ordinary path, then on 1, 2 and 3
+/// threads: the same output, status and `targets` (files in `dir`) each
+/// time. The ordinary path's output.
+fn runs_as_the_ordinary_path(dir: &Path, program: &str, args: &[&str], targets: &[&str]) -> String {
+    let files = || -> Vec<Vec<u8>> {
+        (targets.iter())
+            .map(|f| std::fs::read(dir.join(f)).unwrap())
+            .collect()
+    };
+    let ordinary = run_full(dir, &on_the_ordinary_path(program), args);
+    assert_eq!(ordinary.2, Some(0), "{}", ordinary.1);
+    let written = files();
+    for threads in ["1", "2", "3"] {
+        let with = [args, &["--threads", threads]].concat();
+        assert_eq!(
+            run_full(dir, program, &with),
+            ordinary,
+            "{args:?}, {threads} threads"
+        );
+        assert_eq!(files(), written, "{args:?}, {threads} threads");
+    }
+    ordinary.0
+}
+
+/// `validate(T)` followed by `oks()`, `errs()`, `map(f)` and `filter(f)`,
+/// counted, written or printed, gives on several threads byte for byte
+/// what one thread gives, and what the ordinary path gives.
+#[test]
+fn stages_after_validate_across_threads_give_what_one_thread_gives() {
+    let dir = scratch("stages-threads");
+    let data = big_data_file(&dir);
+    let src = validated(&data);
+    let target = |name: &str| dir.join(name).to_string_lossy().to_string();
+    let program = format!(
+        "{}fn twice(x) = x * 2\n\
+         let spread = r => r.high - r.low\n\
+         let diffs = {src} | oks() | map(spread) | filter(d => d > 8)\n\
+         diffs | count()\n\
+         diffs\n\
+         {src} | oks() | map(r => r.high - r.low) | count()\n\
+         {src} | oks() | filter(r => r.low > 3) | count()\n\
+         {src} | oks() | map(r => r.low) | filter(x => x > 2) | count()\n\
+         {src} | errs() | count()\n\
+         {src} | errs() | write(file({:?}))\n\
+         {src} | oks() | map(r => {{id: r.id, d: twice(r.low)}}) | write(file({:?}))\n\
+         {src} | oks() | filter(r => r.low == 2) | map(r => r.note) | write(file({:?}))\n\
+         {src} | oks() | map(r => r.high)\n\
+         {src} | errs()\n\
+         {src} | count()\n\
+         {src} | oks()\n\
+         {src}\n\
+         {src} | map(r => r) | route(ok: file({:?}), err: file({:?}))\n\
+         {src} | oks() | map(r => {{id: r.id}}) | route(ok: file({:?}), err: file({:?}))\n",
+        contract_r("    warn short: len(note? ?? \"\") < 45\n"),
+        target("errs.jsonl"),
+        target("mapped.jsonl"),
+        target("notes.json"),
+        target("ok.jsonl"),
+        target("err.json"),
+        target("ids.json"),
+        target("none.jsonl"),
+    );
+    let targets = [
+        "errs.jsonl",
+        "mapped.jsonl",
+        "notes.json",
+        "ok.jsonl",
+        "err.json",
+        "ids.json",
+        "none.jsonl",
+    ];
+    for format in ["hql", "json"] {
+        let printed = runs_as_the_ordinary_path(&dir, &program, &["--format", format], &targets);
+        if format == "hql" {
+            assert_eq!(printed.lines().count(), 16, "{printed}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A contract that fills defaults is read by decoding each line: `route`,
+/// `write` of its valid records and printing still give on several threads
+/// what one thread gives.
+#[test]
+fn a_contract_with_defaults_spreads_as_one_thread_reads_it() {
+    let dir = scratch("stages-threads-defaults");
+    let data = big_data_file(&dir);
+    let src = validated(&data);
+    let target = |name: &str| dir.join(name).to_string_lossy().to_string();
+    let program = format!(
+        "type R : DataContract = {{\n    id: String\n    low: Int\n    high: Int\n    \
+         note?: String\n    tag: String = \"none\"\n    require ordered: low <= high\n}}\n\
+         {src} | route(ok: file({:?}), err: file({:?}))\n\
+         {src} | oks() | write(file({:?}))\n\
+         {src} | oks() | map(r => r.tag) | take(3)\n",
+        target("ok.jsonl"),
+        target("err.jsonl"),
+        target("valid.json"),
+    );
+    let printed = runs_as_the_ordinary_path(
+        &dir,
+        &program,
+        &[],
+        &["ok.jsonl", "err.jsonl", "valid.json"],
+    );
+    assert!(
+        printed.ends_with("[\"none\", \"none\", \"none\"]\n"),
+        "{printed}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A lambda that fails on a record in the middle of the file stops the
+/// run on several threads as on one: the same message and origin (the
+/// first failing record in the file's order), and the target untouched.
+#[test]
+fn a_failing_lambda_stops_the_run_as_on_one_thread() {
+    let dir = scratch("stages-threads-error");
+    let data = big_data_file(&dir);
+    let out = dir.join("out.jsonl");
+    std::fs::write(&out, "old\n").unwrap();
+    let src = format!("{} | oks()", validated(&data));
+    let fails = "map(r => if r.id == \"r15000\" or r.id == \"r19000\" then 1 / 0 else r.low)";
+    for end in [
+        "count()".to_string(),
+        format!("write(file({:?}))", out.to_string_lossy()),
+        "take(5000000)".to_string(),
+    ] {
+        let program = format!("{}{src} | {fails} | {end}\n", contract_r(""));
+        let one = run_full(&dir, &program, &["--threads", "1"]);
+        assert_eq!(one.2, Some(1), "{}", one.1);
+        assert!(one.1.contains("records.jsonl:15"), "{}", one.1);
+        for threads in ["2", "3"] {
+            assert_eq!(run_full(&dir, &program, &["--threads", threads]), one);
+        }
+        for format in ["hql", "json"] {
+            let printed = format!("{}{src} | {fails}\n", contract_r(""));
+            let one = run_full(&dir, &printed, &["--format", format, "--threads", "1"]);
+            assert_eq!(one.2, Some(1));
+            let two = run_full(&dir, &printed, &["--format", format, "--threads", "2"]);
+            assert_eq!(two, one, "printed as {format}");
+        }
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "old\n");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A lambda that reads a parameter (itself or through a declared
+/// function), closes over a function's parameter, or reads standard input
+/// keeps the pipeline on one thread, with the answer one thread gives.
+#[test]
+fn lambdas_reading_more_than_constants_stay_on_one_thread() {
+    let dir = scratch("stages-threads-local");
+    let data = big_data_file(&dir);
+    let src = format!("{} | oks()", validated(&data));
+    let program = format!(
+        "{}fn above(k) = {src} | filter(r => r.low > k) | count()\n\
+         fn limit() = len(param(\"k\", \"abc\"))\n\
+         above(3)\n\
+         {src} | filter(r => r.low > limit()) | count()\n\
+         {src} | filter(r => r.low > 3) | count()\n\
+         {src} | filter(r => r.low > len(param(\"k\", \"abc\"))) | count()\n",
+        contract_r("")
+    );
+    // Standard input can be read once: a lambda reading it fails on the
+    // second record, as on one thread.
+    let stdin = format!(
+        "{}{src} | filter(r => r.low > (source(stdin(), Json) | count())) | count()\n",
+        contract_r("")
+    );
+    let one_stdin = run_full(&dir, &stdin, &["--threads", "1"]);
+    assert_eq!(one_stdin.2, Some(1));
+    assert!(one_stdin.1.contains("hql::stdin_twice"), "{}", one_stdin.1);
+    assert_eq!(run_full(&dir, &stdin, &["--threads", "3"]), one_stdin);
+    let one = run_full(&dir, &program, &["--threads", "1"]);
+    assert_eq!(one.2, Some(0), "{}", one.1);
+    let lines: Vec<&str> = one.0.lines().collect();
+    assert_eq!(lines.len(), 4);
+    assert!(lines.iter().all(|l| *l == lines[0]), "{lines:?}");
+    assert_eq!(run_full(&dir, &program, &["--threads", "3"]), one);
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::rc::Rc;
 
-use crate::runtime::eval::{force, Host, Items, RuntimeError};
+use crate::runtime::eval::{force, spread_stream, Host, Items, Render, RuntimeError};
 use crate::runtime::json::write_json;
 use crate::runtime::print::write_hql;
 use crate::runtime::value::Value;
@@ -147,6 +147,9 @@ pub fn print_value(
     format: OutputFormat,
     out: &mut dyn Write,
 ) -> Result<(), RuntimeError> {
+    if let Some(printed) = print_spread(&v, format, out) {
+        return printed;
+    }
     let mut line = String::new();
     match (format, v) {
         (OutputFormat::Json, Value::Stream(s)) => {
@@ -178,33 +181,114 @@ const HELD: usize = 1 << 20;
 /// value; past `HELD` bytes written as it goes, so that printing a long
 /// stream takes little memory (an error then ends the line where it is).
 fn print_list(items: Items, out: &mut dyn Write) -> Result<(), RuntimeError> {
-    let mut line = String::from("[");
-    let mut streaming = false;
-    for (n, item) in items.enumerate() {
+    let mut list = ListLine::default();
+    for item in items {
         let value = match item.and_then(|item| force(item.value)) {
             Ok(value) => value,
             Err(e) => {
-                if streaming {
-                    let _ = out
-                        .write_all(line.as_bytes())
-                        .and_then(|()| out.write_all(b"\n"));
-                }
+                list.fail(out);
                 return Err(e);
             }
         };
-        if n > 0 {
-            line.push_str(", ");
-        }
-        write_hql(&mut line, &value);
-        if line.len() >= HELD {
-            streaming = true;
-            if out.write_all(line.as_bytes()).is_err() {
-                return Ok(());
-            }
-            line.clear();
+        if !list.push(out, |line| write_hql(line, &value)) {
+            return Ok(());
         }
     }
-    line.push_str("]\n");
-    let _ = out.write_all(line.as_bytes());
+    list.finish(out);
     Ok(())
+}
+
+/// A stream that runs on several threads printed as `print_value` prints
+/// it, from its items' texts; `None` when it runs on one thread.
+fn print_spread(
+    v: &Value,
+    format: OutputFormat,
+    out: &mut dyn Write,
+) -> Option<Result<(), RuntimeError>> {
+    if format == OutputFormat::Json {
+        return spread_stream(v, Render::Json, &mut |piece| {
+            Ok(out.write_all(piece.text.as_bytes()).is_ok())
+        });
+    }
+    let mut list = ListLine::default();
+    let printed = spread_stream(v, Render::Hql, &mut |piece| {
+        let mut start = 0;
+        for &end in &piece.ends {
+            if !list.push(out, |line| line.push_str(&piece.text[start..end])) {
+                return Ok(false);
+            }
+            start = end;
+        }
+        Ok(true)
+    })?;
+    Some(match printed {
+        Ok(()) => {
+            list.finish(out);
+            Ok(())
+        }
+        Err(e) => {
+            list.fail(out);
+            Err(e)
+        }
+    })
+}
+
+/// The line a printed stream is written on (`print_list`).
+struct ListLine {
+    line: String,
+    items: usize,
+    /// Past `HELD` bytes: written as it goes.
+    streaming: bool,
+    /// A write failed: nothing more is written.
+    stopped: bool,
+}
+
+impl Default for ListLine {
+    fn default() -> ListLine {
+        ListLine {
+            line: String::from("["),
+            items: 0,
+            streaming: false,
+            stopped: false,
+        }
+    }
+}
+
+impl ListLine {
+    /// Add an item, written by `item`; `false` when a write failed and
+    /// the printing stops.
+    fn push(&mut self, out: &mut dyn Write, item: impl FnOnce(&mut String)) -> bool {
+        if self.items > 0 {
+            self.line.push_str(", ");
+        }
+        self.items += 1;
+        item(&mut self.line);
+        if self.line.len() >= HELD {
+            self.streaming = true;
+            if out.write_all(self.line.as_bytes()).is_err() {
+                self.stopped = true;
+                return false;
+            }
+            self.line.clear();
+        }
+        true
+    }
+
+    /// An error stopped the stream: what was written already ends its line.
+    fn fail(&self, out: &mut dyn Write) {
+        if self.streaming && !self.stopped {
+            let _ = out
+                .write_all(self.line.as_bytes())
+                .and_then(|()| out.write_all(b"\n"));
+        }
+    }
+
+    /// The stream ended: close the list.
+    fn finish(mut self, out: &mut dyn Write) {
+        if self.stopped {
+            return;
+        }
+        self.line.push_str("]\n");
+        let _ = out.write_all(self.line.as_bytes());
+    }
 }

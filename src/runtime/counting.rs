@@ -50,6 +50,7 @@ pub fn try_consume(interp: &Rc<Interp>, b: Builtin, plan: Option<Plan>) -> Resul
         source,
         contract,
         oks,
+        ..
     }) = plan
     else {
         return Ok(None);

@@ -23,7 +23,7 @@ use std::rc::Rc;
 use crate::check::{check_program, Checked, Unparsed};
 use crate::runtime::builtins::Builtin;
 use crate::runtime::contract::Contract;
-use crate::runtime::eval::{Host, Interp, Outcome, RuntimeError};
+use crate::runtime::eval::{FnRef, Function, Host, Interp, Outcome, RuntimeError};
 use crate::runtime::print::to_hql;
 use crate::runtime::value::Value;
 use crate::session::diagnostic::{emit, render, Diag};
@@ -85,7 +85,8 @@ pub struct Session {
     types: Vec<Rc<Contract>>,
     /// Every `check` run so far, in order (`hql test` reads them).
     pub checks: Vec<CheckResult>,
-    /// Threads `count()` and `report()` may use, and how each gets a host.
+    /// Threads the pipelines over a validated JSON Lines file may use, and
+    /// how each gets a host.
     threads: Option<(usize, HostFactory)>,
 }
 
@@ -134,7 +135,8 @@ impl Session {
         session
     }
 
-    /// Let `count()` and `report()` over a validated JSON Lines file use
+    /// Let the pipelines over a validated JSON Lines file (`count()`,
+    /// `report()`, `route`, `write`, stages after `validate`, printing) use
     /// `threads` threads, each with a host from `hosts`.
     pub fn set_threads(&mut self, threads: usize, hosts: HostFactory) {
         self.threads = Some((threads, hosts));
@@ -148,6 +150,17 @@ impl Session {
 
     pub fn interp(&self) -> &Rc<Interp> {
         &self.interp
+    }
+
+    /// The lambdas written in `stmt`, checked against the session without
+    /// running it (`written_lambdas`); `None` if it does not check.
+    fn lambdas_of(&mut self, stmt: Stmt) -> Option<Vec<Rc<crate::runtime::hir::Lambda>>> {
+        let (mut out, mut err) = (std::io::sink(), std::io::sink());
+        let mut quiet = Sinks::plain(&mut out, &mut err);
+        let (checked, _) = self
+            .prepare(&Entry::checked(usize::MAX, vec![stmt]), &mut quiet)
+            .ok()?;
+        checked.program.stmts.last().map(written_lambdas)
     }
 
     /// What worker threads need to run the entry's statements: the user's
@@ -315,8 +328,14 @@ impl Session {
         let spans: Vec<Span> = entry.iter().filter_map(runnable_span).collect();
         let plan = self.parallel_plan(&entry);
         let last_result = self.slot("_");
+        let lambdas: Rc<[_]> = match plan {
+            Some(_) => (checked.program.stmts[first..].iter())
+                .map(written_lambdas)
+                .collect(),
+            None => Rc::new([]),
+        };
         for (i, stmt) in checked.program.stmts[first..].iter().enumerate() {
-            let parallel = plan.as_ref().and_then(|p| p.before(ran));
+            let parallel = plan.as_ref().and_then(|p| p.before(ran, lambdas.clone()));
             self.interp.set_parallel(parallel);
             match self.run_one(stmt, last_result, sinks, display) {
                 Ok(true) => {}
@@ -525,12 +544,18 @@ struct ParallelPlan {
 
 impl ParallelPlan {
     /// What the entry's statement `at` (counting those that run) hands
-    /// the counting path.
-    fn before(&self, at: usize) -> Option<crate::runtime::eval::Parallel> {
+    /// the pipelines that run on several threads; `lambdas`, those written
+    /// in each of the entry's statements (`written_lambdas`).
+    fn before(
+        &self,
+        at: usize,
+        lambdas: Rc<[Vec<Rc<crate::runtime::hir::Lambda>>]>,
+    ) -> Option<crate::runtime::eval::Parallel> {
         if self.stdin_from.is_some_and(|from| at >= from) {
             return None;
         }
         Some(crate::runtime::eval::Parallel {
+            lambdas,
             threads: self.threads,
             rebuild: std::sync::Arc::new(Declarations {
                 stmts: self.stmts.clone(),
@@ -553,7 +578,7 @@ fn runs(entry: &[Stmt]) -> impl Iterator<Item = (usize, &Stmt)> {
 /// The declarations and `let`s a worker thread rebuilds before the entry's
 /// statement `at` — the declarations so far, the entry's own, and the
 /// entry's `let`s before that statement — and where its host comes from:
-/// the session's side of `count()` and `report()` on several threads
+/// the session's side of pipelines on several threads
 /// (`eval::Rebuild`).
 struct Declarations {
     stmts: std::sync::Arc<Vec<Stmt>>,
@@ -581,8 +606,10 @@ impl Declarations {
     }
 }
 
-impl crate::runtime::eval::Rebuild for Declarations {
-    fn rebuild(&self, ty: &str) -> Result<(Rc<Interp>, Rc<Contract>), &'static str> {
+impl Declarations {
+    /// A session that has run the declarations and `let`s, and the
+    /// contract named `ty` in it.
+    fn session(&self, ty: &str) -> Result<(Session, Rc<Contract>), &'static str> {
         let mut session = Session::new((self.hosts)());
         let (mut out, mut err) = (std::io::sink(), std::io::sink());
         let mut quiet = Sinks::plain(&mut out, &mut err);
@@ -592,8 +619,72 @@ impl crate::runtime::eval::Rebuild for Declarations {
         let contract = session
             .contract(ty)
             .ok_or("the validated type is missing on a worker thread")?;
+        Ok((session, contract))
+    }
+
+    /// The entry's statement `n` (counting those that run), up to the
+    /// one the worker runs a part of, as an expression statement: checked,
+    /// it binds nothing.
+    fn statement(&self, n: usize) -> Option<Stmt> {
+        if n > self.at {
+            return None;
+        }
+        let (_, stmt) = runs(&self.stmts[self.entry_start..]).nth(n)?;
+        Some(match stmt {
+            Stmt::Let { value, .. } => Stmt::Expr(value.clone()),
+            other => other.clone(),
+        })
+    }
+}
+
+impl crate::runtime::eval::Rebuild for Declarations {
+    fn rebuild(&self, ty: &str) -> Result<(Rc<Interp>, Rc<Contract>), &'static str> {
+        let (session, contract) = self.session(ty)?;
         Ok((session.interp().clone(), contract))
     }
+
+    fn rebuild_with(
+        &self,
+        ty: &str,
+        funcs: &[FnRef],
+    ) -> Result<crate::runtime::eval::Rebuilt, &'static str> {
+        let (mut session, contract) = self.session(ty)?;
+        let mut written = std::collections::BTreeMap::new();
+        let mut found = |f: &FnRef| match f {
+            FnRef::Declared(name) => session
+                .slot(name)
+                .and_then(|slot| session.interp.global_value(slot)),
+            FnRef::Written { stmt, n } => {
+                if !written.contains_key(stmt) {
+                    let lambdas = self.statement(*stmt).and_then(|s| session.lambdas_of(s));
+                    written.insert(*stmt, lambdas.unwrap_or_default());
+                }
+                let lambda = written.get(stmt)?.get(*n)?.clone();
+                Some(Value::Func(Rc::new(Function::Lambda { lambda, env: None })))
+            }
+        };
+        let values = (funcs.iter().map(&mut found).collect::<Option<Vec<_>>>())
+            .ok_or("a function of the pipeline is missing on a worker thread")?;
+        Ok((session.interp().clone(), contract, values))
+    }
+}
+
+/// The lambdas written in a statement, in the order `hir::Expr::walk`
+/// meets them: how a worker thread finds the one the running statement
+/// hands a stage (`FnRef::Written`).
+fn written_lambdas(stmt: &crate::runtime::hir::Stmt) -> Vec<Rc<crate::runtime::hir::Lambda>> {
+    use crate::runtime::hir::{Expr as HExpr, Stmt as HStmt};
+    let mut found = Vec::new();
+    let mut visit = |e: &HExpr| {
+        if let HExpr::Lambda(lambda) = e {
+            found.push(lambda.clone());
+        }
+    };
+    match stmt {
+        HStmt::Let { value, .. } | HStmt::Expr(value) => value.walk(&mut visit),
+        HStmt::Check(c) => c.cond.walk(&mut visit),
+    }
+    found
 }
 
 fn reads_stdin(stmt: &Stmt) -> bool {

@@ -389,7 +389,7 @@ pub fn default_name_of(value: &Value) -> String {
             Some(Plan::Source(spec) | Plan::Validated { source: spec, .. }) => {
                 default_name(spec.path().unwrap_or(""))
             }
-            None => default_name(""),
+            _ => default_name(""),
         },
         _ => default_name(""),
     }

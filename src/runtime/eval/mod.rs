@@ -4,12 +4,14 @@
 //! `Host` it is given opens sources. Streams are lazy: a pipeline is a chain
 //! of iterators pulled one record at a time.
 
+mod chunks;
 mod equality;
 mod funcs;
 pub mod io;
 pub mod meter;
 pub(crate) mod ops;
 mod route;
+mod staged;
 mod stages;
 mod tables;
 
@@ -27,6 +29,7 @@ use crate::syntax::ast::Span;
 pub use equality::{compare, equal, hash_value, sort_order, write_key, ValueKey};
 pub use io::{Codec, Pending, PendingFile, Place, SourceSpec, TableSink, TargetSpec};
 pub use ops::to_f64;
+pub use staged::{spread_stream, Piece, Render};
 pub use stages::{cannot_read, force, items, Tally, Target};
 
 /// What the evaluator may ask of the world outside.
@@ -166,20 +169,87 @@ pub struct Stream {
     contract: Option<Rc<Contract>>,
 }
 
-/// What a stream is, where the stages after it can use that: a source, or
-/// a source validated against a contract. `count()` and `report()` may
+/// What a stream is, where the stages after it can use that: a source, a
+/// source validated against a contract, or that followed by stages. `count()` and `report()` may
 /// split a validated JSON Lines file across threads, and `validate` reads
 /// a source together with it.
 #[derive(Clone)]
 pub enum Plan {
     /// `source(…)`
     Source(Rc<SourceSpec>),
-    /// `… | validate(T)`, and with `oks` `… | validate(T) | oks()`.
+    /// `… | validate(T)`, and with `oks` `… | validate(T) | oks()`; `at`
+    /// is `validate`'s call, `interp` the interpreter that runs it.
     Validated {
         source: Rc<SourceSpec>,
         contract: Rc<Contract>,
         oks: bool,
+        at: Option<Span>,
+        interp: std::rc::Weak<Interp>,
     },
+    /// `… | validate(T)` followed by `oks()`, `errs()`, `map(f)` and
+    /// `filter(f)` stages: what may be run on several threads.
+    Staged(Rc<Staged>),
+}
+
+impl Plan {
+    /// A validated source, and the stages after it, if this is one.
+    pub fn staged(&self) -> Option<Staged> {
+        match self {
+            Plan::Staged(staged) => Some((**staged).clone()),
+            Plan::Validated {
+                source,
+                contract,
+                oks,
+                at,
+                interp,
+            } => Some(Staged {
+                interp: interp.clone(),
+                source: source.clone(),
+                contract: contract.clone(),
+                at: at.clone(),
+                steps: match oks {
+                    true => vec![Step {
+                        stage: Builtin::Oks,
+                        func: None,
+                        at: None,
+                    }],
+                    false => Vec::new(),
+                },
+            }),
+            Plan::Source(_) => None,
+        }
+    }
+}
+
+/// A source validated and passed through stages that keep no state from
+/// one record to the next.
+#[derive(Clone)]
+pub struct Staged {
+    pub interp: std::rc::Weak<Interp>,
+    pub source: Rc<SourceSpec>,
+    pub contract: Rc<Contract>,
+    /// `validate`'s call.
+    pub at: Option<Span>,
+    pub steps: Vec<Step>,
+}
+
+/// A stage after `validate`: `oks`, `errs`, `map` or `filter`, its
+/// function, and its call.
+#[derive(Clone)]
+pub struct Step {
+    pub stage: Builtin,
+    pub func: Option<Value>,
+    pub at: Option<Span>,
+}
+
+/// A function of a pipeline as a worker thread finds it in its own copy of
+/// the program: a declared function by name, or the `n`th lambda written
+/// in the entry's statement `stmt` (counting those that run; lambdas in
+/// the order `hir::Expr::walk` meets them).
+#[derive(Debug, Clone, PartialEq)]
+pub enum FnRef {
+    Declared(String),
+    Written { stmt: usize, n: usize },
 }
 
 impl Stream {
@@ -445,17 +515,29 @@ pub type Codecs = fn(Format) -> &'static dyn Codec;
 pub struct Parallel {
     pub threads: usize,
     pub rebuild: std::sync::Arc<dyn Rebuild>,
+    /// The lambdas written in each of the entry's statements that run, in
+    /// the order `hir::Expr::walk` meets them (`FnRef::Written`).
+    pub lambdas: Rc<[Vec<Rc<hir::Lambda>>]>,
 }
 
 /// The program so far, rebuilt on a worker thread. The session, a higher
 /// floor, implements it (checking and running the declarations there); the
-/// counting path calls it on each worker thread.
+/// counting path, `route` and the stages after `validate` call it on each
+/// worker thread.
 pub trait Rebuild: Send + Sync {
     /// A fresh interpreter, with its own host, that has run the
     /// declarations and `let`s, and the contract named `ty` in it; or why
     /// not.
     fn rebuild(&self, ty: &str) -> std::result::Result<(Rc<Interp>, Rc<Contract>), &'static str>;
+
+    /// As `rebuild`, and the functions `funcs` name, as values of the
+    /// fresh interpreter.
+    fn rebuild_with(&self, ty: &str, funcs: &[FnRef])
+        -> std::result::Result<Rebuilt, &'static str>;
 }
+
+/// A worker's interpreter, the contract, and the functions asked for.
+pub type Rebuilt = (Rc<Interp>, Rc<Contract>, Vec<Value>);
 
 /// Calls of declared functions may nest this deep; deeper is a runtime
 /// error, never a stack overflow.

@@ -14,7 +14,7 @@ use super::equality::{compare, sort_order, ValueKey};
 use super::io::{DecodedRecords, PendingFile, Place, RecordWriter, SourceSpec, TargetSpec};
 use super::meter::Metered;
 use super::ops;
-use super::{Interp, Item, Items, Origin, Plan, Result, RuntimeError, Stream};
+use super::{Interp, Item, Items, Origin, Plan, Result, RuntimeError, Step, Stream};
 use crate::runtime::builtins::Builtin;
 use crate::runtime::contract::Contract;
 use crate::runtime::json::{JsonSource, LineReader};
@@ -40,15 +40,27 @@ pub fn call_stage(
         Builtin::Stdin => descriptor("stdin", Value::Bool(true)),
         Builtin::Source => source(interp, input, arg, at)?,
         Builtin::Validate => validate_stage(interp, input, arg, at)?,
-        Builtin::Oks => with_plan(filter_map(input.clone(), oks)?, oks_plan(&input)),
-        Builtin::Errs => without_contract(filter_map(input, errs)?),
+        Builtin::Oks => {
+            let plan = oks_plan(&input).or_else(|| staged(&input, b, None, &at));
+            with_plan(filter_map(input, oks)?, plan)
+        }
+        Builtin::Errs => {
+            let plan = staged(&input, b, None, &at);
+            with_plan(without_contract(filter_map(input, errs)?), plan)
+        }
         Builtin::Warnings => without_contract(flat(input, warnings)?),
         Builtin::Unwrap => lazy(input, move |items| {
             let at = at.clone();
             Box::new(items.map(move |i| i.and_then(|i| unwrap_item(i, at.as_ref()))))
         }),
-        Builtin::Map => without_contract(map(interp, input, arg, at)),
-        Builtin::Filter => filter(interp, input, arg, at),
+        Builtin::Map => {
+            let plan = staged(&input, b, Some(arg.clone()), &at);
+            with_plan(without_contract(map(interp, input, arg, at)), plan)
+        }
+        Builtin::Filter => {
+            let plan = staged(&input, b, Some(arg.clone()), &at);
+            with_plan(filter(interp, input, arg, at), plan)
+        }
         Builtin::FlatMap => without_contract(flat_map(interp, input, arg, at)),
         Builtin::Take => take_skip(input, &arg, true)?,
         Builtin::Skip => take_skip(input, &arg, false)?,
@@ -118,19 +130,93 @@ fn oks_plan(input: &Value) -> Option<Plan> {
             source,
             contract,
             oks: false,
+            at,
+            interp,
         } => Some(Plan::Validated {
             source,
             contract,
             oks: true,
+            at,
+            interp,
         }),
         _ => None,
     }
+}
+
+/// The plan of a validated source with one more stage after it.
+fn staged(input: &Value, stage: Builtin, func: Option<Value>, at: &Option<Span>) -> Option<Plan> {
+    let step = Step {
+        stage,
+        func,
+        at: at.clone(),
+    };
+    let mut staged = plan_of(input)?.staged()?;
+    staged.steps.push(step);
+    Some(Plan::Staged(Rc::new(staged)))
+}
+
+/// `input` through one stage.
+pub(super) fn run_step(interp: &Rc<Interp>, input: Value, step: &Step) -> Result<Value> {
+    let mut args = vec![input];
+    args.extend(step.func.clone());
+    Ok(call_stage(interp, step.stage, &args, step.at.as_ref())?.unwrap_or(Value::Null))
+}
+
+/// A stream of `items`, which can be read once.
+pub(super) fn read_once(items: Items) -> Value {
+    let items = std::cell::RefCell::new(Some(items));
+    Value::Stream(Rc::new(Stream::new(move || {
+        items
+            .borrow_mut()
+            .take()
+            .ok_or_else(|| RuntimeError::new("hql::parallel", "a chunk was read twice"))
+    })))
+}
+
+/// The lines of a chunk of a JSON Lines file (`first_line` the number of
+/// its first), validated against `contract` as one thread validates the
+/// whole file: read with the line check where it builds records.
+pub(super) fn validated_chunk(
+    interp: &Rc<Interp>,
+    contract: &Rc<Contract>,
+    name: Rc<str>,
+    chunk: Vec<u8>,
+    first_line: u64,
+    at: Option<Span>,
+) -> Items {
+    let text: Box<dyn std::io::BufRead> = Box::new(std::io::Cursor::new(chunk));
+    let mut lines = JsonSource::lines(text);
+    if let Some(mut check) = LineCheck::building(contract, interp) {
+        let hook_interp = interp.clone();
+        lines = lines.with_line_reader(Box::new(move |line| check.validated(&hook_interp, line)));
+    }
+    validated_items(
+        interp,
+        contract,
+        json_items(lines, name, first_line - 1),
+        at,
+    )
+}
+
+/// Items of a source validated against `contract`, as `validate` does.
+pub(super) fn validated_items(
+    interp: &Rc<Interp>,
+    contract: &Rc<Contract>,
+    items: Items,
+    at: Option<Span>,
+) -> Items {
+    validated(interp, contract, Upstream::Checked(items), at)
 }
 
 /// Stages that read their whole input and give one value.
 fn consume(interp: &Rc<Interp>, b: Builtin, input: Value, arg: Value) -> Result<Value> {
     if let Some(v) = crate::runtime::counting::try_consume(interp, b, plan_of(&input))? {
         return Ok(v);
+    }
+    if b == Builtin::Count {
+        if let Some(n) = super::staged::count(&input) {
+            return n;
+        }
     }
     let items = || items(&input);
     match b {
@@ -491,6 +577,8 @@ fn validate_stage(interp: &Rc<Interp>, input: Value, ty: Value, at: Option<Span>
         source,
         contract: contract.clone(),
         oks: false,
+        at: at.clone(),
+        interp: Rc::downgrade(interp),
     });
     let interp = interp.clone();
     let shape = contract.clone();
@@ -687,6 +775,9 @@ fn write(interp: &Rc<Interp>, input: Value, target: Value, format: Value) -> Res
     }
     let shape = contract_of(&input);
     if let Some(written) = super::route::write_valid(interp, &input, &spec, shape.as_ref()) {
+        return written;
+    }
+    if let Some(written) = super::staged::write(interp, &input, &spec, shape.as_ref()) {
         return written;
     }
     let mut sink = Target::open(interp, spec, shape.as_ref())?;

@@ -49,12 +49,14 @@ pub(super) fn route(interp: &Rc<Interp>, input: Value, ok: Value, err: Value) ->
         return super::tables::route_table(interp, input, &ok_spec, err_spec);
     }
     let copy = copy_plan(interp, &input, &ok_spec, false);
+    let spread = copy.is_none() && is_json(&ok_spec);
     let mut out = Targets {
         oks: Target::open(interp, ok_spec, shape.as_ref())?,
         errs: Some(Target::open(interp, err_spec, None)?),
     };
     match copy {
         Some(plan) => copy_lines(interp, plan, &mut out)?,
+        None if spread && spread_results(&input, &mut out).transpose()?.is_some() => {}
         None => {
             for item in items(&input)? {
                 let item = item?;
@@ -67,6 +69,29 @@ pub(super) fn route(interp: &Rc<Interp>, input: Value, ok: Value, err: Value) ->
     counts.insert("ok".into(), Value::Int(oks));
     counts.insert("err".into(), Value::Int(errs));
     Ok(Value::record(counts))
+}
+
+/// Is the target JSON, with its fields as the records have them?
+pub(super) fn is_json(spec: &TargetSpec) -> bool {
+    spec.format == crate::runtime::builtins::Format::Json && spec.boundary.columns.is_empty()
+}
+
+/// Route a pipeline of stages after `validate` that runs on several
+/// threads (`staged`): each chunk's texts written whole to a JSON Lines
+/// target, one at a time to another.
+fn spread_results(input: &Value, out: &mut Targets) -> Option<Result<()>> {
+    super::staged::spread_stream(input, super::Render::Route, &mut |piece| {
+        let oks = piece.n - piece.failed;
+        for (ok, text, n) in [(true, &piece.text, oks), (false, &piece.errs, piece.failed)] {
+            if n == 0 || out.lines(ok, text.as_bytes(), n)? {
+                continue;
+            }
+            for record in text.lines() {
+                out.text(ok, record.as_bytes())?;
+            }
+        }
+        Ok(true)
+    })
 }
 
 /// `write` of `source(file(…), Json) | validate(T) | oks()` to a JSON
@@ -244,13 +269,13 @@ fn copy_plan(interp: &Interp, input: &Value, target: &TargetSpec, oks: bool) -> 
         source,
         contract,
         oks: validated_oks,
+        ..
     }) = plan_of(input)
     else {
         return None;
     };
     let path = crate::runtime::counting::json_file(&source)?;
-    let json = target.format == crate::runtime::builtins::Format::Json;
-    if validated_oks != oks || !json || !target.boundary.columns.is_empty() {
+    if validated_oks != oks || !is_json(target) {
         return None;
     }
     let copier = Copier::new(&contract, interp, !oks)?;

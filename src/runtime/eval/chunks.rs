@@ -1,0 +1,239 @@
+//! A JSON Lines file read in chunks by worker threads, and what they make
+//! of each chunk handed back in the order of the file.
+//!
+//! The calling thread reads the file in chunks cut after a newline,
+//! counting their lines so that each chunk knows the number of its first,
+//! and hands them to worker threads. Values are `Rc`-based and stay on the
+//! thread that made them, so each worker rebuilds its own session from the
+//! program's declarations (`eval::Rebuild`) and turns a chunk into
+//! something that crosses threads (text, counts). The calling thread takes
+//! those in the order of the chunks, so what it does with them is exactly
+//! what one thread does. A few chunks a worker are in flight at once, so
+//! memory stays bounded whatever the file's size.
+
+use std::collections::BTreeMap;
+use std::io::BufRead;
+use std::rc::Rc;
+use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
+use std::sync::{Arc, Mutex};
+
+use super::{cannot_read, check_interrupt, Interp, Parallel, Result, RuntimeError, SentError};
+use crate::runtime::counting::{json_lines, MIN_SPLIT_BYTES};
+use crate::runtime::json::{fill, BOM};
+
+/// How many bytes a chunk holds, at least (a longer line makes a longer
+/// chunk).
+const CHUNK_BYTES: usize = 1 << 20;
+
+/// How many chunks a worker may have waiting or in hand.
+const AHEAD: usize = 2;
+
+/// The threads to read `path` on, when there are several and the file is
+/// a JSON Lines file of at least a megabyte; `None` sends it down the path
+/// of one thread.
+pub(super) fn parallel_for(interp: &Interp, path: &str) -> Option<Parallel> {
+    let parallel = interp.parallel().filter(|p| p.threads > 1)?;
+    let host = interp.host();
+    let len = host.file_len(path)?;
+    (len >= MIN_SPLIT_BYTES && json_lines(host, path)).then_some(parallel)
+}
+
+/// A chunk of the file for a worker.
+pub(super) struct Job {
+    seq: usize,
+    /// The number of its first line.
+    pub first_line: u64,
+    pub bytes: Vec<u8>,
+}
+
+/// What a worker does with each chunk, made on the worker's thread.
+pub(super) type Worker<R> = Box<dyn FnMut(Job) -> Result<R>>;
+
+/// Why reading the file stopped before its end: the number of the line
+/// lost, and the message. As a source has it, the failure stands in the
+/// place of that line.
+pub(super) struct ReadFailure {
+    pub line: u64,
+    pub message: String,
+}
+
+/// Read the lines of `path` on `parallel`'s threads: each worker is made
+/// by `start` on its own thread, and what it makes of a chunk goes to
+/// `take`, in the order of the file, until `take` says `false`. A read
+/// error ends the input early, and is given back.
+pub(super) fn spread<R: Send>(
+    interp: &Rc<Interp>,
+    parallel: &Parallel,
+    path: &str,
+    start: &(dyn Fn() -> std::result::Result<Worker<R>, &'static str> + Sync),
+    take: &mut dyn FnMut(R) -> Result<bool>,
+) -> Result<Option<ReadFailure>> {
+    let reader = interp
+        .host()
+        .open_file(path)
+        .map_err(|e| cannot_read(path, &e))?;
+    let mut reader = interp.metered(reader, Some(path));
+    let workers = parallel.threads;
+    let (jobs, taken) = mpsc::sync_channel::<Job>(workers * AHEAD);
+    let taken = Arc::new(Mutex::new(taken));
+    let (done, results) = mpsc::channel();
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let (taken, done) = (taken.clone(), done.clone());
+            crate::syntax::limits::spawn_scoped(scope, move || work(start, &taken, &done))
+                .map_err(|e| {
+                    RuntimeError::new("hql::parallel", format!("cannot start a thread: {e}"))
+                })?;
+        }
+        drop(done);
+        // Dropping `jobs` on the way out, however it ends, stops the workers.
+        feed(&mut reader, jobs, &results, workers, take)
+    })
+}
+
+type Done<R> = (usize, std::result::Result<R, SentError>);
+
+/// Read the file in chunks, hand them out, and take what comes back in
+/// the order of the file.
+fn feed<R>(
+    reader: &mut Box<dyn BufRead>,
+    jobs: SyncSender<Job>,
+    results: &Receiver<Done<R>>,
+    workers: usize,
+    take: &mut dyn FnMut(R) -> Result<bool>,
+) -> Result<Option<ReadFailure>> {
+    let lost = || RuntimeError::from(SentError::worker_stopped());
+    let mut chunks = Chunks {
+        carry: Vec::new(),
+        next_line: 1,
+        at_start: true,
+        ended: false,
+        failed: None,
+    };
+    let (mut sent, mut taken) = (0, 0);
+    let mut waiting = BTreeMap::new();
+    loop {
+        while !chunks.ended && sent - taken < workers * AHEAD {
+            check_interrupt()?;
+            let Some((first_line, bytes)) = chunks.next(reader) else {
+                break;
+            };
+            let seq = sent;
+            jobs.send(Job {
+                seq,
+                first_line,
+                bytes,
+            })
+            .map_err(|_| lost())?;
+            sent += 1;
+        }
+        if sent == taken {
+            break;
+        }
+        let (seq, made) = results.recv().map_err(|_| lost())?;
+        waiting.insert(seq, made);
+        while let Some(made) = waiting.remove(&taken) {
+            if !take(made.map_err(RuntimeError::from)?)? {
+                return Ok(None);
+            }
+            taken += 1;
+        }
+    }
+    drop(jobs);
+    Ok(chunks.failed.map(|message| ReadFailure {
+        line: chunks.next_line,
+        message,
+    }))
+}
+
+/// The file cut into chunks that end after a newline (or at its end).
+struct Chunks {
+    /// Bytes read past the last chunk's end.
+    carry: Vec<u8>,
+    /// The number of the next chunk's first line.
+    next_line: u64,
+    at_start: bool,
+    ended: bool,
+    /// Why reading stopped early.
+    failed: Option<String>,
+}
+
+impl Chunks {
+    /// The next chunk and the number of its first line; `None` at the end.
+    fn next(&mut self, reader: &mut Box<dyn BufRead>) -> Option<(u64, Vec<u8>)> {
+        let mut chunk = std::mem::take(&mut self.carry);
+        let mut searched = 0;
+        loop {
+            if chunk.len() >= CHUNK_BYTES {
+                if let Some(i) = memchr::memrchr(b'\n', &chunk[searched..]) {
+                    let end = searched + i + 1;
+                    self.carry.extend_from_slice(&chunk[end..]);
+                    chunk.truncate(end);
+                    break;
+                }
+                searched = chunk.len();
+            }
+            let buf = match fill(reader) {
+                Ok(buf) => buf,
+                Err(e) => {
+                    // As a source has it: the line being read is lost, and
+                    // the failure stands in its place.
+                    let whole = memchr::memrchr(b'\n', &chunk).map_or(0, |i| i + 1);
+                    chunk.truncate(whole);
+                    self.failed = Some(format!("read error: {e}"));
+                    self.ended = true;
+                    break;
+                }
+            };
+            if buf.is_empty() {
+                self.ended = true;
+                break;
+            }
+            chunk.extend_from_slice(buf);
+            let n = buf.len();
+            reader.consume(n);
+        }
+        if std::mem::take(&mut self.at_start) && chunk.starts_with(BOM) {
+            chunk.drain(..BOM.len());
+        }
+        if chunk.is_empty() {
+            return None;
+        }
+        let first_line = self.next_line;
+        self.next_line += memchr::memchr_iter(b'\n', &chunk).count() as u64;
+        Some((first_line, chunk))
+    }
+}
+
+/// A worker: made on its thread, then handed chunks until there are none.
+fn work<R>(
+    start: &(dyn Fn() -> std::result::Result<Worker<R>, &'static str> + Sync),
+    taken: &Mutex<Receiver<Job>>,
+    done: &Sender<Done<R>>,
+) {
+    let mut worker = start();
+    loop {
+        let job = {
+            let taken = taken.lock().unwrap_or_else(|e| e.into_inner());
+            match taken.recv() {
+                Ok(job) => job,
+                Err(_) => return,
+            }
+        };
+        let seq = job.seq;
+        let made = match &mut worker {
+            Ok(worker) => {
+                // A panic must not leave the reader waiting for this chunk.
+                let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| worker(job)));
+                match made {
+                    Ok(made) => made.map_err(SentError::from),
+                    Err(_) => Err(SentError::worker_stopped()),
+                }
+            }
+            Err(why) => Err(SentError::from(RuntimeError::new("hql::parallel", *why))),
+        };
+        if done.send((seq, made)).is_err() {
+            return;
+        }
+    }
+}

@@ -1,0 +1,394 @@
+//! `source(file(…), Json) | validate(T)` followed by `oks()`, `errs()`,
+//! `map(f)` and `filter(f)`, counted, written to a JSON target or printed,
+//! on several threads.
+//!
+//! Each worker rebuilds the program (`Rebuild::rebuild_with`), finds the
+//! pipeline's functions in it (`FnRef`), and runs a chunk's lines through
+//! validation and the same stages as one thread, with origins offset by
+//! the chunk's first line; it gives back the items' text as the consumer
+//! wants it (`Render`). The calling thread takes the chunks in the order
+//! of the file (`eval::chunks`), so the output is byte for byte what one
+//! thread gives, and the first runtime error in file order stops the run
+//! with the same message and origin.
+//!
+//! Only a function that reads nothing but declarations and constants is
+//! found on a worker: a declared function, or a lambda written at the top
+//! level of one of the entry's statements so far (in the pipeline, or
+//! bound by a `let`), with no enclosing frame. A lambda that reads standard
+//! input, a parameter, the environment or a stream bound earlier, or one
+//! made inside a function call, keeps the pipeline on one thread.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use super::chunks::{self, ReadFailure, Worker};
+use super::stages::{read_once, run_step, validated_chunk, validated_items, write_of_results};
+use super::{items, FnRef, Function, Interp, Item, Items, Origin, Result, SentError, Staged, Step};
+use crate::runtime::builtins::Builtin;
+use crate::runtime::contract::Contract;
+use crate::runtime::eval::io::TargetSpec;
+use crate::runtime::hir::Expr;
+use crate::runtime::json::write_json;
+use crate::runtime::print::write_hql;
+use crate::runtime::value::Value;
+
+/// What the consumer wants of each item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Render {
+    /// Nothing: `count()`.
+    Count,
+    /// Its value as JSON, a line (`hql run --format json`).
+    Json,
+    /// Its printed form (`hql run`), for a list on one line.
+    Hql,
+    /// Its value as JSON, a line, for `write`, which takes no results.
+    Write,
+    /// As `route` sends it: a failure record as JSON, a line, to `errs`;
+    /// any other value (an `ok`'s value) as JSON, a line, to `text`.
+    Route,
+}
+
+/// The items of one chunk, rendered.
+#[derive(Debug, Default)]
+pub struct Piece {
+    /// For `Json` and `Write`, each item's text and a newline; for `Hql`,
+    /// the items' texts back to back.
+    pub text: String,
+    /// For `Hql`, where each item's text ends.
+    pub ends: Vec<usize>,
+    /// How many items.
+    pub n: u64,
+    /// For `Route`, the failure records, each as JSON and a newline.
+    pub errs: String,
+    /// How many of the items are failure records.
+    pub failed: u64,
+    /// How many of the chunk's records validation found valid, and not.
+    pub judged: (u64, u64),
+}
+
+impl Piece {
+    /// Add an item as `render` wants it.
+    fn add(&mut self, render: Render, item: Item) -> Result<()> {
+        match render {
+            Render::Count => {}
+            Render::Write if matches!(item.value, Value::Ok(_) | Value::Err(_)) => {
+                return Err(write_of_results().from_record(&item.origin));
+            }
+            Render::Json | Render::Write => {
+                write_json(&mut self.text, &super::force(item.value)?);
+                self.text.push('\n');
+            }
+            Render::Route => match item.value {
+                Value::Err(failure) => {
+                    write_json(&mut self.errs, &super::force((*failure).clone())?);
+                    self.errs.push('\n');
+                    self.failed += 1;
+                }
+                Value::Ok(ok) => {
+                    write_json(&mut self.text, &super::force(ok.value.clone())?);
+                    self.text.push('\n');
+                }
+                value => {
+                    write_json(&mut self.text, &super::force(value)?);
+                    self.text.push('\n');
+                }
+            },
+            Render::Hql => {
+                write_hql(&mut self.text, &super::force(item.value)?);
+                self.ends.push(self.text.len());
+            }
+        }
+        self.n += 1;
+        Ok(())
+    }
+}
+
+/// Run the pipeline `value` is, when it is a staged validated JSON Lines
+/// file the session lets run on several threads: each chunk's items go to
+/// `take` in the order of the file, until it says `false`; an error stops
+/// the run after the items before it are taken. `None` when the pipeline
+/// must run on one thread.
+pub fn spread_stream(
+    value: &Value,
+    render: Render,
+    take: &mut dyn FnMut(&Piece) -> Result<bool>,
+) -> Option<Result<()>> {
+    Some(Spread::of(value)?.run(render, take))
+}
+
+/// A pipeline that may run on several threads, and how.
+struct Spread {
+    interp: Rc<Interp>,
+    staged: Rc<Staged>,
+    path: String,
+    parallel: super::Parallel,
+    funcs: Vec<FnRef>,
+}
+
+impl Spread {
+    fn of(value: &Value) -> Option<Spread> {
+        let Value::Stream(stream) = value else {
+            return None;
+        };
+        let staged = Rc::new(stream.plan()?.staged()?);
+        let interp = staged.interp.upgrade()?;
+        let path = crate::runtime::counting::json_file(&staged.source)?;
+        // Unique keys are claimed in the order of the records: one thread.
+        if !(staged.contract.record()).is_some_and(|r| r.uniques.is_empty()) {
+            return None;
+        }
+        let parallel = chunks::parallel_for(&interp, &path)?;
+        let mut funcs = Vec::new();
+        for step in &staged.steps {
+            if let Some(f) = &step.func {
+                funcs.push(fn_ref(&interp, &parallel.lambdas, f)?);
+            }
+        }
+        Some(Spread {
+            interp,
+            staged,
+            path,
+            parallel,
+            funcs,
+        })
+    }
+
+    fn run(self, render: Render, take: &mut dyn FnMut(&Piece) -> Result<bool>) -> Result<()> {
+        let start = self.workers(render);
+        let interp = &self.interp;
+        let taken = &mut |(piece, error): Made| {
+            if let Some(meter) = interp.meter() {
+                let (ok, err) = piece.judged;
+                meter.read_records(ok + err);
+                meter.judged(ok, err);
+            }
+            if !take(&piece)? {
+                return Ok(false);
+            }
+            error.map_or(Ok(true), |e| Err(e.into()))
+        };
+        match chunks::spread(interp, &self.parallel, &self.path, &start, taken)? {
+            Some(failed) => self.read_failed(failed, render, take),
+            None => Ok(()),
+        }
+    }
+
+    /// How each worker is made on its thread: the program rebuilt, the
+    /// steps' functions found in it; then each chunk validated and run
+    /// through the steps.
+    fn workers(
+        &self,
+        render: Render,
+    ) -> impl Fn() -> std::result::Result<Worker<Made>, &'static str> + Sync {
+        let ty = self.staged.contract.name.clone();
+        let (steps, at) = (sent_steps(&self.staged.steps), self.staged.at.clone());
+        let name = self.staged.source.name.to_string();
+        let (rebuild, funcs) = (self.parallel.rebuild.clone(), self.funcs.clone());
+        move || {
+            let (interp, contract, mut values) = rebuild.rebuild_with(&ty, &funcs)?;
+            values.reverse();
+            let steps: Vec<Step> = (steps.iter())
+                .map(|(stage, has_func, at)| Step {
+                    stage: *stage,
+                    func: has_func.then(|| values.pop()).flatten(),
+                    at: at.clone(),
+                })
+                .collect();
+            let (name, at): (Rc<str>, _) = (name.as_str().into(), at.clone());
+            Ok(Box::new(move |job| {
+                let lines = validated_chunk(
+                    &interp,
+                    &contract,
+                    name.clone(),
+                    job.bytes,
+                    job.first_line,
+                    at.clone(),
+                );
+                // What validation judged, for the progress line.
+                let judged = Rc::new(Cell::new((0, 0)));
+                let counted = judged.clone();
+                let lines = Box::new(lines.inspect(move |item| {
+                    let (ok, err) = counted.get();
+                    let failed = matches!(item, Ok(i) if matches!(i.value, Value::Err(_)));
+                    counted.set((ok + u64::from(!failed), err + u64::from(failed)));
+                }));
+                let mut made = rendered(&interp, lines, &steps, render);
+                made.0.judged = judged.get();
+                Ok(made)
+            }))
+        }
+    }
+
+    /// A read error ends the input after one failure, as a source has it:
+    /// that failure goes through validation and the steps on this thread.
+    fn read_failed(
+        &self,
+        failed: ReadFailure,
+        render: Render,
+        take: &mut dyn FnMut(&Piece) -> Result<bool>,
+    ) -> Result<()> {
+        let origin = Origin {
+            source: self.staged.source.name.clone(),
+            line: failed.line,
+        };
+        let failure =
+            crate::runtime::validate::decode_failure(&origin, String::new(), failed.message);
+        let item = Item {
+            value: failure,
+            origin: Some(origin),
+        };
+        let one = validated_items(
+            &self.interp,
+            &self.staged.contract,
+            Box::new(std::iter::once(Ok(item))),
+            self.staged.at.clone(),
+        );
+        let (piece, error) = rendered(&self.interp, one, &self.staged.steps, render);
+        take(&piece)?;
+        error.map_or(Ok(()), |e| Err(e.into()))
+    }
+}
+
+/// A chunk's items, and the error that stopped them, if one did.
+type Made = (Piece, Option<SentError>);
+
+/// The steps as they cross to a worker: each stage, whether it takes a
+/// function, and its call.
+fn sent_steps(steps: &[Step]) -> Vec<(Builtin, bool, Option<crate::syntax::ast::Span>)> {
+    (steps.iter())
+        .map(|s| (s.stage, s.func.is_some(), s.at.clone()))
+        .collect()
+}
+
+/// `lines` through the steps, rendered; a runtime error stops them.
+fn rendered(interp: &Rc<Interp>, lines: Items, steps: &[Step], render: Render) -> Made {
+    let mut piece = Piece::default();
+    let run = || -> Result<()> {
+        let mut stream = read_once(lines);
+        for step in steps {
+            stream = run_step(interp, stream, step)?;
+        }
+        for item in items(&stream)? {
+            piece.add(render, item?)?;
+        }
+        Ok(())
+    };
+    let error = run().err().map(SentError::from);
+    (piece, error)
+}
+
+/// How a worker finds `f`: a declared function by name, a lambda written
+/// in the entry by its place (bound by an earlier `let`, or written in the
+/// running statement); `None` when `f` may read more than declarations
+/// and constants.
+fn fn_ref(
+    interp: &Interp,
+    lambdas: &[Vec<Rc<crate::runtime::hir::Lambda>>],
+    f: &Value,
+) -> Option<FnRef> {
+    let Value::Func(func) = f else {
+        return None;
+    };
+    match &**func {
+        Function::Decl(def) if reads_constants(interp, &def.body) => {
+            Some(FnRef::Declared(def.name.clone()))
+        }
+        Function::Lambda { lambda, env: None } if reads_constants(interp, &lambda.body) => {
+            lambdas.iter().enumerate().find_map(|(stmt, written)| {
+                let n = written.iter().position(|l| Rc::ptr_eq(l, lambda))?;
+                Some(FnRef::Written { stmt, n })
+            })
+        }
+        _ => None,
+    }
+}
+
+/// Does `body` read only its parameter, declarations and constants, and
+/// write nothing: no standard input, parameter or environment variable,
+/// no target written, no global bound to a stream or to a closure — in
+/// it, nor in the functions it calls by name?
+fn reads_constants(interp: &Interp, body: &Expr) -> bool {
+    let mut seen = Vec::new();
+    constant_body(interp, body, &mut seen)
+}
+
+fn constant_body(interp: &Interp, body: &Expr, seen: &mut Vec<u32>) -> bool {
+    let mut globals = Vec::new();
+    let mut constant = true;
+    body.walk(&mut |e| match e {
+        Expr::Builtin {
+            builtin:
+                Builtin::Stdin | Builtin::Param | Builtin::Env | Builtin::Write | Builtin::Route,
+            ..
+        } => constant = false,
+        Expr::Global(slot, _) => globals.push(*slot),
+        _ => {}
+    });
+    for slot in globals {
+        if !constant || seen.contains(&slot) {
+            continue;
+        }
+        seen.push(slot);
+        constant = match interp.global_value(slot) {
+            Some(Value::Stream(_)) => false,
+            Some(Value::Func(f)) => match &*f {
+                Function::Decl(def) => constant_body(interp, &def.body, seen),
+                Function::Lambda { lambda, env: None } => constant_body(interp, &lambda.body, seen),
+                Function::Lambda { .. } => false,
+                Function::Builtin(b) => !matches!(
+                    b,
+                    Builtin::Stdin
+                        | Builtin::Param
+                        | Builtin::Env
+                        | Builtin::Write
+                        | Builtin::Route
+                ),
+            },
+            _ => true,
+        };
+    }
+    constant
+}
+
+/// `count()` of a staged pipeline on several threads.
+pub(super) fn count(input: &Value) -> Option<Result<Value>> {
+    let mut n = 0;
+    let ran = spread_stream(input, Render::Count, &mut |piece| {
+        n += piece.n;
+        Ok(true)
+    })?;
+    Some(ran.map(|()| Value::Int(n as i64)))
+}
+
+/// `write` of a staged pipeline to a JSON target on several threads.
+pub(super) fn write(
+    interp: &Rc<Interp>,
+    input: &Value,
+    spec: &TargetSpec,
+    shape: Option<&Rc<Contract>>,
+) -> Option<Result<Value>> {
+    if !super::route::is_json(spec) {
+        return None;
+    }
+    let spread = Spread::of(input)?;
+    let mut target = match super::Target::open(interp, spec.clone(), shape) {
+        Ok(target) => Some(target),
+        Err(e) => return Some(Err(e)),
+    };
+    let ran = spread.run(Render::Write, &mut |piece| {
+        let Some(target) = target.as_mut() else {
+            return Ok(false);
+        };
+        if piece.n == 0 || target.put_lines(piece.text.as_bytes(), piece.n)? {
+            return Ok(true);
+        }
+        for record in piece.text.lines() {
+            target.put_text(record.as_bytes())?;
+        }
+        Ok(true)
+    });
+    Some(ran.and_then(|()| match target.take() {
+        Some(target) => Ok(Value::Int(target.close(interp)?)),
+        None => Ok(Value::Int(0)),
+    }))
+}
