@@ -567,7 +567,7 @@ impl RecordCheck {
                 read[slot as usize] = true;
             }
         }
-        let fields = shape
+        let mut fields: Vec<FieldCheck> = shape
             .fields
             .iter()
             .zip(read)
@@ -591,7 +591,6 @@ impl RecordCheck {
                 }
             })
             .collect();
-        let mut fields: Vec<FieldCheck> = fields;
         keep_rows(shape, depth, &mut fields);
         let n = shape.fields.len();
         let slots: Slots = std::iter::repeat_n(Value::Absent, n + 1).collect();
