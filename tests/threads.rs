@@ -436,6 +436,8 @@ fn stages_after_validate_across_threads_give_what_one_thread_gives() {
          {src} | oks() | filter(r => r.low > 3) | count()\n\
          {src} | oks() | map(r => r.low) | filter(x => x > 2) | count()\n\
          {src} | errs() | count()\n\
+         {src} | filter(r => is_err(r)) | report()\n\
+         {src} | map(r => r) | report()\n\
          {src} | errs() | write(file({:?}))\n\
          {src} | oks() | map(r => {{id: r.id, d: twice(r.low)}}) | write(file({:?}))\n\
          {src} | oks() | filter(r => r.low == 2) | map(r => r.note) | write(file({:?}))\n\
@@ -467,7 +469,7 @@ fn stages_after_validate_across_threads_give_what_one_thread_gives() {
     for format in ["hql", "json"] {
         let printed = runs_as_the_ordinary_path(&dir, &program, &["--format", format], &targets);
         if format == "hql" {
-            assert_eq!(printed.lines().count(), 16, "{printed}");
+            assert_eq!(printed.lines().count(), 18, "{printed}");
         }
     }
     std::fs::remove_dir_all(&dir).ok();

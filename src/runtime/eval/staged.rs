@@ -1,6 +1,6 @@
 //! `source(file(…), Json) | validate(T)` followed by `oks()`, `errs()`,
-//! `map(f)` and `filter(f)`, counted, written to a JSON target or printed,
-//! on several threads.
+//! `map(f)` and `filter(f)`, counted, reported, written to a JSON target or
+//! printed, on several threads.
 //!
 //! Each worker rebuilds the program (`Rebuild::rebuild_with`), finds the
 //! pipeline's functions in it (`FnRef`), and runs a chunk's lines through
@@ -37,6 +37,8 @@ use crate::runtime::value::Value;
 pub enum Render {
     /// Nothing: `count()`.
     Count,
+    /// Counted as `report()` counts it.
+    Report,
     /// Its value as JSON, a line (`hql run --format json`).
     Json,
     /// Its printed form (`hql run`), for a list on one line.
@@ -64,6 +66,8 @@ pub struct Piece {
     pub failed: u64,
     /// How many of the chunk's records validation found valid, and not.
     pub judged: (u64, u64),
+    /// For `Report`, the items counted.
+    pub tally: super::Tally,
 }
 
 impl Piece {
@@ -71,6 +75,7 @@ impl Piece {
     fn add(&mut self, render: Render, item: Item) -> Result<()> {
         match render {
             Render::Count => {}
+            Render::Report => self.tally.add(&item.value),
             Render::Write if matches!(item.value, Value::Ok(_) | Value::Err(_)) => {
                 return Err(write_of_results().from_record(&item.origin));
             }
@@ -358,6 +363,17 @@ pub(super) fn count(input: &Value) -> Option<Result<Value>> {
         Ok(true)
     })?;
     Some(ran.map(|()| Value::Int(n as i64)))
+}
+
+/// `report()` of a staged pipeline on several threads: each chunk's
+/// counts, merged (a report does not depend on the order of its items).
+pub(super) fn report(input: &Value) -> Option<Result<Value>> {
+    let mut tally = super::Tally::default();
+    let ran = spread_stream(input, Render::Report, &mut |piece| {
+        tally.merge(piece.tally.clone());
+        Ok(true)
+    })?;
+    Some(ran.map(|()| tally.into_value()))
 }
 
 /// `write` of a staged pipeline to a JSON target on several threads.

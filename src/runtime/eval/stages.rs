@@ -213,10 +213,13 @@ fn consume(interp: &Rc<Interp>, b: Builtin, input: Value, arg: Value) -> Result<
     if let Some(v) = crate::runtime::counting::try_consume(interp, b, plan_of(&input))? {
         return Ok(v);
     }
-    if b == Builtin::Count {
-        if let Some(n) = super::staged::count(&input) {
-            return n;
-        }
+    let spread = match b {
+        Builtin::Count => super::staged::count(&input),
+        Builtin::Report => super::staged::report(&input),
+        _ => None,
+    };
+    if let Some(v) = spread {
+        return v;
     }
     let items = || items(&input);
     match b {
@@ -1076,7 +1079,7 @@ fn report(items: Items) -> Result<Value> {
 
 /// What `report()` counts, kept apart from values so that counts made on
 /// other threads can be merged.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Tally {
     pub total: i64,
     pub ok: i64,
