@@ -369,7 +369,7 @@ impl<'a> Counter<'a> {
                     self.check.as_ref(),
                     self.contract.record(),
                 ) {
-                    uniques.stage(shape, check.top_slots());
+                    uniques.stage(shape, |s| check.key_part(s));
                     if uniques.staged() > KEYS_AHEAD {
                         self.settle(1);
                     }

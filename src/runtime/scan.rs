@@ -34,7 +34,7 @@ use crate::runtime::hir::Expr;
 use crate::runtime::json::{write_compact, Decoder, Mark, Parsed, Parser};
 use crate::runtime::kernel::{Lists, Reads, Rows};
 use crate::runtime::stdlib_native::Native;
-use crate::runtime::validate::{check_field, type_matches, Checked, Findings};
+use crate::runtime::validate::{check_field, type_matches, Checked, Findings, KeyPart};
 use crate::runtime::value::{Key, Okay, Record, Value};
 use crate::syntax::ast::Severity;
 
@@ -87,6 +87,17 @@ struct RecordCheck {
     /// The rules' frame: slot 0 is `self` (never read: see `new`), then
     /// each field. Reused from record to record while nothing else holds it.
     env: Env,
+    /// The top-level string fields read only for a unique key, whose text
+    /// is kept in place of a built value (`LineCheck::key_part`).
+    key_texts: Vec<KeyText>,
+}
+
+/// A string field's text kept for a unique key, and the visit it was kept
+/// on.
+struct KeyText {
+    field: usize,
+    text: String,
+    visit: u32,
 }
 
 /// How one declared field is checked.
@@ -450,7 +461,7 @@ impl LineCheck {
         let mut p = object(line, &mut self.decoder)?;
         let mut fields = std::mem::take(&mut self.built);
         fields.clear();
-        let read = self.top.read(interp, &mut p, Some(&mut fields));
+        let read = self.top.read::<false>(interp, &mut p, Some(&mut fields));
         let value = (read.is_ok() && p.at_end()).then(|| {
             Value::Ok(Rc::new(Okay {
                 value: Value::record(Record::from_distinct(fields.drain(..))),
@@ -466,6 +477,16 @@ impl LineCheck {
     /// reads or a unique key is made of.
     pub fn top_slots(&self) -> &[Value] {
         self.top.env.as_ref().map_or(&[], |frame| &frame.slots)
+    }
+
+    /// The value of the top record's field at `position` for its unique
+    /// keys, after a `Valid` verdict: the text kept for it, or its slot.
+    pub fn key_part(&self, position: usize) -> KeyPart<'_> {
+        let top = &self.top;
+        match top.key_texts.iter().find(|k| k.field == position) {
+            Some(kept) if kept.visit == top.visit => KeyPart::Text(&kept.text),
+            _ => KeyPart::Value(&self.top_slots()[position + 1]),
+        }
     }
 
     /// Does validating leave every record as it was read, so that
@@ -507,7 +528,7 @@ impl LineCheck {
     fn judge(&mut self, interp: &Rc<Interp>, line: &[u8]) -> (Verdict, bool) {
         let mut p = Parser::new(line, &mut self.decoder);
         let outcome = match p.peek_token() {
-            Ok(b'{') => match self.top.read(interp, &mut p, None) {
+            Ok(b'{') => match self.top.read_top(interp, &mut p) {
                 Ok(()) | Err(Miss::Warned) if !p.at_end() => Err(Miss::Invalid),
                 read => read,
             },
@@ -561,9 +582,12 @@ impl RecordCheck {
         for &slot in rules().flat_map(|r| &r.slots) {
             read[slot as usize] = true;
         }
-        // The top record's unique keys are claimed from the frame.
+        // The top record's unique keys are claimed from the frame, or
+        // from the text of a string field no rule reads (`key_part`).
+        let mut key_only = vec![false; shape.fields.len()];
         if depth == 0 {
             for &slot in shape.uniques.iter().flat_map(|u| &u.slots) {
+                key_only[slot as usize] = !read[slot as usize];
                 read[slot as usize] = true;
             }
         }
@@ -592,6 +616,14 @@ impl RecordCheck {
             })
             .collect();
         keep_rows(shape, depth, &mut fields);
+        let key_texts = (fields.iter().zip(key_only).enumerate())
+            .filter(|(_, (f, key_only))| *key_only && matches!(f.how, How::Tokens(_)))
+            .map(|(field, _)| KeyText {
+                field,
+                text: String::new(),
+                visit: 0,
+            })
+            .collect();
         let n = shape.fields.len();
         let slots: Slots = std::iter::repeat_n(Value::Absent, n + 1).collect();
         Some(RecordCheck {
@@ -605,7 +637,16 @@ impl RecordCheck {
             failed: vec![false; n],
             found_at: Vec::new(),
             env: push_frame(&None, slots),
+            key_texts,
         })
+    }
+
+    /// `read` of the top record: its unique keys' texts kept, if any.
+    fn read_top(&mut self, interp: &Rc<Interp>, p: &mut Parser) -> Checking {
+        match self.key_texts.is_empty() {
+            true => self.read::<false>(interp, p, None),
+            false => self.read::<true>(interp, p, None),
+        }
     }
 
     /// The frame's field slots (from 1) after `read`.
@@ -617,7 +658,7 @@ impl RecordCheck {
     /// parser: every field present is checked and those the rules read are
     /// put in the frame, then the rules run. With `out`, the record's
     /// fields are built into it as they are read.
-    fn read(
+    fn read<const KEYS: bool>(
         &mut self,
         interp: &Rc<Interp>,
         p: &mut Parser,
@@ -631,6 +672,7 @@ impl RecordCheck {
             visit,
             extras,
             env,
+            key_texts,
             ..
         } = self;
         let Some(shape) = held.get() else {
@@ -640,6 +682,11 @@ impl RecordCheck {
             return Err(Miss::Unsure);
         };
         let slots = start_record(fields, seen, visit, frame);
+        if KEYS && *visit == 1 {
+            // The visits counted from the start again: no text kept
+            // before is this record's.
+            key_texts.iter_mut().for_each(|k| k.visit = 0);
+        }
         p.open()?;
         let mut next = 0;
         if p.peek_token()? != b'}' {
@@ -655,9 +702,15 @@ impl RecordCheck {
                         seen[i] = *visit;
                         let spec = &shape.fields[i];
                         let start = p.mark();
-                        let value = fields[i]
-                            .check(interp, spec, p, out.is_some())
-                            .map_err(|miss| settle(miss, p, start, &spec.name))?;
+                        let kept = match KEYS && out.is_none() {
+                            true => keep_key_text(&fields[i].how, key_texts, i, *visit, p),
+                            false => None,
+                        };
+                        let value = match kept {
+                            Some(kept) => kept,
+                            None => fields[i].check(interp, spec, p, out.is_some()),
+                        }
+                        .map_err(|miss| settle(miss, p, start, &spec.name))?;
                         match (value, out.as_deref_mut()) {
                             (Some(v), Some(out)) => {
                                 if fields[i].read {
@@ -1110,6 +1163,37 @@ fn type_id_of(spec: &TypeSpec, field_id: &Rc<str>) -> Rc<str> {
     field_id.clone()
 }
 
+/// Step 3 for a string field kept as text for a unique key: checked on
+/// its token, its text kept with the record's visit (`key_part`). A value
+/// of another kind is checked and built as usual.
+/// `None` for any other field or value, checked the usual way.
+#[inline(never)]
+fn keep_key_text(
+    how: &How,
+    key_texts: &mut [KeyText],
+    field: usize,
+    visit: u32,
+    p: &mut Parser,
+) -> Option<Result<Option<Value>, Miss>> {
+    let kept = key_texts.iter_mut().find(|k| k.field == field)?;
+    let How::Tokens(tokens) = how else {
+        return None;
+    };
+    if p.peek_token().ok()? != b'"' {
+        return None;
+    }
+    Some((|| {
+        let s = p.string()?;
+        if !tokens.admits_string(&s) {
+            return Err(Miss::Invalid);
+        }
+        kept.text.clear();
+        kept.text.push_str(&s);
+        kept.visit = visit;
+        Ok(None)
+    })())
+}
+
 /// A new record visit: counts it (for spotting repeated keys), and clears
 /// the frame slots the rules read, which the record then fills.
 fn start_record<'f>(
@@ -1243,6 +1327,7 @@ fn keep_rows(shape: &RecordShape, depth: usize, fields: &mut [FieldCheck]) {
 impl FieldCheck {
     /// Step 3 for one field's value: null and type, then its checks.
     /// Returns the value when a rule reads it or `build` asks for it.
+    #[inline(always)]
     fn check(
         &mut self,
         interp: &Rc<Interp>,
@@ -1318,7 +1403,7 @@ impl How {
                 // A nested record's warning leaves the line undecided
                 // before the rest of it is read.
                 return record
-                    .read(interp, p, None)
+                    .read::<false>(interp, p, None)
                     .map(|()| None)
                     .map_err(|miss| match miss {
                         Miss::Warned => Miss::Unsure,

@@ -11,7 +11,9 @@ use smallvec::{smallvec, SmallVec};
 
 use crate::runtime::contract::*;
 use crate::runtime::decide::{self, Outcome};
-use crate::runtime::eval::{push_frame, write_key, Env, Interp, Origin, Result, Slots};
+use crate::runtime::eval::{
+    push_frame, write_key, write_key_text, Env, Interp, Origin, Result, Slots,
+};
 use crate::runtime::json::write_json;
 use crate::runtime::keyset::{Hashed, KeySet};
 use crate::runtime::value::{Key, Okay, Record, Value};
@@ -51,22 +53,33 @@ struct Written {
     keys: SmallVec<[(usize, Hashed, Range<usize>); 2]>,
 }
 
+/// A declared field's value as a unique key reads it: a value, or the
+/// text of a string the line check kept without building its value.
+#[derive(Clone, Copy)]
+pub enum KeyPart<'a> {
+    Value(&'a Value),
+    Text(&'a str),
+}
+
 impl Written {
     /// Write the keys of a record whose declared fields are `field(slot)`;
     /// a key with an absent or null field is left out (§4.4).
-    fn write<'v>(&mut self, shape: &RecordShape, field: impl Fn(usize) -> &'v Value) {
+    fn write<'v>(&mut self, shape: &RecordShape, field: impl Fn(usize) -> KeyPart<'v>) {
         self.bytes.clear();
         self.keys.clear();
         for (n, u) in shape.uniques.iter().enumerate() {
-            let values = u.slots.iter().map(|&s| field(s as usize));
-            if values
+            let parts = u.slots.iter().map(|&s| field(s as usize));
+            if parts
                 .clone()
-                .any(|v| matches!(v, Value::Null | Value::Absent))
+                .any(|p| matches!(p, KeyPart::Value(Value::Null | Value::Absent)))
             {
                 continue;
             }
             let start = self.bytes.len();
-            values.for_each(|v| write_key(v, &mut self.bytes));
+            parts.for_each(|p| match p {
+                KeyPart::Value(v) => write_key(v, &mut self.bytes),
+                KeyPart::Text(s) => write_key_text(s, &mut self.bytes),
+            });
             let key = start..self.bytes.len();
             self.keys
                 .push((n, KeySet::hash(&self.bytes[key.clone()]), key));
@@ -724,7 +737,7 @@ impl Uniques {
         field: impl Fn(usize) -> &'v Value,
     ) -> SmallVec<[usize; 2]> {
         self.sets(shape);
-        self.current.write(shape, field);
+        self.current.write(shape, |s| KeyPart::Value(field(s)));
         self.current.taken(&self.seen)
     }
 
@@ -740,10 +753,11 @@ impl Uniques {
     }
 
     /// Take the keys of a record the line check found valid, whose
-    /// declared fields are `slots[1..]`, to settle later, in order: their
-    /// slots are fetched meanwhile. Every record staged must be settled
-    /// before the keys of any other record are looked up.
-    pub fn stage(&mut self, shape: &RecordShape, slots: &[Value]) {
+    /// declared fields are `field(position)` (`LineCheck::key_part`), to
+    /// settle later, in order: their slots are fetched meanwhile. Every
+    /// record staged must be settled before the keys of any other record
+    /// are looked up.
+    pub fn stage<'v>(&mut self, shape: &RecordShape, field: impl Fn(usize) -> KeyPart<'v>) {
         self.sets(shape);
         if self.staged == self.ring.len() {
             self.ring.rotate_left(self.head);
@@ -752,7 +766,7 @@ impl Uniques {
         }
         let at = wrap(self.head + self.staged, self.ring.len());
         let written = &mut self.ring[at];
-        written.write(shape, |s| &slots[s + 1]);
+        written.write(shape, field);
         for (n, h, _) in &written.keys {
             self.seen[*n].prefetch(*h);
         }

@@ -363,6 +363,13 @@ pub fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
 /// few bytes as their size needs (seven bits a byte), and every value's
 /// bytes say where they end, so no key of one or more values is the start
 /// of another key of as many values.
+/// `write_key` of a `Str` holding `s`.
+pub fn write_key_text(s: &str, out: &mut Vec<u8>) {
+    out.push(3);
+    write_varint(s.len() as u64, out);
+    out.extend_from_slice(s.as_bytes());
+}
+
 pub fn write_key(v: &Value, out: &mut Vec<u8>) {
     let len = |n: usize, out: &mut Vec<u8>| write_varint(n as u64, out);
     if let Some(key) = number_key(v) {
@@ -389,11 +396,7 @@ pub fn write_key(v: &Value, out: &mut Vec<u8>) {
     match v {
         Value::Null | Value::Absent => out.push(0),
         Value::Bool(b) => out.extend_from_slice(&[1, u8::from(*b)]),
-        Value::Str(s) => {
-            out.push(3);
-            len(s.len(), out);
-            out.extend_from_slice(s.as_bytes());
-        }
+        Value::Str(s) => write_key_text(s, out),
         Value::List(items) => {
             out.push(4);
             len(items.len(), out);

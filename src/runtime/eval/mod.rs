@@ -26,7 +26,7 @@ use crate::runtime::hir::{self, Expr, FnDef, Logic, Program, Stmt};
 use crate::runtime::value::{Record, Value};
 use crate::syntax::ast::Span;
 
-pub use equality::{compare, equal, hash_value, sort_order, write_key, ValueKey};
+pub use equality::{compare, equal, hash_value, sort_order, write_key, write_key_text, ValueKey};
 pub use io::{Codec, Pending, PendingFile, Place, SourceSpec, TableSink, TargetSpec};
 pub use ops::to_f64;
 pub use staged::{spread_stream, Piece, Render};
