@@ -926,22 +926,23 @@ fn s4_3_unique_keys_over_many_records() {
     let files = [("e.jsonl", data.as_str())];
     let src = format!("{t}\nsource(file(\"e.jsonl\"), Json) | validate(E) | oks() | count()");
     assert_eq!(ok_out(&src, &files), format!("{ok}\n"));
+    assert_eq!(ok_out_on_disk(&src, &files), format!("{ok}\n"));
     let src = format!("{t}\nsource(file(\"e.jsonl\"), Json) | validate(E) | report()");
-    assert_eq!(
-        ok_out(&src, &files),
-        format!(
-            "{{total: 20000, ok: {ok}, err: {}, warned: 0, by_rule: [{{rule: \"E.n >= 0\", kind: \"require\", count: {bad}}}, {{rule: \"E.id.unique\", kind: \"unique\", count: {}}}]}}\n",
-            bad + taken.len(),
-            taken.len()
-        )
+    let report = format!(
+        "{{total: 20000, ok: {ok}, err: {}, warned: 0, by_rule: [{{rule: \"E.n >= 0\", kind: \"require\", count: {bad}}}, {{rule: \"E.id.unique\", kind: \"unique\", count: {}}}]}}\n",
+        bad + taken.len(),
+        taken.len()
     );
+    assert_eq!(ok_out(&src, &files), report);
+    assert_eq!(ok_out_on_disk(&src, &files), report);
     let src = format!("{t}\nsource(file(\"e.jsonl\"), Json) | validate(E) | errs() | filter(e => e.failures[0].kind == \"unique\") | map(e => e.origin.line)");
     let lines: Vec<String> = taken.iter().map(|i| i.to_string()).collect();
     assert_eq!(ok_out(&src, &files), format!("[{}]\n", lines.join(", ")));
 }
 
 /// Keys equal by value however they are spelled, alone and in compound
-/// keys, on the counting path as on the others.
+/// keys, on the counting path (a file on disk) as on the others (the
+/// in-memory host, which has no file lengths).
 #[test]
 fn s4_3_unique_keys_equal_by_value_when_counted() {
     let t = "type U : DataContract = {\n k: Any\n unique k\n}";
@@ -954,14 +955,18 @@ fn s4_3_unique_keys_equal_by_value_when_counted() {
             "5\n"
         };
         assert_eq!(ok_out(&src, &[("u.jsonl", data)]), want, "{consumer}");
+        assert_eq!(
+            ok_out_on_disk(&src, &[("u.jsonl", data)]),
+            want,
+            "{consumer}"
+        );
     }
     let t = "type P : DataContract = {\n a: Any\n b: Any\n unique (a, b)\n}";
     let data = "{\"a\": 1, \"b\": \"x\"}\n{\"a\": 1.0, \"b\": \"x\"}\n{\"a\": 1, \"b\": \"y\"}\n{\"a\": 2, \"b\": \"x\"}\n{\"a\": 1, \"b\": \"xy\"}\n{\"a\": 12, \"b\": \"\"}\n{\"a\": 1, \"b\": \"2\"}\n";
     let src = format!("{t}\nsource(file(\"p.jsonl\"), Json) | validate(P) | report()");
-    assert_eq!(
-        ok_out(&src, &[("p.jsonl", data)]),
-        "{total: 7, ok: 6, err: 1, warned: 0, by_rule: [{rule: \"P.a+b.unique\", kind: \"unique\", count: 1}]}\n"
-    );
+    let want = "{total: 7, ok: 6, err: 1, warned: 0, by_rule: [{rule: \"P.a+b.unique\", kind: \"unique\", count: 1}]}\n";
+    assert_eq!(ok_out(&src, &[("p.jsonl", data)]), want);
+    assert_eq!(ok_out_on_disk(&src, &[("p.jsonl", data)]), want);
 }
 
 /// String keys no rule reads are claimed from their text on the counting
@@ -985,32 +990,19 @@ fn s4_3_unique_string_keys_claimed_from_their_text_when_counted() {
         "{\"code\": \"w\", \"alt\": \"q\\\"\", \"n\": 4}\n",
         "{\"code\": \"v\", \"alt\": \"q\\\"\", \"n\": 4}\n",
     );
-    // A real file, read on the counting path (the program comes on
-    // standard input).
-    let dir = std::env::temp_dir().join(format!("hql-unique-text-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("u.jsonl");
-    std::fs::write(&path, data).unwrap();
+    let files = [("u.jsonl", data)];
     let report = |tail: &str| {
-        let src = format!(
-            "{t}\nsource(file({:?}), Json) | validate(U) | {tail}",
-            path.to_string_lossy()
-        );
-        let out = common::hql_with_input(&["run", "--threads", "1", "-"], src.as_bytes());
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        let src = format!("{t}\nsource(file(\"u.jsonl\"), Json) | validate(U) | {tail}");
+        let counted = ok_out_on_disk(&src, &files);
+        // The in-memory host has no file lengths: the ordinary path.
+        assert_eq!(ok_out(&src, &files), counted, "{tail}");
+        counted
     };
     let want = "{total: 12, ok: 6, err: 6, warned: 0, by_rule: [{rule: \"U.alt+n.unique\", kind: \"unique\", count: 2}, {rule: \"U.code.unique\", kind: \"unique\", count: 2}, {rule: \"U.code.type\", kind: \"type\", count: 1}, {rule: \"U.n >= 0\", kind: \"require\", count: 1}]}\n";
     assert_eq!(report("report()"), want);
     // Each record built, then its keys claimed from its values.
     assert_eq!(report("map(r => r) | report()"), want);
     assert_eq!(report("oks() | count()"), "6\n");
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]

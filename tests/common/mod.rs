@@ -312,6 +312,47 @@ pub fn readme_example(command: &str) -> (String, Run) {
 /// Run the built `hql` with `args` from the repository's root, `input` on
 /// its standard input, and no colour, history or terminal width from the
 /// environment.
+/// `ok_out` of `src` with `files` written to a fresh directory and the
+/// binary run there on one thread: a source reads a real file, so the
+/// counting path (which wants a file's length) is taken where it applies.
+pub fn ok_out_on_disk(src: &str, files: &[(&str, &str)]) -> String {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    let n = RUNS.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("hql-disk-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hql"))
+        .args(["run", "--threads", "1", "-"])
+        .env("NO_COLOR", "1")
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("hql runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(src.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "program:\n{src}\nstderr:\n{stderr}"
+    );
+    assert!(stderr.is_empty(), "program:\n{src}\nstderr:\n{stderr}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
 pub fn hql_with_input(args: &[&str], input: &[u8]) -> std::process::Output {
     use std::io::Write;
     use std::process::{Command, Stdio};
