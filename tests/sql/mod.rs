@@ -17,6 +17,11 @@ pub fn root() -> &'static Path {
 /// A Python in `target/sql-venv` with `module`, installed (pip, as
 /// `package`) on first use.
 pub fn python_with(module: &str, package: &str) -> PathBuf {
+    // Tests run side by side: one at a time sets the environment up.
+    static SETUP: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = SETUP
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let venv = root().join("target/sql-venv");
     let python = venv.join("bin/python");
     let has = |p: &Path| {
@@ -26,9 +31,10 @@ pub fn python_with(module: &str, package: &str) -> PathBuf {
             .is_ok_and(|s| s.success())
     };
     if !has(&python) {
-        if !python.exists() {
+        if !venv.join("bin/pip").exists() {
+            // Made anew when missing or left half made.
             let made = Command::new("python3")
-                .args(["-m", "venv"])
+                .args(["-m", "venv", "--clear"])
                 .arg(&venv)
                 .status()
                 .expect("python3 runs");
