@@ -105,10 +105,6 @@ struct FieldCheck {
     how: How,
     /// Does a rule read the field (its value goes into the frame)?
     read: bool,
-    /// Is it a list of records the rules read only by folding over it?
-    /// Then its elements are kept as rows (`Elements::rows`) and the frame
-    /// holds their mark, not a built list.
-    rows: bool,
     admits_null: bool,
     /// Can the name be compared with a key's bytes (`is_plain`)?
     plain_name: bool,
@@ -137,7 +133,9 @@ struct Elements {
     /// Does the element type admit null? (Elements have no null step of
     /// their own: null is checked against the type like any value.)
     admits_null: bool,
-    /// The elements' frames, kept for the rules (`FieldCheck::rows`).
+    /// The elements' frames, kept for the rules when they only fold over
+    /// the list (`keep_rows`): the frame then holds `rows_mark`, not a
+    /// built list.
     rows: Option<RowBuf>,
 }
 
@@ -150,6 +148,36 @@ struct RowBuf {
     /// What the frame holds for the list (an empty list of its own, told
     /// apart from any other by its address).
     mark: Rc<Vec<Value>>,
+}
+
+impl Elements {
+    /// Start a list kept as rows anew.
+    fn clear_rows(&mut self) {
+        if let Some(rows) = &mut self.rows {
+            rows.cells.clear();
+            rows.len = 0;
+        }
+    }
+
+    /// Keep the element record just read as a row, when the list is kept
+    /// as rows.
+    fn keep_row(&mut self) {
+        if let (Some(rows), How::Record(record)) = (&mut self.rows, &self.how) {
+            rows.cells.extend_from_slice(record.field_slots());
+            rows.len += 1;
+        }
+    }
+}
+
+impl How {
+    /// For a list kept as rows for the rules, what the frame holds in its
+    /// place (the rows' mark): the list is not built.
+    fn rows_mark(&self) -> Option<Value> {
+        match self {
+            How::List(elements) => elements.rows.as_ref().map(|r| Value::List(r.mark.clone())),
+            _ => None,
+        }
+    }
 }
 
 /// A record shape, held through what owns it.
@@ -608,7 +636,6 @@ impl RecordCheck {
                 FieldCheck {
                     how,
                     read,
-                    rows: false,
                     admits_null: f.ty.admits_null(),
                     plain_name: is_plain(&f.name),
                     type_id,
@@ -924,10 +951,7 @@ impl Elements {
     /// Step 3 for each element of the list at the parser, naming what
     /// fails into `found`.
     fn find(&mut self, interp: &Rc<Interp>, p: &mut Parser, found: &mut Findings) -> Parsed<()> {
-        if let Some(rows) = &mut self.rows {
-            rows.cells.clear();
-            rows.len = 0;
-        }
+        self.clear_rows();
         p.open()?;
         if p.peek_token()? != b']' {
             loop {
@@ -955,10 +979,7 @@ impl Elements {
                     }
                     how => how.find(interp, &self.type_id, p, found)?,
                 }
-                if let (Some(rows), How::Record(record)) = (&mut self.rows, &self.how) {
-                    rows.cells.extend_from_slice(record.field_slots());
-                    rows.len += 1;
-                }
+                self.keep_row();
                 match p.peek_token()? {
                     b',' => p.bump(),
                     b']' => break,
@@ -1099,11 +1120,8 @@ impl FieldCheck {
             how => how.find(interp, &self.type_id, p, found)?,
         }
         if self.read && found.failures.len() == before {
-            if let How::List(elements) = &self.how {
-                if let Some(rows) = &elements.rows {
-                    // Kept as rows for the rules: the frame holds the mark.
-                    return Ok(Some(Value::List(rows.mark.clone())));
-                }
+            if let Some(mark) = self.how.rows_mark() {
+                return Ok(Some(mark));
             }
             // Checked in place; now read again for the rules.
             p.rewind(start);
@@ -1320,7 +1338,6 @@ fn keep_rows(shape: &RecordShape, depth: usize, fields: &mut [FieldCheck]) {
             width: record.fields.len(),
             mark: Rc::new(Vec::new()),
         });
-        field.rows = true;
     }
 }
 
@@ -1352,11 +1369,8 @@ impl FieldCheck {
         let start = p.mark();
         let value = self.how.check(interp, p, build)?;
         if build && matches!(self.how, How::Record(_) | How::List(_)) {
-            if let (false, How::List(elements)) = (wanted, &self.how) {
-                if let Some(rows) = &elements.rows {
-                    // Kept as rows for the rules: the frame holds the mark.
-                    return Ok(Some(Value::List(rows.mark.clone())));
-                }
+            if let (false, Some(mark)) = (wanted, self.how.rows_mark()) {
+                return Ok(Some(mark));
             }
             // Checked in place; now read again to be built.
             p.rewind(start);
@@ -1446,10 +1460,7 @@ impl How {
 impl Elements {
     /// The list at the parser, element by element.
     fn read(&mut self, interp: &Rc<Interp>, p: &mut Parser) -> Checking {
-        if let Some(rows) = &mut self.rows {
-            rows.cells.clear();
-            rows.len = 0;
-        }
+        self.clear_rows();
         p.open()?;
         if p.peek_token()? != b']' {
             loop {
@@ -1465,10 +1476,7 @@ impl Elements {
                     }
                 } else {
                     self.how.check(interp, p, false)?;
-                    if let (Some(rows), How::Record(record)) = (&mut self.rows, &self.how) {
-                        rows.cells.extend_from_slice(record.field_slots());
-                        rows.len += 1;
-                    }
+                    self.keep_row();
                 }
                 match p.peek_token()? {
                     b',' => p.bump(),
