@@ -200,35 +200,76 @@ pub fn element_field(shape: &RecordShape, list: u32, name: &str) -> Option<u32> 
 
 /// Compile at a rule's top level: what is not known is evaluated.
 fn top(e: &Expr, element_field: &dyn Fn(u32, &str) -> Option<u32>) -> Code {
-    let recur = |x: &Expr| Box::new(top(x, element_field));
-    match e {
-        Expr::Const(v) => Code::Const(v.clone()),
-        Expr::Local { depth: 0, slot } => Code::Slot(*slot),
-        Expr::Field {
-            target, name, soft, ..
-        } => Code::Field {
-            target: recur(target),
-            name: name.clone(),
-            soft: *soft,
+    compile(e, Place::Rule(element_field)).unwrap_or_else(|| Code::Eval(Box::new(e.clone())))
+}
+
+/// Where an expression is compiled.
+#[derive(Clone, Copy)]
+enum Place<'a> {
+    /// In a rule's frame, where what a kernel does not compile is
+    /// evaluated; `element_field` as `Kernel::compile` takes it.
+    Rule(&'a dyn Fn(u32, &str) -> Option<u32>),
+    /// In a fold's lambda: its parameter is the item, whose fields are at
+    /// `field(name)` in a row, and the frame above it the record's.
+    /// Nothing can be evaluated there: a kernel builds no lambda frame.
+    Lambda(&'a dyn Fn(&str) -> Option<u32>),
+}
+
+/// Compile `e` at `place`; `None` for what a kernel cannot run there.
+fn compile(e: &Expr, place: Place) -> Option<Code> {
+    // An operand: in a rule's frame, evaluated if it does not compile.
+    let sub = |x: &Expr| -> Option<Box<Code>> {
+        let code = match (compile(x, place), place) {
+            (Some(code), _) => code,
+            (None, Place::Rule(_)) => Code::Eval(Box::new(x.clone())),
+            (None, Place::Lambda(_)) => return None,
+        };
+        Some(Box::new(code))
+    };
+    Some(match (e, place) {
+        (Expr::Const(v), _) => Code::Const(v.clone()),
+        (Expr::Local { depth: 0, slot }, Place::Rule(_)) => Code::Slot(*slot),
+        (Expr::Local { depth: 0, slot: 0 }, Place::Lambda(_)) => Code::Item,
+        (Expr::Local { depth: 1, slot }, Place::Lambda(_)) => Code::Slot(*slot),
+        (
+            Expr::Field {
+                target, name, soft, ..
+            },
+            _,
+        ) => match (&**target, place) {
+            (Expr::Local { depth: 0, slot: 0 }, Place::Lambda(field)) => Code::ItemField {
+                name: name.clone(),
+                slot: field(name),
+                soft: *soft,
+            },
+            _ => Code::Field {
+                target: sub(target)?,
+                name: name.clone(),
+                soft: *soft,
+            },
         },
-        Expr::Soft(x) => Code::Soft(recur(x)),
-        Expr::Presence(x) => Code::Presence(recur(x)),
-        Expr::Not(x, _) => Code::Not(recur(x)),
-        Expr::Neg(x, _) => Code::Neg(recur(x)),
-        Expr::Logic(op, a, b, _) => Code::Logic(*op, recur(a), recur(b)),
-        Expr::Binary(op, a, b, _) => Code::Binary(*op, recur(a), recur(b)),
-        Expr::If(c, a, b, _) => Code::If(recur(c), recur(a), recur(b)),
-        Expr::Matches { subject, regex, .. } => Code::Matches(recur(subject), regex.clone()),
-        Expr::Builtin { builtin, args, .. } => match fold(*builtin, args, element_field) {
-            Some(f) => Code::Fold(Box::new(f)),
-            None if is_scalar(*builtin) && !args.iter().any(is_lambda) => Code::Builtin(
-                *builtin,
-                args.iter().map(|a| top(a, element_field)).collect(),
-            ),
-            None => Code::Eval(Box::new(e.clone())),
-        },
-        _ => Code::Eval(Box::new(e.clone())),
-    }
+        (Expr::Soft(x), _) => Code::Soft(sub(x)?),
+        (Expr::Presence(x), _) => Code::Presence(sub(x)?),
+        (Expr::Not(x, _), _) => Code::Not(sub(x)?),
+        (Expr::Neg(x, _), _) => Code::Neg(sub(x)?),
+        (Expr::Logic(op, a, b, _), _) => Code::Logic(*op, sub(a)?, sub(b)?),
+        (Expr::Binary(op, a, b, _), _) => Code::Binary(*op, sub(a)?, sub(b)?),
+        (Expr::If(c, a, b, _), _) => Code::If(sub(c)?, sub(a)?, sub(b)?),
+        (Expr::Matches { subject, regex, .. }, _) => Code::Matches(sub(subject)?, regex.clone()),
+        (Expr::Builtin { builtin, args, .. }, _) => {
+            if let Place::Rule(element_field) = place {
+                if let Some(f) = fold(*builtin, args, element_field) {
+                    return Some(Code::Fold(Box::new(f)));
+                }
+            }
+            if !is_scalar(*builtin) || args.iter().any(is_lambda) {
+                return None;
+            }
+            let args = args.iter().map(|a| sub(a).map(|code| *code));
+            Code::Builtin(*builtin, args.collect::<Option<_>>()?)
+        }
+        _ => return None,
+    })
 }
 
 fn is_lambda(e: &Expr) -> bool {
@@ -308,7 +349,7 @@ fn fold(
     let lambda = |l: &crate::runtime::hir::Lambda, rows: bool| {
         let field = |name: &str| rows.then(|| element_field(list, name)).flatten();
         Some(Lambda {
-            body: inner(&l.body, &field)?,
+            body: compile(&l.body, Place::Lambda(&field))?,
             predicate: l.predicate,
         })
     };
@@ -338,46 +379,6 @@ enum Ending<'e> {
     Len,
     All(&'e crate::runtime::hir::Lambda),
     Any(&'e crate::runtime::hir::Lambda),
-}
-
-/// Compile a lambda's body: its parameter is the item, the frame above it
-/// the record's. `None` for anything a kernel cannot run there.
-fn inner(e: &Expr, field: &dyn Fn(&str) -> Option<u32>) -> Option<Code> {
-    let recur = |x: &Expr| inner(x, field).map(Box::new);
-    Some(match e {
-        Expr::Const(v) => Code::Const(v.clone()),
-        Expr::Local { depth: 0, slot: 0 } => Code::Item,
-        Expr::Local { depth: 1, slot } => Code::Slot(*slot),
-        Expr::Field {
-            target, name, soft, ..
-        } => match &**target {
-            Expr::Local { depth: 0, slot: 0 } => Code::ItemField {
-                name: name.clone(),
-                slot: field(name),
-                soft: *soft,
-            },
-            _ => Code::Field {
-                target: recur(target)?,
-                name: name.clone(),
-                soft: *soft,
-            },
-        },
-        Expr::Soft(x) => Code::Soft(recur(x)?),
-        Expr::Presence(x) => Code::Presence(recur(x)?),
-        Expr::Not(x, _) => Code::Not(recur(x)?),
-        Expr::Neg(x, _) => Code::Neg(recur(x)?),
-        Expr::Logic(op, a, b, _) => Code::Logic(*op, recur(a)?, recur(b)?),
-        Expr::Binary(op, a, b, _) => Code::Binary(*op, recur(a)?, recur(b)?),
-        Expr::If(c, a, b, _) => Code::If(recur(c)?, recur(a)?, recur(b)?),
-        Expr::Matches { subject, regex, .. } => Code::Matches(recur(subject)?, regex.clone()),
-        Expr::Builtin { builtin, args, .. } if is_scalar(*builtin) => Code::Builtin(
-            *builtin,
-            args.iter()
-                .map(|a| inner(a, field))
-                .collect::<Option<_>>()?,
-        ),
-        _ => return None,
-    })
 }
 
 impl Code {

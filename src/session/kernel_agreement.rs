@@ -102,6 +102,7 @@ type Order : DataContract = {
     require noted: note? == null or len(trim(note?)) > 0
     require first_ok: len(lines) == 0 or lines[0].qty > 0
     require literal: {a: total}.a == total
+    require within_total: all(lines, l => l.qty <= total or kind == "gift")
     warn many: len(lines) < 4
     warn avg: len(lines) == 0 or total / len(lines) < 1000
 }"#,

@@ -580,6 +580,7 @@ type Order : DataContract = {{
     require huge_few: lines | map(l => l.qty) | filter(q => q > 8) | count() <= 1
     require spare_small: (spare? | map(l => l.qty) | sum()) ?? 0 < 10
     require kept_whole: kept == [] or kept[0].qty > 0
+    require within_total: all(lines, l => l.price <= total or kind == "gift")
     require kept_sum: (kept | map(l => l.price) | sum()) >= 0
     warn many: len(lines) < 4
     warn cheap: lines | map(l => l.price) | sum() < 100000
