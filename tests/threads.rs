@@ -133,6 +133,71 @@ fn counts_and_reports_agree_across_thread_counts() {
     );
 }
 
+/// A file over the splitting threshold whose records repeat their keys
+/// across it: valid, invalid and warned records with keys taken before
+/// and after, records with no key, lines that do not decode.
+fn keyed_file(dir: &Path) -> PathBuf {
+    let mut lines = Vec::new();
+    for i in 0..30_000u64 {
+        let id = (i * 7919) % 12_000;
+        let note = "n".repeat((i % 50) as usize);
+        lines.push(match i % 97 {
+            0 => "{\"id\": \"r1\"".to_string(),
+            1 => String::new(),
+            2 | 40 => format!("{{\"id\": \"r{id}\", \"low\": 9, \"high\": 1}}"),
+            3 | 60 => format!("{{\"low\": {}, \"high\": 20, \"note\": \"{note}\"}}", i % 4),
+            _ => format!(
+                "{{\"id\": \"r{id}\", \"low\": {}, \"high\": {}, \"note\": \"{note}\"}}",
+                i % 11,
+                12 + (i * 31) % 3_000
+            ),
+        });
+    }
+    let path = write_lines(dir, "keyed.jsonl", &lines);
+    assert!(std::fs::metadata(&path).unwrap().len() > 1 << 20);
+    path
+}
+
+/// With unique keys, workers check the file's chunks and this thread
+/// claims the keys in the order of the file: the counts are one thread's
+/// and the ordinary path's, for one key, for two (a record claims both or
+/// neither), and with warnings, whose records claim their keys too.
+#[test]
+fn unique_keys_are_counted_across_threads_as_on_one_thread() {
+    let dir = scratch("keyed");
+    let data = keyed_file(&dir);
+    let keyed = |more: &str| {
+        format!(
+            "type R : DataContract = {{\n    id?: String\n    low: Int\n    high: Int\n    \
+             note?: String\n    require ordered: low <= high\n{more}}}\n"
+        )
+    };
+    for more in [
+        "    unique id\n",
+        "    unique id\n    warn short: len(note? ?? \"\") < 45\n",
+        "    unique id\n    unique (low, high)\n",
+        "    unique (low, high)\n    unique id\n    warn short: len(note? ?? \"\") < 45\n",
+    ] {
+        let program = count_and_report(&keyed(more), &data);
+        let one = run(&dir, &program, 1);
+        let ok: u64 = one.lines().next().unwrap().parse().unwrap();
+        // Some keys repeat, and their later records fail.
+        assert!(ok > 100 && one.contains("unique"), "{more}: {one}");
+        for threads in [2, 3] {
+            assert_eq!(
+                run(&dir, &program, threads),
+                one,
+                "{more}: {threads} threads"
+            );
+        }
+        assert_eq!(
+            run(&dir, &on_the_ordinary_path(&program), 1),
+            one,
+            "{more}: the ordinary path"
+        );
+    }
+}
+
 /// Lines longer than a read, a last line with no newline, blank lines of
 /// spaces, tabs or a lone CR, and a byte-order mark: the counting path
 /// reads them as `source` does.

@@ -13,14 +13,19 @@
 //! range a thread. Values are `Rc`-based and stay on the thread that made
 //! them, so the first range is counted on the calling thread and each
 //! worker builds its own session from the program's declarations, reads
-//! its own range, and sends back only counts ([`Tally`]), which are merged. Counts do not depend on the order records
-//! are seen in, so the result is exactly the single-threaded one.
+//! its own range, and sends back only counts ([`Tally`]), which are
+//! merged. Counts do not depend on the order records are seen in, so the
+//! result is exactly the single-threaded one.
+//!
+//! Unique keys do depend on order: with them, workers check chunks of the
+//! file and log what keys decide ([`KeyLog`]), and the calling thread
+//! claims the keys in the order of the file (`run_keyed`).
 //!
 //! Anything else — other pipelines, stdin, a file that is not a regular
 //! file (a FIFO or a device has no length to split by, and cannot be
-//! peeked at and then read again), a JSON array, a contract with unique
-//! keys (which depend on order) — takes the ordinary path. A CSV
-//! file is counted on one thread: a quoted cell may hold a newline.
+//! peeked at and then read again), a JSON array — takes the ordinary
+//! path. A CSV file is counted on one thread: a quoted cell may hold a
+//! newline.
 
 use std::io::BufRead;
 use std::rc::Rc;
@@ -28,6 +33,7 @@ use std::sync::Arc;
 
 use crate::runtime::builtins::{Builtin, Format};
 use crate::runtime::contract::Contract;
+use crate::runtime::eval::chunks::{self, Worker};
 use crate::runtime::eval::io::{Cell, RowForCheck};
 use crate::runtime::eval::meter::Meter;
 use crate::runtime::eval::{
@@ -36,7 +42,7 @@ use crate::runtime::eval::{
 };
 use crate::runtime::json::{fill, is_json_space, Decoder, BOM};
 use crate::runtime::scan::{LineCheck, Verdict};
-use crate::runtime::validate::{decode_failure, findings_keyed, Uniques};
+use crate::runtime::validate::{decode_failure, findings_keyed, KeyLog, LoggedRecord, Uniques};
 use crate::runtime::value::Value;
 
 /// Files smaller than this are not worth starting threads for.
@@ -56,7 +62,7 @@ pub fn try_consume(interp: &Rc<Interp>, b: Builtin, plan: Option<Plan>) -> Resul
         return Ok(None);
     };
     let wanted = matches!((b, oks), (Builtin::Count, true) | (Builtin::Report, false));
-    // Unique keys are claimed in the order of the records: one thread.
+    // Unique keys are claimed in the order of the records (`run_keyed`).
     let order_free = contract.record().is_some_and(|r| r.uniques.is_empty());
     if !wanted {
         return Ok(None);
@@ -77,9 +83,10 @@ pub fn try_consume(interp: &Rc<Interp>, b: Builtin, plan: Option<Plan>) -> Resul
     }
     let split = interp
         .parallel()
-        .filter(|p| order_free && p.threads > 1 && len >= MIN_SPLIT_BYTES);
+        .filter(|p| p.threads > 1 && len >= MIN_SPLIT_BYTES);
     let tally = match split {
-        Some(parallel) => run(interp, &contract, &parallel, &path, len, b)?,
+        Some(parallel) if order_free => run(interp, &contract, &parallel, &path, len, b)?,
+        Some(parallel) => run_keyed(interp, &contract, &parallel, &path, b)?,
         None => tally_range(interp, &contract, &path, (0, len), b, interp.meter())?,
     };
     Ok(Some(match b {
@@ -107,7 +114,14 @@ fn tally_rows(
         return Ok(None);
     };
     let reader = interp.metered(reader, Some(path));
-    let mut counter = Counter::new(interp, contract, consumer, &source.name, interp.meter());
+    let mut counter = Counter::new(
+        interp,
+        contract,
+        consumer,
+        &source.name,
+        interp.meter(),
+        false,
+    );
     let mut each = |row: RowForCheck| {
         // The reader counts the bytes.
         counter.tick(None);
@@ -173,7 +187,7 @@ fn tally_range(
         .host()
         .open_file_at(path, from)
         .map_err(|e| cannot_read(path, &e))?;
-    let mut counter = Counter::new(interp, contract, consumer, path, meter);
+    let mut counter = Counter::new(interp, contract, consumer, path, meter, false);
     counter.shown.3 = from;
 
     // Lines are taken from the reader's buffer where they lie in it; one
@@ -231,12 +245,11 @@ const KEYS_AHEAD: usize = 8;
 const SHOW_EVERY: u32 = 4096;
 
 /// What one range's lines are counted with.
-struct Counter<'a> {
-    interp: &'a Rc<Interp>,
-    contract: &'a Rc<Contract>,
+struct Counter {
+    interp: Rc<Interp>,
+    contract: Rc<Contract>,
     check: Option<LineCheck>,
-    /// The keys claimed so far, when the contract has unique keys.
-    uniques: Option<Uniques>,
+    keys: Keys,
     decoder: Decoder,
     consumer: Builtin,
     tally: Tally,
@@ -249,22 +262,38 @@ struct Counter<'a> {
     unshown: u32,
 }
 
-impl<'a> Counter<'a> {
+/// What a counter does with the unique keys of the records it counts.
+enum Keys {
+    /// The contract has none.
+    None,
+    /// They are claimed here, in the order of the records.
+    Claimed(Uniques),
+    /// They are logged, for the calling thread to claim in the order of
+    /// the file (a worker's counter, `run_keyed`).
+    Logged(KeyLog),
+}
+
+impl Counter {
+    /// A counter of records of `contract`; `logged`, on a worker that
+    /// logs what unique keys decide rather than claiming keys itself.
     fn new(
-        interp: &'a Rc<Interp>,
-        contract: &'a Rc<Contract>,
+        interp: &Rc<Interp>,
+        contract: &Rc<Contract>,
         consumer: Builtin,
         source: &str,
         meter: Option<&Arc<Meter>>,
-    ) -> Counter<'a> {
+        logged: bool,
+    ) -> Counter {
+        let keyed = contract.record().is_some_and(|r| !r.uniques.is_empty());
         Counter {
-            interp,
-            contract,
+            interp: interp.clone(),
+            contract: contract.clone(),
             check: LineCheck::keyed(contract, interp),
-            uniques: contract
-                .record()
-                .is_some_and(|r| !r.uniques.is_empty())
-                .then(Uniques::default),
+            keys: match (keyed, logged) {
+                (false, _) => Keys::None,
+                (true, false) => Keys::Claimed(Uniques::default()),
+                (true, true) => Keys::Logged(KeyLog::default()),
+            },
             decoder: Decoder::new(),
             consumer,
             tally: Tally::default(),
@@ -314,45 +343,103 @@ impl<'a> Counter<'a> {
             return Ok(());
         }
         let tally = &mut self.tally;
-        if self.consumer == Builtin::Report && self.uniques.is_none() {
+        if self.consumer == Builtin::Report && matches!(self.keys, Keys::None) {
             // `report()` counts failures by rule: the check names them for
             // a record of scalar fields; the ordinary path, for the rest.
             if let Some(found) = self
                 .check
                 .as_mut()
-                .and_then(|c| c.findings(self.interp, text))
+                .and_then(|c| c.findings(&self.interp, text))
             {
                 tally.add_findings(&found);
                 return Ok(());
             }
         }
         let verdict = match self.check.as_mut() {
-            Some(c) => c.verdict(self.interp, text),
+            Some(c) => c.verdict(&self.interp, text),
             None => Verdict::Unsure,
         };
         if self.judged(verdict) {
             return Ok(());
         }
+        self.ordinary(text)
+    }
+
+    /// Count the record of `text` the ordinary way: decoded, validated and
+    /// its failures named. A worker logs a record whose keys decide its
+    /// outcome — one with no failure but for its keys, or whose validation
+    /// stopped with an error — for the calling thread to validate in turn.
+    fn ordinary(&mut self, text: &[u8]) -> Result<()> {
         // Keys are claimed in the order of the records.
         self.settle(usize::MAX);
         let tally = &mut self.tally;
-        match self.decoder.decode(text) {
-            Ok(v) => tally.add_findings(&findings_keyed(
-                self.interp,
-                self.contract,
-                &v,
-                self.uniques.as_mut(),
-            )?),
-            Err(e) => tally.add(&decode_failure(&self.origin, String::new(), e.to_string())),
+        let value = match self.decoder.decode(text) {
+            Ok(v) => v,
+            Err(e) => {
+                tally.add(&decode_failure(&self.origin, String::new(), e.to_string()));
+                return Ok(());
+            }
+        };
+        let (interp, contract) = (&self.interp, &self.contract);
+        match &mut self.keys {
+            Keys::None => tally.add_findings(&findings_keyed(interp, contract, &value, None)?),
+            Keys::Claimed(uniques) => {
+                tally.add_findings(&findings_keyed(interp, contract, &value, Some(uniques))?)
+            }
+            // A failure leaves a record's keys unclaimed and unlooked-at
+            // (§4.8 step 6): such a record is counted here.
+            Keys::Logged(log) => match findings_keyed(interp, contract, &value, None) {
+                Ok(found) if !found.failures.is_empty() => tally.add_findings(&found),
+                _ => log.line(text),
+            },
         }
         Ok(())
+    }
+
+    /// Settle, in the order of the file, what a worker logged of a chunk:
+    /// each valid record's keys claimed (their slots fetched a few records
+    /// ahead), each logged line validated with the keys claimed so far.
+    fn settle_log(&mut self, log: &KeyLog) -> Result<()> {
+        let contract = self.contract.clone();
+        let Some(shape) = contract.record() else {
+            return Ok(());
+        };
+        for i in 0..log.len() {
+            if let (Some(LoggedRecord::Keys(ahead)), Keys::Claimed(uniques)) =
+                (log.get(i + KEYS_AHEAD), &mut self.keys)
+            {
+                uniques.prefetch(shape, ahead);
+            }
+            match (log.get(i), &mut self.keys) {
+                (Some(LoggedRecord::Keys(keys)), Keys::Claimed(uniques)) => {
+                    let taken = uniques.settle_keys(shape, keys);
+                    self.tally.add_unique(shape, &taken);
+                }
+                (Some(LoggedRecord::Line(text)), _) => self.ordinary(text)?,
+                _ => {}
+            }
+            self.tick(None);
+        }
+        Ok(())
+    }
+
+    /// What a worker's counter has counted and logged since it last
+    /// handed them over (the meter shown them first).
+    fn hand_over(&mut self) -> (Tally, KeyLog) {
+        self.show(None);
+        self.shown = (0, 0, 0, self.shown.3);
+        let log = match &mut self.keys {
+            Keys::Logged(log) => std::mem::take(log),
+            _ => KeyLog::default(),
+        };
+        (std::mem::take(&mut self.tally), log)
     }
 
     /// Count a record given as its converted cells (`RowForCheck::Cells`), if
     /// the check can judge it from them; `false` to have its text.
     fn cells(&mut self, fields: &[Option<Cell>], undeclared: bool) -> bool {
         let verdict = match self.check.as_mut() {
-            Some(c) => c.verdict_cells(self.interp, fields, undeclared),
+            Some(c) => c.verdict_cells(&self.interp, fields, undeclared),
             None => Verdict::Unsure,
         };
         self.judged(verdict)
@@ -363,16 +450,20 @@ impl<'a> Counter<'a> {
     fn judged(&mut self, verdict: Verdict) -> bool {
         let tally = &mut self.tally;
         match (verdict, self.consumer) {
-            (Verdict::Valid, _) if self.uniques.is_some() => {
-                if let (Some(uniques), Some(check), Some(shape)) = (
-                    self.uniques.as_mut(),
-                    self.check.as_ref(),
-                    self.contract.record(),
-                ) {
-                    uniques.stage(shape, |s| check.key_part(s));
-                    if uniques.staged() > KEYS_AHEAD {
-                        self.settle(1);
+            (Verdict::Valid, _) if !matches!(self.keys, Keys::None) => {
+                let (Some(check), Some(shape)) = (self.check.as_ref(), self.contract.record())
+                else {
+                    return false;
+                };
+                match &mut self.keys {
+                    Keys::Claimed(uniques) => {
+                        uniques.stage(shape, |s| check.key_part(s));
+                        if uniques.staged() > KEYS_AHEAD {
+                            self.settle(1);
+                        }
                     }
+                    Keys::Logged(log) => log.keys(shape, |s| check.key_part(s)),
+                    Keys::None => {}
                 }
                 true
             }
@@ -394,14 +485,14 @@ impl<'a> Counter<'a> {
 
     /// Settle the keys of up to `n` of the records staged, oldest first.
     fn settle(&mut self, n: usize) {
-        let (Some(uniques), Some(shape)) = (self.uniques.as_mut(), self.contract.record()) else {
+        let (Keys::Claimed(uniques), Some(shape)) = (&mut self.keys, self.contract.record()) else {
             return;
         };
         for _ in 0..n {
-            let Some(found) = uniques.settle(shape) else {
+            let Some(taken) = uniques.settle() else {
                 break;
             };
-            self.tally.add_findings(&found);
+            self.tally.add_unique(shape, &taken);
         }
     }
 
@@ -414,11 +505,13 @@ impl<'a> Counter<'a> {
 
     /// A read error ends the input after one failure, as `source` has it.
     fn read_failed(&mut self, e: &std::io::Error) {
-        self.tally.add(&decode_failure(
-            &self.origin,
-            String::new(),
-            format!("read error: {e}"),
-        ));
+        self.input_failed(format!("read error: {e}"));
+    }
+
+    /// The input ended early, for the reason `message` gives: one failure.
+    fn input_failed(&mut self, message: String) {
+        self.tally
+            .add(&decode_failure(&self.origin, String::new(), message));
     }
 }
 
@@ -471,6 +564,49 @@ fn run(
         }
         Ok(total)
     })
+}
+
+/// `count()` or `report()` of a contract with unique keys, on several
+/// threads. Workers check the file's chunks and count every record whose
+/// outcome its keys cannot change; they log the rest (`KeyLog`): the keys
+/// of each valid record, and the line of each record with no failure but
+/// for its keys that the line check could not judge. This thread settles
+/// the logs in the order of the file, so each key is claimed by the record
+/// that claims it on one thread, and the counts are exactly one thread's.
+fn run_keyed(
+    interp: &Rc<Interp>,
+    contract: &Rc<Contract>,
+    parallel: &Parallel,
+    path: &str,
+    consumer: Builtin,
+) -> Result<Tally> {
+    let (ty, name) = (contract.name.clone(), path.to_string());
+    let (rebuild, meter) = (parallel.rebuild.clone(), interp.meter().cloned());
+    let start = move || -> std::result::Result<Worker<(Tally, KeyLog)>, &'static str> {
+        let (interp, contract) = rebuild.rebuild(&ty)?;
+        let mut counter = Counter::new(&interp, &contract, consumer, &name, meter.as_ref(), true);
+        Ok(Box::new(move |job: chunks::Job| {
+            for line in job.bytes.split(|&b| b == b'\n') {
+                counter.tick(None);
+                // Not the start of the file: the reader took any byte-order
+                // mark off.
+                counter.line(line, 1)?;
+            }
+            Ok(counter.hand_over())
+        }))
+    };
+    let mut here = Counter::new(interp, contract, consumer, path, interp.meter(), false);
+    let mut total = Tally::default();
+    let failed = chunks::spread(interp, parallel, path, &start, &mut |(tally, log)| {
+        total.merge(tally);
+        here.settle_log(&log)?;
+        Ok(true)
+    })?;
+    if let Some(failed) = failed {
+        here.input_failed(failed.message);
+    }
+    total.merge(here.finish(None));
+    Ok(total)
 }
 
 /// One thread's share: everything in it is `Send`.

@@ -50,8 +50,12 @@ pub struct Uniques {
 #[derive(Default)]
 struct Written {
     bytes: Vec<u8>,
-    keys: SmallVec<[(usize, Hashed, Range<usize>); 2]>,
+    keys: SmallVec<[KeyEntry; 2]>,
 }
+
+/// One key of a record: its set (its `unique`'s position), its hash, and
+/// where its bytes lie.
+type KeyEntry = (usize, Hashed, Range<usize>);
 
 /// A declared field's value as a unique key reads it: a value, or the
 /// text of a string the line check kept without building its value.
@@ -61,31 +65,41 @@ pub enum KeyPart<'a> {
     Text(&'a str),
 }
 
-impl Written {
-    /// Write the keys of a record whose declared fields are `field(slot)`;
-    /// a key with an absent or null field is left out (§4.4).
-    fn write<'v>(&mut self, shape: &RecordShape, field: impl Fn(usize) -> KeyPart<'v>) {
-        self.bytes.clear();
-        self.keys.clear();
-        for (n, u) in shape.uniques.iter().enumerate() {
-            let parts = u.slots.iter().map(|&s| field(s as usize));
-            if parts
-                .clone()
-                .any(|p| matches!(p, KeyPart::Value(Value::Null | Value::Absent)))
-            {
-                continue;
-            }
-            let start = self.bytes.len();
-            parts.for_each(|p| match p {
-                KeyPart::Value(v) => write_key(v, &mut self.bytes),
-                KeyPart::Text(s) => write_key_text(s, &mut self.bytes),
-            });
-            let key = start..self.bytes.len();
-            self.keys
-                .push((n, KeySet::hash(&self.bytes[key.clone()]), key));
+/// Append to `bytes` the keys of a record whose declared fields are
+/// `field(slot)`, each entered in `keys`; a key with an absent or null
+/// field is left out (§4.4).
+fn write_keys<'v>(
+    bytes: &mut Vec<u8>,
+    keys: &mut impl Extend<KeyEntry>,
+    shape: &RecordShape,
+    field: impl Fn(usize) -> KeyPart<'v>,
+) {
+    for (n, u) in shape.uniques.iter().enumerate() {
+        let parts = u.slots.iter().map(|&s| field(s as usize));
+        if parts
+            .clone()
+            .any(|p| matches!(p, KeyPart::Value(Value::Null | Value::Absent)))
+        {
+            continue;
         }
+        let start = bytes.len();
+        parts.for_each(|p| match p {
+            KeyPart::Value(v) => write_key(v, bytes),
+            KeyPart::Text(s) => write_key_text(s, bytes),
+        });
+        let key = start..bytes.len();
+        keys.extend([(n, KeySet::hash(&bytes[key.clone()]), key)]);
     }
+}
 
+/// The keys of one record, as step 6 of §4.8 settles them.
+#[derive(Clone, Copy)]
+pub struct RecordKeys<'a> {
+    bytes: &'a [u8],
+    keys: &'a [KeyEntry],
+}
+
+impl RecordKeys<'_> {
     /// The positions of the keys `seen` holds already.
     fn taken(&self, seen: &[KeySet]) -> SmallVec<[usize; 2]> {
         self.keys
@@ -96,8 +110,15 @@ impl Written {
     }
 
     fn claim(&self, seen: &mut [KeySet]) {
-        for (n, h, key) in &self.keys {
+        for (n, h, key) in self.keys {
             seen[*n].insert(*h, &self.bytes[key.clone()]);
+        }
+    }
+
+    /// Start loading the slots where the keys' lookups begin.
+    fn prefetch(&self, seen: &[KeySet]) {
+        for (n, h, _) in self.keys {
+            seen[*n].prefetch(*h);
         }
     }
 
@@ -105,7 +126,7 @@ impl Written {
     /// there is none, the keys are claimed. A single key is looked up and
     /// claimed in one probe.
     fn settle(&self, seen: &mut [KeySet]) -> SmallVec<[usize; 2]> {
-        if let [(n, h, key)] = &self.keys[..] {
+        if let [(n, h, key)] = self.keys {
             if seen[*n].claim(*h, &self.bytes[key.clone()]) {
                 return SmallVec::new();
             }
@@ -116,6 +137,86 @@ impl Written {
             self.claim(seen);
         }
         taken
+    }
+}
+
+impl Written {
+    /// Write the keys of a record whose declared fields are `field(slot)`.
+    fn write<'v>(&mut self, shape: &RecordShape, field: impl Fn(usize) -> KeyPart<'v>) {
+        self.bytes.clear();
+        self.keys.clear();
+        write_keys(&mut self.bytes, &mut self.keys, shape, field);
+    }
+
+    fn keys(&self) -> RecordKeys<'_> {
+        RecordKeys {
+            bytes: &self.bytes,
+            keys: &self.keys,
+        }
+    }
+}
+
+/// What a worker counting a chunk of a file could not settle alone, in
+/// the order of its lines: the keys of each record the line check found
+/// valid, and the text of each record whose outcome its keys decide and
+/// the check could not judge (one that warns, say). The calling thread
+/// settles them in the order of the file (`counting`).
+#[derive(Default)]
+pub struct KeyLog {
+    bytes: Vec<u8>,
+    keys: Vec<KeyEntry>,
+    texts: Vec<u8>,
+    entries: Vec<Logged>,
+}
+
+/// One record of a `KeyLog`: its keys, or its text.
+enum Logged {
+    Keys(Range<usize>),
+    Line(Range<usize>),
+}
+
+/// A record of a `KeyLog`, as the calling thread settles it.
+pub enum LoggedRecord<'a> {
+    /// A record the line check found valid with no warnings: its keys.
+    Keys(RecordKeys<'a>),
+    /// A record to validate with the keys claimed so far: its line.
+    Line(&'a [u8]),
+}
+
+impl KeyLog {
+    /// Log the keys of a record the line check found valid with no
+    /// warnings, whose declared fields are `field(position)`.
+    pub fn keys<'v>(&mut self, shape: &RecordShape, field: impl Fn(usize) -> KeyPart<'v>) {
+        let first = self.keys.len();
+        write_keys(&mut self.bytes, &mut self.keys, shape, field);
+        self.entries.push(Logged::Keys(first..self.keys.len()));
+    }
+
+    /// Log the line of a record whose keys decide its outcome.
+    pub fn line(&mut self, text: &[u8]) {
+        let start = self.texts.len();
+        self.texts.extend_from_slice(text);
+        self.entries.push(Logged::Line(start..self.texts.len()));
+    }
+
+    /// How many records are logged.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The `i`th record logged.
+    pub fn get(&self, i: usize) -> Option<LoggedRecord<'_>> {
+        Some(match self.entries.get(i)? {
+            Logged::Keys(keys) => LoggedRecord::Keys(RecordKeys {
+                bytes: &self.bytes,
+                keys: &self.keys[keys.clone()],
+            }),
+            Logged::Line(text) => LoggedRecord::Line(&self.texts[text.clone()]),
+        })
     }
 }
 
@@ -738,12 +839,12 @@ impl Uniques {
     ) -> SmallVec<[usize; 2]> {
         self.sets(shape);
         self.current.write(shape, |s| KeyPart::Value(field(s)));
-        self.current.taken(&self.seen)
+        self.current.keys().taken(&self.seen)
     }
 
     /// Claim the keys of the record `look_up` looked up.
     fn claim(&mut self) {
-        self.current.claim(&mut self.seen);
+        self.current.keys().claim(&mut self.seen);
     }
 
     fn sets(&mut self, shape: &RecordShape) {
@@ -767,10 +868,30 @@ impl Uniques {
         let at = wrap(self.head + self.staged, self.ring.len());
         let written = &mut self.ring[at];
         written.write(shape, field);
-        for (n, h, _) in &written.keys {
-            self.seen[*n].prefetch(*h);
-        }
+        written.keys().prefetch(&self.seen);
         self.staged += 1;
+    }
+
+    /// Start loading the slots where the lookups of `keys` (of a record
+    /// of `shape`) begin.
+    #[inline]
+    pub fn prefetch(&mut self, shape: &RecordShape, keys: RecordKeys<'_>) {
+        self.sets(shape);
+        keys.prefetch(&self.seen);
+    }
+
+    /// Step 6 of §4.8 for a record of `shape` whose keys are `keys`, with
+    /// no record staged: the positions in `shape.uniques` of its keys
+    /// already taken; when there is none, its keys are claimed.
+    #[inline]
+    pub fn settle_keys(
+        &mut self,
+        shape: &RecordShape,
+        keys: RecordKeys<'_>,
+    ) -> SmallVec<[usize; 2]> {
+        debug_assert_eq!(self.staged, 0, "records staged are settled first");
+        self.sets(shape);
+        keys.settle(&mut self.seen)
     }
 
     /// How many records are staged.
@@ -778,22 +899,19 @@ impl Uniques {
         self.staged
     }
 
-    /// Step 6 of §4.8 for the oldest record staged: the failures of its
-    /// keys already taken; when there is none, its keys are claimed.
-    pub fn settle(&mut self, shape: &RecordShape) -> Option<Findings> {
+    /// Step 6 of §4.8 for the oldest record staged: the positions in
+    /// `shape.uniques` of its keys already taken (`unique` failures, in
+    /// the contract's order); when there is none, its keys are claimed.
+    /// `None` when nothing is staged.
+    #[inline]
+    pub fn settle(&mut self) -> Option<SmallVec<[usize; 2]>> {
         if self.staged == 0 {
             return None;
         }
-        let taken = self.ring[self.head].settle(&mut self.seen);
+        let taken = self.ring[self.head].keys().settle(&mut self.seen);
         self.head = wrap(self.head + 1, self.ring.len());
         self.staged -= 1;
-        Some(Findings {
-            failures: taken
-                .into_iter()
-                .map(|n| (shape.uniques[n].id.clone(), "unique"))
-                .collect(),
-            warnings: Vec::new(),
-        })
+        Some(taken)
     }
 }
 

@@ -39,7 +39,7 @@ pub(super) fn parallel_for(interp: &Interp, path: &str) -> Option<Parallel> {
 }
 
 /// A chunk of the file for a worker.
-pub(super) struct Job {
+pub(crate) struct Job {
     seq: usize,
     /// The number of its first line.
     pub first_line: u64,
@@ -47,12 +47,12 @@ pub(super) struct Job {
 }
 
 /// What a worker does with each chunk, made on the worker's thread.
-pub(super) type Worker<R> = Box<dyn FnMut(Job) -> Result<R>>;
+pub(crate) type Worker<R> = Box<dyn FnMut(Job) -> Result<R>>;
 
 /// Why reading the file stopped before its end: the number of the line
 /// lost, and the message. As a source has it, the failure stands in the
 /// place of that line.
-pub(super) struct ReadFailure {
+pub(crate) struct ReadFailure {
     pub line: u64,
     pub message: String,
 }
@@ -61,7 +61,7 @@ pub(super) struct ReadFailure {
 /// by `start` on its own thread, and what it makes of a chunk goes to
 /// `take`, in the order of the file, until `take` says `false`. A read
 /// error ends the input early, and is given back.
-pub(super) fn spread<R: Send>(
+pub(crate) fn spread<R: Send>(
     interp: &Rc<Interp>,
     parallel: &Parallel,
     path: &str,

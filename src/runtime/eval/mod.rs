@@ -4,7 +4,7 @@
 //! `Host` it is given opens sources. Streams are lazy: a pipeline is a chain
 //! of iterators pulled one record at a time.
 
-mod chunks;
+pub(crate) mod chunks;
 mod equality;
 mod funcs;
 pub mod io;

@@ -16,7 +16,7 @@ use super::meter::Metered;
 use super::ops;
 use super::{Interp, Item, Items, Origin, Plan, Result, RuntimeError, Step, Stream};
 use crate::runtime::builtins::Builtin;
-use crate::runtime::contract::Contract;
+use crate::runtime::contract::{Contract, RecordShape};
 use crate::runtime::json::{JsonSource, LineReader};
 use crate::runtime::scan::LineCheck;
 use crate::runtime::validate::{self, failure_rules, Uniques};
@@ -1130,6 +1130,22 @@ impl Tally {
         };
         for (rule, kind) in counted {
             self.count_rule(rule, kind, 1);
+        }
+    }
+
+    /// Count a record the line check found valid with no warnings, whose
+    /// unique keys at `taken` (positions in `shape.uniques`) were already
+    /// taken: `ok` when there is none.
+    #[inline]
+    pub fn add_unique(&mut self, shape: &RecordShape, taken: &[usize]) {
+        self.total += 1;
+        if taken.is_empty() {
+            self.ok += 1;
+            return;
+        }
+        self.err += 1;
+        for &n in taken {
+            self.count_rule(&shape.uniques[n].id, "unique", 1);
         }
     }
 
