@@ -11,7 +11,8 @@
 # target/release/hql, and prints a Markdown table on stdout. Times are CPU
 # seconds (user + system), the median of three runs, on one thread; the
 # count with and without a unique key, whose ratio is the key's cost, are
-# run in turns, five times each, so that the machine's load weighs on both.
+# run in turns, five times each, so that the machine's load weighs on both;
+# the same two are then timed by the clock on every core.
 # HQL=path and EVENTS=path use that binary (no build) and that data file.
 set -euo pipefail
 
@@ -76,6 +77,16 @@ for _ in 1 2 3 4 5; do
     measure count >>"$WORK/runs-count"
     measure unique >>"$WORK/runs-unique"
 done
+# Wall-clock seconds of one run on every core (`--threads` left to its
+# default), for the count with and without a unique key.
+wall() {
+    /usr/bin/time -f "%e" -o "$WORK/time" "$HQL" run "$WORK/$1.hql" >/dev/null
+    cat "$WORK/time"
+}
+for _ in 1 2 3 4 5; do
+    wall count >>"$WORK/wall-count"
+    wall unique >>"$WORK/wall-unique"
+done
 for p in report map route write print; do
     for _ in 1 2 3; do measure "$p"; done >"$WORK/runs-$p"
 done
@@ -90,6 +101,10 @@ done
 echo
 awk -v u="$KIB_unique" -v c="$KIB_count" -v n="$RECORDS" -v tu="$CPU_unique" -v tc="$CPU_count" 'BEGIN {
     printf "unique event_id: %.1f bytes a distinct key beyond the run without it (a key is 12 bytes); %.2fx the CPU time\n", (u - c) * 1024 / n, tu / tc
+}'
+mid() { sort -n "$1" | sed -n 3p; }
+awk -v u="$(mid "$WORK/wall-unique")" -v c="$(mid "$WORK/wall-count")" -v t="$(nproc)" 'BEGIN {
+    printf "on every core (%d): count %.2f s, with the unique key %.2f s of wall-clock time: %.2fx\n", t, c, u, u / c
 }'
 echo 1 >"$WORK/one.hql"
 hyperfine -N --warmup 5 --runs 50 --style none --export-json "$WORK/start.json" "$HQL run $WORK/one.hql" >/dev/null

@@ -86,7 +86,12 @@ pub fn try_consume(interp: &Rc<Interp>, b: Builtin, plan: Option<Plan>) -> Resul
         .filter(|p| p.threads > 1 && len >= MIN_SPLIT_BYTES);
     let tally = match split {
         Some(parallel) if order_free => run(interp, &contract, &parallel, &path, len, b)?,
-        Some(parallel) => run_keyed(interp, &contract, &parallel, &path, b)?,
+        // Workers must judge most lines, or this thread would validate
+        // them all again.
+        Some(parallel) if LineCheck::keyed(&contract, interp).is_some() => {
+            run_keyed(interp, &contract, &parallel, &path, b)?
+        }
+        Some(_) => tally_range(interp, &contract, &path, (0, len), b, interp.meter())?,
         None => tally_range(interp, &contract, &path, (0, len), b, interp.meter())?,
     };
     Ok(Some(match b {
