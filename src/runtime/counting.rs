@@ -91,8 +91,7 @@ pub fn try_consume(interp: &Rc<Interp>, b: Builtin, plan: Option<Plan>) -> Resul
         Some(parallel) if LineCheck::keyed(&contract, interp).is_some() => {
             run_keyed(interp, &contract, &parallel, &path, b)?
         }
-        Some(_) => tally_range(interp, &contract, &path, (0, len), b, interp.meter())?,
-        None => tally_range(interp, &contract, &path, (0, len), b, interp.meter())?,
+        _ => tally_range(interp, &contract, &path, (0, len), b, interp.meter())?,
     };
     Ok(Some(match b {
         Builtin::Count => Value::Int(tally.ok),
