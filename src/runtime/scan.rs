@@ -95,7 +95,6 @@ struct RecordCheck {
 /// A string field's text kept for a unique key, and the visit it was kept
 /// on.
 struct KeyText {
-    field: usize,
     text: String,
     visit: u32,
 }
@@ -111,6 +110,9 @@ struct FieldCheck {
     /// The identity of the field's type failure (its own, or that of the
     /// refinement it is declared as).
     type_id: Rc<str>,
+    /// Where its text is kept, for a string field read only for a unique
+    /// key (`RecordCheck::key_texts`).
+    key_text: Option<usize>,
 }
 
 /// How a value is checked.
@@ -511,7 +513,7 @@ impl LineCheck {
     /// keys, after a `Valid` verdict: the text kept for it, or its slot.
     pub fn key_part(&self, position: usize) -> KeyPart<'_> {
         let top = &self.top;
-        match top.key_texts.iter().find(|k| k.field == position) {
+        match top.fields[position].key_text.map(|k| &top.key_texts[k]) {
             Some(kept) if kept.visit == top.visit => KeyPart::Text(&kept.text),
             _ => KeyPart::Value(&self.top_slots()[position + 1]),
         }
@@ -639,18 +641,21 @@ impl RecordCheck {
                     admits_null: f.ty.admits_null(),
                     plain_name: is_plain(&f.name),
                     type_id,
+                    key_text: None,
                 }
             })
             .collect();
         keep_rows(shape, depth, &mut fields);
-        let key_texts = (fields.iter().zip(key_only).enumerate())
-            .filter(|(_, (f, key_only))| *key_only && matches!(f.how, How::Tokens(_)))
-            .map(|(field, _)| KeyText {
-                field,
-                text: String::new(),
-                visit: 0,
-            })
-            .collect();
+        let mut key_texts = Vec::new();
+        for (field, key_only) in fields.iter_mut().zip(key_only) {
+            if key_only && matches!(field.how, How::Tokens(_)) {
+                field.key_text = Some(key_texts.len());
+                key_texts.push(KeyText {
+                    text: String::new(),
+                    visit: 0,
+                });
+            }
+        }
         let n = shape.fields.len();
         let slots: Slots = std::iter::repeat_n(Value::Absent, n + 1).collect();
         Some(RecordCheck {
@@ -729,9 +734,11 @@ impl RecordCheck {
                         seen[i] = *visit;
                         let spec = &shape.fields[i];
                         let start = p.mark();
-                        let kept = match KEYS && out.is_none() {
-                            true => keep_key_text(&fields[i].how, key_texts, i, *visit, p),
-                            false => None,
+                        let kept = match (KEYS && out.is_none(), fields[i].key_text) {
+                            (true, Some(k)) => {
+                                keep_key_text(&fields[i].how, &mut key_texts[k], *visit, p)
+                            }
+                            _ => None,
                         };
                         let value = match kept {
                             Some(kept) => kept,
@@ -1182,18 +1189,16 @@ fn type_id_of(spec: &TypeSpec, field_id: &Rc<str>) -> Rc<str> {
 }
 
 /// Step 3 for a string field kept as text for a unique key: checked on
-/// its token, its text kept with the record's visit (`key_part`). A value
-/// of another kind is checked and built as usual.
-/// `None` for any other field or value, checked the usual way.
+/// its token, its text kept in `kept` with the record's visit
+/// (`key_part`). `None` for a value of another kind, checked and built
+/// the usual way.
 #[inline(never)]
 fn keep_key_text(
     how: &How,
-    key_texts: &mut [KeyText],
-    field: usize,
+    kept: &mut KeyText,
     visit: u32,
     p: &mut Parser,
 ) -> Option<Result<Option<Value>, Miss>> {
-    let kept = key_texts.iter_mut().find(|k| k.field == field)?;
     let How::Tokens(tokens) = how else {
         return None;
     };

@@ -363,13 +363,6 @@ pub fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
 /// few bytes as their size needs (seven bits a byte), and every value's
 /// bytes say where they end, so no key of one or more values is the start
 /// of another key of as many values.
-/// `write_key` of a `Str` holding `s`.
-pub fn write_key_text(s: &str, out: &mut Vec<u8>) {
-    out.push(3);
-    write_varint(s.len() as u64, out);
-    out.extend_from_slice(s.as_bytes());
-}
-
 pub fn write_key(v: &Value, out: &mut Vec<u8>) {
     let len = |n: usize, out: &mut Vec<u8>| write_varint(n as u64, out);
     if let Some(key) = number_key(v) {
@@ -436,6 +429,14 @@ pub fn write_key(v: &Value, out: &mut Vec<u8>) {
         }
         Value::Int(_) | Value::Float(_) | Value::Num(_) => {}
     }
+}
+
+/// `write_key` of a `Str` holding `s`, from its text: a string key
+/// claimed without building its value.
+pub fn write_key_text(s: &str, out: &mut Vec<u8>) {
+    out.push(3);
+    write_varint(s.len() as u64, out);
+    out.extend_from_slice(s.as_bytes());
 }
 
 /// `n` in groups of seven bits, low first, each byte but the last with
