@@ -240,10 +240,13 @@ fn tally_range(
     Ok(counter.finish(Some(pos)))
 }
 
-/// How many records of a contract with unique keys wait, their keys'
-/// slots fetched, before their keys are settled: enough lines to hide the
-/// wait for memory that a lookup in a large set otherwise costs.
+/// How many records ahead of the one whose keys are settled have their
+/// keys' slots fetched: enough to hide the wait for memory that a lookup
+/// in a large set otherwise costs.
 const KEYS_AHEAD: usize = 8;
+
+/// How many valid records' keys one thread logs before it settles them.
+const KEYS_BATCH: usize = 1024;
 
 /// How many lines go by between two updates of the meter.
 const SHOW_EVERY: u32 = 4096;
@@ -270,8 +273,10 @@ struct Counter {
 enum Keys {
     /// The contract has none.
     None,
-    /// They are claimed here, in the order of the records.
-    Claimed(Uniques),
+    /// They are claimed here, in the order of the records: a valid
+    /// record's keys are logged in `pending` and settled a batch at a
+    /// time, and always before a record is validated the ordinary way.
+    Claimed { uniques: Uniques, pending: KeyLog },
     /// They are logged, for the calling thread to claim in the order of
     /// the file (a worker's counter, `run_keyed`).
     Logged(KeyLog),
@@ -295,7 +300,10 @@ impl Counter {
             check: LineCheck::keyed(contract, interp),
             keys: match (keyed, logged) {
                 (false, _) => Keys::None,
-                (true, false) => Keys::Claimed(Uniques::default()),
+                (true, false) => Keys::Claimed {
+                    uniques: Uniques::default(),
+                    pending: KeyLog::default(),
+                },
                 (true, true) => Keys::Logged(KeyLog::default()),
             },
             decoder: Decoder::new(),
@@ -375,7 +383,7 @@ impl Counter {
     /// stopped with an error — for the calling thread to validate in turn.
     fn ordinary(&mut self, text: &[u8]) -> Result<()> {
         // Keys are claimed in the order of the records.
-        self.settle(usize::MAX);
+        self.settle_pending();
         let tally = &mut self.tally;
         let value = match self.decoder.decode(text) {
             Ok(v) => v,
@@ -387,7 +395,7 @@ impl Counter {
         let (interp, contract) = (&self.interp, &self.contract);
         match &mut self.keys {
             Keys::None => tally.add_findings(&findings_keyed(interp, contract, &value, None)?),
-            Keys::Claimed(uniques) => {
+            Keys::Claimed { uniques, .. } => {
                 tally.add_findings(&findings_keyed(interp, contract, &value, Some(uniques))?)
             }
             // A failure leaves a record's keys unclaimed and unlooked-at
@@ -400,31 +408,51 @@ impl Counter {
         Ok(())
     }
 
-    /// Settle, in the order of the file, what a worker logged of a chunk:
-    /// each valid record's keys claimed (their slots fetched a few records
-    /// ahead), each logged line validated with the keys claimed so far.
+    /// Settle, in order, the records of `log` (a worker's, of a chunk of
+    /// the file, or this counter's own): each valid record's keys claimed,
+    /// their slots fetched a few records ahead, each logged line validated
+    /// with the keys claimed so far.
     fn settle_log(&mut self, log: &KeyLog) -> Result<()> {
         let contract = self.contract.clone();
         let Some(shape) = contract.record() else {
             return Ok(());
         };
-        for i in 0..log.len() {
-            if let (Some(LoggedRecord::Keys(ahead)), Keys::Claimed(uniques)) =
-                (log.get(i + KEYS_AHEAD), &mut self.keys)
+        let fetch = |keys: &mut Keys, i: usize| {
+            if let (Some(LoggedRecord::Keys(ahead)), Keys::Claimed { uniques, .. }) =
+                (log.get(i), keys)
             {
                 uniques.prefetch(shape, ahead);
             }
-            match (log.get(i), &mut self.keys) {
-                (Some(LoggedRecord::Keys(keys)), Keys::Claimed(uniques)) => {
+        };
+        (0..KEYS_AHEAD).for_each(|i| fetch(&mut self.keys, i));
+        let mut i = 0;
+        while let Some(record) = log.get(i) {
+            fetch(&mut self.keys, i + KEYS_AHEAD);
+            match (record, &mut self.keys) {
+                (LoggedRecord::Keys(keys), Keys::Claimed { uniques, .. }) => {
                     let taken = uniques.settle_keys(shape, keys);
                     self.tally.add_unique(shape, &taken);
                 }
-                (Some(LoggedRecord::Line(text)), _) => self.ordinary(text)?,
-                _ => {}
+                (LoggedRecord::Line(text), _) => self.ordinary(text)?,
+                (LoggedRecord::Keys(_), _) => {}
             }
-            self.tick(None);
+            i += 1;
         }
         Ok(())
+    }
+
+    /// Settle the keys this counter logged and has not settled yet.
+    fn settle_pending(&mut self) {
+        let Keys::Claimed { pending, .. } = &mut self.keys else {
+            return;
+        };
+        let pending = std::mem::take(pending);
+        // A log of keys alone: no line to validate, so nothing can fail.
+        let settled = self.settle_log(&pending);
+        debug_assert!(settled.is_ok());
+        if let Keys::Claimed { pending: kept, .. } = &mut self.keys {
+            *kept = pending.cleared();
+        }
     }
 
     /// What a worker's counter has counted and logged since it last
@@ -460,10 +488,10 @@ impl Counter {
                     return false;
                 };
                 match &mut self.keys {
-                    Keys::Claimed(uniques) => {
-                        uniques.stage(shape, |s| check.key_part(s));
-                        if uniques.staged() > KEYS_AHEAD {
-                            self.settle(1);
+                    Keys::Claimed { pending, .. } => {
+                        pending.keys(shape, |s| check.key_part(s));
+                        if pending.len() == KEYS_BATCH {
+                            self.settle_pending();
                         }
                     }
                     Keys::Logged(log) => log.keys(shape, |s| check.key_part(s)),
@@ -487,22 +515,9 @@ impl Counter {
         }
     }
 
-    /// Settle the keys of up to `n` of the records staged, oldest first.
-    fn settle(&mut self, n: usize) {
-        let (Keys::Claimed(uniques), Some(shape)) = (&mut self.keys, self.contract.record()) else {
-            return;
-        };
-        for _ in 0..n {
-            let Some(taken) = uniques.settle() else {
-                break;
-            };
-            self.tally.add_unique(shape, &taken);
-        }
-    }
-
     /// The tally, once every line is counted.
     fn finish(mut self, pos: Option<u64>) -> Tally {
-        self.settle(usize::MAX);
+        self.settle_pending();
         self.show(pos);
         self.tally
     }
@@ -604,6 +619,7 @@ fn run_keyed(
     let failed = chunks::spread(interp, parallel, path, &start, &mut |(tally, log)| {
         total.merge(tally);
         here.settle_log(&log)?;
+        here.show(None);
         Ok(true)
     })?;
     if let Some(failed) = failed {

@@ -37,12 +37,6 @@ pub struct Uniques {
     seen: Vec<KeySet>,
     /// The keys of the record being checked, reused from record to record.
     current: Written,
-    /// The keys of the records `stage` took, to be settled: a ring whose
-    /// buffers are written in place record after record, the oldest at
-    /// `head`, `staged` of them in use.
-    ring: Vec<Written>,
-    head: usize,
-    staged: usize,
 }
 
 /// The keys of one record: their bytes back to back, and for each key
@@ -156,11 +150,11 @@ impl Written {
     }
 }
 
-/// What a worker counting a chunk of a file could not settle alone, in
-/// the order of its lines: the keys of each record the line check found
-/// valid, and the text of each record whose outcome its keys decide and
-/// the check could not judge (one that warns, say). The calling thread
-/// settles them in the order of the file (`counting`).
+/// What a counter of a file's lines left for step 6 of §4.8 to settle, in
+/// the order of the lines: the keys of each record the line check found
+/// valid, and, from a worker counting a chunk, the text of each record
+/// whose outcome its keys decide and the check could not judge (one that
+/// warns, say). They are settled in the order of the file (`counting`).
 #[derive(Default)]
 pub struct KeyLog {
     bytes: Vec<u8>,
@@ -197,6 +191,15 @@ impl KeyLog {
         let start = self.texts.len();
         self.texts.extend_from_slice(text);
         self.entries.push(Logged::Line(start..self.texts.len()));
+    }
+
+    /// The log emptied, its memory kept for the next records.
+    pub fn cleared(mut self) -> KeyLog {
+        self.bytes.clear();
+        self.keys.clear();
+        self.texts.clear();
+        self.entries.clear();
+        self
     }
 
     /// How many records are logged.
@@ -819,15 +822,6 @@ impl<'a> Run<'a> {
     }
 }
 
-/// `i` (less than twice `len`) as a position in a ring of `len`.
-fn wrap(i: usize, len: usize) -> usize {
-    if i >= len {
-        i - len
-    } else {
-        i
-    }
-}
-
 impl Uniques {
     /// Write the keys of a record whose declared fields are `field(slot)`
     /// and look each up: the positions in `shape.uniques` of the keys
@@ -853,25 +847,6 @@ impl Uniques {
         }
     }
 
-    /// Take the keys of a record the line check found valid, whose
-    /// declared fields are `field(position)` (`LineCheck::key_part`), to
-    /// settle later, in order: their slots are fetched meanwhile. Every
-    /// record staged must be settled before the keys of any other record
-    /// are looked up.
-    pub fn stage<'v>(&mut self, shape: &RecordShape, field: impl Fn(usize) -> KeyPart<'v>) {
-        self.sets(shape);
-        if self.staged == self.ring.len() {
-            self.ring.rotate_left(self.head);
-            self.head = 0;
-            self.ring.push(Written::default());
-        }
-        let at = wrap(self.head + self.staged, self.ring.len());
-        let written = &mut self.ring[at];
-        written.write(shape, field);
-        written.keys().prefetch(&self.seen);
-        self.staged += 1;
-    }
-
     /// Start loading the slots where the lookups of `keys` (of a record
     /// of `shape`) begin.
     #[inline]
@@ -880,38 +855,18 @@ impl Uniques {
         keys.prefetch(&self.seen);
     }
 
-    /// Step 6 of §4.8 for a record of `shape` whose keys are `keys`, with
-    /// no record staged: the positions in `shape.uniques` of its keys
-    /// already taken; when there is none, its keys are claimed.
+    /// Step 6 of §4.8 for a record of `shape` whose keys are `keys`: the
+    /// positions in `shape.uniques` of its keys already taken (`unique`
+    /// failures, in the contract's order); when there is none, its keys
+    /// are claimed.
     #[inline]
     pub fn settle_keys(
         &mut self,
         shape: &RecordShape,
         keys: RecordKeys<'_>,
     ) -> SmallVec<[usize; 2]> {
-        debug_assert_eq!(self.staged, 0, "records staged are settled first");
         self.sets(shape);
         keys.settle(&mut self.seen)
-    }
-
-    /// How many records are staged.
-    pub fn staged(&self) -> usize {
-        self.staged
-    }
-
-    /// Step 6 of §4.8 for the oldest record staged: the positions in
-    /// `shape.uniques` of its keys already taken (`unique` failures, in
-    /// the contract's order); when there is none, its keys are claimed.
-    /// `None` when nothing is staged.
-    #[inline]
-    pub fn settle(&mut self) -> Option<SmallVec<[usize; 2]>> {
-        if self.staged == 0 {
-            return None;
-        }
-        let taken = self.ring[self.head].keys().settle(&mut self.seen);
-        self.head = wrap(self.head + 1, self.ring.len());
-        self.staged -= 1;
-        Some(taken)
     }
 }
 
