@@ -91,7 +91,7 @@ pub fn try_consume(interp: &Rc<Interp>, b: Builtin, plan: Option<Plan>) -> Resul
         Some(parallel) if LineCheck::keyed(&contract, interp).is_some() => {
             run_keyed(interp, &contract, &parallel, &path, b)?
         }
-        _ => tally_range(interp, &contract, &path, (0, len), b, interp.meter())?,
+        _ => tally_range(interp, &contract, &path, (0, len), b, interp.meter())?.tally,
     };
     Ok(Some(match b {
         Builtin::Count => Value::Int(tally.ok),
@@ -174,6 +174,13 @@ pub(crate) fn json_lines(host: &Rc<dyn Host>, path: &str) -> bool {
     first.is_some() && first != Some(b'[')
 }
 
+/// What a range of the file counted, and whether reading it failed (and
+/// so ended it, with one failure for the line lost).
+struct Ranged {
+    tally: Tally,
+    read_failed: bool,
+}
+
 /// Count the records of the lines that start in `[start, end)` of the file
 /// for `count()` (which needs only the valid ones counted) or `report()`.
 fn tally_range(
@@ -183,7 +190,7 @@ fn tally_range(
     (start, end): (u64, u64),
     consumer: Builtin,
     meter: Option<&Arc<Meter>>,
-) -> Result<Tally> {
+) -> Result<Ranged> {
     // Start one byte early and drop through the first newline: a range
     // owns the lines that start inside it.
     let from = start.saturating_sub(1);
@@ -200,6 +207,7 @@ fn tally_range(
     let mut pos = from;
     let mut line_start = from;
     let mut owned = start == 0;
+    let mut read_failed = false;
     while line_start < end || !carry.is_empty() {
         crate::runtime::eval::check_interrupt()?;
         counter.tick(Some(pos));
@@ -207,6 +215,7 @@ fn tally_range(
             Ok(buf) => buf,
             Err(e) => {
                 counter.read_failed(&e);
+                read_failed = true;
                 break;
             }
         };
@@ -237,7 +246,10 @@ fn tally_range(
         pos += i as u64 + 1;
         line_start = pos;
     }
-    Ok(counter.finish(Some(pos)))
+    Ok(Ranged {
+        tally: counter.finish(Some(pos)),
+        read_failed,
+    })
 }
 
 /// How many records ahead of the one whose keys are settled have their
@@ -566,7 +578,7 @@ fn run(
             })
             .collect();
         // Ranges are in file order, so the first error is the earliest one.
-        let mut total = tally_range(
+        let first = tally_range(
             interp,
             contract,
             path,
@@ -574,12 +586,20 @@ fn run(
             consumer,
             interp.meter(),
         )?;
+        let mut ended = first.read_failed;
+        let mut total = first.tally;
         for handle in handles {
-            let tally = handle
+            let ranged = handle
                 .join()
                 .unwrap_or_else(|_| Err(SentError::worker_stopped()))
                 .map_err(RuntimeError::from)?;
-            total.merge(tally);
+            // One thread stops at a read error: what lies after it is not
+            // counted. (The range before a failing one fails too when the
+            // error lies in the line it finishes.)
+            if !ended {
+                ended = ranged.read_failed;
+                total.merge(ranged.tally);
+            }
         }
         Ok(total)
     })
@@ -640,7 +660,7 @@ struct Job {
 }
 
 impl Job {
-    fn tally(self) -> std::result::Result<Tally, SentError> {
+    fn tally(self) -> std::result::Result<Ranged, SentError> {
         let lost = |what: &str| SentError::from(RuntimeError::new("hql::parallel", what));
         let (interp, contract) = self.rebuild.rebuild(&self.ty).map_err(lost)?;
         Ok(tally_range(

@@ -1,0 +1,191 @@
+//! A file whose reading fails part-way: `count()` and `report()` take the
+//! failure as `source` does — the line being read is lost and one failure
+//! stands in its place — on one thread, on several, with unique keys or
+//! without, after stages, and on the ordinary path alike.
+
+use std::io::{self, BufRead, BufReader, Read};
+use std::rc::Rc;
+use std::sync::Arc;
+
+use hql::cli::run::{print_value, OutputFormat};
+use hql::runtime::eval::Host;
+use hql::session::{Session, Sinks};
+
+/// A host with one file, `data.jsonl`, whose bytes from `fail_at` on
+/// cannot be read: every read there is an error.
+#[derive(Clone)]
+struct FailingDisk {
+    text: Arc<Vec<u8>>,
+    fail_at: usize,
+}
+
+/// A reader of a `FailingDisk`'s file from some offset on.
+struct FailingReader {
+    disk: FailingDisk,
+    at: usize,
+}
+
+impl Read for FailingReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.at >= self.disk.fail_at {
+            return Err(io::Error::other("the disk went away"));
+        }
+        // Reads are short, so that the failure comes in the middle of the
+        // chunks a reader gathers.
+        let end = (self.disk.fail_at.min(self.disk.text.len())).min(self.at + buf.len().min(4096));
+        let n = end - self.at;
+        buf[..n].copy_from_slice(&self.disk.text[self.at..end]);
+        self.at = end;
+        Ok(n)
+    }
+}
+
+impl FailingDisk {
+    fn reader(&self, path: &str, at: usize) -> io::Result<Box<dyn BufRead>> {
+        if path != "data.jsonl" {
+            return Err(io::ErrorKind::NotFound.into());
+        }
+        let reader = FailingReader {
+            disk: self.clone(),
+            at,
+        };
+        Ok(Box::new(BufReader::with_capacity(8192, reader)))
+    }
+}
+
+impl Host for FailingDisk {
+    fn open_file(&self, path: &str) -> io::Result<Box<dyn BufRead>> {
+        self.reader(path, 0)
+    }
+
+    fn stdin(&self) -> Option<Box<dyn BufRead>> {
+        None
+    }
+
+    fn open_file_at(&self, path: &str, offset: u64) -> io::Result<Box<dyn BufRead>> {
+        self.reader(path, offset as usize)
+    }
+
+    fn file_len(&self, path: &str) -> Option<u64> {
+        (path == "data.jsonl").then_some(self.text.len() as u64)
+    }
+}
+
+/// Run `program` on `disk`, on `threads` threads (`None`: as a session
+/// without threads runs it): what it printed, and its exit status.
+fn run(disk: &FailingDisk, program: &str, threads: Option<usize>) -> (String, i32) {
+    let mut session = Session::new(Rc::new(disk.clone()));
+    if let Some(threads) = threads {
+        let disk = disk.clone();
+        session.set_threads(threads, Arc::new(move || Rc::new(disk.clone())));
+    }
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let status = session.submit(
+        "test.hql",
+        program,
+        &mut Sinks::plain(&mut out, &mut err),
+        &mut |v, sinks| print_value(v, OutputFormat::Hql, sinks.out),
+    );
+    let err = String::from_utf8(err).unwrap();
+    assert!(err.is_empty() || status != 0, "{err}");
+    (String::from_utf8(out).unwrap(), status)
+}
+
+/// Over a megabyte of records whose ids repeat, some invalid, some with
+/// no id, and a line that does not decode now and then.
+fn records() -> Vec<u8> {
+    let mut text = String::new();
+    for i in 0..24_000u64 {
+        let id = (i * 7919) % 9_000;
+        let line = match i % 89 {
+            0 => "{\"id\": \"r1\"".to_string(),
+            1 => format!("{{\"id\": \"r{id}\", \"low\": 9, \"high\": 1}}"),
+            2 => format!("{{\"low\": 1, \"high\": {}}}", i % 30),
+            _ => format!(
+                "{{\"id\": \"r{id}\", \"low\": {}, \"high\": {}, \"note\": \"{}\"}}",
+                i % 11,
+                12 + i % 40,
+                "n".repeat((i % 40) as usize)
+            ),
+        };
+        text.push_str(&line);
+        text.push('\n');
+    }
+    assert!(text.len() > 1 << 20, "large enough to split across threads");
+    text.into_bytes()
+}
+
+/// The output of `PROGRAM` with one more decode failure.
+fn one_more_decode_failure(output: &str) -> String {
+    let number = |text: &str, after: &str| -> u64 {
+        let at = text.find(after).unwrap() + after.len();
+        let digits: String = text[at..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().unwrap()
+    };
+    let [oks, report, errs, lows] = output.lines().collect::<Vec<_>>()[..] else {
+        panic!("four results: {output}");
+    };
+    let decode = "{rule: \"decode\", kind: \"decode\", count: ";
+    let mut report = report.to_string();
+    for field in ["total: ", "err: ", decode] {
+        let n = number(&report, field);
+        report = report.replacen(&format!("{field}{n}"), &format!("{field}{}", n + 1), 1);
+    }
+    let errs = errs.parse::<u64>().unwrap() + 1;
+    format!("{oks}\n{report}\n{errs}\n{lows}\n")
+}
+
+/// After the contract: the valid records counted, the report, the
+/// failures counted and a count after `map` and `filter`, each on the
+/// path of its own (the counting path, and stages after `validate`).
+const PROGRAM: &str = "\
+source(file(\"data.jsonl\"), Json) | validate(R) | oks() | count()
+source(file(\"data.jsonl\"), Json) | validate(R) | report()
+source(file(\"data.jsonl\"), Json) | validate(R) | errs() | count()
+source(file(\"data.jsonl\"), Json) | validate(R) | oks() | map(r => r.low) | filter(l => l > 9) | count()
+";
+
+#[test]
+fn a_read_error_part_way_counts_alike_on_every_path() {
+    let text = Arc::new(records());
+    // In the middle of a line, well after the first chunks.
+    let fail_at = text.len() * 2 / 3 + 17;
+    assert_ne!(text[fail_at - 1], b'\n');
+    let disk = FailingDisk { text, fail_at };
+    for more in [
+        "",
+        "    unique id\n",
+        "    unique id\n    unique (low, high)\n",
+    ] {
+        let program = format!(
+            "type R : DataContract = {{\n    id?: String\n    low: Int\n    high: Int\n    \
+             note?: String\n    require ordered: low <= high\n{more}}}\n{PROGRAM}"
+        );
+        let (one, status) = run(&disk, &program, None);
+        assert_eq!(status, 0, "{more}: {one}");
+        // The whole lines before the failure are counted as they would be
+        // alone, with one more decode failure, and nothing after it.
+        let whole = disk.text[..fail_at]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .unwrap();
+        let before = FailingDisk {
+            text: Arc::new(disk.text[..=whole].to_vec()),
+            fail_at: usize::MAX,
+        };
+        let (alone, _) = run(&before, &program, None);
+        assert_eq!(one, one_more_decode_failure(&alone), "{more}");
+        for threads in [1, 2, 3] {
+            assert_eq!(
+                run(&disk, &program, Some(threads)),
+                (one.clone(), 0),
+                "{more}: {threads} threads"
+            );
+        }
+        let ordinary = program.replace("Json) | validate", "Json) | take(1000000) | validate");
+        assert_eq!(run(&disk, &ordinary, None), (one, 0), "{more}: ordinary");
+    }
+}
