@@ -3,20 +3,51 @@
 //! stands in its place — on one thread, on several, with unique keys or
 //! without, after stages, and on the ordinary path alike.
 
-use std::io::{self, BufRead, BufReader, Read};
+use std::collections::BTreeMap;
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::rc::Rc;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use hql::cli::run::{print_value, OutputFormat};
-use hql::runtime::eval::Host;
+use hql::runtime::eval::{Host, PendingFile};
 use hql::session::{Session, Sinks};
 
 /// A host with one file, `data.jsonl`, whose bytes from `fail_at` on
-/// cannot be read: every read there is an error.
+/// cannot be read: every read there is an error. Targets are kept in
+/// `written` when they commit.
 #[derive(Clone)]
 struct FailingDisk {
     text: Arc<Vec<u8>>,
     fail_at: usize,
+    written: Arc<Mutex<BTreeMap<String, String>>>,
+}
+
+/// A target of a `FailingDisk`, committed whole or not at all.
+struct Target {
+    path: String,
+    bytes: Vec<u8>,
+    written: Arc<Mutex<BTreeMap<String, String>>>,
+}
+
+impl Write for Target {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl PendingFile for Target {
+    fn commit(self: Box<Self>) -> io::Result<()> {
+        let text = String::from_utf8(self.bytes).map_err(io::Error::other)?;
+        self.written.lock().unwrap().insert(self.path, text);
+        Ok(())
+    }
+
+    fn abandon(self: Box<Self>) {}
 }
 
 /// A reader of a `FailingDisk`'s file from some offset on.
@@ -68,6 +99,30 @@ impl Host for FailingDisk {
 
     fn file_len(&self, path: &str) -> Option<u64> {
         (path == "data.jsonl").then_some(self.text.len() as u64)
+    }
+
+    fn create_file(&self, path: &str) -> io::Result<Box<dyn PendingFile>> {
+        Ok(Box::new(Target {
+            path: path.to_string(),
+            bytes: Vec::new(),
+            written: self.written.clone(),
+        }))
+    }
+}
+
+impl FailingDisk {
+    /// A disk holding `text` whose reading fails at `fail_at`.
+    fn new(text: Vec<u8>, fail_at: usize) -> FailingDisk {
+        FailingDisk {
+            text: Arc::new(text),
+            fail_at,
+            written: Arc::default(),
+        }
+    }
+
+    /// What the targets committed, taken off the disk.
+    fn take_written(&self) -> BTreeMap<String, String> {
+        std::mem::take(&mut *self.written.lock().unwrap())
     }
 }
 
@@ -148,13 +203,18 @@ source(file(\"data.jsonl\"), Json) | validate(R) | errs() | count()
 source(file(\"data.jsonl\"), Json) | validate(R) | oks() | map(r => r.low) | filter(l => l > 9) | count()
 ";
 
-#[test]
-fn a_read_error_part_way_counts_alike_on_every_path() {
-    let text = Arc::new(records());
-    // In the middle of a line, well after the first chunks.
+/// `records()` on a disk that fails in the middle of a line, well after
+/// the first chunks.
+fn failing_disk() -> FailingDisk {
+    let text = records();
     let fail_at = text.len() * 2 / 3 + 17;
     assert_ne!(text[fail_at - 1], b'\n');
-    let disk = FailingDisk { text, fail_at };
+    FailingDisk::new(text, fail_at)
+}
+
+#[test]
+fn a_read_error_part_way_counts_alike_on_every_path() {
+    let disk = failing_disk();
     for more in [
         "",
         "    unique id\n",
@@ -168,14 +228,11 @@ fn a_read_error_part_way_counts_alike_on_every_path() {
         assert_eq!(status, 0, "{more}: {one}");
         // The whole lines before the failure are counted as they would be
         // alone, with one more decode failure, and nothing after it.
-        let whole = disk.text[..fail_at]
+        let whole = disk.text[..disk.fail_at]
             .iter()
             .rposition(|&b| b == b'\n')
             .unwrap();
-        let before = FailingDisk {
-            text: Arc::new(disk.text[..=whole].to_vec()),
-            fail_at: usize::MAX,
-        };
+        let before = FailingDisk::new(disk.text[..=whole].to_vec(), usize::MAX);
         let (alone, _) = run(&before, &program, None);
         assert_eq!(one, one_more_decode_failure(&alone), "{more}");
         for threads in [1, 2, 3] {
@@ -187,5 +244,44 @@ fn a_read_error_part_way_counts_alike_on_every_path() {
         }
         let ordinary = program.replace("Json) | validate", "Json) | take(1000000) | validate");
         assert_eq!(run(&disk, &ordinary, None), (one, 0), "{more}: ordinary");
+    }
+}
+
+/// `route` and `write` across threads commit what one thread commits when
+/// the file fails part-way: the records before the failure, and the
+/// failure among the `err`s.
+#[test]
+fn a_read_error_part_way_routes_alike_on_every_path() {
+    let disk = failing_disk();
+    // Unique keys keep `route` and `write` on one thread.
+    for more in ["", "    unique id\n"] {
+        let program = format!(
+            "type R : DataContract = {{\n    id?: String\n    low: Int\n    high: Int\n    \
+             note?: String\n    require ordered: low <= high\n{more}}}\n\
+             source(file(\"data.jsonl\"), Json) | validate(R) \
+             | route(ok: file(\"ok.jsonl\"), err: file(\"err.jsonl\"))\n\
+             source(file(\"data.jsonl\"), Json) | validate(R) | oks() \
+             | map(r => {{id: r.id?, low: r.low}}) | write(file(\"lows.jsonl\"))\n"
+        );
+        let one = run(&disk, &program, None);
+        let written = disk.take_written();
+        assert_eq!(
+            written.keys().collect::<Vec<_>>(),
+            ["err.jsonl", "lows.jsonl", "ok.jsonl"],
+            "{more}: {one:?}"
+        );
+        let errs = &written["err.jsonl"];
+        assert!(
+            errs.lines().last().unwrap().contains("the disk went away"),
+            "{more}: {errs}"
+        );
+        for threads in [1, 2, 3] {
+            let many = run(&disk, &program, Some(threads));
+            assert_eq!(many, one, "{more}: {threads} threads");
+            assert_eq!(disk.take_written(), written, "{more}: {threads} threads");
+        }
+        let ordinary = program.replace("Json) | validate", "Json) | take(1000000) | validate");
+        assert_eq!(run(&disk, &ordinary, None), one, "{more}: ordinary");
+        assert_eq!(disk.take_written(), written, "{more}: ordinary");
     }
 }
