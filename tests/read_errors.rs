@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{self, BufRead, BufReader, Read, Write};
+use std::ops::Range;
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
@@ -12,13 +13,13 @@ use hql::cli::run::{print_value, OutputFormat};
 use hql::runtime::eval::{Host, PendingFile};
 use hql::session::{Session, Sinks};
 
-/// A host with one file, `data.jsonl`, whose bytes from `fail_at` on
-/// cannot be read: every read there is an error. Targets are kept in
+/// A host with one file, `data.jsonl`, whose bytes in `bad` cannot be
+/// read: every read there is an error. Targets are kept in
 /// `written` when they commit.
 #[derive(Clone)]
 struct FailingDisk {
     text: Arc<Vec<u8>>,
-    fail_at: usize,
+    bad: Range<usize>,
     written: Arc<Mutex<BTreeMap<String, String>>>,
 }
 
@@ -58,12 +59,16 @@ struct FailingReader {
 
 impl Read for FailingReader {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.at >= self.disk.fail_at {
+        let bad = &self.disk.bad;
+        if bad.contains(&self.at) {
             return Err(io::Error::other("the disk went away"));
         }
         // Reads are short, so that the failure comes in the middle of the
         // chunks a reader gathers.
-        let end = (self.disk.fail_at.min(self.disk.text.len())).min(self.at + buf.len().min(4096));
+        let mut end = self.disk.text.len().min(self.at + buf.len().min(4096));
+        if self.at < bad.start {
+            end = end.min(bad.start);
+        }
         let n = end - self.at;
         buf[..n].copy_from_slice(&self.disk.text[self.at..end]);
         self.at = end;
@@ -111,11 +116,11 @@ impl Host for FailingDisk {
 }
 
 impl FailingDisk {
-    /// A disk holding `text` whose reading fails at `fail_at`.
-    fn new(text: Vec<u8>, fail_at: usize) -> FailingDisk {
+    /// A disk holding `text` whose bytes in `bad` cannot be read.
+    fn new(text: Vec<u8>, bad: Range<usize>) -> FailingDisk {
         FailingDisk {
             text: Arc::new(text),
-            fail_at,
+            bad,
             written: Arc::default(),
         }
     }
@@ -203,47 +208,59 @@ source(file(\"data.jsonl\"), Json) | validate(R) | errs() | count()
 source(file(\"data.jsonl\"), Json) | validate(R) | oks() | map(r => r.low) | filter(l => l > 9) | count()
 ";
 
-/// `records()` on a disk that fails in the middle of a line, well after
-/// the first chunks.
-fn failing_disk() -> FailingDisk {
+/// `records()` on disks that fail in the middle of a line, well after the
+/// first chunks: from two thirds of the file to its end (where a third
+/// thread's range starts), and for a few bytes before the middle of the file,
+/// after which a range that starts later reads well.
+fn failing_disks() -> [FailingDisk; 2] {
     let text = records();
-    let fail_at = text.len() * 2 / 3 + 17;
-    assert_ne!(text[fail_at - 1], b'\n');
-    FailingDisk::new(text, fail_at)
+    let at = |fraction: f64| {
+        let at = (text.len() as f64 * fraction) as usize + 17;
+        assert_ne!(text[at - 1], b'\n');
+        at
+    };
+    let (to_end, window) = (at(2.0 / 3.0), at(0.45));
+    [
+        FailingDisk::new(text.clone(), to_end..usize::MAX),
+        FailingDisk::new(text, window..window + 64),
+    ]
 }
 
 #[test]
 fn a_read_error_part_way_counts_alike_on_every_path() {
-    let disk = failing_disk();
-    for more in [
+    let contracts = [
         "",
         "    unique id\n",
         "    unique id\n    unique (low, high)\n",
-    ] {
+    ];
+    for (disk, more) in failing_disks()
+        .iter()
+        .flat_map(|d| contracts.map(|c| (d, c)))
+    {
         let program = format!(
             "type R : DataContract = {{\n    id?: String\n    low: Int\n    high: Int\n    \
              note?: String\n    require ordered: low <= high\n{more}}}\n{PROGRAM}"
         );
-        let (one, status) = run(&disk, &program, None);
+        let (one, status) = run(disk, &program, None);
         assert_eq!(status, 0, "{more}: {one}");
         // The whole lines before the failure are counted as they would be
         // alone, with one more decode failure, and nothing after it.
-        let whole = disk.text[..disk.fail_at]
+        let whole = disk.text[..disk.bad.start]
             .iter()
             .rposition(|&b| b == b'\n')
             .unwrap();
-        let before = FailingDisk::new(disk.text[..=whole].to_vec(), usize::MAX);
+        let before = FailingDisk::new(disk.text[..=whole].to_vec(), 0..0);
         let (alone, _) = run(&before, &program, None);
         assert_eq!(one, one_more_decode_failure(&alone), "{more}");
         for threads in [1, 2, 3] {
             assert_eq!(
-                run(&disk, &program, Some(threads)),
+                run(disk, &program, Some(threads)),
                 (one.clone(), 0),
                 "{more}: {threads} threads"
             );
         }
         let ordinary = program.replace("Json) | validate", "Json) | take(1000000) | validate");
-        assert_eq!(run(&disk, &ordinary, None), (one, 0), "{more}: ordinary");
+        assert_eq!(run(disk, &ordinary, None), (one, 0), "{more}: ordinary");
     }
 }
 
@@ -252,9 +269,11 @@ fn a_read_error_part_way_counts_alike_on_every_path() {
 /// failure among the `err`s.
 #[test]
 fn a_read_error_part_way_routes_alike_on_every_path() {
-    let disk = failing_disk();
     // Unique keys keep `route` and `write` on one thread.
-    for more in ["", "    unique id\n"] {
+    for (disk, more) in failing_disks()
+        .iter()
+        .flat_map(|d| ["", "    unique id\n"].map(|c| (d, c)))
+    {
         let program = format!(
             "type R : DataContract = {{\n    id?: String\n    low: Int\n    high: Int\n    \
              note?: String\n    require ordered: low <= high\n{more}}}\n\
@@ -263,7 +282,7 @@ fn a_read_error_part_way_routes_alike_on_every_path() {
              source(file(\"data.jsonl\"), Json) | validate(R) | oks() \
              | map(r => {{id: r.id?, low: r.low}}) | write(file(\"lows.jsonl\"))\n"
         );
-        let one = run(&disk, &program, None);
+        let one = run(disk, &program, None);
         let written = disk.take_written();
         assert_eq!(
             written.keys().collect::<Vec<_>>(),
@@ -276,12 +295,12 @@ fn a_read_error_part_way_routes_alike_on_every_path() {
             "{more}: {errs}"
         );
         for threads in [1, 2, 3] {
-            let many = run(&disk, &program, Some(threads));
+            let many = run(disk, &program, Some(threads));
             assert_eq!(many, one, "{more}: {threads} threads");
             assert_eq!(disk.take_written(), written, "{more}: {threads} threads");
         }
         let ordinary = program.replace("Json) | validate", "Json) | take(1000000) | validate");
-        assert_eq!(run(&disk, &ordinary, None), one, "{more}: ordinary");
+        assert_eq!(run(disk, &ordinary, None), one, "{more}: ordinary");
         assert_eq!(disk.take_written(), written, "{more}: ordinary");
     }
 }
