@@ -598,7 +598,7 @@ fn run(
             // error lies in the line it finishes.)
             if !ended {
                 ended = ranged.read_failed;
-                total.merge(ranged.tally);
+                total.merge(&ranged.tally);
             }
         }
         Ok(total)
@@ -637,7 +637,7 @@ fn run_keyed(
     let mut here = Counter::new(interp, contract, consumer, path, interp.meter(), false);
     let mut total = Tally::default();
     let failed = chunks::spread(interp, parallel, path, &start, &mut |(tally, log)| {
-        total.merge(tally);
+        total.merge(&tally);
         here.settle_log(&log)?;
         here.show(None);
         Ok(true)
@@ -645,7 +645,7 @@ fn run_keyed(
     if let Some(failed) = failed {
         here.input_failed(failed.message);
     }
-    total.merge(here.finish(None));
+    total.merge(&here.finish(None));
     Ok(total)
 }
 

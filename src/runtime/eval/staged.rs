@@ -370,7 +370,7 @@ pub(super) fn count(input: &Value) -> Option<Result<Value>> {
 pub(super) fn report(input: &Value) -> Option<Result<Value>> {
     let mut tally = super::Tally::default();
     let ran = spread_stream(input, Render::Report, &mut |piece| {
-        tally.merge(piece.tally.clone());
+        tally.merge(&piece.tally);
         Ok(true)
     })?;
     Some(ran.map(|()| tally.into_value()))

@@ -1164,14 +1164,16 @@ impl Tally {
         }
     }
 
-    pub fn merge(&mut self, other: Tally) {
+    /// Add `other`'s counts, allocating only for a rule and kind not
+    /// seen before.
+    pub fn merge(&mut self, other: &Tally) {
         self.total += other.total;
         self.ok += other.ok;
         self.err += other.err;
         self.warned += other.warned;
-        for (rule, kinds) in other.by_rule {
-            for (kind, n) in kinds {
-                self.count_rule(&rule, &kind, n);
+        for (rule, kinds) in &other.by_rule {
+            for (kind, &n) in kinds {
+                self.count_rule(rule, kind, n);
             }
         }
     }
