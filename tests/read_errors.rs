@@ -10,6 +10,7 @@ use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
 use hql::cli::run::{print_value, OutputFormat};
+use hql::runtime::eval::meter::Reading;
 use hql::runtime::eval::{Host, PendingFile};
 use hql::session::{Session, Sinks};
 
@@ -134,7 +135,18 @@ impl FailingDisk {
 /// Run `program` on `disk`, on `threads` threads (`None`: as a session
 /// without threads runs it): what it printed, and its exit status.
 fn run(disk: &FailingDisk, program: &str, threads: Option<usize>) -> (String, i32) {
+    let (out, status, _) = run_watched(disk, program, threads);
+    (out, status)
+}
+
+/// `run`, with a progress meter watching: what it read at the end.
+fn run_watched(
+    disk: &FailingDisk,
+    program: &str,
+    threads: Option<usize>,
+) -> (String, i32, Reading) {
     let mut session = Session::new(Rc::new(disk.clone()));
+    let meter = session.interp().watch();
     if let Some(threads) = threads {
         let disk = disk.clone();
         session.set_threads(threads, Arc::new(move || Rc::new(disk.clone())));
@@ -148,7 +160,7 @@ fn run(disk: &FailingDisk, program: &str, threads: Option<usize>) -> (String, i3
     );
     let err = String::from_utf8(err).unwrap();
     assert!(err.is_empty() || status != 0, "{err}");
-    (String::from_utf8(out).unwrap(), status)
+    (String::from_utf8(out).unwrap(), status, meter.reading())
 }
 
 /// Over a megabyte of records whose ids repeat, some invalid, some with
@@ -175,23 +187,25 @@ fn records() -> Vec<u8> {
     text.into_bytes()
 }
 
+/// The number written in `text` after the first `after`.
+fn number_after(text: &str, after: &str) -> u64 {
+    let at = text.find(after).unwrap() + after.len();
+    let digits: String = text[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().unwrap()
+}
+
 /// The output of `PROGRAM` with one more decode failure.
 fn one_more_decode_failure(output: &str) -> String {
-    let number = |text: &str, after: &str| -> u64 {
-        let at = text.find(after).unwrap() + after.len();
-        let digits: String = text[at..]
-            .chars()
-            .take_while(char::is_ascii_digit)
-            .collect();
-        digits.parse().unwrap()
-    };
     let [oks, report, errs, lows] = output.lines().collect::<Vec<_>>()[..] else {
         panic!("four results: {output}");
     };
     let decode = "{rule: \"decode\", kind: \"decode\", count: ";
     let mut report = report.to_string();
     for field in ["total: ", "err: ", decode] {
-        let n = number(&report, field);
+        let n = number_after(&report, field);
         report = report.replacen(&format!("{field}{n}"), &format!("{field}{}", n + 1), 1);
     }
     let errs = errs.parse::<u64>().unwrap() + 1;
@@ -302,5 +316,39 @@ fn a_read_error_part_way_routes_alike_on_every_path() {
         let ordinary = program.replace("Json) | validate", "Json) | take(1000000) | validate");
         assert_eq!(run(disk, &ordinary, None), one, "{more}: ordinary");
         assert_eq!(disk.take_written(), written, "{more}: ordinary");
+    }
+}
+
+/// The progress meter counts the records, `ok`s and `err`s the report
+/// counts, on one thread and on several, with unique keys or without, up
+/// to a read error and past it.
+#[test]
+fn the_meter_counts_what_the_report_counts() {
+    let whole = FailingDisk::new(records(), 0..0);
+    let disks = failing_disks();
+    for disk in [&whole, &disks[0], &disks[1]] {
+        for more in ["", "    unique id\n"] {
+            let program = format!(
+                "type R : DataContract = {{\n    id?: String\n    low: Int\n    high: Int\n    \
+                 note?: String\n    require ordered: low <= high\n{more}}}\n\
+                 source(file(\"data.jsonl\"), Json) | validate(R) | report()\n"
+            );
+            let (report, _, one) = run_watched(disk, &program, None);
+            let number = |field| number_after(&report, field);
+            let counted = (number("total: "), number("ok: "), number("err: "));
+            assert_eq!(
+                (one.records, one.oks, one.errs),
+                counted,
+                "{more}: {report}"
+            );
+            for threads in [2, 3] {
+                let (_, _, many) = run_watched(disk, &program, Some(threads));
+                assert_eq!(
+                    (many.records, many.oks, many.errs),
+                    counted,
+                    "{more}: {threads} threads"
+                );
+            }
+        }
     }
 }

@@ -596,9 +596,12 @@ fn run(
             // One thread stops at a read error: what lies after it is not
             // counted. (The range before a failing one fails too when the
             // error lies in the line it finishes.)
+            let t = &ranged.tally;
             if !ended {
                 ended = ranged.read_failed;
-                total.merge(&ranged.tally);
+                total.merge(t);
+            } else if let Some(meter) = interp.meter() {
+                meter.withdraw(t.total as u64, t.ok as u64, t.err as u64);
             }
         }
         Ok(total)

@@ -37,6 +37,14 @@ impl Meter {
         self.errs.fetch_add(errs, Ordering::Relaxed);
     }
 
+    /// Take back records counted that the run's result leaves out (a
+    /// range of a file read past an error that ended it).
+    pub fn withdraw(&self, records: u64, oks: u64, errs: u64) {
+        self.records.fetch_sub(records, Ordering::Relaxed);
+        self.oks.fetch_sub(oks, Ordering::Relaxed);
+        self.errs.fetch_sub(errs, Ordering::Relaxed);
+    }
+
     pub fn read_bytes(&self, n: u64) {
         self.bytes.fetch_add(n, Ordering::Relaxed);
     }
