@@ -591,18 +591,19 @@ fn run(
         for handle in handles {
             let ranged = handle
                 .join()
-                .unwrap_or_else(|_| Err(SentError::worker_stopped()))
-                .map_err(RuntimeError::from)?;
-            // One thread stops at a read error: what lies after it is not
-            // counted. (The range before a failing one fails too when the
-            // error lies in the line it finishes.)
-            let t = &ranged.tally;
-            if !ended {
-                ended = ranged.read_failed;
-                total.merge(t);
-            } else if let Some(meter) = interp.meter() {
-                meter.withdraw(t.total as u64, t.ok as u64, t.err as u64);
+                .unwrap_or_else(|_| Err(SentError::worker_stopped()));
+            // One thread stops at a read error: what lies after it, runtime
+            // errors included, is not counted. (The range before a failing
+            // one fails too when the error lies in the line it finishes.)
+            if ended {
+                if let (Ok(Ranged { tally: t, .. }), Some(meter)) = (&ranged, interp.meter()) {
+                    meter.withdraw(t.total as u64, t.ok as u64, t.err as u64);
+                }
+                continue;
             }
+            let ranged = ranged.map_err(RuntimeError::from)?;
+            ended = ranged.read_failed;
+            total.merge(&ranged.tally);
         }
         Ok(total)
     })
