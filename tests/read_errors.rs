@@ -1,142 +1,52 @@
-//! A file whose reading fails part-way: `count()` and `report()` take the
-//! failure as `source` does — the line being read is lost and one failure
-//! stands in its place — on one thread, on several, with unique keys or
-//! without, after stages, and on the ordinary path alike.
+//! A file whose reading fails part-way is taken as `source` takes it —
+//! the line being read is lost and one failure stands in its place — by
+//! `count()`, `report()`, stages after `validate`, `route`, `write` and the
+//! progress meter, on one thread, on several, with unique keys or without,
+//! and on the ordinary path alike.
 
-use std::collections::BTreeMap;
-use std::io::{self, BufRead, BufReader, Read, Write};
+mod common;
+
+use std::collections::HashMap;
 use std::ops::Range;
 use std::rc::Rc;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use hql::cli::run::{print_value, OutputFormat};
+use common::{MemHost, Run};
+use hql::cli::run::OutputFormat;
 use hql::runtime::eval::meter::Reading;
-use hql::runtime::eval::{Host, PendingFile};
-use hql::session::{Session, Sinks};
+use hql::session::Session;
 
-/// A host with one file, `data.jsonl`, whose bytes in `bad` cannot be
-/// read: every read there is an error. Targets are kept in
-/// `written` when they commit.
+/// The file `data.jsonl` holding `text`, whose bytes in `bad` cannot be
+/// read (`MemHost::failing`).
 #[derive(Clone)]
 struct FailingDisk {
-    text: Arc<Vec<u8>>,
+    text: Arc<String>,
     bad: Range<usize>,
-    written: Arc<Mutex<BTreeMap<String, String>>>,
-}
-
-/// A target of a `FailingDisk`, committed whole or not at all.
-struct Target {
-    path: String,
-    bytes: Vec<u8>,
-    written: Arc<Mutex<BTreeMap<String, String>>>,
-}
-
-impl Write for Target {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.bytes.extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl PendingFile for Target {
-    fn commit(self: Box<Self>) -> io::Result<()> {
-        let text = String::from_utf8(self.bytes).map_err(io::Error::other)?;
-        self.written.lock().unwrap().insert(self.path, text);
-        Ok(())
-    }
-
-    fn abandon(self: Box<Self>) {}
-}
-
-/// A reader of a `FailingDisk`'s file from some offset on.
-struct FailingReader {
-    disk: FailingDisk,
-    at: usize,
-}
-
-impl Read for FailingReader {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let bad = &self.disk.bad;
-        if bad.contains(&self.at) {
-            return Err(io::Error::other("the disk went away"));
-        }
-        // Reads are short, so that the failure comes in the middle of the
-        // chunks a reader gathers.
-        let mut end = self.disk.text.len().min(self.at + buf.len().min(4096));
-        if self.at < bad.start {
-            end = end.min(bad.start);
-        }
-        let n = end - self.at;
-        buf[..n].copy_from_slice(&self.disk.text[self.at..end]);
-        self.at = end;
-        Ok(n)
-    }
 }
 
 impl FailingDisk {
-    fn reader(&self, path: &str, at: usize) -> io::Result<Box<dyn BufRead>> {
-        if path != "data.jsonl" {
-            return Err(io::ErrorKind::NotFound.into());
-        }
-        let reader = FailingReader {
-            disk: self.clone(),
-            at,
-        };
-        Ok(Box::new(BufReader::with_capacity(8192, reader)))
-    }
-}
-
-impl Host for FailingDisk {
-    fn open_file(&self, path: &str) -> io::Result<Box<dyn BufRead>> {
-        self.reader(path, 0)
-    }
-
-    fn stdin(&self) -> Option<Box<dyn BufRead>> {
-        None
-    }
-
-    fn open_file_at(&self, path: &str, offset: u64) -> io::Result<Box<dyn BufRead>> {
-        self.reader(path, offset as usize)
-    }
-
-    fn file_len(&self, path: &str) -> Option<u64> {
-        (path == "data.jsonl").then_some(self.text.len() as u64)
-    }
-
-    fn create_file(&self, path: &str) -> io::Result<Box<dyn PendingFile>> {
-        Ok(Box::new(Target {
-            path: path.to_string(),
-            bytes: Vec::new(),
-            written: self.written.clone(),
-        }))
-    }
-}
-
-impl FailingDisk {
-    /// A disk holding `text` whose bytes in `bad` cannot be read.
-    fn new(text: Vec<u8>, bad: Range<usize>) -> FailingDisk {
+    fn new(text: String, bad: Range<usize>) -> FailingDisk {
         FailingDisk {
             text: Arc::new(text),
             bad,
-            written: Arc::default(),
         }
     }
 
-    /// What the targets committed, taken off the disk.
-    fn take_written(&self) -> BTreeMap<String, String> {
-        std::mem::take(&mut *self.written.lock().unwrap())
+    fn host(&self) -> MemHost {
+        MemHost::new(&[("data.jsonl", &self.text)], None).failing("data.jsonl", self.bad.clone())
     }
 }
 
 /// Run `program` on `disk`, on `threads` threads (`None`: as a session
-/// without threads runs it): what it printed, and its exit status.
-fn run(disk: &FailingDisk, program: &str, threads: Option<usize>) -> (String, i32) {
-    let (out, status, _) = run_watched(disk, program, threads);
-    (out, status)
+/// without threads runs it): what it printed, its exit status, and the
+/// targets it committed.
+fn run(
+    disk: &FailingDisk,
+    program: &str,
+    threads: Option<usize>,
+) -> (String, i32, HashMap<String, String>) {
+    let (run, written, _) = run_watched(disk, program, threads);
+    (run.out, run.status, written)
 }
 
 /// `run`, with a progress meter watching: what it read at the end.
@@ -144,28 +54,23 @@ fn run_watched(
     disk: &FailingDisk,
     program: &str,
     threads: Option<usize>,
-) -> (String, i32, Reading) {
-    let mut session = Session::new(Rc::new(disk.clone()));
+) -> (Run, HashMap<String, String>, Reading) {
+    let host = Rc::new(disk.host());
+    let mut session = Session::new(host.clone());
     let meter = session.interp().watch();
     if let Some(threads) = threads {
         let disk = disk.clone();
-        session.set_threads(threads, Arc::new(move || Rc::new(disk.clone())));
+        session.set_threads(threads, Arc::new(move || Rc::new(disk.host())));
     }
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let status = session.submit(
-        "test.hql",
-        program,
-        &mut Sinks::plain(&mut out, &mut err),
-        &mut |v, sinks| print_value(v, OutputFormat::Hql, sinks.out),
-    );
-    let err = String::from_utf8(err).unwrap();
-    assert!(err.is_empty() || status != 0, "{err}");
-    (String::from_utf8(out).unwrap(), status, meter.reading())
+    let run = common::submit(&mut session, program, OutputFormat::Hql);
+    assert!(run.err.is_empty() || run.status != 0, "{}", run.err);
+    let written = host.written.borrow().clone();
+    (run, written, meter.reading())
 }
 
 /// Over a megabyte of records whose ids repeat, some invalid, some with
 /// no id, and a line that does not decode now and then.
-fn records() -> Vec<u8> {
+fn records() -> String {
     let mut text = String::new();
     for i in 0..24_000u64 {
         let id = (i * 7919) % 9_000;
@@ -184,7 +89,7 @@ fn records() -> Vec<u8> {
         text.push('\n');
     }
     assert!(text.len() > 1 << 20, "large enough to split across threads");
-    text.into_bytes()
+    text
 }
 
 /// The number written in `text` after the first `after`.
@@ -230,7 +135,7 @@ fn failing_disks() -> [FailingDisk; 2] {
     let text = records();
     let at = |fraction: f64| {
         let at = (text.len() as f64 * fraction) as usize + 17;
-        assert_ne!(text[at - 1], b'\n');
+        assert_ne!(text.as_bytes()[at - 1], b'\n');
         at
     };
     let (to_end, window) = (at(2.0 / 3.0), at(0.45));
@@ -255,26 +160,25 @@ fn a_read_error_part_way_counts_alike_on_every_path() {
             "type R : DataContract = {{\n    id?: String\n    low: Int\n    high: Int\n    \
              note?: String\n    require ordered: low <= high\n{more}}}\n{PROGRAM}"
         );
-        let (one, status) = run(disk, &program, None);
+        let (one, status, _) = run(disk, &program, None);
         assert_eq!(status, 0, "{more}: {one}");
         // The whole lines before the failure are counted as they would be
         // alone, with one more decode failure, and nothing after it.
-        let whole = disk.text[..disk.bad.start]
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .unwrap();
-        let before = FailingDisk::new(disk.text[..=whole].to_vec(), 0..0);
-        let (alone, _) = run(&before, &program, None);
+        let whole = disk.text[..disk.bad.start].rfind('\n').unwrap();
+        let before = FailingDisk::new(disk.text[..=whole].to_string(), 0..0);
+        let (alone, ..) = run(&before, &program, None);
         assert_eq!(one, one_more_decode_failure(&alone), "{more}");
         for threads in [1, 2, 3] {
+            let (many, status, _) = run(disk, &program, Some(threads));
             assert_eq!(
-                run(disk, &program, Some(threads)),
+                (many, status),
                 (one.clone(), 0),
                 "{more}: {threads} threads"
             );
         }
         let ordinary = program.replace("Json) | validate", "Json) | take(1000000) | validate");
-        assert_eq!(run(disk, &ordinary, None), (one, 0), "{more}: ordinary");
+        let (ordinarily, status, _) = run(disk, &ordinary, None);
+        assert_eq!((ordinarily, status), (one, 0), "{more}: ordinary");
     }
 }
 
@@ -297,12 +201,11 @@ fn a_read_error_part_way_routes_alike_on_every_path() {
              | map(r => {{id: r.id?, low: r.low}}) | write(file(\"lows.jsonl\"))\n"
         );
         let one = run(disk, &program, None);
-        let written = disk.take_written();
-        assert_eq!(
-            written.keys().collect::<Vec<_>>(),
-            ["err.jsonl", "lows.jsonl", "ok.jsonl"],
-            "{more}: {one:?}"
-        );
+        assert_eq!(one.1, 0, "{more}: {one:?}");
+        let written = &one.2;
+        let mut targets: Vec<_> = written.keys().collect();
+        targets.sort();
+        assert_eq!(targets, ["err.jsonl", "lows.jsonl", "ok.jsonl"], "{more}");
         let errs = &written["err.jsonl"];
         assert!(
             errs.lines().last().unwrap().contains("the disk went away"),
@@ -311,11 +214,9 @@ fn a_read_error_part_way_routes_alike_on_every_path() {
         for threads in [1, 2, 3] {
             let many = run(disk, &program, Some(threads));
             assert_eq!(many, one, "{more}: {threads} threads");
-            assert_eq!(disk.take_written(), written, "{more}: {threads} threads");
         }
         let ordinary = program.replace("Json) | validate", "Json) | take(1000000) | validate");
         assert_eq!(run(disk, &ordinary, None), one, "{more}: ordinary");
-        assert_eq!(disk.take_written(), written, "{more}: ordinary");
     }
 }
 
@@ -333,16 +234,17 @@ fn the_meter_counts_what_the_report_counts() {
                  note?: String\n    require ordered: low <= high\n{more}}}\n\
                  source(file(\"data.jsonl\"), Json) | validate(R) | report()\n"
             );
-            let (report, _, one) = run_watched(disk, &program, None);
-            let number = |field| number_after(&report, field);
+            let (run, _, one) = run_watched(disk, &program, None);
+            let number = |field| number_after(&run.out, field);
             let counted = (number("total: "), number("ok: "), number("err: "));
             assert_eq!(
                 (one.records, one.oks, one.errs),
                 counted,
-                "{more}: {report}"
+                "{more}: {}",
+                run.out
             );
             for threads in [2, 3] {
-                let (_, _, many) = run_watched(disk, &program, Some(threads));
+                let (.., many) = run_watched(disk, &program, Some(threads));
                 assert_eq!(
                     (many.records, many.oks, many.errs),
                     counted,

@@ -1,14 +1,17 @@
 //! A host whose files live in memory: for tests, fuzzing and anything that
 //! runs a program without touching the machine's files.
 //!
-//! Sources are read from a map of path → text; standard input, when given,
-//! can be read once; targets are kept in memory and appear in `written`
-//! when they commit, so a test can see what a run committed and that an
-//! abandoned target left nothing.
+//! Sources are read from a map of path → text, from any offset, so that a
+//! run can split them across threads; a span of a file's bytes can be made
+//! unreadable, to see how a run takes a failing disk. Standard input, when
+//! given, can be read once; targets are kept in memory and appear in
+//! `written` when they commit, so a test can see what a run committed and
+//! that an abandoned target left nothing.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::io::{self, BufRead, Cursor, Write};
+use std::io::{self, BufRead, BufReader, Cursor, Read, Write};
+use std::ops::Range;
 use std::rc::Rc;
 
 use crate::runtime::eval::{Host, PendingFile};
@@ -19,6 +22,8 @@ pub struct MemHost {
     pub stdin: RefCell<Option<String>>,
     /// Each committed target's path and text.
     pub written: Rc<RefCell<HashMap<String, String>>>,
+    /// The bytes of a file that cannot be read: each read there fails.
+    unreadable: Option<(String, Range<usize>)>,
 }
 
 impl MemHost {
@@ -30,19 +35,40 @@ impl MemHost {
                 .collect(),
             stdin: RefCell::new(stdin.map(str::to_string)),
             written: Rc::default(),
+            unreadable: None,
         }
+    }
+
+    /// The host, with the bytes `bad` of the file at `path` unreadable.
+    pub fn failing(mut self, path: &str, bad: Range<usize>) -> MemHost {
+        self.unreadable = Some((path.to_string(), bad));
+        self
+    }
+
+    fn file(&self, path: &str) -> io::Result<&String> {
+        self.files
+            .get(path)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("no such file: {path}")))
     }
 }
 
 impl Host for MemHost {
     fn open_file(&self, path: &str) -> io::Result<Box<dyn BufRead>> {
-        match self.files.get(path) {
-            Some(text) => Ok(Box::new(Cursor::new(text.clone().into_bytes()))),
-            None => Err(io::Error::new(
-                io::ErrorKind::NotFound,
-                format!("no such file: {path}"),
-            )),
-        }
+        self.open_file_at(path, 0)
+    }
+
+    fn open_file_at(&self, path: &str, offset: u64) -> io::Result<Box<dyn BufRead>> {
+        let bytes = self.file(path)?.clone().into_bytes();
+        let bad = match &self.unreadable {
+            Some((p, bad)) if p == path => bad.clone(),
+            _ => 0..0,
+        };
+        let at = (offset as usize).min(bytes.len());
+        Ok(Box::new(BufReader::new(MemReader { bytes, at, bad })))
+    }
+
+    fn file_len(&self, path: &str) -> Option<u64> {
+        self.files.get(path).map(|text| text.len() as u64)
     }
 
     fn stdin(&self) -> Option<Box<dyn BufRead>> {
@@ -58,6 +84,30 @@ impl Host for MemHost {
             bytes: Vec::new(),
             written: self.written.clone(),
         }))
+    }
+}
+
+/// A file of the in-memory host, read from `at` on; a read in `bad` fails.
+struct MemReader {
+    bytes: Vec<u8>,
+    at: usize,
+    bad: Range<usize>,
+}
+
+impl Read for MemReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.bad.contains(&self.at) {
+            return Err(io::Error::other("the disk went away"));
+        }
+        // A read stops where the bad bytes start, so that it fails next.
+        let mut end = self.bytes.len().min(self.at + buf.len());
+        if self.at < self.bad.start {
+            end = end.min(self.bad.start);
+        }
+        let n = end - self.at;
+        buf[..n].copy_from_slice(&self.bytes[self.at..end]);
+        self.at = end;
+        Ok(n)
     }
 }
 

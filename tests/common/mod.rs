@@ -4,8 +4,9 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use hql::cli::run::{run_source, OutputFormat, Sinks, Source};
+use hql::cli::run::{print_value, OutputFormat};
 pub use hql::session::memory::MemHost;
+use hql::session::{Session, Sinks};
 
 /// Run a program in memory: what it printed and the targets it committed.
 pub fn run_writing(src: &str, files: &[(&str, &str)]) -> (Run, HashMap<String, String>) {
@@ -17,16 +18,18 @@ pub fn run_writing(src: &str, files: &[(&str, &str)]) -> (Run, HashMap<String, S
 
 /// Run a program on `host`.
 fn run_on(src: &str, host: Rc<MemHost>, format: OutputFormat) -> Run {
+    submit(&mut Session::new(host), src, format)
+}
+
+/// Run a program in `session`, printing its values in `format`.
+pub fn submit(session: &mut Session, src: &str, format: OutputFormat) -> Run {
     let mut out = Vec::new();
     let mut err = Vec::new();
-    let status = run_source(
-        &Source {
-            name: "test.hql",
-            text: src,
-        },
-        host,
-        format,
+    let status = session.submit(
+        "test.hql",
+        src,
         &mut Sinks::plain(&mut out, &mut err),
+        &mut |v, sinks| print_value(v, format, sinks.out),
     );
     Run {
         out: String::from_utf8(out).expect("stdout is UTF-8"),
