@@ -629,7 +629,7 @@ fn run_keyed(
         let (interp, contract) = rebuild.rebuild(&ty)?;
         let mut counter = Counter::new(&interp, &contract, consumer, &name, meter.as_ref(), true);
         Ok(Box::new(move |job: chunks::Job| {
-            for line in job.bytes.split(|&b| b == b'\n') {
+            for line in chunks::lines(&job.bytes) {
                 counter.tick(None);
                 // Not the start of the file: the reader took any byte-order
                 // mark off.

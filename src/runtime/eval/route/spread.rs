@@ -100,7 +100,7 @@ fn write(interp: &Interp, routed: &Routed, out: &mut Targets) -> Result<()> {
         if n == 0 || out.lines(ok, text, n)? {
             continue;
         }
-        for record in text.split(|&b| b == b'\n').filter(|r| !r.is_empty()) {
+        for record in chunks::lines(text).filter(|r| !r.is_empty()) {
             out.text(ok, record)?;
         }
     }
