@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::path::PathBuf;
 use std::rc::Rc;
 
-use hql::cli::run::{print_value, OutputFormat, Sinks};
+use hql::cli::run::{submit_captured, Captured, OutputFormat, Source};
 use hql::session::host::FsHost;
 use hql::session::Session;
 
@@ -59,13 +59,11 @@ fn fresh() -> Session {
 }
 
 fn submit(session: &mut Session, entry: &str) -> (i32, String, String) {
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let status = session.submit(
-        "fuzz.hql",
-        entry,
-        &mut Sinks::plain(&mut out, &mut err),
-        &mut |v, sinks| print_value(v, OutputFormat::Hql, sinks.out),
-    );
+    let text = Source {
+        name: "fuzz.hql",
+        text: entry,
+    };
+    let Captured { status, out, err } = submit_captured(session, &text, OutputFormat::Hql);
     (
         status,
         String::from_utf8(out).expect("stdout is UTF-8"),

@@ -46,6 +46,29 @@ pub fn run_source(
     })
 }
 
+/// What one program printed, kept in memory: its exit status, standard
+/// output and standard error.
+#[derive(Debug)]
+pub struct Captured {
+    pub status: i32,
+    pub out: Vec<u8>,
+    pub err: Vec<u8>,
+}
+
+/// Run `src` in `session`, whose earlier declarations it sees, printing
+/// its values in `format` into memory (for embedding a session, and for
+/// tests).
+pub fn submit_captured(session: &mut Session, src: &Source, format: OutputFormat) -> Captured {
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let status = session.submit(
+        src.name,
+        src.text,
+        &mut Sinks::plain(&mut out, &mut err),
+        &mut |v, sinks| print_value(v, format, sinks.out),
+    );
+    Captured { status, out, err }
+}
+
 /// What `hql test` was asked for beside the files.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TestOptions {

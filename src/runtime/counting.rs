@@ -130,7 +130,7 @@ fn tally_rows(
         // The reader counts the bytes.
         counter.tick(None);
         match row {
-            RowForCheck::Cells { fields, undeclared } => Ok(counter.cells(fields, undeclared)),
+            RowForCheck::Cells { fields, undeclared } => counter.cells(fields, undeclared),
             // Not the start of a file: a byte-order mark is no concern here.
             RowForCheck::Text(text) => counter.line(text.as_bytes(), 1).map(|()| true),
             RowForCheck::Failed(failure) => {
@@ -144,7 +144,7 @@ fn tally_rows(
         None => Ok(None),
         Some(read) => {
             read?;
-            let tally = counter.finish(None);
+            let tally = counter.finish(None)?;
             Ok(Some(match consumer {
                 Builtin::Count => Value::Int(tally.ok),
                 _ => tally.into_value(),
@@ -247,7 +247,7 @@ fn tally_range(
         line_start = pos;
     }
     Ok(Ranged {
-        tally: counter.finish(Some(pos)),
+        tally: counter.finish(Some(pos))?,
         read_failed,
     })
 }
@@ -383,7 +383,7 @@ impl Counter {
             Some(c) => c.verdict(&self.interp, text),
             None => Verdict::Unsure,
         };
-        if self.judged(verdict) {
+        if self.judged(verdict)? {
             return Ok(());
         }
         self.ordinary(text)
@@ -395,7 +395,7 @@ impl Counter {
     /// stopped with an error — for the calling thread to validate in turn.
     fn ordinary(&mut self, text: &[u8]) -> Result<()> {
         // Keys are claimed in the order of the records.
-        self.settle_pending();
+        self.settle_pending()?;
         let tally = &mut self.tally;
         let value = match self.decoder.decode(text) {
             Ok(v) => v,
@@ -454,17 +454,16 @@ impl Counter {
     }
 
     /// Settle the keys this counter logged and has not settled yet.
-    fn settle_pending(&mut self) {
+    fn settle_pending(&mut self) -> Result<()> {
         let Keys::Claimed { pending, .. } = &mut self.keys else {
-            return;
+            return Ok(());
         };
         let pending = std::mem::take(pending);
-        // A log of keys alone: no line to validate, so nothing can fail.
         let settled = self.settle_log(&pending);
-        debug_assert!(settled.is_ok());
         if let Keys::Claimed { pending: kept, .. } = &mut self.keys {
             *kept = pending.cleared();
         }
+        settled
     }
 
     /// What a worker's counter has counted and logged since it last
@@ -481,7 +480,7 @@ impl Counter {
 
     /// Count a record given as its converted cells (`RowForCheck::Cells`), if
     /// the check can judge it from them; `false` to have its text.
-    fn cells(&mut self, fields: &[Option<Cell>], undeclared: bool) -> bool {
+    fn cells(&mut self, fields: &[Option<Cell>], undeclared: bool) -> Result<bool> {
         let verdict = match self.check.as_mut() {
             Some(c) => c.verdict_cells(&self.interp, fields, undeclared),
             None => Verdict::Unsure,
@@ -491,19 +490,19 @@ impl Counter {
 
     /// Count a record by the check's verdict when that is all the
     /// consumer needs; `false` when its failures must be named.
-    fn judged(&mut self, verdict: Verdict) -> bool {
+    fn judged(&mut self, verdict: Verdict) -> Result<bool> {
         let tally = &mut self.tally;
-        match (verdict, self.consumer) {
+        Ok(match (verdict, self.consumer) {
             (Verdict::Valid, _) if !matches!(self.keys, Keys::None) => {
                 let (Some(check), Some(shape)) = (self.check.as_ref(), self.contract.record())
                 else {
-                    return false;
+                    return Ok(false);
                 };
                 match &mut self.keys {
                     Keys::Claimed { pending, .. } => {
                         pending.keys(shape, |s| check.key_part(s));
                         if pending.len() == KEYS_BATCH {
-                            self.settle_pending();
+                            self.settle_pending()?;
                         }
                     }
                     Keys::Logged(log) => log.keys(shape, |s| check.key_part(s)),
@@ -524,14 +523,14 @@ impl Counter {
             // `report()` counts failures by rule: only the ordinary path
             // names them.
             _ => false,
-        }
+        })
     }
 
     /// The tally, once every line is counted.
-    fn finish(mut self, pos: Option<u64>) -> Tally {
-        self.settle_pending();
+    fn finish(mut self, pos: Option<u64>) -> Result<Tally> {
+        self.settle_pending()?;
         self.show(pos);
-        self.tally
+        Ok(self.tally)
     }
 
     /// A read error ends the input after one failure, as `source` has it.
@@ -649,7 +648,7 @@ fn run_keyed(
     if let Some(failed) = failed {
         here.input_failed(failed.message);
     }
-    total.merge(&here.finish(None));
+    total.merge(&here.finish(None)?);
     Ok(total)
 }
 

@@ -4,9 +4,9 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use hql::cli::run::{print_value, OutputFormat};
+use hql::cli::run::{submit_captured, Captured, OutputFormat, Source};
 pub use hql::session::memory::MemHost;
-use hql::session::{Session, Sinks};
+use hql::session::Session;
 
 /// Run a program in memory: what it printed and the targets it committed.
 pub fn run_writing(src: &str, files: &[(&str, &str)]) -> (Run, HashMap<String, String>) {
@@ -23,14 +23,11 @@ fn run_on(src: &str, host: Rc<MemHost>, format: OutputFormat) -> Run {
 
 /// Run a program in `session`, printing its values in `format`.
 pub fn submit(session: &mut Session, src: &str, format: OutputFormat) -> Run {
-    let mut out = Vec::new();
-    let mut err = Vec::new();
-    let status = session.submit(
-        "test.hql",
-        src,
-        &mut Sinks::plain(&mut out, &mut err),
-        &mut |v, sinks| print_value(v, format, sinks.out),
-    );
+    let text = Source {
+        name: "test.hql",
+        text: src,
+    };
+    let Captured { status, out, err } = submit_captured(session, &text, format);
     Run {
         out: String::from_utf8(out).expect("stdout is UTF-8"),
         err: String::from_utf8(err).expect("stderr is UTF-8"),
