@@ -28,8 +28,9 @@ const CHUNK_BYTES: usize = 1 << 20;
 /// Room a chunk is given past `CHUNK_BYTES` for the read that fills it.
 const READ_ROOM: usize = 1 << 16;
 
-/// How many chunks a worker may have waiting or in hand.
-const AHEAD: usize = 2;
+/// How many chunks a worker may have waiting or in hand, when the calling
+/// thread does little with what comes back (`spread`'s `ahead`).
+pub(crate) const AHEAD: usize = 2;
 
 /// The threads to read `path` on, when there are several and the file is
 /// a JSON Lines file of at least a megabyte; `None` sends it down the path
@@ -62,12 +63,15 @@ pub(crate) struct ReadFailure {
 
 /// Read the lines of `path` on `parallel`'s threads: each worker is made
 /// by `start` on its own thread, and what it makes of a chunk goes to
-/// `take`, in the order of the file, until `take` says `false`. A read
-/// error ends the input early, and is given back.
+/// `take`, in the order of the file, until `take` says `false`. Each
+/// worker may have `ahead` chunks waiting or in hand: more keep the
+/// workers busy while `take` works longer on a chunk, at the cost of
+/// their memory. A read error ends the input early, and is given back.
 pub(crate) fn spread<R: Send>(
     interp: &Rc<Interp>,
     parallel: &Parallel,
     path: &str,
+    ahead: usize,
     start: &(dyn Fn() -> std::result::Result<Worker<R>, &'static str> + Sync),
     take: &mut dyn FnMut(R) -> Result<bool>,
 ) -> Result<Option<ReadFailure>> {
@@ -77,7 +81,8 @@ pub(crate) fn spread<R: Send>(
         .map_err(|e| cannot_read(path, &e))?;
     let mut reader = interp.metered(reader, Some(path));
     let workers = parallel.threads;
-    let (jobs, taken) = mpsc::sync_channel::<Job>(workers * AHEAD);
+    let in_flight = workers * ahead.max(1);
+    let (jobs, taken) = mpsc::sync_channel::<Job>(in_flight);
     let taken = Arc::new(Mutex::new(taken));
     let (done, results) = mpsc::channel();
     std::thread::scope(|scope| {
@@ -90,7 +95,7 @@ pub(crate) fn spread<R: Send>(
         }
         drop(done);
         // Dropping `jobs` on the way out, however it ends, stops the workers.
-        feed(&mut reader, jobs, &results, workers, take)
+        feed(&mut reader, jobs, &results, in_flight, take)
     })
 }
 
@@ -102,7 +107,7 @@ fn feed<R>(
     reader: &mut Box<dyn BufRead>,
     jobs: SyncSender<Job>,
     results: &Receiver<Done<R>>,
-    workers: usize,
+    in_flight: usize,
     take: &mut dyn FnMut(R) -> Result<bool>,
 ) -> Result<Option<ReadFailure>> {
     let lost = || RuntimeError::from(SentError::worker_stopped());
@@ -116,7 +121,7 @@ fn feed<R>(
     let (mut sent, mut taken) = (0, 0);
     let mut waiting = BTreeMap::new();
     loop {
-        while !chunks.ended && sent - taken < workers * AHEAD {
+        while !chunks.ended && sent - taken < in_flight {
             check_interrupt()?;
             let Some((first_line, bytes)) = chunks.next(reader) else {
                 break;

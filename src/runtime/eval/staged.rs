@@ -172,7 +172,14 @@ impl Spread {
             }
             error.map_or(Ok(true), |e| Err(e.into()))
         };
-        match chunks::spread(interp, &self.parallel, &self.path, &start, taken)? {
+        match chunks::spread(
+            interp,
+            &self.parallel,
+            &self.path,
+            chunks::AHEAD,
+            &start,
+            taken,
+        )? {
             Some(failed) => self.read_failed(failed, render, take),
             None => Ok(()),
         }
