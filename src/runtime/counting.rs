@@ -646,15 +646,13 @@ fn run_keyed(
     };
     let mut here = Counter::new(interp, contract, consumer, path, interp.meter(), false);
     let mut total = Tally::default();
-    let failed = chunks::spread(interp, parallel, path, CHUNKS_AHEAD, &start, &mut |(
-        tally,
-        log,
-    )| {
+    let mut take = |(tally, log): (Tally, KeyLog)| {
         total.merge(&tally);
         here.settle_log(&log)?;
         here.show(None);
         Ok(true)
-    })?;
+    };
+    let failed = chunks::spread(interp, parallel, path, CHUNKS_AHEAD, &start, &mut take)?;
     if let Some(failed) = failed {
         here.input_failed(failed.message);
     }
