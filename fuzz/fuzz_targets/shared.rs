@@ -5,6 +5,7 @@
 use std::cell::RefCell;
 use std::path::PathBuf;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use hql::cli::run::{submit_captured, Captured, OutputFormat, Source};
 use hql::session::host::FsHost;
@@ -34,10 +35,20 @@ type Strict : TypeContract = {
     name: String | Null
     require id > 0
 }
+
+type Keyed : DataContract = {
+    id?: String | Int
+    part: String | Null
+    n: Int
+    require n >= 0
+    warn small: n < 1000
+    unique id
+    unique (part, n)
+}
 "#;
 
 /// The contracts a data target checks each input against.
-pub const TYPES: [&str; 2] = ["Order", "Strict"];
+pub const TYPES: [&str; 3] = ["Order", "Strict", "Keyed"];
 
 /// A file of this process for the input, with the given extension.
 pub fn scratch(ext: &str) -> PathBuf {
@@ -48,11 +59,18 @@ thread_local! {
     /// A session with the contracts declared, and how many entries it has
     /// run: building one per input would spend most of the time on the
     /// standard library.
-    static SESSION: RefCell<(Session, usize)> = RefCell::new((fresh(), 0));
+    static SESSION: RefCell<(Session, usize)> = RefCell::new((fresh(None), 0));
+    /// The same on two threads and on three.
+    static THREADED: RefCell<Vec<(Session, usize)>> =
+        RefCell::new([2, 3].map(|n| (fresh(Some(n)), 0)).into());
 }
 
-fn fresh() -> Session {
+/// A session with the contracts declared, on `threads` threads if given.
+fn fresh(threads: Option<usize>) -> Session {
     let mut session = Session::new(Rc::new(FsHost::new()));
+    if let Some(threads) = threads {
+        session.set_threads(threads, Arc::new(|| Rc::new(FsHost::new())));
+    }
     let (status, _, err) = submit(&mut session, CONTRACTS);
     assert_eq!(status, 0, "the contracts must check: {err}");
     session
@@ -74,15 +92,22 @@ fn submit(session: &mut Session, entry: &str) -> (i32, String, String) {
 /// Run an entry against the contracts: its exit status and what it printed
 /// on stdout and stderr.
 pub fn run(entry: &str) -> (i32, String, String) {
-    SESSION.with(|cell| {
-        let mut cell = cell.borrow_mut();
-        // A session keeps every entry's text: start afresh now and then.
-        if cell.1 == 5_000 {
-            *cell = (fresh(), 0);
-        }
-        cell.1 += 1;
-        submit(&mut cell.0, entry)
-    })
+    SESSION.with(|cell| run_in(&mut cell.borrow_mut(), None, entry))
+}
+
+/// Run an entry in `session`, which has run `runs` entries.
+fn run_in(
+    (session, runs): &mut (Session, usize),
+    threads: Option<usize>,
+    entry: &str,
+) -> (i32, String, String) {
+    // A session keeps every entry's text: start afresh now and then.
+    if *runs == 5_000 {
+        *session = fresh(threads);
+        *runs = 0;
+    }
+    *runs += 1;
+    submit(session, entry)
 }
 
 /// The fast consumers (`report()`, `oks() | count()`) of `validate(T)` over
@@ -96,6 +121,27 @@ pub fn agree(source: &str) {
             let (a, b) = (run(&fast), run(&slow));
             assert_eq!(a, b, "the two paths disagree on {ty} with {consumer}");
             assert!(a.0 == 0 || a.0 == 1, "status {}: {}", a.0, a.2);
+        }
+    }
+}
+
+/// The fast consumers of `validate(T)` over `source` on two and on three
+/// threads against the same on one thread: all must print the same.
+#[allow(dead_code)] // Only the `threads` target splits its files.
+pub fn agree_across_threads(source: &str) {
+    for ty in TYPES {
+        for consumer in ["report()", "oks() | count()", "errs() | count()"] {
+            let entry = format!("{source} | validate({ty}) | {consumer}");
+            let one = run(&entry);
+            THREADED.with(|cell| {
+                for (threads, session) in [2, 3].into_iter().zip(cell.borrow_mut().iter_mut()) {
+                    let many = run_in(session, Some(threads), &entry);
+                    assert_eq!(
+                        many, one,
+                        "{threads} threads disagree on {ty} with {consumer}"
+                    );
+                }
+            });
         }
     }
 }
