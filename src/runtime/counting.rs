@@ -406,8 +406,9 @@ impl Counter {
         let tally = &mut self.tally;
         let value = match self.decoder.decode(text) {
             Ok(v) => v,
-            Err(e) => {
-                tally.add(&decode_failure(&self.origin, String::new(), e.to_string()));
+            Err(_) => {
+                // Counted by its rule alone: its message is never shown.
+                tally.add_undecodable();
                 return Ok(());
             }
         };

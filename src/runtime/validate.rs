@@ -1102,6 +1102,9 @@ fn failure_record(
 }
 
 /// The `err` a source yields for a line that does not decode (§4.9).
+/// The rule and the kind of the failure of an input that does not decode.
+pub const DECODE: &str = "decode";
+
 pub fn decode_failure(origin: &Origin, raw: String, message: String) -> Value {
     let message = format!("line {} is not valid JSON: {message}", origin.line);
     undecodable(origin, raw, message)
@@ -1111,8 +1114,8 @@ pub fn decode_failure(origin: &Origin, raw: String, message: String) -> Value {
 /// (`decode_failure` words it for JSON).
 pub fn undecodable(origin: &Origin, raw: String, message: String) -> Value {
     let failure = Failure {
-        rule: "decode".into(),
-        kind: "decode",
+        rule: DECODE.into(),
+        kind: DECODE,
         path: None,
         fields: vec![],
         message,

@@ -1107,6 +1107,14 @@ impl Tally {
         }
     }
 
+    /// Count an input that does not decode, as `add` counts its failure
+    /// record (`validate::undecodable`), without building the record.
+    pub fn add_undecodable(&mut self) {
+        self.total += 1;
+        self.err += 1;
+        self.count_rule(validate::DECODE, validate::DECODE, 1);
+    }
+
     fn rules(&mut self, failures: &[Value]) {
         for f in failures {
             let field = |k: &str| match f {
@@ -1463,4 +1471,35 @@ fn group_by(interp: &Rc<Interp>, items: Items, f: &Value) -> Result<Value> {
             .map(|(k, vs)| pair("key", k, "items", Value::list(vs)))
             .collect(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Tally;
+    use crate::runtime::eval::Origin;
+    use crate::runtime::validate::decode_failure;
+
+    /// An undecodable input counted without its failure record counts as
+    /// the record does, beside other failures of the same rule.
+    #[test]
+    fn an_undecodable_input_counts_as_its_failure_record() {
+        let origin = Origin {
+            source: "in.jsonl".into(),
+            line: 7,
+        };
+        let (mut by_record, mut by_rule) = (Tally::default(), Tally::default());
+        for n in 0..3 {
+            by_record.add(&decode_failure(
+                &origin,
+                "{".into(),
+                format!("cut short {n}"),
+            ));
+            by_rule.add_undecodable();
+        }
+        assert_eq!(by_rule.total, 3);
+        assert_eq!(
+            format!("{:?}", by_rule.into_value()),
+            format!("{:?}", by_record.into_value())
+        );
+    }
 }
