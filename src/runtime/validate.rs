@@ -1101,10 +1101,10 @@ fn failure_record(
     envelope(ty, version, origin, input, failures)
 }
 
-/// The `err` a source yields for a line that does not decode (§4.9).
 /// The rule and the kind of the failure of an input that does not decode.
 pub const DECODE: &str = "decode";
 
+/// The `err` a source yields for a line that does not decode (§4.9).
 pub fn decode_failure(origin: &Origin, raw: String, message: String) -> Value {
     let message = format!("line {} is not valid JSON: {message}", origin.line);
     undecodable(origin, raw, message)

@@ -68,7 +68,7 @@ impl Host for MemHost {
     }
 
     fn file_len(&self, path: &str) -> Option<u64> {
-        self.files.get(path).map(|text| text.len() as u64)
+        self.file(path).ok().map(|text| text.len() as u64)
     }
 
     fn stdin(&self) -> Option<Box<dyn BufRead>> {

@@ -64,9 +64,10 @@ pub(crate) struct ReadFailure {
 /// Read the lines of `path` on `parallel`'s threads: each worker is made
 /// by `start` on its own thread, and what it makes of a chunk goes to
 /// `take`, in the order of the file, until `take` says `false`. Each
-/// worker may have `ahead` chunks waiting or in hand: more keep the
-/// workers busy while `take` works longer on a chunk, at the cost of
-/// their memory. A read error ends the input early, and is given back.
+/// worker may have `ahead` chunks (at least one) waiting or in hand: more
+/// keep the workers busy while `take` works longer on a chunk, at the
+/// cost of their memory. A read error ends the input early, and is given
+/// back.
 pub(crate) fn spread<R: Send>(
     interp: &Rc<Interp>,
     parallel: &Parallel,

@@ -172,14 +172,8 @@ impl Spread {
             }
             error.map_or(Ok(true), |e| Err(e.into()))
         };
-        match chunks::spread(
-            interp,
-            &self.parallel,
-            &self.path,
-            chunks::AHEAD,
-            &start,
-            taken,
-        )? {
+        let (parallel, path) = (&self.parallel, &self.path);
+        match chunks::spread(interp, parallel, path, chunks::AHEAD, &start, taken)? {
             Some(failed) => self.read_failed(failed, render, take),
             None => Ok(()),
         }

@@ -72,14 +72,8 @@ pub(super) fn spread(
             route_chunk(&interp, &contract, &copier, &name, job)
         }))
     };
-    let failed = chunks::spread(
-        interp,
-        parallel,
-        path,
-        chunks::AHEAD,
-        &start,
-        &mut |routed| write(interp, &routed, out).map(|()| true),
-    )?;
+    let mut take = |routed| write(interp, &routed, out).map(|()| true);
+    let failed = chunks::spread(interp, parallel, path, chunks::AHEAD, &start, &mut take)?;
     // A read error ends the input after one failure, as a source has it.
     if let Some(failed) = failed {
         let origin = Origin {
