@@ -15,7 +15,7 @@ use crate::runtime::eval::{
     push_frame, write_key, write_key_text, Env, Interp, Origin, Result, Slots,
 };
 use crate::runtime::json::write_json;
-use crate::runtime::keyset::{Hashed, KeySet};
+use crate::runtime::keyset::KeySet;
 use crate::runtime::value::{Key, Okay, Record, Value};
 use crate::syntax::canonical::write_json_string;
 
@@ -40,16 +40,16 @@ pub struct Uniques {
 }
 
 /// The keys of one record: their bytes back to back, and for each key
-/// its set (its `unique`'s position), hash and bytes.
+/// its set (its `unique`'s position) and bytes.
 #[derive(Default)]
 struct Written {
     bytes: Vec<u8>,
     keys: SmallVec<[KeyEntry; 2]>,
 }
 
-/// One key of a record: its set (its `unique`'s position), its hash, and
-/// where its bytes lie.
-type KeyEntry = (usize, Hashed, Range<usize>);
+/// One key of a record: its set (its `unique`'s position) and where its
+/// bytes lie.
+type KeyEntry = (usize, Range<usize>);
 
 /// A declared field's value as a unique key reads it: a value, or the
 /// text of a string the line check kept without building its value.
@@ -81,8 +81,7 @@ fn write_keys<'v>(
             KeyPart::Value(v) => write_key(v, bytes),
             KeyPart::Text(s) => write_key_text(s, bytes),
         });
-        let key = start..bytes.len();
-        keys.extend([(n, KeySet::hash(&bytes[key.clone()]), key)]);
+        keys.extend([(n, start..bytes.len())]);
     }
 }
 
@@ -98,21 +97,21 @@ impl RecordKeys<'_> {
     fn taken(&self, seen: &[KeySet]) -> SmallVec<[usize; 2]> {
         self.keys
             .iter()
-            .filter(|(n, h, key)| seen[*n].holds(*h, &self.bytes[key.clone()]))
+            .filter(|(n, key)| seen[*n].holds(&self.bytes[key.clone()]))
             .map(|&(n, ..)| n)
             .collect()
     }
 
     fn claim(&self, seen: &mut [KeySet]) {
-        for (n, h, key) in self.keys {
-            seen[*n].insert(*h, &self.bytes[key.clone()]);
+        for (n, key) in self.keys {
+            seen[*n].insert(&self.bytes[key.clone()]);
         }
     }
 
     /// Start loading the slots where the keys' lookups begin.
     fn prefetch(&self, seen: &[KeySet]) {
-        for (n, h, _) in self.keys {
-            seen[*n].prefetch(*h);
+        for (n, key) in self.keys {
+            seen[*n].prefetch(&self.bytes[key.clone()]);
         }
     }
 
@@ -120,8 +119,8 @@ impl RecordKeys<'_> {
     /// there is none, the keys are claimed. A single key is looked up and
     /// claimed in one probe.
     fn settle(&self, seen: &mut [KeySet]) -> SmallVec<[usize; 2]> {
-        if let [(n, h, key)] = self.keys {
-            if seen[*n].claim(*h, &self.bytes[key.clone()]) {
+        if let [(n, key)] = self.keys {
+            if seen[*n].claim(&self.bytes[key.clone()]) {
                 return SmallVec::new();
             }
             return smallvec![*n];

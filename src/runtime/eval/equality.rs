@@ -359,10 +359,12 @@ pub fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
 /// Write `v` as bytes that are the same exactly for values `equal` calls
 /// equal: a compact key that holds none of the value (a `unique` key's
 /// fields are kept this way, and no record they came from). Records are
-/// written with their fields in key order. Integers and lengths take as
-/// few bytes as their size needs (seven bits a byte), and every value's
-/// bytes say where they end, so no key of one or more values is the start
-/// of another key of as many values.
+/// written with their fields in key order. Integers take as few bytes as
+/// their size needs, and their keys sort as they do, so that a set of keys
+/// can tell ids that count up at a glance (`crate::runtime::keyset`), as
+/// it can strings of one length that do. Lengths take seven bits a byte.
+/// Every value's bytes say where they end, so no key of one or more values
+/// is the start of another key of as many values.
 pub fn write_key(v: &Value, out: &mut Vec<u8>) {
     let len = |n: usize, out: &mut Vec<u8>| write_varint(n as u64, out);
     if let Some(key) = number_key(v) {
@@ -370,7 +372,7 @@ pub fn write_key(v: &Value, out: &mut Vec<u8>) {
         match key {
             NumberKey::Int(i) => {
                 out.push(0);
-                write_varint(zigzag(i), out);
+                write_ordered_int(i, out);
             }
             NumberKey::Double(bits) => {
                 out.push(1);
@@ -437,6 +439,22 @@ pub fn write_key_text(s: &str, out: &mut Vec<u8>) {
     out.push(3);
     write_varint(s.len() as u64, out);
     out.extend_from_slice(s.as_bytes());
+}
+
+/// `i` as bytes that sort as the integers do: a byte that gives its sign
+/// and how many bytes follow (a greater magnitude sorts further from the
+/// middle), then those bytes, high first, complemented for a negative
+/// number. `0` is `[0x80]`, `1` is `[0x81, 1]`, `-1` is `[0x7f]`.
+fn write_ordered_int(i: i64, out: &mut Vec<u8>) {
+    // A negative `i` as its complement, `-i - 1`, which is not negative.
+    let magnitude = if i < 0 { !(i as u64) } else { i as u64 };
+    let len = 8 - magnitude.leading_zeros() as usize / 8;
+    let bytes = if i < 0 { !magnitude } else { magnitude }.to_be_bytes();
+    out.push(match i < 0 {
+        true => 0x7f - len as u8,
+        false => 0x80 + len as u8,
+    });
+    out.extend_from_slice(&bytes[8 - len..]);
 }
 
 /// `n` in groups of seven bits, low first, each byte but the last with
@@ -658,6 +676,48 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Integer keys sort as the integers do, across every change of
+    /// length and of sign, and none is the start of another.
+    #[test]
+    fn integer_keys_sort_as_the_integers() {
+        let mut ints: Vec<i64> = vec![i64::MIN, i64::MAX, 0];
+        for shift in 0..63 {
+            for d in [-1, 0, 1] {
+                ints.push((1i64 << shift) + d);
+                ints.push(-(1i64 << shift) + d);
+            }
+        }
+        ints.sort_unstable();
+        ints.dedup();
+        let keys: Vec<Vec<u8>> = ints
+            .iter()
+            .map(|&i| {
+                let mut out = Vec::new();
+                write_key(&Value::Int(i), &mut out);
+                out
+            })
+            .collect();
+        for (pair, ints) in keys.windows(2).zip(ints.windows(2)) {
+            assert!(pair[0] < pair[1], "{} and {}", ints[0], ints[1]);
+            assert!(
+                !pair[1].starts_with(&pair[0]),
+                "{} and {}",
+                ints[0],
+                ints[1]
+            );
+        }
+        let key = |i: i64| {
+            let mut out = Vec::new();
+            write_key(&Value::Int(i), &mut out);
+            out
+        };
+        assert_eq!(key(0)[2..], [0x80]);
+        assert_eq!(key(1)[2..], [0x81, 1]);
+        assert_eq!(key(-1)[2..], [0x7f]);
+        assert_eq!(key(-256)[2..], [0x7e, 0]);
+        assert_eq!(key(256)[2..], [0x82, 1, 0]);
     }
 
     #[test]

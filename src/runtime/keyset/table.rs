@@ -1,18 +1,17 @@
-//! An exact set of byte strings in little memory: the keys a `unique`
-//! has seen over one pass of a stream (language.md §4.4).
-//!
-//! Each key's bytes are written once into an arena of 2 MiB chunks that
-//! never move. The table holds one `u64` a key: 28 bits of the key's hash
-//! beside the 36-bit place of its bytes. It is split by hash into 16
-//! shards, each an open-addressing table with linear probing that grows
-//! by half when four fifths full, so a key costs its bytes, a byte or two
-//! of type and length, and 10 to 15 bytes of table. A shard grows in
-//! place: nothing is held twice, and only the added half is new memory.
+//! The set's table: every key that did not come above all before it
+//! (`super`), each key's bytes written once into an arena of 2 MiB
+//! chunks that never move. The table holds one `u64` a key: 28 bits of
+//! the key's hash beside the 36-bit place of its bytes. It is split by
+//! hash into 16 shards, each an open-addressing table with linear
+//! probing that grows by half when four fifths full, so a key costs its
+//! bytes, a byte or two of type and length, and 10 to 15 bytes of table.
+//! A shard grows in place: nothing is held twice, and only the added
+//! half is new memory.
 //!
 //! A slot's home is its 28 hash bits scaled to the shard's size: growing
 //! reads no key again, and a probe compares bytes only when those bits
-//! agree. Nothing is ever dropped or guessed: a key is in the set exactly
-//! when equal bytes were inserted.
+//! agree. Nothing is ever dropped or guessed: a key is in the table
+//! exactly when equal bytes were inserted.
 //!
 //! With millions of keys nearly every lookup lands on a page no other
 //! recent lookup touched. A shard's table, once 2 MiB, is therefore
@@ -24,14 +23,13 @@
 //! values written by `write_key` are: the bytes at a place are compared
 //! over the length of the key looked up, and only an equal key can match.
 
-use std::hash::Hasher;
 use std::ptr::NonNull;
 
-use rustc_hash::FxHasher;
+use super::Hashed;
 
-/// Shards a set is split into (the top bits of a key's hash choose one):
-/// few enough that a shard of a large set spans many huge pages, enough
-/// that growing one moves a 16th of the table at a time.
+/// Shards a table is split into (the top bits of a key's hash choose
+/// one): few enough that a shard of a large table spans many huge pages,
+/// enough that growing one moves a 16th of the table at a time.
 const SHARD_BITS: u32 = 4;
 /// Bits of a key's hash kept in its slot.
 const TAG_BITS: u32 = 28;
@@ -43,33 +41,24 @@ const CHUNK: usize = 1 << CHUNK_BITS;
 /// The size of a huge page, and of the blocks that go on huge pages.
 const HUGE: usize = 1 << 21;
 
-/// A set of byte strings; see the module comment.
+/// A hash table of byte strings; see the module comment.
 #[derive(Default)]
-pub struct KeySet {
+pub(super) struct Table {
     /// Empty until the first insertion, then `1 << SHARD_BITS` shards.
     shards: Vec<Shard>,
     arena: Arena,
 }
 
-/// A key's hash, computed once for looking the key up, fetching its
-/// slot ahead and inserting it.
-#[derive(Clone, Copy)]
-pub struct Hashed(u64);
-
-impl KeySet {
-    pub fn hash(key: &[u8]) -> Hashed {
-        Hashed(hash(key))
-    }
-
-    /// Is `key`, whose hash is `h`, in the set?
-    pub fn holds(&self, h: Hashed, key: &[u8]) -> bool {
+impl Table {
+    /// Is `key`, whose hash is `h`, in the table?
+    pub(super) fn holds(&self, h: Hashed, key: &[u8]) -> bool {
         self.shards
             .get(shard_of(h.0))
             .is_some_and(|shard| shard.holds(tag_of(h.0), key, &self.arena))
     }
 
-    /// Insert `key`, whose hash is `h` and which the set does not hold.
-    pub fn insert(&mut self, h: Hashed, key: &[u8]) {
+    /// Insert `key`, whose hash is `h` and which the table does not hold.
+    pub(super) fn insert(&mut self, h: Hashed, key: &[u8]) {
         if self.shards.is_empty() {
             self.shards.resize_with(1 << SHARD_BITS, Shard::default);
         }
@@ -80,7 +69,7 @@ impl KeySet {
     /// Start loading the slot where a lookup of the key whose hash is `h`
     /// begins, so that the lookup, a little later, finds it in the cache:
     /// with many keys nearly every lookup would otherwise wait on memory.
-    pub fn prefetch(&self, h: Hashed) {
+    pub(super) fn prefetch(&self, h: Hashed) {
         let Some(shard) = self.shards.get(shard_of(h.0)) else {
             return;
         };
@@ -102,7 +91,7 @@ impl KeySet {
 
     /// Insert `key`, whose hash is `h`, unless it is there; was it new?
     /// One probe both looks and finds the empty slot to fill.
-    pub fn claim(&mut self, h: Hashed, key: &[u8]) -> bool {
+    pub(super) fn claim(&mut self, h: Hashed, key: &[u8]) -> bool {
         if self.shards.is_empty() {
             self.shards.resize_with(1 << SHARD_BITS, Shard::default);
         }
@@ -119,33 +108,15 @@ impl KeySet {
         true
     }
 
-    /// Insert `key` unless it is there; was it new?
-    pub fn insert_new(&mut self, key: &[u8]) -> bool {
-        self.claim(Self::hash(key), key)
+    /// Has nothing ever been inserted?
+    pub(super) fn is_empty(&self) -> bool {
+        self.shards.is_empty()
     }
 
-    /// How many keys the set holds.
-    pub fn len(&self) -> usize {
+    /// How many keys the table holds.
+    pub(super) fn len(&self) -> usize {
         self.shards.iter().map(|s| s.len).sum()
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
-
-/// A hash of `key` whose every bit depends on every byte (the shard, the
-/// tag and the home all come from it).
-fn hash(key: &[u8]) -> u64 {
-    let mut h = FxHasher::default();
-    h.write(key);
-    let mut x = h.finish();
-    // Spread the high bits down and the low bits up, twice.
-    x ^= x >> 32;
-    x = x.wrapping_mul(0xd6e8_feb8_6659_fd93);
-    x ^= x >> 32;
-    x = x.wrapping_mul(0xd6e8_feb8_6659_fd93);
-    x ^ (x >> 32)
 }
 
 fn shard_of(hash: u64) -> usize {
@@ -532,6 +503,11 @@ mod huge {
 mod tests {
     use super::*;
 
+    /// Claim `key`: was it new?
+    fn insert_new(table: &mut Table, key: &[u8]) -> bool {
+        table.claim(Hashed::of(key), key)
+    }
+
     /// Keys of several lengths, none a prefix of another (a length byte
     /// first).
     fn key(n: u64) -> Vec<u8> {
@@ -543,17 +519,17 @@ mod tests {
 
     #[test]
     fn holds_exactly_the_keys_inserted() {
-        let mut set = KeySet::default();
+        let mut set = Table::default();
         for n in 0..200_000 {
-            assert!(set.insert_new(&key(n)), "{n} is new");
+            assert!(insert_new(&mut set, &key(n)), "{n} is new");
         }
         assert_eq!(set.len(), 200_000);
         for n in 0..200_000 {
-            assert!(!set.insert_new(&key(n)), "{n} is there");
+            assert!(!insert_new(&mut set, &key(n)), "{n} is there");
         }
         for n in 200_000..210_000 {
             assert!(
-                !set.holds(KeySet::hash(&key(n)), &key(n)),
+                !set.holds(Hashed::of(&key(n)), &key(n)),
                 "{n} was never inserted"
             );
         }
@@ -566,7 +542,7 @@ mod tests {
     #[test]
     fn colliding_hashes_are_told_apart_by_bytes() {
         for hash in [0, u64::MAX, 0x1234_5678_9abc_def0] {
-            let mut set = KeySet::default();
+            let mut set = Table::default();
             for n in 0..3_000 {
                 let k = key(n);
                 let shard = set.shards.get(shard_of(hash));
@@ -586,16 +562,16 @@ mod tests {
     /// once, across growth, and a repeated key leaves the set as it was.
     #[test]
     fn claim_takes_a_key_once() {
-        let mut set = KeySet::default();
+        let mut set = Table::default();
         for n in 0..50_000 {
             let k = key(n);
-            assert!(set.claim(KeySet::hash(&k), &k), "{n} is new");
-            assert!(!set.claim(KeySet::hash(&k), &k), "{n} is there");
+            assert!(set.claim(Hashed::of(&k), &k), "{n} is new");
+            assert!(!set.claim(Hashed::of(&k), &k), "{n} is there");
             let earlier = key(n / 2);
-            assert!(!set.claim(KeySet::hash(&earlier), &earlier), "{n}");
+            assert!(!set.claim(Hashed::of(&earlier), &earlier), "{n}");
         }
         assert_eq!(set.len(), 50_000);
-        assert!((0..50_000).all(|n| set.holds(KeySet::hash(&key(n)), &key(n))));
+        assert!((0..50_000).all(|n| set.holds(Hashed::of(&key(n)), &key(n))));
     }
 
     /// A hash in shard 0 whose tag is `tag`.
@@ -608,7 +584,7 @@ mod tests {
     /// is found after every growth.
     #[test]
     fn a_shard_grows_in_place_past_a_mapped_table() {
-        let mut set = KeySet::default();
+        let mut set = Table::default();
         let tag = |n: u64| (n.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 20) & ((1 << TAG_BITS) - 1);
         let (mut capacity, mut remapped) = (0, 0);
         for n in 0..500_000 {
@@ -639,7 +615,7 @@ mod tests {
     /// front, and growing must put them back after the others.
     #[test]
     fn slots_that_wrapped_survive_growth() {
-        let mut set = KeySet::default();
+        let mut set = Table::default();
         let top = (1 << TAG_BITS) - 1;
         for n in 0..5_000 {
             set.insert(in_shard_zero(top - n % 64), &key(n));
@@ -663,42 +639,20 @@ mod tests {
 
     #[test]
     fn long_keys_get_chunks_of_their_own() {
-        let mut set = KeySet::default();
+        let mut set = Table::default();
         let long = |n: u8| {
             let mut k = vec![n; CHUNK + 10];
             k[0] = 0;
             k
         };
-        assert!(set.insert_new(&key(1)));
-        assert!(set.insert_new(&long(1)));
-        assert!(set.insert_new(&key(2)));
-        assert!(set.insert_new(&long(2)));
+        assert!(insert_new(&mut set, &key(1)));
+        assert!(insert_new(&mut set, &long(1)));
+        assert!(insert_new(&mut set, &key(2)));
+        assert!(insert_new(&mut set, &long(2)));
         for k in [key(1), long(1), key(2), long(2)] {
-            assert!(!set.insert_new(&k));
+            assert!(!insert_new(&mut set, &k));
         }
-        assert!(set.insert_new(&long(3)));
+        assert!(insert_new(&mut set, &long(3)));
         assert_eq!(set.len(), 5);
-    }
-
-    #[test]
-    fn a_set_may_move_to_another_thread() {
-        fn movable<T: Send + Sync>(_: &T) {}
-        let mut set = KeySet::default();
-        set.insert_new(&key(1));
-        movable(&set);
-        let set = std::thread::spawn(move || {
-            assert!(!set.holds(KeySet::hash(&key(2)), &key(2)));
-            set
-        })
-        .join()
-        .expect("the thread ends");
-        assert!(set.holds(KeySet::hash(&key(1)), &key(1)));
-    }
-
-    #[test]
-    fn the_empty_set_finds_nothing() {
-        let set = KeySet::default();
-        assert!(!set.holds(KeySet::hash(b""), b""));
-        assert!(set.is_empty());
     }
 }

@@ -1,0 +1,281 @@
+//! The set's run: keys that each came above every key before them, in
+//! their order, front-coded. A key is stored as the length of the prefix
+//! it shares with the key before it, the length of the rest, and the
+//! rest; every `BLOCK` keys (and at the start of each chunk) a key is
+//! stored whole, so that a lookup can find its block by binary search
+//! over those and then read at most `BLOCK` keys.
+//!
+//! Ids that count up, timestamps and time-ordered ids share most of
+//! their bytes with the id before them: `ev-000000002` after
+//! `ev-000000001` costs four bytes here, not twelve and a slot. Appending
+//! is all a key costs while keys keep coming in order.
+
+use smallvec::SmallVec;
+
+/// Keys between two keys stored whole.
+const BLOCK: usize = 16;
+/// The size of a chunk of the run's bytes; an entry never spans two.
+const CHUNK: usize = 1 << 20;
+/// The most bytes an entry's two lengths take.
+const HEAD: usize = 20;
+
+/// Ascending keys, front-coded; see the module comment.
+#[derive(Default)]
+pub(super) struct Run {
+    /// The entries, in chunks that never move or grow past their
+    /// capacity.
+    chunks: Vec<Vec<u8>>,
+    /// Where each block's first entry (a key stored whole) lies: its
+    /// chunk's number above its offset.
+    blocks: Vec<u64>,
+    /// The last key appended, whole; kept when the run is emptied.
+    last: Vec<u8>,
+    /// Keys in the current (last) block.
+    in_block: usize,
+    len: usize,
+    /// Has a key ever been appended?
+    started: bool,
+}
+
+impl Run {
+    /// How many keys the run holds.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The greatest key ever appended (the run's last, or the last of a
+    /// run since emptied); `None` before the first.
+    pub fn last(&self) -> Option<&[u8]> {
+        self.started.then_some(self.last.as_slice())
+    }
+
+    /// Append `key` if it is greater than every key appended before; was
+    /// it? One pass over the last key both compares and finds the prefix
+    /// the two share.
+    pub fn push_above(&mut self, key: &[u8]) -> bool {
+        if !self.started {
+            self.push(key, 0);
+            return true;
+        }
+        let shared = common_prefix(&self.last, key);
+        let above = match (self.last.get(shared), key.get(shared)) {
+            (Some(l), Some(k)) => k > l,
+            (None, Some(_)) => true,
+            (_, None) => false,
+        };
+        if above {
+            self.push(key, shared);
+        }
+        above
+    }
+
+    /// Append `key`, which shares `shared` bytes with the last key and is
+    /// greater than it.
+    fn push(&mut self, key: &[u8], mut shared: usize) {
+        if self.in_block == 0 || self.in_block == BLOCK {
+            shared = 0;
+        }
+        let room = self.chunks.last().map_or(0, |c| c.capacity() - c.len());
+        if room < HEAD + key.len() - shared {
+            // A new chunk opens a new block, whose first key is whole.
+            let capacity = CHUNK.max(HEAD + key.len());
+            self.chunks.push(Vec::with_capacity(capacity));
+            shared = 0;
+        }
+        let number = self.chunks.len() as u64 - 1;
+        let chunk = self.chunks.last_mut().expect("a chunk is open");
+        if shared == 0 {
+            self.blocks.push((number << 32) | chunk.len() as u64);
+            self.in_block = 0;
+        }
+        let rest = &key[shared..];
+        write_varint(shared, chunk);
+        write_varint(rest.len(), chunk);
+        chunk.extend_from_slice(rest);
+        self.in_block += 1;
+        self.last.truncate(shared);
+        self.last.extend_from_slice(rest);
+        self.len += 1;
+        self.started = true;
+    }
+
+    /// The run's first key; `None` when it is empty.
+    pub fn first(&self) -> Option<&[u8]> {
+        self.blocks.first().map(|&at| self.first_of(at))
+    }
+
+    /// Is `key` in the run?
+    pub fn holds(&self, key: &[u8]) -> bool {
+        if self.len == 0 || key > self.last.as_slice() {
+            return false;
+        }
+        // The last block whose first key is at most `key`.
+        let after = self.blocks.partition_point(|&at| self.first_of(at) <= key);
+        let Some(block) = after.checked_sub(1) else {
+            return false;
+        };
+        let mut found = false;
+        self.each_in_block(block, |k| {
+            found = k == key;
+            k < key
+        });
+        found
+    }
+
+    /// Every key of the run, in order, to `f`; the run is then emptied
+    /// (its last key kept).
+    pub fn drain(&mut self, mut f: impl FnMut(&[u8])) {
+        for block in 0..self.blocks.len() {
+            self.each_in_block(block, |k| {
+                f(k);
+                true
+            });
+        }
+        self.chunks = Vec::new();
+        self.blocks = Vec::new();
+        self.in_block = 0;
+        self.len = 0;
+    }
+
+    /// The first key of the block at `at`, stored whole.
+    fn first_of(&self, at: u64) -> &[u8] {
+        let (chunk, mut i) = self.place(at);
+        let shared = read_varint(chunk, &mut i);
+        debug_assert_eq!(shared, 0, "a block opens with a whole key");
+        let len = read_varint(chunk, &mut i);
+        &chunk[i..i + len]
+    }
+
+    fn place(&self, at: u64) -> (&[u8], usize) {
+        (
+            &self.chunks[(at >> 32) as usize],
+            (at & 0xffff_ffff) as usize,
+        )
+    }
+
+    /// The keys of block `block`, in order, to `f` while it returns true.
+    fn each_in_block(&self, block: usize, mut f: impl FnMut(&[u8]) -> bool) {
+        let (chunk, mut i) = self.place(self.blocks[block]);
+        // The block ends where the next begins, or with its chunk.
+        let end = match self.blocks.get(block + 1) {
+            Some(&next) if next >> 32 == self.blocks[block] >> 32 => (next & 0xffff_ffff) as usize,
+            _ => chunk.len(),
+        };
+        let mut key: SmallVec<[u8; 64]> = SmallVec::new();
+        while i < end {
+            let shared = read_varint(chunk, &mut i);
+            let len = read_varint(chunk, &mut i);
+            key.truncate(shared);
+            key.extend_from_slice(&chunk[i..i + len]);
+            i += len;
+            if !f(&key) {
+                return;
+            }
+        }
+    }
+}
+
+/// How many bytes `a` and `b` share at their start, compared eight at a
+/// time.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + 8 <= n {
+        let x = u64::from_le_bytes(a[i..i + 8].try_into().expect("eight bytes"));
+        let y = u64::from_le_bytes(b[i..i + 8].try_into().expect("eight bytes"));
+        if x != y {
+            return i + ((x ^ y).trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    i + a[i..n]
+        .iter()
+        .zip(&b[i..n])
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
+/// `n` in groups of seven bits, low first, each byte but the last with
+/// its top bit set.
+fn write_varint(mut n: usize, out: &mut Vec<u8>) {
+    while n >= 0x80 {
+        out.push(n as u8 | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+fn read_varint(bytes: &[u8], i: &mut usize) -> usize {
+    let mut n = 0;
+    let mut shift = 0;
+    loop {
+        let b = bytes[*i];
+        *i += 1;
+        n |= ((b & 0x7f) as usize) << shift;
+        if b < 0x80 {
+            return n;
+        }
+        shift += 7;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(n: u64) -> Vec<u8> {
+        format!("ev-{n:09}").into_bytes()
+    }
+
+    #[test]
+    fn holds_exactly_the_keys_appended() {
+        let mut run = Run::default();
+        assert_eq!(run.last(), None);
+        for n in (0..100_000).map(|n| n * 2) {
+            assert!(run.push_above(&id(n)));
+        }
+        assert_eq!(run.len(), 100_000);
+        assert_eq!(run.last(), Some(id(199_998).as_slice()));
+        for n in 0..200_000 {
+            assert_eq!(run.holds(&id(n)), n % 2 == 0, "{n}");
+        }
+        assert!(!run.holds(b"ev"));
+        assert!(!run.holds(b"ev-999999999"));
+        assert!(!run.holds(b""));
+    }
+
+    /// Keys of every length, some much longer than a chunk, and keys that
+    /// share nothing with the one before.
+    #[test]
+    fn long_keys_and_new_chunks() {
+        let keys: Vec<Vec<u8>> = (0..3_000u32)
+            .map(|n| {
+                let mut k = n.to_be_bytes().to_vec();
+                let len = match n % 500 {
+                    0 => CHUNK + 7,
+                    m => (m as usize * 37) % 300,
+                };
+                k.extend(std::iter::repeat_n(b'x', len));
+                k
+            })
+            .collect();
+        let mut run = Run::default();
+        for k in &keys {
+            assert!(run.push_above(k));
+            assert!(!run.push_above(k));
+        }
+        assert!(run.chunks.len() > 1);
+        for k in &keys {
+            assert!(run.holds(k));
+            let mut shorter = k.clone();
+            shorter.pop();
+            assert!(!run.holds(&shorter) || keys.contains(&shorter));
+        }
+        let mut drained = Vec::new();
+        run.drain(|k| drained.push(k.to_vec()));
+        assert_eq!(drained, keys);
+        assert_eq!(run.len(), 0);
+        assert!(!run.holds(&keys[0]));
+        assert_eq!(run.last(), keys.last().map(Vec::as_slice));
+    }
+}
