@@ -420,3 +420,102 @@ proptest! {
         prop_assert_eq!(hql_run(&program, "4"), hql_run(&program, "1"));
     }
 }
+
+// ----------------------------------------------------------- unique keys
+
+/// Integers that mostly count up — by steps of 0 to 19, or back by up to
+/// 3 — with a run now and then taken from a small range at random, so that
+/// keys come in order, repeat, fall a little behind, and come out of order.
+fn ids() -> impl Strategy<Value = Vec<i64>> {
+    let step = prop_oneof![
+        6 => (0i64..20).prop_map(Some),
+        2 => (-3i64..0).prop_map(Some),
+        1 => Just(None),
+    ];
+    (
+        prop::collection::vec((step, -40i64..40), 1..3_000),
+        any::<i64>(),
+    )
+        .prop_map(|(steps, start)| {
+            let mut at = start / 2;
+            steps
+                .into_iter()
+                .map(|(step, random)| match step {
+                    Some(s) => {
+                        at = at.saturating_add(s);
+                        at
+                    }
+                    None => random,
+                })
+                .collect()
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// The set of `unique` keys answers as a hash set does, for integer
+    /// and string keys, whatever their order.
+    #[test]
+    fn a_key_set_answers_as_a_hash_set(ids in ids(), strings in any::<bool>()) {
+        use hql::runtime::eval::{write_key, write_key_text};
+        use hql::runtime::keyset::KeySet;
+        use hql::runtime::value::Value;
+        let mut set = KeySet::default();
+        let mut model = std::collections::HashSet::new();
+        for (i, id) in ids.iter().enumerate() {
+            let mut key = Vec::new();
+            match strings {
+                true => write_key_text(&format!("id-{id}"), &mut key),
+                false => write_key(&Value::Int(*id), &mut key),
+            }
+            prop_assert_eq!(set.holds(&key), model.contains(&key), "{}", i);
+            set.prefetch(&key);
+            if i % 2 == 0 && !model.contains(&key) {
+                set.insert(&key);
+            } else {
+                prop_assert_eq!(set.claim(&key), !model.contains(&key), "{}", i);
+            }
+            model.insert(key);
+        }
+        prop_assert_eq!(set.len(), model.len());
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(40))]
+
+    /// `unique` over ids in any order: the oks are the first record of
+    /// each id, the errs the rest, on one thread and on two, counted and
+    /// written.
+    #[test]
+    fn unique_keeps_the_first_of_each_id(ids in ids()) {
+        let mut text = String::new();
+        while text.len() < (1 << 20) + 4096 {
+            for id in &ids {
+                writeln!(text, "{{\"id\": {id}}}").unwrap();
+            }
+            // Each pass over the ids starts above the last.
+            let top = ids.iter().max().copied().unwrap_or(0);
+            writeln!(text, "{{\"id\": {}}}", top.saturating_add(1)).unwrap();
+        }
+        let data = scratch_file("ids.jsonl");
+        std::fs::write(&data, &text).unwrap();
+        let distinct = text.lines().collect::<std::collections::HashSet<_>>().len();
+        let program = scratch_file("ids.hql");
+        std::fs::write(
+            &program,
+            format!(
+                "type E : DataContract = {{ id: Int\n unique id }}\n\
+                 let v = source(file({:?}), Json) | validate(E)\n\
+                 [v | oks() | count(), v | errs() | count(), (v | report()).total, \
+                  v | filter(r => true) | oks() | count()]\n",
+                data.display().to_string()
+            ),
+        )
+        .unwrap();
+        let want = format!("[{distinct}, {}, {}, {distinct}]\n", text.lines().count() - distinct, text.lines().count());
+        prop_assert_eq!(hql_run(&program, "1"), want.clone());
+        prop_assert_eq!(hql_run(&program, "2"), want);
+    }
+}

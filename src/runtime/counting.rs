@@ -294,7 +294,8 @@ enum Keys {
     None,
     /// They are claimed here, in the order of the records: a valid
     /// record's keys are logged in `pending` and settled a batch at a
-    /// time, and always before a record is validated the ordinary way.
+    /// time, their places fetched ahead, and always before a record is
+    /// validated the ordinary way.
     Claimed { uniques: Uniques, pending: KeyLog },
     /// They are logged, for the calling thread to claim in the order of
     /// the file (a worker's counter, `run_keyed`).

@@ -44,7 +44,7 @@ pub struct Uniques {
 #[derive(Default)]
 struct Written {
     bytes: Vec<u8>,
-    keys: SmallVec<[KeyEntry; 2]>,
+    keys: Vec<KeyEntry>,
 }
 
 /// One key of a record: its set (its `unique`'s position) and where its
@@ -64,24 +64,23 @@ pub enum KeyPart<'a> {
 /// field is left out (§4.4).
 fn write_keys<'v>(
     bytes: &mut Vec<u8>,
-    keys: &mut impl Extend<KeyEntry>,
+    keys: &mut Vec<KeyEntry>,
     shape: &RecordShape,
     field: impl Fn(usize) -> KeyPart<'v>,
 ) {
-    for (n, u) in shape.uniques.iter().enumerate() {
-        let parts = u.slots.iter().map(|&s| field(s as usize));
-        if parts
-            .clone()
-            .any(|p| matches!(p, KeyPart::Value(Value::Null | Value::Absent)))
-        {
-            continue;
-        }
+    'keys: for (n, u) in shape.uniques.iter().enumerate() {
         let start = bytes.len();
-        parts.for_each(|p| match p {
-            KeyPart::Value(v) => write_key(v, bytes),
-            KeyPart::Text(s) => write_key_text(s, bytes),
-        });
-        keys.extend([(n, start..bytes.len())]);
+        for &s in &u.slots {
+            match field(s as usize) {
+                KeyPart::Value(Value::Null | Value::Absent) => {
+                    bytes.truncate(start);
+                    continue 'keys;
+                }
+                KeyPart::Value(v) => write_key(v, bytes),
+                KeyPart::Text(text) => write_key_text(text, bytes),
+            }
+        }
+        keys.push((n, start..bytes.len()));
     }
 }
 

@@ -89,8 +89,14 @@ impl Run {
             self.in_block = 0;
         }
         let rest = &key[shared..];
-        write_varint(shared, chunk);
-        write_varint(rest.len(), chunk);
+        match (u8::try_from(shared), u8::try_from(rest.len())) {
+            // Both lengths in a byte each, as nearly always.
+            (Ok(s @ 0..0x80), Ok(r @ 0..0x80)) => chunk.extend_from_slice(&[s, r]),
+            _ => {
+                write_varint(shared, chunk);
+                write_varint(rest.len(), chunk);
+            }
+        }
         chunk.extend_from_slice(rest);
         self.in_block += 1;
         self.last.truncate(shared);
