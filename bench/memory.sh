@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
 # HQL memory and start-up: peak RSS of streaming pipelines over 5,000,000
 # events, the memory `unique event_id` takes a key, how much slower a
-# unique key makes `validate(T) | oks() | count()`, and the start-up time.
+# unique key makes `validate(T) | oks() | count()` (with the ids in order,
+# and the same ids shuffled), and the start-up time.
 #
 #   bench/memory.sh                 # 5,000,000 events (about 380 MB of data)
 #   bench/memory.sh --records 500000
 #
 # Needs /usr/bin/time (package `time`) and hyperfine; generates
-# bench/data/events-N.jsonl with bench/gen_event_ids.py if missing, builds
-# target/release/hql, and prints a Markdown table on stdout. Times are CPU
+# bench/data/events-N.jsonl and events-N-shuffled.jsonl with
+# bench/gen_event_ids.py if missing, builds
+# target/release/hql, prints a Markdown table on stdout and writes it as
+# the memory section of bench/RESULTS.md. Times are CPU
 # seconds (user + system), the median of three runs, on one thread; the
 # count with and without a unique key, whose ratio is the key's cost, are
-# run in turns, five times each, so that the machine's load weighs on both;
+# run in turns, seven times each, so that the machine's load weighs on all;
 # the same two are then timed by the clock on every core.
-# HQL=path and EVENTS=path use that binary (no build) and that data file.
+# HQL=path, EVENTS=path and SHUFFLED=path use that binary (no build) and
+# those data files.
 set -euo pipefail
 
 RECORDS=5000000
@@ -30,6 +34,7 @@ cd "$ROOT"
 export CARGO_TARGET_DIR="$ROOT/target"
 DATA=bench/data
 EVENTS=${EVENTS:-$DATA/events-$RECORDS.jsonl}
+SHUFFLED=${SHUFFLED:-$DATA/events-$RECORDS-shuffled.jsonl}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 BUILD=0
@@ -39,6 +44,7 @@ command -v /usr/bin/time >/dev/null || { echo "memory.sh: install the package 't
 command -v hyperfine >/dev/null || { echo "memory.sh: install hyperfine" >&2; exit 1; }
 [ "$BUILD" -eq 0 ] || cargo build --release --quiet --bin hql
 [ -f "$EVENTS" ] || python3 bench/gen_event_ids.py --records "$RECORDS" --out "$EVENTS"
+[ -f "$SHUFFLED" ] || python3 bench/gen_event_ids.py --shuffle --records "$RECORDS" --out "$SHUFFLED"
 
 contract() {
     cat <<EOF
@@ -52,11 +58,13 @@ $1
 }
 EOF
 }
-program() { # name, unique line, pipeline
-    { contract "$2"; echo "source(file(\"$(realpath "$EVENTS")\"), Json) | validate(Event) | $3"; } >"$WORK/$1.hql"
+program() { # name, unique line, pipeline[, data file]
+    { contract "$2"; echo "source(file(\"$(realpath "${4:-$EVENTS}")\"), Json) | validate(Event) | $3"; } >"$WORK/$1.hql"
 }
 program count "" "oks() | count()"
 program unique "    unique event_id" "oks() | count()"
+program count_shuffled "" "oks() | count()" "$SHUFFLED"
+program unique_shuffled "    unique event_id" "oks() | count()" "$SHUFFLED"
 program report "" "report()"
 program map "" "oks() | map(e => e.amount * 2) | filter(a => a > 100) | count()"
 program route "" "route(ok: file(\"$WORK/ok.jsonl\"), err: file(\"$WORK/err.jsonl\"))"
@@ -73,9 +81,10 @@ median() {
     local mid=$((($(wc -l <"$1") + 1) / 2))
     echo "$(cut -d' ' -f1 "$1" | sort -n | sed -n ${mid}p) $(cut -d' ' -f2 "$1" | sort -n | sed -n ${mid}p)"
 }
-for _ in 1 2 3 4 5; do
-    measure count >>"$WORK/runs-count"
-    measure unique >>"$WORK/runs-unique"
+for _ in 1 2 3 4 5 6 7; do
+    for p in count unique count_shuffled unique_shuffled; do
+        measure $p >>"$WORK/runs-$p"
+    done
 done
 # Wall-clock seconds of one run on every core (`--threads` left to its
 # default), for the count with and without a unique key.
@@ -91,17 +100,37 @@ for p in report map route write print; do
     for _ in 1 2 3; do measure "$p"; done >"$WORK/runs-$p"
 done
 
+# A pipeline's row in the table.
+label() {
+    case "$1" in
+        count) echo '`validate(Event) \| oks() \| count()`' ;;
+        report) echo '`validate(Event) \| report()`' ;;
+        map) echo '`… \| oks() \| map(…) \| filter(…) \| count()`' ;;
+        route) echo '`… \| route(ok: …, err: …)`' ;;
+        write) echo '`… \| oks() \| map(…) \| write(…)`' ;;
+        print) echo '`… \| oks()` printed (HQL form)' ;;
+        unique) echo '`unique event_id`, then `oks() \| count()`' ;;
+        count_shuffled) echo 'the count, the ids shuffled' ;;
+        unique_shuffled) echo '`unique event_id` over the shuffled ids' ;;
+    esac
+}
+{
 echo "| pipeline over $RECORDS events | peak RSS | CPU |"
 echo "| --- | ---: | ---: |"
-for p in count report map route write print unique; do
+for p in count report map route write print unique count_shuffled unique_shuffled; do
     read -r kib cpu <<<"$(median "$WORK/runs-$p")"
     eval "KIB_$p=$kib CPU_$p=$cpu"
-    printf '| %s | %.1f MiB | %s s |\n' "$p" "$(echo "$kib / 1024" | bc -l)" "$cpu"
+    printf '| %s | %.1f MiB | %s s |\n' "$(label "$p")" "$(echo "$kib / 1024" | bc -l)" "$cpu"
 done
 echo
-awk -v u="$KIB_unique" -v c="$KIB_count" -v n="$RECORDS" -v tu="$CPU_unique" -v tc="$CPU_count" 'BEGIN {
-    printf "unique event_id: %.1f bytes a distinct key beyond the run without it (a key is 12 bytes); %.2fx the CPU time\n", (u - c) * 1024 / n, tu / tc
-}'
+key() { # label, count, unique
+    awk -v l="$1" -v u="$(eval echo "\$KIB_$3")" -v c="$(eval echo "\$KIB_$2")" -v n="$RECORDS" \
+        -v tu="$(eval echo "\$CPU_$3")" -v tc="$(eval echo "\$CPU_$2")" 'BEGIN {
+        printf "unique event_id, %s: %.1f bytes a distinct key beyond the run without it (a key is 12 bytes); %.2fx the CPU time\n", l, (u - c) * 1024 / n, tu / tc
+    }'
+}
+key "ids in order" count unique
+key "ids shuffled" count_shuffled unique_shuffled
 mid() { sort -n "$1" | sed -n 3p; }
 awk -v u="$(mid "$WORK/wall-unique")" -v c="$(mid "$WORK/wall-count")" -v t="$(nproc)" 'BEGIN {
     printf "on every core (%d): count %.2f s, with the unique key %.2f s of wall-clock time: %.2fx\n", t, c, u, u / c
@@ -113,3 +142,5 @@ import json, sys
 r = json.load(open(sys.argv[1]))["results"][0]
 print(f"start-up (hql run of a one-line program): median {r['median'] * 1000:.1f} ms")
 EOF
+} | tee "$WORK/report.md"
+python3 bench/memory_section.py "$WORK/report.md" bench/RESULTS.md "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"

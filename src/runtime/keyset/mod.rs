@@ -14,9 +14,12 @@
 //! about as much as moving the run's keys into the table, the run is
 //! emptied into it, and starts again above the greatest key.
 //!
-//! Keys are compared as bytes. The keys of one set must be prefix-free —
-//! no key a proper prefix of another — as a fixed number of values
-//! written by `write_key` are.
+//! Keys are compared as bytes. `write_key` writes integers so that their
+//! bytes sort as the integers do, and strings by length and then bytes,
+//! so integer ids that count up and strings of one width that do both
+//! come in order here. The keys of one set must be prefix-free — no key
+//! a proper prefix of another — as a fixed number of values written by
+//! `write_key` are (the table does not keep a key's length).
 
 mod run;
 mod table;
