@@ -481,7 +481,10 @@ impl Counter {
         self.show(None);
         self.shown = (0, 0, 0, self.shown.3);
         let log = match &mut self.keys {
-            Keys::Logged(log) => std::mem::take(log),
+            Keys::Logged(log) => {
+                let next = log.with_room_of();
+                std::mem::replace(log, next)
+            }
             _ => KeyLog::default(),
         };
         (std::mem::take(&mut self.tally), log)

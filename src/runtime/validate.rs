@@ -191,6 +191,18 @@ impl KeyLog {
         self.entries.push(Logged::Line(start..self.texts.len()));
     }
 
+    /// An empty log with room for as much as this one holds: a worker
+    /// hands each chunk's log over whole, and its next chunk's log would
+    /// otherwise grow, copied at each step, from nothing.
+    pub fn with_room_of(&self) -> KeyLog {
+        KeyLog {
+            bytes: Vec::with_capacity(self.bytes.len()),
+            keys: Vec::with_capacity(self.keys.len()),
+            texts: Vec::with_capacity(self.texts.len()),
+            entries: Vec::with_capacity(self.entries.len()),
+        }
+    }
+
     /// The log emptied, its memory kept for the next records.
     pub fn cleared(mut self) -> KeyLog {
         self.bytes.clear();
