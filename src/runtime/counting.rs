@@ -438,6 +438,11 @@ impl Counter {
         let Some(shape) = contract.record() else {
             return Ok(());
         };
+        // Keys above all before them need no fetching, and while every key
+        // has been so there is nothing to fetch (`Uniques::fetches_ahead`):
+        // this batch then fetches nothing.
+        let fetching =
+            matches!(&self.keys, Keys::Claimed { uniques, .. } if uniques.fetches_ahead());
         let fetch = |keys: &mut Keys, i: usize| {
             if let (Some(LoggedRecord::Keys(ahead)), Keys::Claimed { uniques, .. }) =
                 (log.get(i), keys)
@@ -445,10 +450,14 @@ impl Counter {
                 uniques.prefetch(shape, ahead);
             }
         };
-        (0..KEYS_AHEAD).for_each(|i| fetch(&mut self.keys, i));
+        if fetching {
+            (0..KEYS_AHEAD).for_each(|i| fetch(&mut self.keys, i));
+        }
         let mut i = 0;
         while let Some(record) = log.get(i) {
-            fetch(&mut self.keys, i + KEYS_AHEAD);
+            if fetching {
+                fetch(&mut self.keys, i + KEYS_AHEAD);
+            }
             match (record, &mut self.keys) {
                 (LoggedRecord::Keys(keys), Keys::Claimed { uniques, .. }) => {
                     let taken = uniques.settle_keys(shape, keys);

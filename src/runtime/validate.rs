@@ -857,6 +857,12 @@ impl Uniques {
         }
     }
 
+    /// Would fetching keys' places ahead (`prefetch`) do anything? Not
+    /// while every key so far came above the keys before it.
+    pub fn fetches_ahead(&self) -> bool {
+        self.seen.iter().any(KeySet::fetches_ahead)
+    }
+
     /// Start loading the slots where the lookups of `keys` (of a record
     /// of `shape`) begin.
     #[inline]

@@ -72,9 +72,14 @@ impl KeySet {
     /// above every key now needs no lookup, nor does a key while the
     /// table is empty.
     pub fn prefetch(&self, key: &[u8]) {
-        if !self.table.is_empty() && !self.above_all(key) {
+        if self.fetches_ahead() && !self.above_all(key) {
             self.table.prefetch(Hashed::of(key));
         }
+    }
+
+    /// Would `prefetch` do anything? Not before the table has a key.
+    pub fn fetches_ahead(&self) -> bool {
+        !self.table.is_empty()
     }
 
     /// Insert `key` unless it is there; was it new? In the table, one

@@ -182,7 +182,7 @@ impl Run {
 }
 
 /// How many bytes `a` and `b` share at their start, compared eight at a
-/// time.
+/// time (the last eight of the shorter one's length at once).
 fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     let n = a.len().min(b.len());
     let mut i = 0;
@@ -193,6 +193,12 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
             return i + ((x ^ y).trailing_zeros() / 8) as usize;
         }
         i += 8;
+    }
+    if n >= 8 && i < n {
+        // The last eight bytes, overlapping some compared already.
+        let x = u64::from_le_bytes(a[n - 8..n].try_into().expect("eight bytes"));
+        let y = u64::from_le_bytes(b[n - 8..n].try_into().expect("eight bytes"));
+        return n - 8 + ((x ^ y).trailing_zeros() / 8).min(8) as usize;
     }
     i + a[i..n]
         .iter()
@@ -231,6 +237,22 @@ mod tests {
 
     fn id(n: u64) -> Vec<u8> {
         format!("ev-{n:09}").into_bytes()
+    }
+
+    #[test]
+    fn common_prefix_counts_the_bytes_shared() {
+        let base = b"abcdefghijklmnopqrst";
+        for len in 0..=base.len() {
+            let a = &base[..len];
+            assert_eq!(common_prefix(a, a), len);
+            for at in 0..len {
+                let mut b = a.to_vec();
+                b[at] ^= 1;
+                assert_eq!(common_prefix(a, &b), at, "{len} {at}");
+                assert_eq!(common_prefix(&b, a), at, "{len} {at}");
+            }
+            assert_eq!(common_prefix(a, base), len);
+        }
     }
 
     #[test]
