@@ -90,6 +90,29 @@ def machine():
     return os.cpu_count(), model, mem
 
 
+def machine_line():
+    """The machine as the sections of RESULTS.md describe it."""
+    ncpu, model, mem = machine()
+    return f"{ncpu} CPUs (`nproc`), {model}, {mem} memory, Linux {platform.release()}"
+
+
+def write_section(path, begin, end, section):
+    """Put `section`, which starts with the marker line `begin` and ends
+    with `end`, in the file at `path` in place of the section between the
+    same markers, or at its end the first time; the rest is kept."""
+    text = ""
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        text = head + section + rest.split(end, 1)[1].lstrip("\n")
+    else:
+        text = text.rstrip("\n") + ("\n\n" if text else "") + section
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
 def verdict(ok):
     return "**met**" if ok else "**not met**"
 

@@ -86,9 +86,11 @@ done
 
 DUCKDB_VERSION=$("$PY" -c 'import duckdb; print(duckdb.__version__)')
 NOTE_TEXT=$(printf '%s\n' "${NOTES[@]+"${NOTES[@]}"}")
-"$PY" - "$R/hyperfine.json" "$RESULTS" "$ORDERS" "$EVENTS" "$DUCKDB_VERSION" "$(nproc)" "$NOTE_TEXT" <<'PYEOF'
+"$PY" - "$R/hyperfine.json" "$RESULTS" "$ORDERS" "$EVENTS" "$DUCKDB_VERSION" "$(nproc)" "$NOTE_TEXT" "$B" <<'PYEOF'
 import json, os, sys
-runs, results, orders, events, version, cpus, notes = sys.argv[1:8]
+runs, results, orders, events, version, cpus, notes, bench = sys.argv[1:9]
+sys.path.insert(0, bench)
+import report
 times = {r["command"]: r["median"] for r in json.load(open(runs))["results"]}
 lines = [
     "<!-- sql benchmark: begin (bench/sql.sh writes this section) -->",
@@ -110,14 +112,6 @@ for name, path in (("orders", orders), ("events", events)):
 for n in filter(None, notes.splitlines()):
     lines += ["", f"Not timed: {n}"]
 lines.append("<!-- sql benchmark: end -->")
-section = "\n".join(lines) + "\n"
-text = open(results, encoding="utf-8").read() if os.path.exists(results) else ""
-begin, end = "<!-- sql benchmark: begin", "<!-- sql benchmark: end -->"
-if begin in text:
-    head, rest = text.split(begin, 1)
-    text = head + section + rest.split(end, 1)[1].lstrip("\n")
-else:
-    text = text.rstrip("\n") + "\n\n" + section
-open(results, "w", encoding="utf-8").write(text)
+report.write_section(results, lines[0], lines[-1], "\n".join(lines) + "\n")
 PYEOF
 log "wrote the SQL section of $RESULTS"

@@ -13,7 +13,6 @@ import datetime
 import importlib.util
 import json
 import os
-import platform
 import sys
 
 BEGIN = "<!-- rich benchmark: begin (bench/rich.sh writes this section) -->"
@@ -28,15 +27,13 @@ LABELS = {
 }
 
 
-def machine():
-    """The machine line of bench/report.py, which describes the machine for
-    the flat benchmark's section."""
+def flat_report():
+    """bench/report.py, which describes the machine and writes sections."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "report.py")
     spec = importlib.util.spec_from_file_location("flat_report", path)
     flat = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(flat)
-    ncpu, model, mem = flat.machine()
-    return f"{ncpu} CPUs (`nproc`), {model}, {mem} memory, Linux {platform.release()}"
+    return flat
 
 
 def section(rdir, events):
@@ -64,7 +61,7 @@ def section(rdir, events):
         "Written by `bench/rich.sh` (do not edit by hand; re-run the script).",
         "",
         f"- Date: {measured:%Y-%m-%d %H:%M} UTC",
-        f"- Machine: {machine()}",
+        f"- Machine: {flat_report().machine_line()}",
     ]
     lines += [f"- {n}" for n in notes]
     defects = ", ".join(f"{k} {v:,}" for k, v in meta["defects"].items())
@@ -122,18 +119,7 @@ def main():
     if len(sys.argv) != 4:
         sys.exit("usage: report.py RESULTS_DIR EVENTS.jsonl RESULTS.md")
     rdir, events, out = sys.argv[1:]
-    text = ""
-    if os.path.exists(out):
-        with open(out, encoding="utf-8") as f:
-            text = f.read()
-    new = section(rdir, events)
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + new + rest.split(END, 1)[1].lstrip("\n")
-    else:
-        text = text.rstrip("\n") + ("\n\n" if text else "") + new
-    with open(out, "w", encoding="utf-8") as f:
-        f.write(text)
+    flat_report().write_section(out, BEGIN, END, section(rdir, events))
 
 
 if __name__ == "__main__":

@@ -21,3 +21,4 @@ pub mod scan;
 pub mod stdlib_native;
 pub mod validate;
 pub mod value;
+pub mod varint;

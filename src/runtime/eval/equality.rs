@@ -17,6 +17,7 @@ use rustc_hash::FxHasher;
 use smallvec::SmallVec;
 
 use crate::runtime::value::{NumKind, Value};
+use crate::runtime::varint;
 
 /// Structural equality: `1 == 1.0`, records equal whatever their order.
 pub fn equal(a: &Value, b: &Value) -> bool {
@@ -366,7 +367,7 @@ pub fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
 /// Every value's bytes say where they end, so no key of one or more values
 /// is the start of another key of as many values.
 pub fn write_key(v: &Value, out: &mut Vec<u8>) {
-    let len = |n: usize, out: &mut Vec<u8>| write_varint(n as u64, out);
+    let len = |n: usize, out: &mut Vec<u8>| varint::write(n as u64, out);
     if let Some(key) = number_key(v) {
         out.push(2);
         match key {
@@ -380,7 +381,7 @@ pub fn write_key(v: &Value, out: &mut Vec<u8>) {
             }
             NumberKey::Exact(d) => {
                 out.extend_from_slice(&[2, u8::from(d.negative)]);
-                write_varint(zigzag(d.point), out);
+                varint::write(zigzag(d.point), out);
                 len(d.digits.len(), out);
                 out.extend_from_slice(&d.digits);
             }
@@ -437,7 +438,7 @@ pub fn write_key(v: &Value, out: &mut Vec<u8>) {
 /// claimed without building its value.
 pub fn write_key_text(s: &str, out: &mut Vec<u8>) {
     out.push(3);
-    write_varint(s.len() as u64, out);
+    varint::write(s.len() as u64, out);
     out.extend_from_slice(s.as_bytes());
 }
 
@@ -455,16 +456,6 @@ fn write_ordered_int(i: i64, out: &mut Vec<u8>) {
         false => 0x80 + len as u8,
     });
     out.extend_from_slice(&bytes[8 - len..]);
-}
-
-/// `n` in groups of seven bits, low first, each byte but the last with
-/// its top bit set.
-fn write_varint(mut n: u64, out: &mut Vec<u8>) {
-    while n >= 0x80 {
-        out.push(n as u8 | 0x80);
-        n >>= 7;
-    }
-    out.push(n as u8);
 }
 
 /// A signed integer as an unsigned one that is small when it is near zero.
@@ -691,14 +682,12 @@ mod tests {
         }
         ints.sort_unstable();
         ints.dedup();
-        let keys: Vec<Vec<u8>> = ints
-            .iter()
-            .map(|&i| {
-                let mut out = Vec::new();
-                write_key(&Value::Int(i), &mut out);
-                out
-            })
-            .collect();
+        let key = |i: i64| {
+            let mut out = Vec::new();
+            write_key(&Value::Int(i), &mut out);
+            out
+        };
+        let keys: Vec<Vec<u8>> = ints.iter().map(|&i| key(i)).collect();
         for (pair, ints) in keys.windows(2).zip(ints.windows(2)) {
             assert!(pair[0] < pair[1], "{} and {}", ints[0], ints[1]);
             assert!(
@@ -708,11 +697,6 @@ mod tests {
                 ints[1]
             );
         }
-        let key = |i: i64| {
-            let mut out = Vec::new();
-            write_key(&Value::Int(i), &mut out);
-            out
-        };
         assert_eq!(key(0)[2..], [0x80]);
         assert_eq!(key(1)[2..], [0x81, 1]);
         assert_eq!(key(-1)[2..], [0x7f]);

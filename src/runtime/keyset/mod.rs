@@ -177,9 +177,9 @@ mod tests {
         x ^ (x >> 31)
     }
 
-    /// The set against `HashSet` over `keys` offered in turn, each with
-    /// `claim`, `insert` or `holds` as its number says: the same answer
-    /// every time, and the same keys at the end.
+    /// The set against `HashSet` over `keys` offered in turn: each looked
+    /// up and fetched ahead, then inserted (every third, when new) or
+    /// claimed; the same answer every time, and the same keys at the end.
     fn agrees_with_a_hash_set(keys: impl IntoIterator<Item = Vec<u8>>) -> KeySet {
         let mut set = KeySet::default();
         let mut model = HashSet::new();

@@ -12,6 +12,8 @@
 
 use smallvec::SmallVec;
 
+use crate::runtime::varint;
+
 /// Keys between two keys stored whole.
 const BLOCK: usize = 16;
 /// The size of a chunk of the run's bytes; an entry never spans two.
@@ -19,15 +21,21 @@ const CHUNK: usize = 1 << 20;
 /// The most bytes an entry's two lengths take.
 const HEAD: usize = 20;
 
+/// A place in the run's chunks.
+#[derive(Clone, Copy, PartialEq)]
+struct Place {
+    chunk: u32,
+    offset: u32,
+}
+
 /// Ascending keys, front-coded; see the module comment.
 #[derive(Default)]
 pub(super) struct Run {
     /// The entries, in chunks that never move or grow past their
     /// capacity.
     chunks: Vec<Vec<u8>>,
-    /// Where each block's first entry (a key stored whole) lies: its
-    /// chunk's number above its offset.
-    blocks: Vec<u64>,
+    /// Where each block's first entry (a key stored whole) lies.
+    blocks: Vec<Place>,
     /// The last key appended, whole; kept when the run is emptied.
     last: Vec<u8>,
     /// Keys in the current (last) block.
@@ -82,10 +90,15 @@ impl Run {
             self.chunks.push(Vec::with_capacity(capacity));
             shared = 0;
         }
-        let number = self.chunks.len() as u64 - 1;
+        let number = self.chunks.len() - 1;
         let chunk = self.chunks.last_mut().expect("a chunk is open");
         if shared == 0 {
-            self.blocks.push((number << 32) | chunk.len() as u64);
+            // A block starts within a chunk's first MiB (a longer key has
+            // a chunk of its own), and 2^32 chunks are 4 PiB of keys.
+            self.blocks.push(Place {
+                chunk: u32::try_from(number).expect("a chunk number fits 32 bits"),
+                offset: u32::try_from(chunk.len()).expect("an offset fits 32 bits"),
+            });
             self.in_block = 0;
         }
         let rest = &key[shared..];
@@ -93,8 +106,8 @@ impl Run {
             // Both lengths in a byte each, as nearly always.
             (Ok(s @ 0..0x80), Ok(r @ 0..0x80)) => chunk.extend_from_slice(&[s, r]),
             _ => {
-                write_varint(shared, chunk);
-                write_varint(rest.len(), chunk);
+                varint::write(shared as u64, chunk);
+                varint::write(rest.len() as u64, chunk);
             }
         }
         chunk.extend_from_slice(rest);
@@ -144,33 +157,29 @@ impl Run {
     }
 
     /// The first key of the block at `at`, stored whole.
-    fn first_of(&self, at: u64) -> &[u8] {
-        let (chunk, mut i) = self.place(at);
-        let shared = read_varint(chunk, &mut i);
+    fn first_of(&self, at: Place) -> &[u8] {
+        let chunk = &self.chunks[at.chunk as usize];
+        let mut i = at.offset as usize;
+        let shared = read_len(chunk, &mut i);
         debug_assert_eq!(shared, 0, "a block opens with a whole key");
-        let len = read_varint(chunk, &mut i);
+        let len = read_len(chunk, &mut i);
         &chunk[i..i + len]
-    }
-
-    fn place(&self, at: u64) -> (&[u8], usize) {
-        (
-            &self.chunks[(at >> 32) as usize],
-            (at & 0xffff_ffff) as usize,
-        )
     }
 
     /// The keys of block `block`, in order, to `f` while it returns true.
     fn each_in_block(&self, block: usize, mut f: impl FnMut(&[u8]) -> bool) {
-        let (chunk, mut i) = self.place(self.blocks[block]);
+        let at = self.blocks[block];
+        let chunk = &self.chunks[at.chunk as usize];
         // The block ends where the next begins, or with its chunk.
         let end = match self.blocks.get(block + 1) {
-            Some(&next) if next >> 32 == self.blocks[block] >> 32 => (next & 0xffff_ffff) as usize,
+            Some(next) if next.chunk == at.chunk => next.offset as usize,
             _ => chunk.len(),
         };
+        let mut i = at.offset as usize;
         let mut key: SmallVec<[u8; 64]> = SmallVec::new();
         while i < end {
-            let shared = read_varint(chunk, &mut i);
-            let len = read_varint(chunk, &mut i);
+            let shared = read_len(chunk, &mut i);
+            let len = read_len(chunk, &mut i);
             key.truncate(shared);
             key.extend_from_slice(&chunk[i..i + len]);
             i += len;
@@ -179,6 +188,11 @@ impl Run {
             }
         }
     }
+}
+
+/// A length the run wrote at `*at`.
+fn read_len(bytes: &[u8], at: &mut usize) -> usize {
+    varint::read(bytes, at) as usize
 }
 
 /// How many bytes `a` and `b` share at their start, compared eight at a
@@ -205,30 +219,6 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
         .zip(&b[i..n])
         .take_while(|(x, y)| x == y)
         .count()
-}
-
-/// `n` in groups of seven bits, low first, each byte but the last with
-/// its top bit set.
-fn write_varint(mut n: usize, out: &mut Vec<u8>) {
-    while n >= 0x80 {
-        out.push(n as u8 | 0x80);
-        n >>= 7;
-    }
-    out.push(n as u8);
-}
-
-fn read_varint(bytes: &[u8], i: &mut usize) -> usize {
-    let mut n = 0;
-    let mut shift = 0;
-    loop {
-        let b = bytes[*i];
-        *i += 1;
-        n |= ((b & 0x7f) as usize) << shift;
-        if b < 0x80 {
-            return n;
-        }
-        shift += 7;
-    }
 }
 
 #[cfg(test)]
@@ -295,9 +285,8 @@ mod tests {
         assert!(run.chunks.len() > 1);
         for k in &keys {
             assert!(run.holds(k));
-            let mut shorter = k.clone();
-            shorter.pop();
-            assert!(!run.holds(&shorter) || keys.contains(&shorter));
+            // Every key's first four bytes are its own.
+            assert!(!run.holds(&k[..k.len() - 1]));
         }
         let mut drained = Vec::new();
         run.drain(|k| drained.push(k.to_vec()));
