@@ -135,11 +135,15 @@ fn counts_and_reports_agree_across_thread_counts() {
 
 /// A file over the splitting threshold whose records repeat their keys
 /// across it: valid, invalid and warned records with keys taken before
-/// and after, records with no key, lines that do not decode.
+/// and after, records with no key, lines that do not decode. The first
+/// half's ids count up; the second's repeat them out of order.
 fn keyed_file(dir: &Path) -> PathBuf {
     let mut lines = Vec::new();
     for i in 0..30_000u64 {
-        let id = (i * 7919) % 12_000;
+        let id = match i {
+            0..15_000 => format!("{i:05}"),
+            _ => format!("{:05}", (i * 7919) % 12_000),
+        };
         let note = "n".repeat((i % 50) as usize);
         lines.push(match i % 97 {
             0 => "{\"id\": \"r1\"".to_string(),

@@ -433,11 +433,27 @@ impl Counter {
     /// the file, or this counter's own): each valid record's keys claimed,
     /// their slots fetched a few records ahead, each logged line validated
     /// with the keys claimed so far.
-    fn settle_log(&mut self, log: &KeyLog) -> Result<()> {
+    fn settle_log(&mut self, log: &mut KeyLog) -> Result<()> {
         let contract = self.contract.clone();
         let Some(shape) = contract.record() else {
             return Ok(());
         };
+        let (tally, keys) = (&mut self.tally, &mut self.keys);
+        if let (Some((batch, keyless)), Keys::Claimed { uniques, .. }) = (log.ascending(), keys) {
+            // Keys in order, each record's one key or none: above all
+            // claimed so far, they are taken whole, and every record is
+            // new; else each is settled in turn.
+            let n = batch.len();
+            if uniques.append(shape, batch) {
+                tally.total += n as i64;
+                tally.ok += n as i64;
+            } else {
+                batch.drain(|key| tally.add_unique(shape, &uniques.settle_key(shape, key)));
+            }
+            tally.total += keyless as i64;
+            tally.ok += keyless as i64;
+            return Ok(());
+        }
         // Keys above all before them need no fetching, and while every key
         // has been so there is nothing to fetch (`Uniques::fetches_ahead`):
         // this batch then fetches nothing.
@@ -476,8 +492,8 @@ impl Counter {
         let Keys::Claimed { pending, .. } = &mut self.keys else {
             return Ok(());
         };
-        let pending = std::mem::take(pending);
-        let settled = self.settle_log(&pending);
+        let mut pending = std::mem::take(pending);
+        let settled = self.settle_log(&mut pending);
         if let Keys::Claimed { pending: kept, .. } = &mut self.keys {
             *kept = pending.cleared();
         }
@@ -660,9 +676,9 @@ fn run_keyed(
     };
     let mut here = Counter::new(interp, contract, consumer, path, interp.meter(), false);
     let mut total = Tally::default();
-    let mut take = |(tally, log): (Tally, KeyLog)| {
+    let mut take = |(tally, mut log): (Tally, KeyLog)| {
         total.merge(&tally);
-        here.settle_log(&log)?;
+        here.settle_log(&mut log)?;
         here.show(None);
         Ok(true)
     };

@@ -15,7 +15,7 @@ use crate::runtime::eval::{
     push_frame, write_key, write_key_text, Env, Interp, Origin, Result, Slots,
 };
 use crate::runtime::json::write_json;
-use crate::runtime::keyset::KeySet;
+use crate::runtime::keyset::{Ascending, KeySet};
 use crate::runtime::value::{Key, Okay, Record, Value};
 use crate::syntax::canonical::write_json_string;
 
@@ -153,12 +153,22 @@ impl Written {
 /// valid, and, from a worker counting a chunk, the text of each record
 /// whose outcome its keys decide and the check could not judge (one that
 /// warns, say). They are settled in the order of the file (`counting`).
+///
+/// Keys often come in order. While every record logged has at most one
+/// key (its contract has one `unique`) and each key is greater than the
+/// one before, the keys are kept as a batch the set takes whole
+/// (`Ascending`) and no record is entered: settling them is then a copy
+/// of their bytes when they lie above every key the set holds.
 #[derive(Default)]
 pub struct KeyLog {
     bytes: Vec<u8>,
     keys: Vec<KeyEntry>,
     texts: Vec<u8>,
     entries: Vec<Logged>,
+    /// While `entries` is empty: the keys in order, and how many records
+    /// had none (an absent or null field, §4.4).
+    ascending: Ascending,
+    keyless: usize,
 }
 
 /// One record of a `KeyLog`: its keys, or its text.
@@ -181,14 +191,66 @@ impl KeyLog {
     pub fn keys<'v>(&mut self, shape: &RecordShape, field: impl Fn(usize) -> KeyPart<'v>) {
         let first = self.keys.len();
         write_keys(&mut self.bytes, &mut self.keys, shape, field);
+        if self.entries.is_empty() && shape.uniques.len() == 1 {
+            // Still in order: the key joins the batch, or the record has
+            // none.
+            match self.keys.pop() {
+                None => {
+                    self.keyless += 1;
+                    return;
+                }
+                Some((_, key)) if self.ascending.push_above(&self.bytes[key.clone()]) => {
+                    self.bytes.clear();
+                    return;
+                }
+                Some(entry) => {
+                    // Out of order: the batch is entered first.
+                    let key = std::mem::take(&mut self.bytes);
+                    self.enter_ascending();
+                    let start = self.bytes.len();
+                    self.bytes.extend_from_slice(&key[entry.1]);
+                    self.keys.push((entry.0, start..self.bytes.len()));
+                    let at = self.keys.len() - 1;
+                    self.entries.push(Logged::Keys(at..at + 1));
+                    return;
+                }
+            }
+        }
         self.entries.push(Logged::Keys(first..self.keys.len()));
     }
 
     /// Log the line of a record whose keys decide its outcome.
     pub fn line(&mut self, text: &[u8]) {
+        self.enter_ascending();
         let start = self.texts.len();
         self.texts.extend_from_slice(text);
         self.entries.push(Logged::Line(start..self.texts.len()));
+    }
+
+    /// Enter the records kept as a batch in order as records of their
+    /// own, in their order, so that the next may be logged after them.
+    fn enter_ascending(&mut self) {
+        if !self.entries.is_empty() {
+            return;
+        }
+        for _ in 0..std::mem::take(&mut self.keyless) {
+            let at = self.keys.len();
+            self.entries.push(Logged::Keys(at..at));
+        }
+        let (bytes, keys, entries) = (&mut self.bytes, &mut self.keys, &mut self.entries);
+        self.ascending.drain(|key| {
+            let start = bytes.len();
+            bytes.extend_from_slice(key);
+            keys.push((0, start..bytes.len()));
+            entries.push(Logged::Keys(keys.len() - 1..keys.len()));
+        });
+    }
+
+    /// The records kept as a batch of keys in order, if the log holds
+    /// nothing else: the keys, and how many records had none. Settling
+    /// them claims those keys in their order.
+    pub fn ascending(&mut self) -> Option<(&mut Ascending, usize)> {
+        (self.entries.is_empty()).then_some((&mut self.ascending, self.keyless))
     }
 
     /// An empty log with room for as much as this one holds: a worker
@@ -200,6 +262,8 @@ impl KeyLog {
             keys: Vec::with_capacity(self.keys.len()),
             texts: Vec::with_capacity(self.texts.len()),
             entries: Vec::with_capacity(self.entries.len()),
+            ascending: Ascending::default(),
+            keyless: 0,
         }
     }
 
@@ -209,19 +273,22 @@ impl KeyLog {
         self.keys.clear();
         self.texts.clear();
         self.entries.clear();
+        self.ascending.clear();
+        self.keyless = 0;
         self
     }
 
     /// How many records are logged.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.entries.len() + self.ascending.len() + self.keyless
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len() == 0
     }
 
-    /// The `i`th record logged.
+    /// The `i`th record entered (none while the log holds a batch in
+    /// order only, `ascending`).
     pub fn get(&self, i: usize) -> Option<LoggedRecord<'_>> {
         Some(match self.entries.get(i)? {
             Logged::Keys(keys) => LoggedRecord::Keys(RecordKeys {
@@ -869,6 +936,26 @@ impl Uniques {
     pub fn prefetch(&mut self, shape: &RecordShape, keys: RecordKeys<'_>) {
         self.sets(shape);
         keys.prefetch(&self.seen);
+    }
+
+    /// Claim a batch of keys in order, of a contract with one `unique`,
+    /// whole: when they all lie above every key claimed so far, every
+    /// record of the batch is new and its key claimed. Were they? (The
+    /// batch is then empty.)
+    pub fn append(&mut self, shape: &RecordShape, keys: &mut Ascending) -> bool {
+        self.sets(shape);
+        self.seen[0].append(keys)
+    }
+
+    /// `settle_keys` for a record of a contract with one `unique`, whose
+    /// key is `key`.
+    pub fn settle_key(&mut self, shape: &RecordShape, key: &[u8]) -> SmallVec<[usize; 2]> {
+        let keys = [(0, 0..key.len())];
+        let keys = RecordKeys {
+            bytes: key,
+            keys: &keys,
+        };
+        self.settle_keys(shape, keys)
     }
 
     /// Step 6 of §4.8 for a record of `shape` whose keys are `keys`: the

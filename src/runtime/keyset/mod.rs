@@ -42,6 +42,46 @@ pub struct KeySet {
     searches: AtomicUsize,
 }
 
+/// Keys in ascending order, each greater than the one before, gathered
+/// away from a set (by a worker, say) for a set to take whole: stored as
+/// a set's run stores them, so that taking them is a copy of their bytes
+/// when they all lie above the set's keys (`KeySet::append`).
+pub struct Ascending {
+    keys: Run,
+}
+
+impl Default for Ascending {
+    fn default() -> Ascending {
+        Ascending { keys: Run::batch() }
+    }
+}
+
+impl Ascending {
+    /// Add `key` if it is greater than every key added before; was it?
+    pub fn push_above(&mut self, key: &[u8]) -> bool {
+        self.keys.push_above(key)
+    }
+
+    /// How many keys are held.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.keys.len() == 0
+    }
+
+    /// Let go of every key, the memory kept.
+    pub fn clear(&mut self) {
+        self.keys.clear();
+    }
+
+    /// Every key, in order, to `f`; then there are none.
+    pub fn drain(&mut self, f: impl FnMut(&[u8])) {
+        self.keys.drain(f);
+    }
+}
+
 /// A key's hash, computed for a key the table looks up or inserts.
 #[derive(Clone, Copy)]
 struct Hashed(u64);
@@ -94,6 +134,18 @@ impl KeySet {
         let new = self.table.claim(Hashed::of(key), key);
         self.retire_if_searched();
         new
+    }
+
+    /// Take every key of `keys` when the least of them is greater than
+    /// every key here, so that all are new: their bytes are copied into
+    /// the run, with no key looked at. Were they taken? (`keys` is then
+    /// empty, its memory kept.)
+    pub fn append(&mut self, keys: &mut Ascending) -> bool {
+        let above = keys.keys.first().is_some_and(|first| self.above_all(first));
+        if above {
+            self.run.append(&mut keys.keys);
+        }
+        above
     }
 
     /// How many keys the set holds.

@@ -16,8 +16,11 @@ use crate::runtime::varint;
 
 /// Keys between two keys stored whole.
 const BLOCK: usize = 16;
-/// The size of a chunk of the run's bytes; an entry never spans two.
+/// The size of a chunk of a set's run; an entry never spans two.
 const CHUNK: usize = 1 << 20;
+/// The size of a chunk of a batch of keys on its way to a set
+/// (`Run::batch`), a few thousand keys.
+const BATCH_CHUNK: usize = 1 << 16;
 /// The most bytes an entry's two lengths take.
 const HEAD: usize = 20;
 
@@ -29,7 +32,6 @@ struct Place {
 }
 
 /// Ascending keys, front-coded; see the module comment.
-#[derive(Default)]
 pub(super) struct Run {
     /// The entries, in chunks that never move or grow past their
     /// capacity.
@@ -43,9 +45,35 @@ pub(super) struct Run {
     len: usize,
     /// Has a key ever been appended?
     started: bool,
+    /// The size of a new chunk.
+    chunk_bytes: usize,
+}
+
+impl Default for Run {
+    fn default() -> Run {
+        Run::with_chunks(CHUNK)
+    }
 }
 
 impl Run {
+    fn with_chunks(chunk_bytes: usize) -> Run {
+        Run {
+            chunks: Vec::new(),
+            blocks: Vec::new(),
+            last: Vec::new(),
+            in_block: 0,
+            len: 0,
+            started: false,
+            chunk_bytes,
+        }
+    }
+
+    /// A run for a batch of keys that a set's run will take whole
+    /// (`append`): in smaller chunks, since it holds a few thousand keys.
+    pub fn batch() -> Run {
+        Run::with_chunks(BATCH_CHUNK)
+    }
+
     /// How many keys the run holds.
     pub fn len(&self) -> usize {
         self.len
@@ -86,7 +114,7 @@ impl Run {
         let room = self.chunks.last().map_or(0, |c| c.capacity() - c.len());
         if room < HEAD + key.len() - shared {
             // A new chunk opens a new block, whose first key is whole.
-            let capacity = CHUNK.max(HEAD + key.len());
+            let capacity = self.chunk_bytes.max(HEAD + key.len());
             self.chunks.push(Vec::with_capacity(capacity));
             shared = 0;
         }
@@ -152,6 +180,54 @@ impl Run {
         }
         self.chunks = Vec::new();
         self.blocks = Vec::new();
+        self.in_block = 0;
+        self.len = 0;
+    }
+
+    /// Append every key of `batch`, whose first key is greater than every
+    /// key appended here before, and empty it (its chunks kept for its
+    /// next keys). Each chunk of the batch opens with a key stored whole,
+    /// so its bytes are copied as they are; only the places of its blocks
+    /// move. The batch's first block may follow a block shorter than
+    /// `BLOCK`, which a lookup reads as any other.
+    pub fn append(&mut self, batch: &mut Run) {
+        debug_assert!(batch
+            .first()
+            .is_some_and(|k| self.last().is_none_or(|l| k > l)));
+        let mut blocks = batch.blocks.iter().peekable();
+        for (number, bytes) in batch.chunks.iter().enumerate() {
+            let room = self.chunks.last().map_or(0, |c| c.capacity() - c.len());
+            if room < bytes.len() {
+                let capacity = self.chunk_bytes.max(bytes.len());
+                self.chunks.push(Vec::with_capacity(capacity));
+            }
+            let at = self.chunks.len() - 1;
+            let chunk = &mut self.chunks[at];
+            let base = chunk.len();
+            chunk.extend_from_slice(bytes);
+            while let Some(place) = blocks.next_if(|p| p.chunk as usize == number) {
+                self.blocks.push(Place {
+                    chunk: u32::try_from(at).expect("a chunk number fits 32 bits"),
+                    offset: u32::try_from(base + place.offset as usize)
+                        .expect("an offset fits 32 bits"),
+                });
+            }
+        }
+        self.in_block = batch.in_block;
+        self.len += batch.len;
+        self.last.clone_from(&batch.last);
+        self.started = true;
+        batch.clear();
+    }
+
+    /// Empty the run, its memory and its last key kept.
+    pub fn clear(&mut self) {
+        for chunk in &mut self.chunks {
+            chunk.clear();
+        }
+        // Only the first chunk is kept, so that a batch stays small.
+        self.chunks.truncate(1);
+        self.blocks.clear();
         self.in_block = 0;
         self.len = 0;
     }
@@ -260,6 +336,45 @@ mod tests {
         assert!(!run.holds(b"ev"));
         assert!(!run.holds(b"ev-999999999"));
         assert!(!run.holds(b""));
+    }
+
+    /// Batches of every size appended whole, some holding a key longer
+    /// than a batch's chunk: the run holds exactly their keys, in order,
+    /// and takes single keys after them as before.
+    #[test]
+    fn batches_appended_whole() {
+        let mut run = Run::default();
+        let mut batch = Run::batch();
+        let mut keys = Vec::new();
+        let mut n = 0;
+        for size in (1..40).map(|b| (b * b * 7) % 3_000 + 1) {
+            for i in 0..size {
+                n += 1 + i % 3;
+                let mut k = id(n);
+                if n % 997 == 0 {
+                    k.extend(std::iter::repeat_n(b'~', BATCH_CHUNK + 3));
+                }
+                assert!(batch.push_above(&k));
+                keys.push(k);
+            }
+            run.append(&mut batch);
+            assert_eq!((batch.len(), run.len()), (0, keys.len()));
+            assert_eq!(run.last(), keys.last().map(Vec::as_slice));
+        }
+        n += 1;
+        assert!(run.push_above(&id(n)));
+        keys.push(id(n));
+        assert!(run.chunks.len() > 1 && run.blocks.len() > keys.len() / BLOCK);
+        for k in &keys {
+            assert!(run.holds(k));
+        }
+        let held: std::collections::HashSet<&Vec<u8>> = keys.iter().collect();
+        for m in 0..n + 2 {
+            assert_eq!(run.holds(&id(m)), held.contains(&id(m)), "{m}");
+        }
+        let mut drained = Vec::new();
+        run.drain(|k| drained.push(k.to_vec()));
+        assert_eq!(drained, keys);
     }
 
     /// Keys of every length, some much longer than a chunk, and keys that
