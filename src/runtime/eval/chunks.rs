@@ -12,14 +12,14 @@
 //! memory stays bounded whatever the file's size.
 
 use std::collections::BTreeMap;
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 use std::rc::Rc;
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
 
 use super::{cannot_read, check_interrupt, Interp, Parallel, Result, RuntimeError, SentError};
 use crate::runtime::counting::{json_lines, MIN_SPLIT_BYTES};
-use crate::runtime::json::{fill, BOM};
+use crate::runtime::json::BOM;
 
 /// How many bytes a chunk holds, at least (a longer line makes a longer
 /// chunk).
@@ -185,8 +185,19 @@ impl Chunks {
                 }
                 searched = chunk.len();
             }
-            let buf = match fill(reader) {
-                Ok(buf) => buf,
+            // Read into the chunk itself: a file's reader then reads past
+            // its buffer, straight into the chunk's spare room, and the
+            // bytes are not copied once more.
+            let room = (CHUNK_BYTES + READ_ROOM).saturating_sub(chunk.len());
+            match reader
+                .take(room.max(READ_ROOM) as u64)
+                .read_to_end(&mut chunk)
+            {
+                Ok(0) => {
+                    self.ended = true;
+                    break;
+                }
+                Ok(_) => {}
                 Err(e) => {
                     // As a source has it: the line being read is lost, and
                     // the failure stands in its place.
@@ -196,14 +207,7 @@ impl Chunks {
                     self.ended = true;
                     break;
                 }
-            };
-            if buf.is_empty() {
-                self.ended = true;
-                break;
             }
-            chunk.extend_from_slice(buf);
-            let n = buf.len();
-            reader.consume(n);
         }
         if std::mem::take(&mut self.at_start) && chunk.starts_with(BOM) {
             chunk.drain(..BOM.len());
