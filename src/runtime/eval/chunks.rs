@@ -47,7 +47,23 @@ pub(crate) struct Job {
     seq: usize,
     /// The number of its first line.
     pub first_line: u64,
+    /// Its bytes. A worker that keeps them takes them (`mem::take`);
+    /// otherwise they go back to the reader with the job, to be filled
+    /// again (fresh memory for every chunk cost the kernel a page fault
+    /// for each page of it).
     pub bytes: Vec<u8>,
+    back: Sender<Vec<u8>>,
+}
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        // A chunk grown far past its size by a long line is let go.
+        let capacity = self.bytes.capacity();
+        if capacity > 0 && capacity <= 4 * (CHUNK_BYTES + READ_ROOM) {
+            // The reader may be gone: the bytes are then freed.
+            let _ = self.back.send(std::mem::take(&mut self.bytes));
+        }
+    }
 }
 
 /// What a worker does with each chunk, made on the worker's thread.
@@ -86,6 +102,7 @@ pub(crate) fn spread<R: Send>(
     let (jobs, taken) = mpsc::sync_channel::<Job>(in_flight);
     let taken = Arc::new(Mutex::new(taken));
     let (done, results) = mpsc::channel();
+    let (back, spare) = mpsc::channel();
     std::thread::scope(|scope| {
         for _ in 0..workers {
             let (taken, done) = (taken.clone(), done.clone());
@@ -96,9 +113,12 @@ pub(crate) fn spread<R: Send>(
         }
         drop(done);
         // Dropping `jobs` on the way out, however it ends, stops the workers.
-        feed(&mut reader, jobs, &results, in_flight, take)
+        feed(&mut reader, (jobs, back, spare), &results, in_flight, take)
     })
 }
+
+/// Where a chunk goes to its worker, and where its bytes come back.
+type Ways = (SyncSender<Job>, Sender<Vec<u8>>, Receiver<Vec<u8>>);
 
 type Done<R> = (usize, std::result::Result<R, SentError>);
 
@@ -106,7 +126,7 @@ type Done<R> = (usize, std::result::Result<R, SentError>);
 /// the order of the file.
 fn feed<R>(
     reader: &mut Box<dyn BufRead>,
-    jobs: SyncSender<Job>,
+    (jobs, back, spare): Ways,
     results: &Receiver<Done<R>>,
     in_flight: usize,
     take: &mut dyn FnMut(R) -> Result<bool>,
@@ -124,7 +144,7 @@ fn feed<R>(
     loop {
         while !chunks.ended && sent - taken < in_flight {
             check_interrupt()?;
-            let Some((first_line, bytes)) = chunks.next(reader) else {
+            let Some((first_line, bytes)) = chunks.next(reader, &spare) else {
                 break;
             };
             let seq = sent;
@@ -132,6 +152,7 @@ fn feed<R>(
                 seq,
                 first_line,
                 bytes,
+                back: back.clone(),
             })
             .map_err(|_| lost())?;
             sent += 1;
@@ -168,9 +189,16 @@ struct Chunks {
 }
 
 impl Chunks {
-    /// The next chunk and the number of its first line; `None` at the end.
-    fn next(&mut self, reader: &mut Box<dyn BufRead>) -> Option<(u64, Vec<u8>)> {
-        let mut chunk = std::mem::take(&mut self.carry);
+    /// The next chunk and the number of its first line, in the bytes of
+    /// a chunk given back if there is one; `None` at the end.
+    fn next(
+        &mut self,
+        reader: &mut Box<dyn BufRead>,
+        spare: &Receiver<Vec<u8>>,
+    ) -> Option<(u64, Vec<u8>)> {
+        let mut chunk = spare.try_recv().unwrap_or_default();
+        chunk.clear();
+        chunk.append(&mut self.carry);
         // Room for the whole chunk and a read past its end, so that it is
         // not copied as it grows.
         chunk.reserve((CHUNK_BYTES + READ_ROOM).saturating_sub(chunk.len()));

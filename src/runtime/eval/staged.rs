@@ -201,12 +201,12 @@ impl Spread {
                 })
                 .collect();
             let (name, at): (Rc<str>, _) = (name.as_str().into(), at.clone());
-            Ok(Box::new(move |job| {
+            Ok(Box::new(move |mut job: chunks::Job| {
                 let lines = validated_chunk(
                     &interp,
                     &contract,
                     name.clone(),
-                    job.bytes,
+                    std::mem::take(&mut job.bytes),
                     job.first_line,
                     at.clone(),
                 );

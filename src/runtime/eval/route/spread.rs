@@ -116,11 +116,11 @@ fn route_chunk(
     contract: &Rc<Contract>,
     copier: &Rc<RefCell<Copier>>,
     name: &Rc<str>,
-    job: Job,
+    mut job: Job,
 ) -> Result<Routed> {
     let mut out = Routed::default();
     let mut record_text = Vec::new();
-    let text: Box<dyn BufRead> = Box::new(std::io::Cursor::new(job.bytes));
+    let text: Box<dyn BufRead> = Box::new(std::io::Cursor::new(std::mem::take(&mut job.bytes)));
     let lines = JsonSource::lines(text).with_line_reader(Copier::hook(copier, interp));
     for item in json_items(lines, name.clone(), job.first_line - 1) {
         routed(interp, copier, contract, item?, &mut record_text, &mut out)?;
