@@ -47,22 +47,66 @@ pub(crate) struct Job {
     seq: usize,
     /// The number of its first line.
     pub first_line: u64,
-    /// Its bytes. A worker that keeps them takes them (`mem::take`);
-    /// otherwise they go back to the reader with the job, to be filled
-    /// again (fresh memory for every chunk cost the kernel a page fault
-    /// for each page of it).
+    /// Its bytes, which go back to the reader with the job (or with the
+    /// reader `into_reader` makes of them) to be filled again: fresh
+    /// memory for every chunk cost the kernel a page fault for each page
+    /// of it.
     pub bytes: Vec<u8>,
     back: Sender<Vec<u8>>,
 }
 
 impl Drop for Job {
     fn drop(&mut self) {
-        // A chunk grown far past its size by a long line is let go.
-        let capacity = self.bytes.capacity();
-        if capacity > 0 && capacity <= 4 * (CHUNK_BYTES + READ_ROOM) {
-            // The reader may be gone: the bytes are then freed.
-            let _ = self.back.send(std::mem::take(&mut self.bytes));
-        }
+        give_back(&self.back, std::mem::take(&mut self.bytes));
+    }
+}
+
+impl Job {
+    /// The chunk's bytes as a reader, which gives them back when dropped.
+    pub fn into_reader(mut self) -> Box<dyn BufRead> {
+        let bytes = std::mem::take(&mut self.bytes);
+        Box::new(Lent {
+            text: std::io::Cursor::new(bytes),
+            back: self.back.clone(),
+        })
+    }
+}
+
+/// Give `bytes` back to the reader of the file, unless they are none or a
+/// long line grew them far past a chunk's size; the reader may be gone,
+/// and they are then freed.
+fn give_back(back: &Sender<Vec<u8>>, bytes: Vec<u8>) {
+    let capacity = bytes.capacity();
+    if capacity > 0 && capacity <= 4 * (CHUNK_BYTES + READ_ROOM) {
+        let _ = back.send(bytes);
+    }
+}
+
+/// A chunk's bytes read by a worker, given back when it is done.
+struct Lent {
+    text: std::io::Cursor<Vec<u8>>,
+    back: Sender<Vec<u8>>,
+}
+
+impl Read for Lent {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.text.read(buf)
+    }
+}
+
+impl BufRead for Lent {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.text.fill_buf()
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.text.consume(n);
+    }
+}
+
+impl Drop for Lent {
+    fn drop(&mut self) {
+        give_back(&self.back, std::mem::take(self.text.get_mut()));
     }
 }
 
@@ -302,7 +346,36 @@ fn work<R>(
 
 #[cfg(test)]
 mod tests {
-    use super::lines;
+    use super::*;
+
+    /// A chunk's bytes come back when its job is dropped, or the reader
+    /// made of them; none come back of a chunk grown far past its size.
+    #[test]
+    fn a_chunks_bytes_come_back() {
+        let (back, spare) = mpsc::channel();
+        let job = |bytes: Vec<u8>| Job {
+            seq: 0,
+            first_line: 1,
+            bytes,
+            back: back.clone(),
+        };
+        let mut bytes = Vec::with_capacity(CHUNK_BYTES);
+        bytes.extend_from_slice(b"{}\n");
+        let address = bytes.as_ptr();
+        drop(job(bytes));
+        let again = spare.try_recv().expect("the bytes came back");
+        assert_eq!((again.as_ptr(), again.capacity()), (address, CHUNK_BYTES));
+        let mut reader = job(again).into_reader();
+        let mut text = String::new();
+        reader.read_to_string(&mut text).unwrap();
+        assert_eq!(text, "{}\n");
+        assert!(spare.try_recv().is_err(), "not while it is read");
+        drop(reader);
+        assert_eq!(spare.try_recv().map(|b| b.as_ptr()), Ok(address));
+        drop(job(Vec::with_capacity(5 * (CHUNK_BYTES + READ_ROOM))));
+        drop(job(Vec::new()));
+        assert!(spare.try_recv().is_err());
+    }
 
     /// `lines` cuts as splitting at each newline does, but for the empty
     /// piece such a split leaves after a final newline (or of no bytes).

@@ -201,13 +201,14 @@ impl Spread {
                 })
                 .collect();
             let (name, at): (Rc<str>, _) = (name.as_str().into(), at.clone());
-            Ok(Box::new(move |mut job: chunks::Job| {
+            Ok(Box::new(move |job: chunks::Job| {
+                let first_line = job.first_line;
                 let lines = validated_chunk(
                     &interp,
                     &contract,
                     name.clone(),
-                    std::mem::take(&mut job.bytes),
-                    job.first_line,
+                    job.into_reader(),
+                    first_line,
                     at.clone(),
                 );
                 // What validation judged, for the progress line.

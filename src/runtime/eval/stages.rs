@@ -180,11 +180,10 @@ pub(super) fn validated_chunk(
     interp: &Rc<Interp>,
     contract: &Rc<Contract>,
     name: Rc<str>,
-    chunk: Vec<u8>,
+    text: Box<dyn std::io::BufRead>,
     first_line: u64,
     at: Option<Span>,
 ) -> Items {
-    let text: Box<dyn std::io::BufRead> = Box::new(std::io::Cursor::new(chunk));
     let mut lines = JsonSource::lines(text);
     if let Some(mut check) = LineCheck::building(contract, interp) {
         let hook_interp = interp.clone();

@@ -8,7 +8,6 @@
 //! writes, in the same order, with the same origins.
 
 use std::cell::RefCell;
-use std::io::BufRead;
 use std::rc::Rc;
 
 use super::{routed, Copier, Routes, Targets};
@@ -116,13 +115,14 @@ fn route_chunk(
     contract: &Rc<Contract>,
     copier: &Rc<RefCell<Copier>>,
     name: &Rc<str>,
-    mut job: Job,
+    job: Job,
 ) -> Result<Routed> {
     let mut out = Routed::default();
     let mut record_text = Vec::new();
-    let text: Box<dyn BufRead> = Box::new(std::io::Cursor::new(std::mem::take(&mut job.bytes)));
+    let first_line = job.first_line;
+    let text = job.into_reader();
     let lines = JsonSource::lines(text).with_line_reader(Copier::hook(copier, interp));
-    for item in json_items(lines, name.clone(), job.first_line - 1) {
+    for item in json_items(lines, name.clone(), first_line - 1) {
         routed(interp, copier, contract, item?, &mut record_text, &mut out)?;
     }
     Ok(out)
