@@ -203,13 +203,15 @@ impl KeyLog {
                     self.bytes.clear();
                     return;
                 }
-                Some(entry) => {
-                    // Out of order: the batch is entered first.
-                    let key = std::mem::take(&mut self.bytes);
+                Some((n, key)) => {
+                    // Out of order: the batch is entered first (the log's
+                    // buffers kept, as they are from batch to batch).
+                    let key: SmallVec<[u8; 64]> = SmallVec::from_slice(&self.bytes[key]);
+                    self.bytes.clear();
                     self.enter_ascending();
                     let start = self.bytes.len();
-                    self.bytes.extend_from_slice(&key[entry.1]);
-                    self.keys.push((entry.0, start..self.bytes.len()));
+                    self.bytes.extend_from_slice(&key);
+                    self.keys.push((n, start..self.bytes.len()));
                     let at = self.keys.len() - 1;
                     self.entries.push(Logged::Keys(at..at + 1));
                     return;

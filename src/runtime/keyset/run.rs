@@ -170,7 +170,7 @@ impl Run {
     }
 
     /// Every key of the run, in order, to `f`; the run is then emptied
-    /// (its last key kept).
+    /// (its last key kept, as `clear` keeps it).
     pub fn drain(&mut self, mut f: impl FnMut(&[u8])) {
         for block in 0..self.blocks.len() {
             self.each_in_block(block, |k| {
@@ -178,10 +178,10 @@ impl Run {
                 true
             });
         }
-        self.chunks = Vec::new();
-        self.blocks = Vec::new();
-        self.in_block = 0;
-        self.len = 0;
+        // The first chunk and a few block places are kept for the keys
+        // to come; a long run's other memory is let go.
+        self.clear();
+        self.blocks.shrink_to(1 << 10);
     }
 
     /// Append every key of `batch`, whose first key is greater than every
