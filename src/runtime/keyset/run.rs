@@ -196,6 +196,9 @@ impl Run {
             .is_some_and(|k| self.last().is_none_or(|l| k > l)));
         let mut blocks = batch.blocks.iter().peekable();
         for (number, bytes) in batch.chunks.iter().enumerate() {
+            if bytes.is_empty() {
+                continue;
+            }
             let room = self.chunks.last().map_or(0, |c| c.capacity() - c.len());
             if room < bytes.len() {
                 let capacity = self.chunk_bytes.max(bytes.len());
@@ -375,6 +378,23 @@ mod tests {
         let mut drained = Vec::new();
         run.drain(|k| drained.push(k.to_vec()));
         assert_eq!(drained, keys);
+    }
+
+    /// A batch emptied keeps its first chunk, empty; a key too long for
+    /// it opens another, and a run with no chunk yet takes the batch.
+    #[test]
+    fn a_batch_with_an_empty_chunk() {
+        let mut batch = Run::batch();
+        assert!(batch.push_above(&id(1)));
+        Run::default().append(&mut batch);
+        let mut long = id(2);
+        long.extend(std::iter::repeat_n(b'~', BATCH_CHUNK + 3));
+        assert!(batch.push_above(&long));
+        assert_eq!(batch.chunks.first().map(Vec::len), Some(0));
+        let mut fresh = Run::default();
+        fresh.append(&mut batch);
+        assert!(fresh.holds(&long) && !fresh.holds(&id(1)));
+        assert_eq!(fresh.first(), Some(long.as_slice()));
     }
 
     /// Keys of every length, some much longer than a chunk, and keys that
