@@ -68,20 +68,35 @@ fn write_keys<'v>(
     shape: &RecordShape,
     field: impl Fn(usize) -> KeyPart<'v>,
 ) {
-    'keys: for (n, u) in shape.uniques.iter().enumerate() {
+    for (n, u) in shape.uniques.iter().enumerate() {
         let start = bytes.len();
-        for &s in &u.slots {
-            match field(s as usize) {
-                KeyPart::Value(Value::Null | Value::Absent) => {
-                    bytes.truncate(start);
-                    continue 'keys;
-                }
-                KeyPart::Value(v) => write_key(v, bytes),
-                KeyPart::Text(text) => write_key_text(text, bytes),
-            }
+        if write_key_of(bytes, &u.slots, &field) {
+            keys.push((n, start..bytes.len()));
         }
-        keys.push((n, start..bytes.len()));
     }
+}
+
+/// Append to `bytes` the key of one `unique` whose fields are at `slots`
+/// of a record whose declared fields are `field(slot)`; `false`, nothing
+/// appended, when a field is absent or null and the key is left out
+/// (§4.4).
+fn write_key_of<'v>(
+    bytes: &mut Vec<u8>,
+    slots: &[u32],
+    field: &impl Fn(usize) -> KeyPart<'v>,
+) -> bool {
+    let start = bytes.len();
+    for &s in slots {
+        match field(s as usize) {
+            KeyPart::Value(Value::Null | Value::Absent) => {
+                bytes.truncate(start);
+                return false;
+            }
+            KeyPart::Value(v) => write_key(v, bytes),
+            KeyPart::Text(text) => write_key_text(text, bytes),
+        }
+    }
+    true
 }
 
 /// The keys of one record, as step 6 of §4.8 settles them.
@@ -189,35 +204,31 @@ impl KeyLog {
     /// Log the keys of a record the line check found valid with no
     /// warnings, whose declared fields are `field(position)`.
     pub fn keys<'v>(&mut self, shape: &RecordShape, field: impl Fn(usize) -> KeyPart<'v>) {
+        if let ([u], true) = (&shape.uniques[..], self.entries.is_empty()) {
+            // Still in order: the key joins the batch, or the record has
+            // none. (`bytes` holds nothing while the log is in order.)
+            if !write_key_of(&mut self.bytes, &u.slots, &field) {
+                self.keyless += 1;
+                return;
+            }
+            if self.ascending.push_above(&self.bytes) {
+                self.bytes.clear();
+                return;
+            }
+            // Out of order: the batch is entered first, the log's buffers
+            // kept as they are from batch to batch.
+            let key: SmallVec<[u8; 64]> = SmallVec::from_slice(&self.bytes);
+            self.bytes.clear();
+            self.enter_ascending();
+            let start = self.bytes.len();
+            self.bytes.extend_from_slice(&key);
+            self.keys.push((0, start..self.bytes.len()));
+            let at = self.keys.len() - 1;
+            self.entries.push(Logged::Keys(at..at + 1));
+            return;
+        }
         let first = self.keys.len();
         write_keys(&mut self.bytes, &mut self.keys, shape, field);
-        if self.entries.is_empty() && shape.uniques.len() == 1 {
-            // Still in order: the key joins the batch, or the record has
-            // none.
-            match self.keys.pop() {
-                None => {
-                    self.keyless += 1;
-                    return;
-                }
-                Some((_, key)) if self.ascending.push_above(&self.bytes[key.clone()]) => {
-                    self.bytes.clear();
-                    return;
-                }
-                Some((n, key)) => {
-                    // Out of order: the batch is entered first (the log's
-                    // buffers kept, as they are from batch to batch).
-                    let key: SmallVec<[u8; 64]> = SmallVec::from_slice(&self.bytes[key]);
-                    self.bytes.clear();
-                    self.enter_ascending();
-                    let start = self.bytes.len();
-                    self.bytes.extend_from_slice(&key);
-                    self.keys.push((n, start..self.bytes.len()));
-                    let at = self.keys.len() - 1;
-                    self.entries.push(Logged::Keys(at..at + 1));
-                    return;
-                }
-            }
-        }
         self.entries.push(Logged::Keys(first..self.keys.len()));
     }
 
