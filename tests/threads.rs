@@ -164,8 +164,9 @@ fn keyed_file(dir: &Path) -> PathBuf {
 
 /// With unique keys, workers check the file's chunks and this thread
 /// claims the keys in the order of the file: the counts are one thread's
-/// and the ordinary path's, for one key, for two (a record claims both or
-/// neither), and with warnings, whose records claim their keys too.
+/// and the ordinary path's, for one key, for a key of two fields, for two
+/// keys (a record claims both or neither), and with warnings, whose
+/// records claim their keys too.
 #[test]
 fn unique_keys_are_counted_across_threads_as_on_one_thread() {
     let dir = scratch("keyed");
@@ -180,6 +181,7 @@ fn unique_keys_are_counted_across_threads_as_on_one_thread() {
         "    unique id\n",
         "    unique id\n    warn short: len(note? ?? \"\") < 45\n",
         "    unique id\n    unique (low, high)\n",
+        "    unique (low, high)\n",
         "    unique (low, high)\n    unique id\n    warn short: len(note? ?? \"\") < 45\n",
     ] {
         let program = count_and_report(&keyed(more), &data);

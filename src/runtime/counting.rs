@@ -445,13 +445,11 @@ impl Counter {
             // new; else each is settled in turn.
             let n = batch.len();
             if uniques.append(shape, batch) {
-                tally.total += n as i64;
-                tally.ok += n as i64;
+                tally.add_valid(n);
             } else {
                 batch.drain(|key| tally.add_unique(shape, &uniques.settle_key(shape, key)));
             }
-            tally.total += keyless as i64;
-            tally.ok += keyless as i64;
+            tally.add_valid(keyless);
             return Ok(());
         }
         // Keys above all before them need no fetching, and while every key
@@ -548,8 +546,7 @@ impl Counter {
                 true
             }
             (Verdict::Valid, _) => {
-                tally.total += 1;
-                tally.ok += 1;
+                tally.add_valid(1);
                 true
             }
             (Verdict::Invalid, Builtin::Count) => {

@@ -215,14 +215,11 @@ impl KeyLog {
                 self.bytes.clear();
                 return;
             }
-            // Out of order: the batch is entered first, the log's buffers
-            // kept as they are from batch to batch.
-            let key: SmallVec<[u8; 64]> = SmallVec::from_slice(&self.bytes);
-            self.bytes.clear();
+            // Out of order: the batch is entered first. The key's bytes
+            // stay where they are: an entry finds them by their range.
+            let key = 0..self.bytes.len();
             self.enter_ascending();
-            let start = self.bytes.len();
-            self.bytes.extend_from_slice(&key);
-            self.keys.push((0, start..self.bytes.len()));
+            self.keys.push((0, key));
             let at = self.keys.len() - 1;
             self.entries.push(Logged::Keys(at..at + 1));
             return;

@@ -1140,6 +1140,12 @@ impl Tally {
         }
     }
 
+    /// Add `n` valid records with no warning.
+    pub fn add_valid(&mut self, n: usize) {
+        self.total += n as i64;
+        self.ok += n as i64;
+    }
+
     /// Count a record the line check found valid with no warnings, whose
     /// unique keys at `taken` (positions in `shape.uniques`) were already
     /// taken: `ok` when there is none.

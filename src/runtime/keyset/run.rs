@@ -31,6 +31,17 @@ struct Place {
     offset: u32,
 }
 
+impl Place {
+    /// A block starts within a chunk's first MiB (a longer key has a
+    /// chunk of its own), and 2^32 chunks are 4 PiB of keys.
+    fn new(chunk: usize, offset: usize) -> Place {
+        Place {
+            chunk: u32::try_from(chunk).expect("a chunk number fits 32 bits"),
+            offset: u32::try_from(offset).expect("an offset fits 32 bits"),
+        }
+    }
+}
+
 /// Ascending keys, front-coded; see the module comment.
 pub(super) struct Run {
     /// The entries, in chunks that never move or grow past their
@@ -121,12 +132,7 @@ impl Run {
         let number = self.chunks.len() - 1;
         let chunk = self.chunks.last_mut().expect("a chunk is open");
         if shared == 0 {
-            // A block starts within a chunk's first MiB (a longer key has
-            // a chunk of its own), and 2^32 chunks are 4 PiB of keys.
-            self.blocks.push(Place {
-                chunk: u32::try_from(number).expect("a chunk number fits 32 bits"),
-                offset: u32::try_from(chunk.len()).expect("an offset fits 32 bits"),
-            });
+            self.blocks.push(Place::new(number, chunk.len()));
             self.in_block = 0;
         }
         let rest = &key[shared..];
@@ -209,11 +215,8 @@ impl Run {
             let base = chunk.len();
             chunk.extend_from_slice(bytes);
             while let Some(place) = blocks.next_if(|p| p.chunk as usize == number) {
-                self.blocks.push(Place {
-                    chunk: u32::try_from(at).expect("a chunk number fits 32 bits"),
-                    offset: u32::try_from(base + place.offset as usize)
-                        .expect("an offset fits 32 bits"),
-                });
+                self.blocks
+                    .push(Place::new(at, base + place.offset as usize));
             }
         }
         self.in_block = batch.in_block;
@@ -223,7 +226,7 @@ impl Run {
         batch.clear();
     }
 
-    /// Empty the run, its memory and its last key kept.
+    /// Empty the run, its last key and its first chunk's memory kept.
     pub fn clear(&mut self) {
         for chunk in &mut self.chunks {
             chunk.clear();
