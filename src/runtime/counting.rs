@@ -9,12 +9,13 @@
 //! fails, warns, or does not decode — is decoded and validated the ordinary
 //! way, so its failures are counted exactly as `validate` names them.
 //!
-//! With several threads (`--threads`), the file is split into one byte
-//! range a thread. Values are `Rc`-based and stay on the thread that made
-//! them, so the first range is counted on the calling thread and each
-//! worker builds its own session from the program's declarations, reads
-//! its own range, and sends back only counts ([`Tally`]), which are
-//! merged. Counts do not depend on the order records are seen in, so the
+//! With several threads (`--threads`), the file is cut into pieces of
+//! bytes that the threads take in turn (`Pieces`). Values are `Rc`-based
+//! and stay on the thread that made them, so the calling thread counts
+//! pieces with the session it has, and each worker builds its own session
+//! from the program's declarations, reads the pieces it takes, and sends
+//! back only counts ([`Tally`]), which are merged in the order of the
+//! file. Counts do not depend on the order records are seen in, so the
 //! result is exactly the single-threaded one.
 //!
 //! Unique keys do depend on order: with them, workers check chunks of the
@@ -29,6 +30,7 @@
 
 use std::io::BufRead;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::runtime::builtins::{Builtin, Format};
@@ -37,8 +39,8 @@ use crate::runtime::eval::chunks::{self, Worker};
 use crate::runtime::eval::io::{Cell, RowForCheck};
 use crate::runtime::eval::meter::Meter;
 use crate::runtime::eval::{
-    cannot_read, Host, Interp, Origin, Parallel, Plan, Rebuild, Result, RuntimeError, SentError,
-    SourceSpec, Tally,
+    cannot_read, Host, Interp, Origin, Parallel, Plan, Result, RuntimeError, SentError, SourceSpec,
+    Tally,
 };
 use crate::runtime::json::{fill, is_json_space, Decoder, BOM};
 use crate::runtime::scan::{LineCheck, Verdict};
@@ -91,7 +93,10 @@ pub fn try_consume(interp: &Rc<Interp>, b: Builtin, plan: Option<Plan>) -> Resul
         Some(parallel) if LineCheck::keyed(&contract, interp).is_some() => {
             run_keyed(interp, &contract, &parallel, &path, b)?
         }
-        _ => tally_range(interp, &contract, &path, (0, len), b, interp.meter())?.tally,
+        _ => {
+            let mut counter = Counter::new(interp, &contract, b, &path, interp.meter(), false);
+            tally_range(&mut counter, &path, (0, len))?.tally
+        }
     };
     Ok(Some(match b {
         Builtin::Count => Value::Int(tally.ok),
@@ -181,24 +186,19 @@ struct Ranged {
     read_failed: bool,
 }
 
-/// Count the records of the lines that start in `[start, end)` of the file
-/// for `count()` (which needs only the valid ones counted) or `report()`.
-fn tally_range(
-    interp: &Rc<Interp>,
-    contract: &Rc<Contract>,
-    path: &str,
-    (start, end): (u64, u64),
-    consumer: Builtin,
-    meter: Option<&Arc<Meter>>,
-) -> Result<Ranged> {
+/// Count with `counter` the records of the lines that start in
+/// `[start, end)` of the file, for `count()` (which needs only the valid
+/// ones counted) or `report()`: what they counted, and whether reading
+/// failed.
+fn tally_range(counter: &mut Counter, path: &str, (start, end): (u64, u64)) -> Result<Ranged> {
     // Start one byte early and drop through the first newline: a range
     // owns the lines that start inside it.
     let from = start.saturating_sub(1);
-    let mut reader = interp
+    let mut reader = counter
+        .interp
         .host()
         .open_file_at(path, from)
         .map_err(|e| cannot_read(path, &e))?;
-    let mut counter = Counter::new(interp, contract, consumer, path, meter, false);
     counter.shown.3 = from;
 
     // Lines are taken from the reader's buffer where they lie in it; one
@@ -247,7 +247,7 @@ fn tally_range(
         line_start = pos;
     }
     Ok(Ranged {
-        tally: counter.finish(Some(pos))?,
+        tally: counter.take_tally(Some(pos))?,
         read_failed,
     })
 }
@@ -562,9 +562,17 @@ impl Counter {
 
     /// The tally, once every line is counted.
     fn finish(mut self, pos: Option<u64>) -> Result<Tally> {
+        self.take_tally(pos)
+    }
+
+    /// What the counter has counted since it last handed its counts over,
+    /// its keys settled and the meter shown them first (`pos` as for
+    /// `show`); it goes on from nothing.
+    fn take_tally(&mut self, pos: Option<u64>) -> Result<Tally> {
         self.settle_pending()?;
         self.show(pos);
-        Ok(self.tally)
+        self.shown = (0, 0, 0, self.shown.3);
+        Ok(std::mem::take(&mut self.tally))
     }
 
     /// A read error ends the input after one failure, as `source` has it.
@@ -579,8 +587,14 @@ impl Counter {
     }
 }
 
-/// Split `[0, len)` into one range a thread: the first is counted on this
-/// thread, with the session it has; each other on a thread of its own.
+/// Count the file on `parallel`'s threads: this one, with the session it
+/// has, and workers that each build their own. The file is cut into
+/// pieces (`Pieces`) that each thread takes in turn as it finishes the
+/// one before, so a thread slowed by other work on the machine takes
+/// fewer and none waits long for the others. Each piece is counted apart,
+/// and the counts are merged in the order of the file, as one thread
+/// meets failures: the earliest error is the one given, and a read error
+/// ends the input.
 fn run(
     interp: &Rc<Interp>,
     contract: &Rc<Contract>,
@@ -589,57 +603,155 @@ fn run(
     len: u64,
     consumer: Builtin,
 ) -> Result<Tally> {
-    let n = parallel.threads as u64;
-    let bounds: Vec<(u64, u64)> = (0..n).map(|i| (len * i / n, len * (i + 1) / n)).collect();
+    let pieces = Pieces::new(len, parallel.threads);
+    let (pieces, meter) = (&pieces, interp.meter());
     std::thread::scope(|scope| {
-        let handles: Vec<_> = bounds
-            .iter()
-            .skip(1)
-            .map(|&range| {
-                let job = Job {
-                    rebuild: parallel.rebuild.clone(),
-                    ty: contract.name.clone(),
-                    path: path.to_string(),
-                    range,
-                    consumer,
-                    meter: interp.meter().cloned(),
-                };
+        let handles: Vec<_> = (1..parallel.threads)
+            .map(|_| {
+                let (rebuild, ty) = (parallel.rebuild.clone(), contract.name.clone());
                 // A worker checks the program and runs its rules: it needs
                 // the stack the main thread has (`syntax::limits`).
-                crate::syntax::limits::spawn_scoped(scope, move || job.tally())
-                    .expect("a counting thread starts")
+                crate::syntax::limits::spawn_scoped(scope, move || {
+                    let sent =
+                        |(i, ranged): (usize, Result<Ranged>)| (i, ranged.map_err(SentError::from));
+                    match rebuild.rebuild(&ty) {
+                        Ok((interp, contract)) => {
+                            let counted =
+                                tally_pieces(&interp, &contract, path, pieces, consumer, meter);
+                            counted.into_iter().map(sent).collect()
+                        }
+                        // It takes no piece: the error stands before them all.
+                        Err(why) => {
+                            pieces.stop();
+                            let lost = RuntimeError::new("hql::parallel", why);
+                            vec![(0, Err(SentError::from(lost)))]
+                        }
+                    }
+                })
+                .expect("a counting thread starts")
             })
             .collect();
-        // Ranges are in file order, so the first error is the earliest one.
-        let first = tally_range(
-            interp,
-            contract,
-            path,
-            bounds.first().copied().unwrap_or((0, len)),
-            consumer,
-            interp.meter(),
-        )?;
-        let mut ended = first.read_failed;
-        let mut total = first.tally;
+        let mut counted: Vec<(usize, Result<Ranged>)> =
+            tally_pieces(interp, contract, path, pieces, consumer, meter);
         for handle in handles {
-            let ranged = handle
-                .join()
-                .unwrap_or_else(|_| Err(SentError::worker_stopped()));
-            // One thread stops at a read error: what lies after it, runtime
-            // errors included, is not counted. (The range before a failing
-            // one fails too when the error lies in the line it finishes.)
-            if ended {
-                if let (Ok(Ranged { tally: t, .. }), Some(meter)) = (&ranged, interp.meter()) {
-                    meter.withdraw(t.total as u64, t.ok as u64, t.err as u64);
-                }
-                continue;
-            }
-            let ranged = ranged.map_err(RuntimeError::from)?;
-            ended = ranged.read_failed;
-            total.merge(&ranged.tally);
+            // A worker that stopped lost the pieces it had taken.
+            let theirs =
+                (handle.join()).unwrap_or_else(|_| vec![(0, Err(SentError::worker_stopped()))]);
+            counted.extend(
+                theirs
+                    .into_iter()
+                    .map(|(i, r)| (i, r.map_err(RuntimeError::from))),
+            );
         }
-        Ok(total)
+        merge_pieces(counted, meter)
     })
+}
+
+/// The counts of the pieces merged in the order of the file, whatever
+/// order they came in, as one thread meets failures: the earliest error
+/// is the one given, and a read error ends the input — what lies after
+/// it, runtime errors included, is not counted (and is taken off the
+/// meter). The piece before a failing one fails too when the error lies
+/// in the line it finishes.
+fn merge_pieces(
+    mut counted: Vec<(usize, Result<Ranged>)>,
+    meter: Option<&Arc<Meter>>,
+) -> Result<Tally> {
+    // An error given at a piece's number comes before what it counted: a
+    // worker that could not start stands before piece 0.
+    counted.sort_by_key(|(i, ranged)| (*i, ranged.is_ok()));
+    let mut total = Tally::default();
+    let mut ended = false;
+    for (_, ranged) in counted {
+        if ended {
+            if let (Ok(Ranged { tally: t, .. }), Some(meter)) = (&ranged, meter) {
+                meter.withdraw(t.total as u64, t.ok as u64, t.err as u64);
+            }
+            continue;
+        }
+        let ranged = ranged?;
+        ended = ranged.read_failed;
+        total.merge(&ranged.tally);
+    }
+    Ok(total)
+}
+
+/// The pieces of a file that threads take in turn, in the order of the
+/// file: a thread that finishes one takes the next that no thread has.
+struct Pieces {
+    len: u64,
+    size: u64,
+    next: AtomicU64,
+    /// Set once a piece fails: the pieces after it are not counted.
+    stopped: AtomicBool,
+}
+
+/// How many pieces a thread gets, about, of a file of middling size: the
+/// more, the less the threads wait for the last one at the end.
+const PIECES_A_THREAD: u64 = 24;
+
+/// The least and the most bytes a piece holds. Each piece opens the file
+/// and starts a reader, some microseconds; at most 16 MiB, a thread that
+/// takes the last piece keeps the others waiting a few tenths of a second
+/// at worst.
+const PIECE_BYTES: (u64, u64) = (1 << 16, 1 << 24);
+
+impl Pieces {
+    fn new(len: u64, threads: usize) -> Pieces {
+        let size = len / (threads as u64 * PIECES_A_THREAD);
+        Pieces {
+            len,
+            size: size.clamp(PIECE_BYTES.0, PIECE_BYTES.1),
+            next: AtomicU64::new(0),
+            stopped: AtomicBool::new(false),
+        }
+    }
+
+    /// The next piece: its number and its byte range.
+    fn take(&self) -> Option<(usize, (u64, u64))> {
+        if self.stopped.load(Ordering::Relaxed) {
+            return None;
+        }
+        let i = self.next.fetch_add(1, Ordering::Relaxed);
+        let start = i.checked_mul(self.size).filter(|&start| start < self.len)?;
+        Some((i as usize, (start, (start + self.size).min(self.len))))
+    }
+
+    /// Hand out no more. The pieces before the one that failed are all
+    /// handed out already, since they go in order.
+    fn stop(&self) {
+        self.stopped.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Count the pieces this thread takes, each apart: what each counted, by
+/// its number, up to the first that fails.
+fn tally_pieces(
+    interp: &Rc<Interp>,
+    contract: &Rc<Contract>,
+    path: &str,
+    pieces: &Pieces,
+    consumer: Builtin,
+    meter: Option<&Arc<Meter>>,
+) -> Vec<(usize, Result<Ranged>)> {
+    let mut counter = Counter::new(interp, contract, consumer, path, meter, false);
+    let mut counted = Vec::new();
+    while let Some((i, range)) = pieces.take() {
+        let ranged = tally_range(&mut counter, path, range);
+        let failed = !matches!(
+            ranged,
+            Ok(Ranged {
+                read_failed: false,
+                ..
+            })
+        );
+        counted.push((i, ranged));
+        if failed {
+            pieces.stop();
+            break;
+        }
+    }
+    counted
 }
 
 /// `count()` or `report()` of a contract with unique keys, on several
@@ -687,27 +799,103 @@ fn run_keyed(
     Ok(total)
 }
 
-/// One thread's share: everything in it is `Send`.
-struct Job {
-    rebuild: Arc<dyn Rebuild>,
-    ty: String,
-    path: String,
-    range: (u64, u64),
-    consumer: Builtin,
-    meter: Option<Arc<Meter>>,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-impl Job {
-    fn tally(self) -> std::result::Result<Ranged, SentError> {
-        let lost = |what: &str| SentError::from(RuntimeError::new("hql::parallel", what));
-        let (interp, contract) = self.rebuild.rebuild(&self.ty).map_err(lost)?;
-        Ok(tally_range(
-            &interp,
-            &contract,
-            &self.path,
-            self.range,
-            self.consumer,
-            self.meter.as_ref(),
-        )?)
+    /// A piece that counted `ok` valid records and `err` failing ones.
+    fn piece(i: usize, ok: i64, err: i64, read_failed: bool) -> (usize, Result<Ranged>) {
+        let tally = Tally {
+            total: ok + err,
+            ok,
+            err,
+            ..Tally::default()
+        };
+        (i, Ok(Ranged { tally, read_failed }))
+    }
+
+    fn failed(i: usize, message: &str) -> (usize, Result<Ranged>) {
+        (i, Err(RuntimeError::new("hql::test", message)))
+    }
+
+    fn counts(merged: Result<Tally>) -> std::result::Result<(i64, i64), String> {
+        merged.map(|t| (t.ok, t.err)).map_err(|e| e.message)
+    }
+
+    #[test]
+    fn pieces_merge_in_the_order_of_the_file() {
+        // Taken by two threads, handed back out of order.
+        let counted = vec![
+            piece(2, 4, 0, false),
+            piece(0, 1, 0, false),
+            piece(1, 2, 1, false),
+        ];
+        assert_eq!(counts(merge_pieces(counted, None)), Ok((7, 1)));
+    }
+
+    #[test]
+    fn a_read_error_ends_the_input_wherever_its_piece_lies() {
+        // Piece 1 failed to read: piece 2 read well but lies after it,
+        // and so does the error in piece 3.
+        let counted = vec![
+            piece(2, 100, 0, false),
+            failed(3, "later"),
+            piece(1, 2, 1, true),
+            piece(0, 1, 0, false),
+        ];
+        assert_eq!(counts(merge_pieces(counted, None)), Ok((3, 1)));
+        // Two pieces that failed to read: the earlier ends it.
+        let counted = vec![piece(1, 0, 1, true), piece(0, 1, 1, true)];
+        assert_eq!(counts(merge_pieces(counted, None)), Ok((1, 1)));
+    }
+
+    #[test]
+    fn the_earliest_error_is_given() {
+        let counted = vec![
+            failed(3, "later"),
+            piece(0, 1, 0, false),
+            failed(1, "earlier"),
+            piece(2, 1, 0, false),
+        ];
+        let merged = counts(merge_pieces(counted, None));
+        assert!(
+            merged.as_ref().is_err_and(|e| e.contains("earlier")),
+            "{merged:?}"
+        );
+        // A worker that could not start stands before piece 0.
+        let counted = vec![piece(0, 1, 0, false), failed(0, "no start")];
+        let merged = counts(merge_pieces(counted, None));
+        assert!(
+            merged.as_ref().is_err_and(|e| e.contains("no start")),
+            "{merged:?}"
+        );
+    }
+
+    #[test]
+    fn pieces_cover_the_file_once() {
+        for (len, threads) in [
+            (1u64 << 20, 2),
+            (52_782_567, 2),
+            (3 << 30, 4),
+            (1 << 20, 16),
+        ] {
+            let pieces = Pieces::new(len, threads);
+            let mut next = 0;
+            let mut n = 0;
+            while let Some((i, (start, end))) = pieces.take() {
+                assert_eq!((i, start), (n, next), "{len} bytes on {threads} threads");
+                assert!(start < end && end <= len);
+                next = end;
+                n += 1;
+            }
+            assert_eq!(next, len);
+            assert!(n as u64 >= threads as u64, "{n} pieces of {len} bytes");
+            assert!(pieces.take().is_none());
+        }
+        // Stopped: none more.
+        let pieces = Pieces::new(1 << 24, 2);
+        assert!(pieces.take().is_some());
+        pieces.stop();
+        assert!(pieces.take().is_none());
     }
 }
