@@ -14,8 +14,9 @@
 # the memory section of bench/RESULTS.md. Times are CPU
 # seconds (user + system), the median of three runs, on one thread; the
 # count with and without a unique key, whose ratio is the key's cost, are
-# run in turns, seven times each, so that the machine's load weighs on all;
-# the same two are then timed by the clock on every core.
+# run in turns, 11 rounds (ROUNDS=n to change), so that the machine's load
+# weighs on all, and each round's own ratio is given too; the same two are
+# then timed by the clock on every core, in turns as well.
 # HQL=path, EVENTS=path and SHUFFLED=path use that binary (no build) and
 # those data files.
 set -euo pipefail
@@ -81,7 +82,11 @@ median() {
     local mid=$((($(wc -l <"$1") + 1) / 2))
     echo "$(cut -d' ' -f1 "$1" | sort -n | sed -n ${mid}p) $(cut -d' ' -f2 "$1" | sort -n | sed -n ${mid}p)"
 }
-for _ in 1 2 3 4 5 6 7; do
+# The counts with and without the key run in turns, ROUNDS rounds (11
+# unless set): the machine's speed drifts, and each round's own ratio is
+# taken too.
+ROUNDS=${ROUNDS:-11}
+for ((r = 0; r < ROUNDS; r++)); do
     for p in count unique count_shuffled unique_shuffled; do
         measure $p >>"$WORK/runs-$p"
     done
@@ -92,7 +97,7 @@ wall() {
     /usr/bin/time -f "%e" -o "$WORK/time" "$HQL" run "$WORK/$1.hql" >/dev/null
     cat "$WORK/time"
 }
-for _ in 1 2 3 4 5; do
+for ((r = 0; r < ROUNDS; r++)); do
     wall count >>"$WORK/wall-count"
     wall unique >>"$WORK/wall-unique"
 done
@@ -123,17 +128,27 @@ for p in count report map route write print unique count_shuffled unique_shuffle
     printf '| %s | %.1f MiB | %s s |\n' "$(label "$p")" "$(echo "$kib / 1024" | bc -l)" "$cpu"
 done
 echo
+# The median of the rounds' own ratios of column $3 in files $2 to $1,
+# and their range: "median low high".
+ratios() {
+    paste -d' ' "$1" "$2" | awk -v c="$3" '{ print $(c + NF / 2) / $c }' | sort -g |
+        awk '{ r[NR] = $1 } END { printf "%.2f %.2f %.2f", (r[int((NR + 1) / 2)] + r[int(NR / 2) + 1]) / 2, r[1], r[NR] }'
+}
 key() { # label, count, unique
+    read -r med low high <<<"$(ratios "$WORK/runs-$2" "$WORK/runs-$3" 2)"
     awk -v l="$1" -v u="$(eval echo "\$KIB_$3")" -v c="$(eval echo "\$KIB_$2")" -v n="$RECORDS" \
-        -v tu="$(eval echo "\$CPU_$3")" -v tc="$(eval echo "\$CPU_$2")" 'BEGIN {
-        printf "unique event_id, %s: %.1f bytes a distinct key beyond the run without it (a key is 12 bytes); %.2fx the CPU time\n", l, (u - c) * 1024 / n, tu / tc
+        -v tu="$(eval echo "\$CPU_$3")" -v tc="$(eval echo "\$CPU_$2")" -v r="$ROUNDS" \
+        -v med="$med" -v low="$low" -v high="$high" 'BEGIN {
+        printf "unique event_id, %s: %.1f bytes a distinct key beyond the run without it (a key is 12 bytes); %.2fx the CPU time (the median of the %d rounds'"'"' own ratios %.2fx, from %.2fx to %.2fx)\n", l, (u - c) * 1024 / n, tu / tc, r, med, low, high
     }'
 }
 key "ids in order" count unique
 key "ids shuffled" count_shuffled unique_shuffled
-mid() { sort -n "$1" | sed -n 3p; }
-awk -v u="$(mid "$WORK/wall-unique")" -v c="$(mid "$WORK/wall-count")" -v t="$(nproc)" 'BEGIN {
-    printf "on every core (%d): count %.2f s, with the unique key %.2f s of wall-clock time: %.2fx\n", t, c, u, u / c
+mid() { sort -n "$1" | sed -n "$(((ROUNDS + 1) / 2))p"; }
+read -r med low high <<<"$(ratios "$WORK/wall-count" "$WORK/wall-unique" 1)"
+awk -v u="$(mid "$WORK/wall-unique")" -v c="$(mid "$WORK/wall-count")" -v t="$(nproc)" \
+    -v med="$med" -v low="$low" -v high="$high" 'BEGIN {
+    printf "on every core (%d): count %.2f s, with the unique key %.2f s of wall-clock time: %.2fx (the median of the rounds'"'"' own ratios %.2fx, from %.2fx to %.2fx)\n", t, c, u, u / c, med, low, high
 }'
 echo 1 >"$WORK/one.hql"
 hyperfine -N --warmup 5 --runs 50 --style none --export-json "$WORK/start.json" "$HQL run $WORK/one.hql" >/dev/null

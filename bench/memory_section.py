@@ -32,7 +32,7 @@ def main():
             f"- Date: {now:%Y-%m-%d %H:%M} UTC",
             f"- Machine: {report.machine_line()}",
             f"- hql {commit}; CPU seconds (user + system) on one thread, medians of "
-            "three runs (seven, in turns, for the counts with and without the key); "
+            "three runs (for the counts with and without the key, of the rounds run in turns below); "
             "`unique event_id` over ids in order and over the same ids shuffled",
             "",
             figures,

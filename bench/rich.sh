@@ -5,9 +5,10 @@
 # and report(), the hand-written Rust baseline (bench/baseline `rich`),
 # pydantic 2, ajv with ajv-formats and jsonschema-rs. Every tool's count is
 # checked against the generator's first (exit 1 if one differs); then
-# hyperfine takes the median of 5 runs of each, side by side, and
-# bench/rich/report.py writes the rich section of bench/RESULTS.md. Then
-# HQL's count(), report() and route() on one thread and on two (no taskset).
+# every tool runs once a round, for 9 rounds (ROUNDS=n to change), and
+# bench/rich/report.py writes the medians to the rich section of
+# bench/RESULTS.md. Then HQL's count(), report() and route() on one thread
+# and on two (no taskset), in rounds too.
 #
 #   bench/rich.sh     # bench/run.sh calls it at its end; it also runs alone
 set -euo pipefail
@@ -24,6 +25,7 @@ RICH=$B/baseline/target/release/rich
 PY=$B/.venv/bin/python
 
 SCRIPT=rich.sh
+ROUNDS=${ROUNDS:-9}
 # shellcheck source=bench/lib.sh
 . $B/lib.sh
 for tool in hyperfine taskset node python3; do
@@ -79,21 +81,42 @@ for i in "${!NAMES[@]}"; do
 done
 [ "$MISMATCH" -eq 0 ] || die "the tools do not agree on the number of valid events (see $R/counts.tsv)"
 
-log "timing, one core, median of 5 runs each"
-HF=(hyperfine --shell=none --style none --warmup 1 --runs 5 --export-json "$R/hyperfine.json")
+# hyperfine runs one command's runs back to back, so a burst of load, or
+# the machine's speed drifting over a minute, lands on that command alone:
+# every command runs once a round instead, in an order turned by one each
+# round, and bench/rounds.py merges the rounds (median of each command's).
+rounds() { # name of the merged export, rounds, then -n NAME COMMAND for each
+    local out=$1 n=$2
+    shift 2
+    local given=("$@") k=$(($# / 3)) files=() round=() r j at
+    hyperfine --shell=none --style none --runs 1 "${given[@]}" >/dev/null # a warm-up round
+    for ((r = 0; r < n; r++)); do
+        round=()
+        for ((j = 0; j < k; j++)); do
+            at=$(((j + r) % k * 3))
+            round+=("${given[@]:at:3}")
+        done
+        hyperfine --shell=none --style none --runs 1 --export-json "$R/$out-$r.json" "${round[@]}" >>"$R/hyperfine.log"
+        files+=("$R/$out-$r.json")
+    done
+    python3 $B/rounds.py "$R/$out.json" "${files[@]}"
+}
+
+log "timing, one core: $ROUNDS rounds, each tool once a round"
+HF=()
 for i in "${!NAMES[@]}"; do
     HF+=(-n "${NAMES[$i]}" "${CMDS[$i]}")
 done
-"${HF[@]}" >"$R/hyperfine.log"
+rounds hyperfine "$ROUNDS" "${HF[@]}"
 
-log "timing HQL on one thread and on two (count, report, route), median of 5 runs each"
-HT=(hyperfine --shell=none --style none --warmup 1 --runs 5 --export-json "$R/threads.json")
+log "timing HQL on one thread and on two (count, report, route): $ROUNDS rounds"
+HT=()
 for what in count report route; do
     for n in 1 2; do
         HT+=(-n "${what}_$n" "$HQL run --threads $n $B/rich/$what.hql")
     done
 done
-"${HT[@]}" >"$R/threads.log"
+rounds threads "$ROUNDS" "${HT[@]}"
 
 {
     echo "load average (1, 5, 15 min) at start $LOAD_START, at end $(cut -d' ' -f1-3 /proc/loadavg) — on $(nproc) CPUs; anything near or above 1 means other work shared the machine"

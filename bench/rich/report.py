@@ -12,6 +12,7 @@ is kept as it is.
 import datetime
 import importlib.util
 import json
+import statistics
 import os
 import sys
 
@@ -38,7 +39,8 @@ def flat_report():
 
 def section(rdir, events):
     with open(os.path.join(rdir, "hyperfine.json"), encoding="utf-8") as f:
-        medians = {r["command"]: r["median"] for r in json.load(f)["results"]}
+        timed = json.load(f)
+    medians = {r["command"]: r["median"] for r in timed["results"]}
     counts = {}
     with open(os.path.join(rdir, "counts.tsv"), encoding="utf-8") as f:
         for line in f:
@@ -74,7 +76,8 @@ def section(rdir, events):
         "`CountryCode`, a `Timestamp`, a literal union, a `List[Item]` of closed records with a regex",
         "and a `qty >= 1` rule, two cross-field rules) and print the number of valid events; every",
         "tool does the same checks. One core (`taskset -c 0`, HQL with `--threads 1`), whole process;",
-        "wall time is the median of 5 hyperfine runs (after one warm-up), side by side in one run.",
+        f"wall time is the median of {timed['rounds']} rounds (after one warm-up round) that each run",
+        "every tool once, in an order turned by one each round (`bench/rounds.py`).",
         "Peak RSS is `/usr/bin/time -v` of one separate run, which also checked each tool's count",
         "against the generator's.",
         "",
@@ -96,13 +99,18 @@ def section(rdir, events):
     threads = os.path.join(rdir, "threads.json")
     if os.path.exists(threads):
         with open(threads, encoding="utf-8") as f:
-            spread = {r["command"]: r["median"] for r in json.load(f)["results"]}
+            timed = json.load(f)
+        spread = {r["command"]: r["median"] for r in timed["results"]}
+        times = {r["command"]: r["times"] for r in timed["results"]}
         lines += [
             "",
-            "HQL on one thread and on two (`--threads 1` and `2`, no `taskset`), median of 5 runs:",
+            "HQL on one thread and on two (`--threads 1` and `2`, no `taskset`): medians of "
+            f"{timed['rounds']} rounds",
+            "that each run all six once; the last column is the median of the rounds' own ratios,",
+            "and their range:",
             "",
-            "| pipeline | 1 thread s | 2 threads s | 2 ÷ 1 |",
-            "| --- | ---: | ---: | ---: |",
+            "| pipeline | 1 thread s | 2 threads s | 2 ÷ 1 | 2 ÷ 1 by round (range) |",
+            "| --- | ---: | ---: | ---: | ---: |",
         ]
         for what, label in [
             ("count", "`validate(Event) \\| oks() \\| count()`"),
@@ -110,7 +118,9 @@ def section(rdir, events):
             ("route", "`validate(Event) \\| route(ok: …, err: …)` to two files"),
         ]:
             one, two = spread[f"{what}_1"], spread[f"{what}_2"]
-            lines.append(f"| {label} | {one:.3f} | {two:.3f} | {two / one:.2f} |")
+            ratios = [b / a for a, b in zip(times[f"{what}_1"], times[f"{what}_2"])]
+            by_round = f"{statistics.median(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f})"
+            lines.append(f"| {label} | {one:.3f} | {two:.3f} | {two / one:.2f} | {by_round} |")
     lines.append(END)
     return "\n".join(lines) + "\n"
 
