@@ -211,7 +211,7 @@ impl KeyLog {
                 self.keyless += 1;
                 return;
             }
-            if self.ascending.push_above(&self.bytes) {
+            if self.ascending.push_above_taking(&mut self.bytes) {
                 self.bytes.clear();
                 return;
             }

@@ -62,6 +62,12 @@ impl Ascending {
         self.keys.push_above(key)
     }
 
+    /// `push_above` of the key in `key`, whose buffer the batch may keep,
+    /// giving one of its own in its place (what it then holds is no key).
+    pub fn push_above_taking(&mut self, key: &mut Vec<u8>) -> bool {
+        self.keys.push_above_taking(key)
+    }
+
     /// How many keys are held.
     pub fn len(&self) -> usize {
         self.keys.len()
