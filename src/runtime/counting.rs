@@ -374,23 +374,27 @@ impl Counter {
         if text.iter().all(|&b| is_json_space(b)) {
             return Ok(());
         }
-        let tally = &mut self.tally;
-        if self.consumer == Builtin::Report && matches!(self.keys, Keys::None) {
+        let verdict = match self.check.as_mut() {
+            Some(c) => c.verdict(&self.interp, text),
+            None => Verdict::Unsure,
+        };
+        if self.consumer == Builtin::Report
+            && matches!(self.keys, Keys::None)
+            && verdict != Verdict::Valid
+        {
             // `report()` counts failures by rule: the check names them for
             // a record of scalar fields; the ordinary path, for the rest.
+            // A valid line, most of them, needs none named: the verdict,
+            // quicker, is enough.
             if let Some(found) = self
                 .check
                 .as_mut()
                 .and_then(|c| c.findings(&self.interp, text))
             {
-                tally.add_findings(&found);
+                self.tally.add_findings(&found);
                 return Ok(());
             }
         }
-        let verdict = match self.check.as_mut() {
-            Some(c) => c.verdict(&self.interp, text),
-            None => Verdict::Unsure,
-        };
         if self.judged(verdict)? {
             return Ok(());
         }
