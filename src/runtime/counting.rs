@@ -695,9 +695,9 @@ struct Pieces {
 const PIECES_A_THREAD: u64 = 24;
 
 /// The least and the most bytes a piece holds. Each piece opens the file
-/// and starts a reader, some microseconds; at most 16 MiB, a thread that
-/// takes the last piece keeps the others waiting a few tenths of a second
-/// at worst.
+/// and starts a reader, some microseconds; a piece of 16 MiB of nested
+/// records takes about a tenth of a second, the longest the others can
+/// wait for the thread that took the last one.
 const PIECE_BYTES: (u64, u64) = (1 << 16, 1 << 24);
 
 impl Pieces {
