@@ -513,10 +513,11 @@ proptest! {
                 false => write_key(&Value::Int(*id), &mut key),
             }
             if (i / 64) % 2 == 1 {
-                // Gathered while in order, the batch offered when not.
-                if !batch.0.push_above(&key) {
+                // Gathered while in order, the batch offered when not. The
+                // batch may keep the buffer it is handed, as a log's is.
+                if !batch.0.push_above_taking(&mut key.clone()) {
                     offer(&mut set, &mut model, &mut batch)?;
-                    if !batch.0.push_above(&key) {
+                    if !batch.0.push_above_taking(&mut key.clone()) {
                         // Not above the last key the batch held: alone.
                         prop_assert_eq!(set.claim(&key), !model.contains(&key), "{}", i);
                         model.insert(key);

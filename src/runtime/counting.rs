@@ -742,13 +742,7 @@ fn tally_pieces(
     let mut counted = Vec::new();
     while let Some((i, range)) = pieces.take() {
         let ranged = tally_range(&mut counter, path, range);
-        let failed = !matches!(
-            ranged,
-            Ok(Ranged {
-                read_failed: false,
-                ..
-            })
-        );
+        let failed = ranged.as_ref().map_or(true, |r| r.read_failed);
         counted.push((i, ranged));
         if failed {
             pieces.stop();

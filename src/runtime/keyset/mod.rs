@@ -58,12 +58,8 @@ impl Default for Ascending {
 
 impl Ascending {
     /// Add `key` if it is greater than every key added before; was it?
-    pub fn push_above(&mut self, key: &[u8]) -> bool {
-        self.keys.push_above(key)
-    }
-
-    /// `push_above` of the key in `key`, whose buffer the batch may keep,
-    /// giving one of its own in its place (what it then holds is no key).
+    /// The batch may keep `key`'s buffer, giving one of its own in its
+    /// place (what `key` then holds is no key).
     pub fn push_above_taking(&mut self, key: &mut Vec<u8>) -> bool {
         self.keys.push_above_taking(key)
     }
