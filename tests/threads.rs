@@ -648,3 +648,151 @@ fn lambdas_reading_more_than_constants_stay_on_one_thread() {
     assert_eq!(run_full(&dir, &program, &["--threads", "3"]), one);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The contracts with unique keys the spread stages are checked with: one
+/// key, one key with warnings, and two keys (one of two fields) with
+/// warnings, which a record claims both or neither of.
+const KEYED_CONTRACTS: [&str; 3] = [
+    "    unique id\n",
+    "    unique id\n    warn short: len(note? ?? \"\") < 45\n",
+    "    unique (low, high)\n    unique id\n    warn short: len(note? ?? \"\") < 45\n",
+];
+
+/// `R` of the keyed files, with `more` in its body.
+fn keyed_contract(more: &str) -> String {
+    format!(
+        "type R : DataContract = {{\n    id?: String\n    low: Int\n    high: Int\n    \
+         note?: String\n    require ordered: low <= high\n{more}}}\n"
+    )
+}
+
+/// With unique keys, `validate(T)` followed by stages, counted, reported,
+/// written, routed or printed, gives on several threads byte for byte what
+/// one thread and the ordinary path give: the workers leave the keys to
+/// this thread, which runs again each record whose key was taken before
+/// it, in the place of the worker's item.
+#[test]
+fn stages_with_unique_keys_across_threads_give_what_one_thread_gives() {
+    let dir = scratch("keyed-stages");
+    let data = keyed_file(&dir);
+    let src = validated(&data);
+    let target = |name: &str| dir.join(name).to_string_lossy().to_string();
+    let targets = [
+        "errs.jsonl",
+        "mapped.jsonl",
+        "ok.jsonl",
+        "err.jsonl",
+        "ids.json",
+    ];
+    for (n, more) in KEYED_CONTRACTS.iter().enumerate() {
+        let program = format!(
+            "{}{src} | oks() | map(r => r.low) | count()\n\
+             {src} | errs() | count()\n\
+             {src} | map(r => r) | report()\n\
+             {src} | filter(r => is_ok(r)) | report()\n\
+             {src} | errs() | write(file({:?}))\n\
+             {src} | oks() | map(r => {{id: r.id?, d: r.high - r.low}}) | write(file({:?}))\n\
+             {src} | route(ok: file({:?}), err: file({:?}))\n\
+             {src} | oks() | map(r => {{id: r.id?}}) | route(ok: file({:?}), err: file({:?}))\n\
+             {src} | errs() | map(r => r.failures)\n\
+             {src} | oks() | map(r => r.id?)\n\
+             {src}\n",
+            keyed_contract(more),
+            target("errs.jsonl"),
+            target("mapped.jsonl"),
+            target("ok.jsonl"),
+            target("err.jsonl"),
+            target("ids.json"),
+            target("none.jsonl"),
+        );
+        let formats: &[&str] = if n == 0 { &["hql", "json"] } else { &["hql"] };
+        for format in formats {
+            let printed =
+                runs_as_the_ordinary_path(&dir, &program, &["--format", format], &targets);
+            if *format == "hql" {
+                assert_eq!(printed.lines().count(), 11, "{more}");
+                assert!(printed.contains("R.id.unique"), "{more}");
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A file over the splitting threshold of records with distinct ids but
+/// for `dup`, first on line 1 with `low` 0, again on line `again` with
+/// `low` 3; and `boom` on line `boom`, if given.
+fn file_with_a_repeat(dir: &Path, again: usize, boom: Option<usize>) -> PathBuf {
+    let lines: Vec<String> = (1..=24_000)
+        .map(|line| {
+            let (id, low) = match line {
+                1 => ("dup".to_string(), 0),
+                _ if line == again => ("dup".to_string(), 3),
+                _ if Some(line) == boom => ("boom".to_string(), 3),
+                _ => (format!("r{line}"), line % 5),
+            };
+            format!(
+                "{{\"id\": \"{id}\", \"low\": {low}, \"high\": 9, \"note\": \"{}\"}}",
+                "z".repeat(line % 40)
+            )
+        })
+        .collect();
+    let path = write_lines(dir, "repeat.jsonl", &lines);
+    assert!(std::fs::metadata(&path).unwrap().len() > 1 << 20);
+    path
+}
+
+/// A record a worker takes for valid whose key was taken before it, and
+/// whose item fails downstream, fails on no thread: this thread runs the
+/// rest of its chunk again, as one thread runs it. An error after it
+/// stops the run as on one thread; and a record that fails only once its
+/// key is found taken stops it too.
+#[test]
+fn an_error_a_repeated_key_decides_is_one_threads_error() {
+    let dir = scratch("keyed-error");
+    let out = dir.join("out.jsonl");
+    // `dup` on line 15000 fails in the map while taken for valid.
+    let fails =
+        "map(r => if r.id == \"boom\" or (r.id == \"dup\" and r.low == 3) then 1 / 0 else r.low)";
+    for boom in [None, Some(15_010), Some(22_000)] {
+        let data = file_with_a_repeat(&dir, 15_000, boom);
+        let src = format!("{} | oks()", validated(&data));
+        for end in [
+            "count()".to_string(),
+            "report()".to_string(),
+            format!("write(file({:?}))", out.to_string_lossy()),
+            "take(5000000) | count()".to_string(),
+        ] {
+            std::fs::write(&out, "old\n").unwrap();
+            let program = format!(
+                "{}{src} | {fails} | {end}\n",
+                keyed_contract("    unique id\n")
+            );
+            let one = run_full(&dir, &program, &["--threads", "1"]);
+            let written = std::fs::read(&out).unwrap();
+            match boom {
+                None => assert_eq!(one.2, Some(0), "{}", one.1),
+                Some(line) => {
+                    assert_eq!(one.2, Some(1), "{}", one.1);
+                    assert!(one.1.contains(&format!("repeat.jsonl:{line}")), "{}", one.1);
+                }
+            }
+            for threads in ["2", "3"] {
+                std::fs::write(&out, "old\n").unwrap();
+                let many = run_full(&dir, &program, &["--threads", threads]);
+                assert_eq!(many, one, "{boom:?}, {end}, {threads} threads");
+                assert_eq!(std::fs::read(&out).unwrap(), written);
+            }
+        }
+        // The repeat's failure record fails in the map, on line 15000.
+        let program = format!(
+            "{}{} | errs() | map(r => if r.failures[0].kind == \"unique\" then 1 / 0 else 0) | count()\n",
+            keyed_contract("    unique id\n"),
+            validated(&data)
+        );
+        let one = run_full(&dir, &program, &["--threads", "1"]);
+        assert_eq!(one.2, Some(1), "{}", one.1);
+        assert!(one.1.contains("repeat.jsonl:15000"), "{}", one.1);
+        assert_eq!(run_full(&dir, &program, &["--threads", "2"]), one);
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

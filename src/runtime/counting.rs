@@ -544,7 +544,9 @@ impl Counter {
                             self.settle_pending()?;
                         }
                     }
-                    Keys::Logged(log) => log.keys(shape, |s| check.key_part(s)),
+                    Keys::Logged(log) => {
+                        log.keys(shape, |s| check.key_part(s));
+                    }
                     Keys::None => {}
                 }
                 true

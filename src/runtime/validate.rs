@@ -107,6 +107,11 @@ pub struct RecordKeys<'a> {
 }
 
 impl RecordKeys<'_> {
+    /// Has the record no key (each left out for an absent or null field)?
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
     /// The positions of the keys `seen` holds already.
     fn taken(&self, seen: &[KeySet]) -> SmallVec<[usize; 2]> {
         self.keys
@@ -202,18 +207,19 @@ pub enum LoggedRecord<'a> {
 
 impl KeyLog {
     /// Log the keys of a record the line check found valid with no
-    /// warnings, whose declared fields are `field(position)`.
-    pub fn keys<'v>(&mut self, shape: &RecordShape, field: impl Fn(usize) -> KeyPart<'v>) {
+    /// warnings, whose declared fields are `field(position)`. Has it a
+    /// key? (A record with none is logged too, and settles to nothing.)
+    pub fn keys<'v>(&mut self, shape: &RecordShape, field: impl Fn(usize) -> KeyPart<'v>) -> bool {
         if let ([u], true) = (&shape.uniques[..], self.entries.is_empty()) {
             // Still in order: the key joins the batch, or the record has
             // none. (`bytes` holds nothing while the log is in order.)
             if !write_key_of(&mut self.bytes, &u.slots, &field) {
                 self.keyless += 1;
-                return;
+                return false;
             }
             if self.ascending.push_above_taking(&mut self.bytes) {
                 self.bytes.clear();
-                return;
+                return true;
             }
             // Out of order: the batch is entered first. The key's bytes
             // stay where they are: an entry finds them by their range.
@@ -222,11 +228,23 @@ impl KeyLog {
             self.keys.push((0, key));
             let at = self.keys.len() - 1;
             self.entries.push(Logged::Keys(at..at + 1));
-            return;
+            return true;
         }
         let first = self.keys.len();
         write_keys(&mut self.bytes, &mut self.keys, shape, field);
         self.entries.push(Logged::Keys(first..self.keys.len()));
+        first < self.keys.len()
+    }
+
+    /// Log the keys of `ok`, a record of `shape` found valid but for its
+    /// keys (§4.8 step 6 not taken yet). Has it a key?
+    pub fn keys_of(&mut self, shape: &RecordShape, ok: &Value) -> bool {
+        let Value::Record(r) = ok else {
+            return false;
+        };
+        self.keys(shape, |s| {
+            KeyPart::Value(lookup(r, s, &shape.fields[s].name).unwrap_or(&Value::Absent))
+        })
     }
 
     /// Log the line of a record whose keys decide its outcome.

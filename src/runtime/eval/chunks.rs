@@ -72,6 +72,47 @@ impl Job {
     }
 }
 
+/// A chunk's bytes kept after a worker has read them, for the calling
+/// thread to read some of its lines again; given back when dropped.
+pub(crate) struct Kept {
+    bytes: Vec<u8>,
+    back: Sender<Vec<u8>>,
+}
+
+impl Job {
+    /// The chunk's bytes, kept.
+    pub fn into_kept(mut self) -> Kept {
+        Kept {
+            bytes: std::mem::take(&mut self.bytes),
+            back: self.back.clone(),
+        }
+    }
+}
+
+impl Kept {
+    /// A copy, given back when dropped as these are.
+    pub fn copied(&self) -> Kept {
+        Kept {
+            bytes: self.bytes.clone(),
+            back: self.back.clone(),
+        }
+    }
+}
+
+impl std::ops::Deref for Kept {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+impl Drop for Kept {
+    fn drop(&mut self) {
+        give_back(&self.back, std::mem::take(&mut self.bytes));
+    }
+}
+
 /// Give `bytes` back to the reader of the file, unless they are none or a
 /// long line grew them far past a chunk's size; the reader may be gone,
 /// and they are then freed.

@@ -5,6 +5,7 @@
 //! at a time; stages that must see everything (`sort`, `count_by`, `report`)
 //! consume their input and return a value.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -183,6 +184,7 @@ pub(super) fn validated_chunk(
     text: Box<dyn std::io::BufRead>,
     first_line: u64,
     at: Option<Span>,
+    keys: KeyWork,
 ) -> Items {
     let mut lines = JsonSource::lines(text);
     if let Some(mut check) = LineCheck::building(contract, interp) {
@@ -194,6 +196,7 @@ pub(super) fn validated_chunk(
         contract,
         json_items(lines, name, first_line - 1),
         at,
+        keys,
     )
 }
 
@@ -203,8 +206,31 @@ pub(super) fn validated_items(
     contract: &Rc<Contract>,
     items: Items,
     at: Option<Span>,
+    keys: KeyWork,
 ) -> Items {
-    validated(interp, contract, Upstream::Checked(items), at)
+    validated(interp, contract, Upstream::Checked(items), at, keys)
+}
+
+/// Where `validate` takes step 6 of §4.8, the unique keys.
+pub(super) enum KeyWork {
+    /// Here, in the order of the records, against the keys claimed in
+    /// this set so far.
+    Claimed(Rc<RefCell<Uniques>>),
+    /// Later: a record valid but for its keys stays `ok` (its warnings
+    /// checked), and its value and origin are handed to this, for its keys
+    /// to be settled in the order of the file (a worker's chunk, `staged`).
+    Deferred(Defer),
+}
+
+/// What is done with a record whose keys are left to settle: its value
+/// and origin.
+pub(super) type Defer = Box<dyn FnMut(&Value, Option<&Origin>)>;
+
+impl KeyWork {
+    /// Keys claimed here, from none.
+    pub(super) fn claimed() -> KeyWork {
+        KeyWork::Claimed(Rc::default())
+    }
 }
 
 /// Stages that read their whole input and give one value.
@@ -591,7 +617,13 @@ fn validate_stage(interp: &Rc<Interp>, input: Value, ty: Value, at: Option<Span>
                 None => items(&input).map(Upstream::Items),
             };
             let upstream = upstream.map_err(|e| e.at_some(at.as_ref()))?;
-            Ok(validated(&interp, &contract, upstream, at.clone()))
+            Ok(validated(
+                &interp,
+                &contract,
+                upstream,
+                at.clone(),
+                KeyWork::claimed(),
+            ))
         })
         .with_plan(plan)
         .with_contract(Some(shape)),
@@ -639,25 +671,35 @@ fn validated(
     contract: &Rc<Contract>,
     upstream: Upstream,
     at: Option<Span>,
+    mut keys: KeyWork,
 ) -> Items {
     let interp = interp.clone();
     let contract = contract.clone();
-    let mut uniques = Uniques::default();
     let keyed = contract.record().is_some_and(|r| !r.uniques.is_empty());
     let meter = interp.meter().cloned();
     // `checked`: the value is `ok` of a record the line check found valid,
     // whose unique keys are still to claim.
     let mut check = move |value: Value, origin: Option<Origin>, checked: bool| -> Result<Item> {
-        let value = if checked {
-            validate::claim_keys(&interp, &contract, value, origin.as_ref(), &mut uniques)
-        } else {
-            validate::validate_value(
-                &interp,
-                &contract,
-                value,
-                origin.as_ref(),
-                Some(&mut uniques),
-            )
+        let (interp, contract, at_record) = (&interp, &contract, origin.as_ref());
+        let value = match &mut keys {
+            KeyWork::Claimed(uniques) => {
+                let uniques = &mut uniques.borrow_mut();
+                if checked {
+                    validate::claim_keys(interp, contract, value, at_record, uniques)
+                } else {
+                    validate::validate_value(interp, contract, value, at_record, Some(uniques))
+                }
+            }
+            KeyWork::Deferred(defer) => {
+                let result = match checked {
+                    true => Ok(value),
+                    false => validate::validate_value(interp, contract, value, at_record, None),
+                };
+                if let Ok(Value::Ok(ok)) = &result {
+                    defer(&ok.value, at_record);
+                }
+                result
+            }
         }
         .map_err(|e| e.from_record(&origin).at_some(at.as_ref()))?;
         Ok(Item { value, origin })
@@ -1187,6 +1229,31 @@ impl Tally {
         for (rule, kinds) in &other.by_rule {
             for (kind, &n) in kinds {
                 self.count_rule(rule, kind, n);
+            }
+        }
+    }
+
+    /// Take back `other`'s counts, counted here before: a rule and kind
+    /// whose count comes to nothing is gone, as if never counted.
+    pub fn withdraw(&mut self, other: &Tally) {
+        self.total -= other.total;
+        self.ok -= other.ok;
+        self.err -= other.err;
+        self.warned -= other.warned;
+        for (rule, kinds) in &other.by_rule {
+            let Some(mine) = self.by_rule.get_mut(rule) else {
+                continue;
+            };
+            for (kind, &n) in kinds {
+                if let Some(count) = mine.get_mut(kind) {
+                    *count -= n;
+                    if *count == 0 {
+                        mine.remove(kind);
+                    }
+                }
+            }
+            if mine.is_empty() {
+                self.by_rule.remove(rule);
             }
         }
     }

@@ -9,7 +9,9 @@
 //! wants it (`Render`). The calling thread takes the chunks in the order
 //! of the file (`eval::chunks`), so the output is byte for byte what one
 //! thread gives, and the first runtime error in file order stops the run
-//! with the same message and origin.
+//! with the same message and origin. With unique keys, the workers leave
+//! the keys to the calling thread, which claims them in the order of the
+//! file and runs again each record whose key was taken before it (`keys`).
 //!
 //! Only a function that reads nothing but declarations and constants is
 //! found on a worker: a declared function, or a lambda written at the top
@@ -18,10 +20,11 @@
 //! input, a parameter, the environment or a stream bound earlier, or one
 //! made inside a function call, keeps the pipeline on one thread.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use super::chunks::{self, ReadFailure, Worker};
+use super::stages::KeyWork;
 use super::stages::{read_once, run_step, validated_chunk, validated_items, write_of_results};
 use super::{items, FnRef, Function, Interp, Item, Items, Origin, Result, SentError, Staged, Step};
 use crate::runtime::builtins::Builtin;
@@ -31,6 +34,8 @@ use crate::runtime::hir::Expr;
 use crate::runtime::json::write_json;
 use crate::runtime::print::write_hql;
 use crate::runtime::value::Value;
+
+mod keys;
 
 /// What the consumer wants of each item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,10 +143,6 @@ impl Spread {
         let staged = Rc::new(stream.plan()?.staged()?);
         let interp = staged.interp.upgrade()?;
         let path = crate::runtime::counting::json_file(&staged.source)?;
-        // Unique keys are claimed in the order of the records: one thread.
-        if !(staged.contract.record()).is_some_and(|r| r.uniques.is_empty()) {
-            return None;
-        }
         let parallel = chunks::parallel_for(&interp, &path)?;
         let mut funcs = Vec::new();
         for step in &staged.steps {
@@ -161,7 +162,17 @@ impl Spread {
     fn run(self, render: Render, take: &mut dyn FnMut(&Piece) -> Result<bool>) -> Result<()> {
         let start = self.workers(render);
         let interp = &self.interp;
-        let taken = &mut |(piece, error): Made| {
+        let settler = self.keyed().then(|| keys::Settler {
+            interp: interp.clone(),
+            staged: self.staged.clone(),
+            render,
+            uniques: Rc::default(),
+        });
+        let taken = &mut |made: Made| {
+            let (piece, error, _) = match &settler {
+                Some(settler) => settler.settle(made)?,
+                None => made,
+            };
             if let Some(meter) = interp.meter() {
                 let (ok, err) = piece.judged;
                 meter.read_records(ok + err);
@@ -173,10 +184,17 @@ impl Spread {
             error.map_or(Ok(true), |e| Err(e.into()))
         };
         let (parallel, path) = (&self.parallel, &self.path);
+        let uniques = settler.as_ref().map(|s| s.uniques.clone());
         match chunks::spread(interp, parallel, path, chunks::AHEAD, &start, taken)? {
-            Some(failed) => self.read_failed(failed, render, take),
+            Some(failed) => self.read_failed(failed, render, uniques, take),
             None => Ok(()),
         }
+    }
+
+    /// Has the contract unique keys, which a worker leaves to the calling
+    /// thread to settle (`keys`)?
+    fn keyed(&self) -> bool {
+        (self.staged.contract.record()).is_some_and(|r| !r.uniques.is_empty())
     }
 
     /// How each worker is made on its thread: the program rebuilt, the
@@ -190,7 +208,9 @@ impl Spread {
         let (steps, at) = (sent_steps(&self.staged.steps), self.staged.at.clone());
         let name = self.staged.source.name.to_string();
         let (rebuild, funcs) = (self.parallel.rebuild.clone(), self.funcs.clone());
+        let keyed = self.keyed();
         move || {
+            let room = Cell::new(0);
             let (interp, contract, mut values) = rebuild.rebuild_with(&ty, &funcs)?;
             values.reverse();
             let steps: Vec<Step> = (steps.iter())
@@ -203,25 +223,53 @@ impl Spread {
             let (name, at): (Rc<str>, _) = (name.as_str().into(), at.clone());
             Ok(Box::new(move |job: chunks::Job| {
                 let first_line = job.first_line;
+                let deferred = keyed.then(|| keys::Deferred::new(first_line, room.get()));
+                let seen = Rc::new(Seen {
+                    keys: deferred.map(RefCell::new),
+                    ..Seen::default()
+                });
+                // With unique keys, the chunk's bytes are kept for the
+                // calling thread, and the keys of records valid but for
+                // them are logged.
+                let (text, kept, keys): (Box<dyn std::io::BufRead>, _, _) = if keyed {
+                    let kept = Rc::new(job.into_kept());
+                    let text = std::io::Cursor::new(keys::KeptText(kept.clone()));
+                    let (seen, contract) = (seen.clone(), contract.clone());
+                    let defer = move |ok: &Value, origin: Option<&Origin>| {
+                        if let (Some(keys), Some(origin)) = (&seen.keys, origin) {
+                            keys.borrow_mut().log(&contract, ok, origin.line);
+                        }
+                    };
+                    (
+                        Box::new(text),
+                        Some(kept),
+                        KeyWork::Deferred(Box::new(defer)),
+                    )
+                } else {
+                    (job.into_reader(), None, KeyWork::claimed())
+                };
                 let lines = validated_chunk(
                     &interp,
                     &contract,
                     name.clone(),
-                    job.into_reader(),
+                    text,
                     first_line,
                     at.clone(),
+                    keys,
                 );
-                // What validation judged, for the progress line.
-                let judged = Rc::new(Cell::new((0, 0)));
-                let counted = judged.clone();
-                let lines = Box::new(lines.inspect(move |item| {
-                    let (ok, err) = counted.get();
-                    let failed = matches!(item, Ok(i) if matches!(i.value, Value::Err(_)));
-                    counted.set((ok + u64::from(!failed), err + u64::from(failed)));
-                }));
-                let mut made = rendered(&interp, lines, &steps, render);
-                made.0.judged = judged.get();
-                Ok(made)
+                let lines = counted(lines, &seen);
+                let (piece, error) = rendered(&interp, lines, &steps, render, &seen);
+                let keyed = match (seen.keys.as_ref(), kept) {
+                    (Some(keys), Some(kept)) => {
+                        let text = Rc::try_unwrap(kept).unwrap_or_else(|kept| kept.copied());
+                        let deferred = keys.replace(keys::Deferred::new(first_line, 0));
+                        // The next chunk's records logged in as much room.
+                        room.set(deferred.len());
+                        Some(deferred.into_keyed(text))
+                    }
+                    _ => None,
+                };
+                Ok((piece, error, keyed))
             }))
         }
     }
@@ -232,6 +280,7 @@ impl Spread {
         &self,
         failed: ReadFailure,
         render: Render,
+        uniques: Option<Rc<RefCell<crate::runtime::validate::Uniques>>>,
         take: &mut dyn FnMut(&Piece) -> Result<bool>,
     ) -> Result<()> {
         let origin = Origin {
@@ -249,15 +298,49 @@ impl Spread {
             &self.staged.contract,
             Box::new(std::iter::once(Ok(item))),
             self.staged.at.clone(),
+            uniques.map_or_else(KeyWork::claimed, KeyWork::Claimed),
         );
-        let (piece, error) = rendered(&self.interp, one, &self.staged.steps, render);
+        let seen = Seen::default();
+        let (piece, error) = rendered(&self.interp, one, &self.staged.steps, render, &seen);
         take(&piece)?;
         error.map_or(Ok(()), |e| Err(e.into()))
     }
 }
 
-/// A chunk's items, and the error that stopped them, if one did.
-type Made = (Piece, Option<SentError>);
+/// A chunk's items, the error that stopped them, if one did, and with
+/// unique keys, what the calling thread needs to settle them.
+type Made = (Piece, Option<SentError>, Option<keys::Keyed>);
+
+/// What a run over a chunk's lines learns of its records as they leave
+/// validation.
+#[derive(Default)]
+struct Seen {
+    /// How many validation found valid, and not (for the progress line).
+    judged: Cell<(u64, u64)>,
+    /// The line of the last.
+    line: Cell<u64>,
+    /// With unique keys, on a worker: the records whose keys are left to
+    /// settle, and where their items lie.
+    keys: Option<RefCell<keys::Deferred>>,
+}
+
+/// `lines` as they leave validation, seen by `seen`.
+fn counted(lines: Items, seen: &Rc<Seen>) -> Items {
+    let seen = seen.clone();
+    Box::new(lines.inspect(move |item| {
+        let (ok, err) = seen.judged.get();
+        let failed = matches!(item, Ok(i) if matches!(i.value, Value::Err(_)));
+        seen.judged
+            .set((ok + u64::from(!failed), err + u64::from(failed)));
+        if let Ok(Item {
+            origin: Some(origin),
+            ..
+        }) = item
+        {
+            seen.line.set(origin.line);
+        }
+    }))
+}
 
 /// The steps as they cross to a worker: each stage, whether it takes a
 /// function, and its call.
@@ -267,8 +350,18 @@ fn sent_steps(steps: &[Step]) -> Vec<(Builtin, bool, Option<crate::syntax::ast::
         .collect()
 }
 
-/// `lines` through the steps, rendered; a runtime error stops them.
-fn rendered(interp: &Rc<Interp>, lines: Items, steps: &[Step], render: Render) -> Made {
+/// `lines` through the steps, rendered; a runtime error stops them. Each
+/// stage gives at most one item a record, and asks for the next record
+/// only once it has given the last one's: an item is the record's seen
+/// last, which is how `seen` places the items of records whose keys are
+/// left to settle.
+fn rendered(
+    interp: &Rc<Interp>,
+    lines: Items,
+    steps: &[Step],
+    render: Render,
+    seen: &Seen,
+) -> (Piece, Option<SentError>) {
     let mut piece = Piece::default();
     let run = || -> Result<()> {
         let mut stream = read_once(lines);
@@ -276,11 +369,24 @@ fn rendered(interp: &Rc<Interp>, lines: Items, steps: &[Step], render: Render) -
             stream = run_step(interp, stream, step)?;
         }
         for item in items(&stream)? {
-            piece.add(render, item?)?;
+            let item = item?;
+            let before = (piece.n, piece.failed);
+            piece.add(render, item)?;
+            if let Some(keys) = &seen.keys {
+                let gave = match piece.failed > before.1 {
+                    true => keys::Gave::Failure,
+                    false => keys::Gave::Item,
+                };
+                keys.borrow_mut().placed(seen.line.get(), before, gave);
+            }
         }
         Ok(())
     };
     let error = run().err().map(SentError::from);
+    if let Some(keys) = &seen.keys {
+        keys.borrow_mut().done((piece.n, piece.failed));
+    }
+    piece.judged = seen.judged.get();
     (piece, error)
 }
 
