@@ -425,7 +425,7 @@ impl Spliced {
         match self.render {
             Render::Count | Render::Report => {}
             Render::Hql => {
-                let end = |i: u64| (i > 0).then(|| old.ends[i as usize - 1]).unwrap_or(0);
+                let end = |i: u64| if i > 0 { old.ends[i as usize - 1] } else { 0 };
                 (before.text, before.ends) = (end(n), n as usize);
                 (after.text, after.ends) = (end(after.n), after.n as usize);
             }
