@@ -2,7 +2,8 @@
 # HQL memory and start-up: peak RSS of streaming pipelines over 5,000,000
 # events, the memory `unique event_id` takes a key, how much slower a
 # unique key makes `validate(T) | oks() | count()` (with the ids in order,
-# and the same ids shuffled), and the start-up time.
+# and the same ids shuffled) and a pipeline past `validate` on every core,
+# and the start-up time.
 #
 #   bench/memory.sh                 # 5,000,000 events (about 380 MB of data)
 #   bench/memory.sh --records 500000
@@ -71,6 +72,9 @@ program map "" "oks() | map(e => e.amount * 2) | filter(a => a > 100) | count()"
 program route "" "route(ok: file(\"$WORK/ok.jsonl\"), err: file(\"$WORK/err.jsonl\"))"
 program write "" "oks() | map(e => {id: e.event_id, amount: e.amount}) | write(file(\"$WORK/out.jsonl\"))"
 program print "" "oks()"
+routed="map(e => e) | route(ok: file(\"$WORK/ok.jsonl\"), err: file(\"$WORK/err.jsonl\"))"
+program spread "" "$routed"
+program spread_unique "    unique event_id" "$routed"
 
 # "peak-KiB cpu-seconds" of one run.
 measure() {
@@ -93,13 +97,20 @@ for ((r = 0; r < ROUNDS; r++)); do
 done
 # Wall-clock seconds of one run on every core (`--threads` left to its
 # default), for the count with and without a unique key.
-wall() {
-    /usr/bin/time -f "%e" -o "$WORK/time" "$HQL" run "$WORK/$1.hql" >/dev/null
+wall() { # program[, threads]
+    /usr/bin/time -f "%e" -o "$WORK/time" "$HQL" run ${2:+--threads "$2"} "$WORK/$1.hql" >/dev/null
     cat "$WORK/time"
 }
 for ((r = 0; r < ROUNDS; r++)); do
     wall count >>"$WORK/wall-count"
     wall unique >>"$WORK/wall-unique"
+done
+# A pipeline past `validate` with the key, on every core and on one, and
+# without the key on every core: five rounds in turns.
+for ((r = 0; r < 5; r++)); do
+    wall spread >>"$WORK/wall-spread"
+    wall spread_unique >>"$WORK/wall-spread_unique"
+    wall spread_unique 1 >>"$WORK/wall-spread_unique_1"
 done
 for p in report map route write print; do
     for _ in 1 2 3; do measure "$p"; done >"$WORK/runs-$p"
@@ -149,6 +160,11 @@ read -r med low high <<<"$(ratios "$WORK/wall-count" "$WORK/wall-unique" 1)"
 awk -v u="$(mid "$WORK/wall-unique")" -v c="$(mid "$WORK/wall-count")" -v t="$(nproc)" \
     -v med="$med" -v low="$low" -v high="$high" 'BEGIN {
     printf "on every core (%d): count %.2f s, with the unique key %.2f s of wall-clock time: %.2fx (the median of the rounds'"'"' own ratios %.2fx, from %.2fx to %.2fx)\n", t, c, u, u / c, med, low, high
+}'
+mid5() { sort -n "$1" | sed -n 3p; }
+awk -v k="$(mid5 "$WORK/wall-spread_unique")" -v one="$(mid5 "$WORK/wall-spread_unique_1")" \
+    -v plain="$(mid5 "$WORK/wall-spread")" -v t="$(nproc)" 'BEGIN {
+    printf "`unique event_id`, then `map(e => e) | route(…)`, wall-clock medians of 5 rounds: on every core (%d) %.2f s, on one %.2f s (%.2fx); without the key on every core %.2f s (the key %.2fx)\n", t, k, one, k / one, plain, k / plain
 }'
 echo 1 >"$WORK/one.hql"
 hyperfine -N --warmup 5 --runs 50 --style none --export-json "$WORK/start.json" "$HQL run $WORK/one.hql" >/dev/null

@@ -155,8 +155,8 @@ enum Command {
         /// How values are printed.
         #[arg(long, value_enum, default_value_t = Format::Hql)]
         format: Format,
-        /// Threads for `count()` and `report()` over a validated JSON Lines
-        /// file (default: every core).
+        /// Threads for a validated JSON Lines file's pipelines: counted,
+        /// reported, written, routed or printed (default: every core).
         #[arg(long)]
         threads: Option<usize>,
         /// A parameter the program reads with `param("NAME")` (repeatable).
