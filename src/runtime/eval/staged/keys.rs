@@ -12,13 +12,13 @@
 //! place of the worker's item. Repeated keys are few, so almost every
 //! record is settled by its keys alone.
 
-use std::cell::RefCell;
-use std::io::Cursor;
+use std::cell::{Cell, RefCell};
+use std::io::{BufRead, Cursor};
 use std::rc::Rc;
 
 use super::{rendered, Made, Piece, Render, Seen};
 use crate::runtime::contract::Contract;
-use crate::runtime::eval::chunks::Kept;
+use crate::runtime::eval::chunks::{Job, Kept};
 use crate::runtime::eval::stages::{validated_chunk, KeyWork};
 use crate::runtime::eval::Staged;
 use crate::runtime::eval::{Interp, Result, SentError};
@@ -160,14 +160,50 @@ pub(super) struct Keyed {
     first_line: u64,
 }
 
-/// The bytes of a chunk kept for the calling thread, as a reader reads
-/// them.
-pub(super) struct KeptText(pub Rc<Kept>);
+/// A worker's chunk of a contract with unique keys, its bytes kept for
+/// the calling thread to read records again from.
+pub(super) struct KeptChunk(Rc<Kept>);
+
+/// The bytes of a kept chunk, as a reader reads them.
+struct KeptText(Rc<Kept>);
 
 impl AsRef<[u8]> for KeptText {
     fn as_ref(&self) -> &[u8] {
         &self.0
     }
+}
+
+impl KeptChunk {
+    /// Keep `job`'s bytes: the chunk, and a reader of them.
+    pub(super) fn open(job: Job) -> (KeptChunk, Box<dyn BufRead>) {
+        let kept = Rc::new(job.into_kept());
+        let text = Box::new(Cursor::new(KeptText(kept.clone())));
+        (KeptChunk(kept), text)
+    }
+
+    /// The chunk read: what the calling thread needs of it, its records
+    /// taken from `seen`; `room`, set to how many there were, for the
+    /// next chunk's.
+    pub(super) fn close(self, seen: &Seen, room: &Cell<usize>) -> Option<Keyed> {
+        let keys = seen.keys.as_ref()?;
+        let deferred = keys.replace(Deferred::new(0, 0));
+        room.set(deferred.len());
+        // The reader is gone with the chunk's items: the bytes are the
+        // chunk's alone.
+        let text = Rc::try_unwrap(self.0).unwrap_or_else(|kept| kept.copied());
+        Some(deferred.into_keyed(text))
+    }
+}
+
+/// Keys left for the calling thread: each record valid but for its keys
+/// logged in `seen`'s `Deferred`.
+pub(super) fn deferred(seen: &Rc<Seen>, contract: &Rc<Contract>) -> KeyWork {
+    let (seen, contract) = (seen.clone(), contract.clone());
+    KeyWork::Deferred(Box::new(move |ok, origin| {
+        if let (Some(keys), Some(origin)) = (&seen.keys, origin) {
+            keys.borrow_mut().log(&contract, ok, origin.line);
+        }
+    }))
 }
 
 /// The calling thread's side: the keys claimed so far, and how to run a

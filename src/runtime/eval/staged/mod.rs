@@ -33,6 +33,7 @@ use crate::runtime::eval::io::TargetSpec;
 use crate::runtime::hir::Expr;
 use crate::runtime::json::write_json;
 use crate::runtime::print::write_hql;
+use crate::runtime::validate::Uniques;
 use crate::runtime::value::Value;
 
 mod keys;
@@ -231,22 +232,12 @@ impl Spread {
                 // With unique keys, the chunk's bytes are kept for the
                 // calling thread, and the keys of records valid but for
                 // them are logged.
-                let (text, kept, keys): (Box<dyn std::io::BufRead>, _, _) = if keyed {
-                    let kept = Rc::new(job.into_kept());
-                    let text = std::io::Cursor::new(keys::KeptText(kept.clone()));
-                    let (seen, contract) = (seen.clone(), contract.clone());
-                    let defer = move |ok: &Value, origin: Option<&Origin>| {
-                        if let (Some(keys), Some(origin)) = (&seen.keys, origin) {
-                            keys.borrow_mut().log(&contract, ok, origin.line);
-                        }
-                    };
-                    (
-                        Box::new(text),
-                        Some(kept),
-                        KeyWork::Deferred(Box::new(defer)),
-                    )
-                } else {
-                    (job.into_reader(), None, KeyWork::claimed())
+                let (text, kept, keys) = match keyed {
+                    true => {
+                        let (kept, text) = keys::KeptChunk::open(job);
+                        (text, Some(kept), keys::deferred(&seen, &contract))
+                    }
+                    false => (job.into_reader(), None, KeyWork::claimed()),
                 };
                 let lines = validated_chunk(
                     &interp,
@@ -259,16 +250,7 @@ impl Spread {
                 );
                 let lines = counted(lines, &seen);
                 let (piece, error) = rendered(&interp, lines, &steps, render, &seen);
-                let keyed = match (seen.keys.as_ref(), kept) {
-                    (Some(keys), Some(kept)) => {
-                        let text = Rc::try_unwrap(kept).unwrap_or_else(|kept| kept.copied());
-                        let deferred = keys.replace(keys::Deferred::new(first_line, 0));
-                        // The next chunk's records logged in as much room.
-                        room.set(deferred.len());
-                        Some(deferred.into_keyed(text))
-                    }
-                    _ => None,
-                };
+                let keyed = kept.and_then(|kept| kept.close(&seen, &room));
                 Ok((piece, error, keyed))
             }))
         }
@@ -280,7 +262,7 @@ impl Spread {
         &self,
         failed: ReadFailure,
         render: Render,
-        uniques: Option<Rc<RefCell<crate::runtime::validate::Uniques>>>,
+        uniques: Option<Rc<RefCell<Uniques>>>,
         take: &mut dyn FnMut(&Piece) -> Result<bool>,
     ) -> Result<()> {
         let origin = Origin {
