@@ -70,6 +70,14 @@ impl Job {
             back: self.back.clone(),
         })
     }
+
+    /// The chunk's bytes, kept past the reading of them (`Kept`).
+    pub fn into_kept(mut self) -> Kept {
+        Kept {
+            bytes: std::mem::take(&mut self.bytes),
+            back: self.back.clone(),
+        }
+    }
 }
 
 /// A chunk's bytes kept after a worker has read them, for the calling
@@ -77,16 +85,6 @@ impl Job {
 pub(crate) struct Kept {
     bytes: Vec<u8>,
     back: Sender<Vec<u8>>,
-}
-
-impl Job {
-    /// The chunk's bytes, kept.
-    pub fn into_kept(mut self) -> Kept {
-        Kept {
-            bytes: std::mem::take(&mut self.bytes),
-            back: self.back.clone(),
-        }
-    }
 }
 
 impl Kept {
