@@ -848,7 +848,8 @@ fn count_newlines(bytes: &[u8]) -> u64 {
     bytes.iter().filter(|&&b| b == b'\n').count() as u64
 }
 
-fn strip_line_end(line: &[u8]) -> &[u8] {
+/// A line of JSON Lines without its `\n` or `\r\n`.
+pub(crate) fn strip_line_end(line: &[u8]) -> &[u8] {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
     line.strip_suffix(b"\r").unwrap_or(line)
 }

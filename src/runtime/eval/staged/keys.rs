@@ -19,9 +19,10 @@ use std::rc::Rc;
 use super::{rendered, Made, Piece, Render, Seen};
 use crate::runtime::contract::Contract;
 use crate::runtime::eval::chunks::{Job, Kept};
-use crate::runtime::eval::stages::{validated_chunk, KeyWork};
+use crate::runtime::eval::stages::{validated_chunk, validated_items, KeyWork};
 use crate::runtime::eval::Staged;
-use crate::runtime::eval::{Interp, Result, SentError};
+use crate::runtime::eval::{Interp, Item, Items, Origin, Result, SentError};
+use crate::runtime::json::{strip_line_end, Decoder};
 use crate::runtime::validate::{KeyLog, LoggedRecord, Uniques};
 use crate::runtime::value::Value;
 
@@ -213,6 +214,8 @@ pub(super) struct Settler {
     pub staged: Rc<Staged>,
     pub render: Render,
     pub uniques: Rc<RefCell<Uniques>>,
+    /// For records run again one at a time.
+    pub decoder: RefCell<Decoder>,
 }
 
 impl Settler {
@@ -307,7 +310,11 @@ impl Settler {
             lines.end_of_line()
         };
         let text = &lines.text[start..end];
-        let (again, error) = self.run(text, line, KeyWork::Claimed(self.uniques.clone()));
+        let claimed = KeyWork::Claimed(self.uniques.clone());
+        let (again, error) = match rest {
+            true => self.run(text, line, claimed),
+            false => self.run_line(text, line, claimed),
+        };
         let (before, after) = out.marks_of(p);
         if rest || error.is_some() {
             // What the worker made of the records before it, and counted.
@@ -321,7 +328,7 @@ impl Settler {
         }
         if self.render == Render::Report {
             // The worker's item, as it counted it.
-            let (made, _) = self.run(text, line, worker_keys());
+            let (made, _) = self.run_line(text, line, worker_keys());
             out.piece.tally.withdraw(&made.tally);
         }
         out.replace(before, after);
@@ -333,7 +340,6 @@ impl Settler {
     /// validation (its keys settled by `keys`) and the steps, rendered.
     fn run(&self, text: &[u8], first_line: u64, keys: KeyWork) -> (Piece, Option<SentError>) {
         let staged = &self.staged;
-        let seen = Rc::new(Seen::default());
         let lines = validated_chunk(
             &self.interp,
             &staged.contract,
@@ -343,8 +349,42 @@ impl Settler {
             staged.at.clone(),
             keys,
         );
-        let lines = super::counted(lines, &seen);
-        rendered(&self.interp, lines, &staged.steps, self.render, &seen)
+        self.through_steps(lines)
+    }
+
+    /// `run` for one line, which a worker found a valid record: decoded
+    /// here and validated as the ordinary path validates a decoded line,
+    /// which gives what the line check's record gives (the two are held
+    /// to each other by `session::scan_agreement`), without setting up a
+    /// reader and a check for one line.
+    fn run_line(&self, text: &[u8], line: u64, keys: KeyWork) -> (Piece, Option<SentError>) {
+        let Ok(value) = self.decoder.borrow_mut().decode(strip_line_end(text)) else {
+            return self.run(text, line, keys);
+        };
+        let staged = &self.staged;
+        let origin = Origin {
+            source: staged.source.name.clone(),
+            line,
+        };
+        let item = Item {
+            value,
+            origin: Some(origin),
+        };
+        let one = validated_items(
+            &self.interp,
+            &staged.contract,
+            Box::new(std::iter::once(Ok(item))),
+            staged.at.clone(),
+            keys,
+        );
+        self.through_steps(one)
+    }
+
+    /// Validated records through the steps, rendered.
+    fn through_steps(&self, validated: Items) -> (Piece, Option<SentError>) {
+        let seen = Rc::new(Seen::default());
+        let items = super::counted(validated, &seen);
+        rendered(&self.interp, items, &self.staged.steps, self.render, &seen)
     }
 }
 

@@ -168,6 +168,7 @@ impl Spread {
             staged: self.staged.clone(),
             render,
             uniques: Rc::default(),
+            decoder: RefCell::default(),
         });
         let taken = &mut |made: Made| {
             let (piece, error, _) = match &settler {
