@@ -222,17 +222,22 @@ fn a_read_error_part_way_routes_alike_on_every_path() {
 
 /// The progress meter counts the records, `ok`s and `err`s the report
 /// counts, on one thread and on several, with unique keys or without, up
-/// to a read error and past it.
+/// to a read error and past it; on the counting path, and through a stage
+/// (where a record whose key was taken turns from `ok` to `err`).
 #[test]
 fn the_meter_counts_what_the_report_counts() {
     let whole = FailingDisk::new(records(), 0..0);
     let disks = failing_disks();
+    let ends = ["report()", "map(r => r) | report()"];
     for disk in [&whole, &disks[0], &disks[1]] {
-        for more in ["", "    unique id\n"] {
+        for (more, end) in ["", "    unique id\n"]
+            .iter()
+            .flat_map(|more| ends.map(|end| (more, end)))
+        {
             let program = format!(
                 "type R : DataContract = {{\n    id?: String\n    low: Int\n    high: Int\n    \
                  note?: String\n    require ordered: low <= high\n{more}}}\n\
-                 source(file(\"data.jsonl\"), Json) | validate(R) | report()\n"
+                 source(file(\"data.jsonl\"), Json) | validate(R) | {end}\n"
             );
             let (run, _, one) = run_watched(disk, &program, None);
             let number = |field| number_after(&run.out, field);

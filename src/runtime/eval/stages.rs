@@ -201,6 +201,8 @@ pub(super) fn validated_chunk(
 }
 
 /// Items of a source validated against `contract`, as `validate` does.
+/// (Neither this nor `validated_chunk` shows them to the progress meter:
+/// a chunk's records are shown once they are settled, `staged`.)
 pub(super) fn validated_items(
     interp: &Rc<Interp>,
     contract: &Rc<Contract>,
@@ -617,13 +619,8 @@ fn validate_stage(interp: &Rc<Interp>, input: Value, ty: Value, at: Option<Span>
                 None => items(&input).map(Upstream::Items),
             };
             let upstream = upstream.map_err(|e| e.at_some(at.as_ref()))?;
-            Ok(validated(
-                &interp,
-                &contract,
-                upstream,
-                at.clone(),
-                KeyWork::claimed(),
-            ))
+            let items = validated(&interp, &contract, upstream, at.clone(), KeyWork::claimed());
+            Ok(metered(&interp, items))
         })
         .with_plan(plan)
         .with_contract(Some(shape)),
@@ -676,7 +673,6 @@ fn validated(
     let interp = interp.clone();
     let contract = contract.clone();
     let keyed = contract.record().is_some_and(|r| !r.uniques.is_empty());
-    let meter = interp.meter().cloned();
     // `checked`: the value is `ok` of a record the line check found valid,
     // whose unique keys are still to claim.
     let mut check = move |value: Value, origin: Option<Origin>, checked: bool| -> Result<Item> {
@@ -735,7 +731,13 @@ fn validated(
             check(item.value, item.origin, false)
         })),
     };
-    let Some(meter) = meter else {
+    items
+}
+
+/// `items`, results of `validate`, shown to the progress meter as they
+/// pass.
+fn metered(interp: &Interp, items: Items) -> Items {
+    let Some(meter) = interp.meter().cloned() else {
         return items;
     };
     Box::new(items.inspect(move |item| {

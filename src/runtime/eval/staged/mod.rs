@@ -175,11 +175,7 @@ impl Spread {
                 Some(settler) => settler.settle(made)?,
                 None => made,
             };
-            if let Some(meter) = interp.meter() {
-                let (ok, err) = piece.judged;
-                meter.read_records(ok + err);
-                meter.judged(ok, err);
-            }
+            show(interp, &piece);
             if !take(&piece)? {
                 return Ok(false);
             }
@@ -283,10 +279,21 @@ impl Spread {
             self.staged.at.clone(),
             uniques.map_or_else(KeyWork::claimed, KeyWork::Claimed),
         );
-        let seen = Seen::default();
+        let seen = Rc::new(Seen::default());
+        let one = counted(one, &seen);
         let (piece, error) = rendered(&self.interp, one, &self.staged.steps, render, &seen);
+        show(&self.interp, &piece);
         take(&piece)?;
         error.map_or(Ok(()), |e| Err(e.into()))
+    }
+}
+
+/// Show the progress meter the records a piece's items came from.
+fn show(interp: &Interp, piece: &Piece) {
+    if let Some(meter) = interp.meter() {
+        let (ok, err) = piece.judged;
+        meter.read_records(ok + err);
+        meter.judged(ok, err);
     }
 }
 
