@@ -242,9 +242,7 @@ impl KeyLog {
         let Value::Record(r) = ok else {
             return false;
         };
-        self.keys(shape, |s| {
-            KeyPart::Value(lookup(r, s, &shape.fields[s].name).unwrap_or(&Value::Absent))
-        })
+        self.keys(shape, |s| KeyPart::Value(declared(r, shape, s)))
     }
 
     /// Log the line of a record whose keys decide its outcome.
@@ -1017,14 +1015,17 @@ pub fn claim_keys(
     let Value::Record(r) = &ok.value else {
         return validate_value(interp, c, checked, origin, Some(uniques));
     };
-    let taken = uniques.look_up(shape, |s| {
-        lookup(r, s, &shape.fields[s].name).unwrap_or(&Value::Absent)
-    });
+    let taken = uniques.look_up(shape, |s| declared(r, shape, s));
     if !taken.is_empty() {
         return validate_value(interp, c, checked, origin, Some(uniques));
     }
     uniques.claim();
     Ok(checked)
+}
+
+/// The value of `r`'s declared field `slot` of `shape` (absent if missing).
+fn declared<'r>(r: &'r Record, shape: &RecordShape, slot: usize) -> &'r Value {
+    lookup(r, slot, &shape.fields[slot].name).unwrap_or(&Value::Absent)
 }
 
 /// The value of field `name`, which usually stands at position `hint`

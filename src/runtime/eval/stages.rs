@@ -1224,38 +1224,28 @@ impl Tally {
     /// Add `other`'s counts, allocating only for a rule and kind not
     /// seen before.
     pub fn merge(&mut self, other: &Tally) {
-        self.total += other.total;
-        self.ok += other.ok;
-        self.err += other.err;
-        self.warned += other.warned;
-        for (rule, kinds) in &other.by_rule {
-            for (kind, &n) in kinds {
-                self.count_rule(rule, kind, n);
-            }
-        }
+        self.add_times(other, 1);
     }
 
     /// Take back `other`'s counts, counted here before: a rule and kind
     /// whose count comes to nothing is gone, as if never counted.
     pub fn withdraw(&mut self, other: &Tally) {
-        self.total -= other.total;
-        self.ok -= other.ok;
-        self.err -= other.err;
-        self.warned -= other.warned;
+        self.add_times(other, -1);
+        for kinds in self.by_rule.values_mut() {
+            kinds.retain(|_, n| *n != 0);
+        }
+        self.by_rule.retain(|_, kinds| !kinds.is_empty());
+    }
+
+    /// Add `other`'s counts `times` times.
+    fn add_times(&mut self, other: &Tally, times: i64) {
+        self.total += times * other.total;
+        self.ok += times * other.ok;
+        self.err += times * other.err;
+        self.warned += times * other.warned;
         for (rule, kinds) in &other.by_rule {
-            let Some(mine) = self.by_rule.get_mut(rule) else {
-                continue;
-            };
             for (kind, &n) in kinds {
-                if let Some(count) = mine.get_mut(kind) {
-                    *count -= n;
-                    if *count == 0 {
-                        mine.remove(kind);
-                    }
-                }
-            }
-            if mine.is_empty() {
-                self.by_rule.remove(rule);
+                self.count_rule(rule, kind, times * n);
             }
         }
     }
@@ -1552,6 +1542,34 @@ mod tests {
     use super::Tally;
     use crate::runtime::eval::Origin;
     use crate::runtime::validate::decode_failure;
+
+    /// A tally withdrawn after it was merged leaves what was there: no
+    /// rule it alone counted stays behind with a count of nothing.
+    #[test]
+    fn a_withdrawn_tally_leaves_no_trace() {
+        let origin = Origin {
+            source: "in.jsonl".into(),
+            line: 1,
+        };
+        let mut base = Tally::default();
+        base.add(&decode_failure(&origin, "{".into(), "cut".into()));
+        base.add_valid(2);
+        let mut more = Tally::default();
+        more.add(&decode_failure(&origin, "[".into(), "cut".into()));
+        more.count_rule("R.short", "warn", 1);
+        more.add_valid(1);
+        let mut both = Tally {
+            by_rule: base.by_rule.clone(),
+            ..base
+        };
+        both.merge(&more);
+        assert_ne!(both.by_rule, base.by_rule);
+        both.withdraw(&more);
+        assert_eq!(
+            (both.total, both.ok, both.err, both.warned, &both.by_rule),
+            (base.total, base.ok, base.err, base.warned, &base.by_rule)
+        );
+    }
 
     /// An undecodable input counted without its failure record counts as
     /// the record does, beside other failures of the same rule.
