@@ -290,6 +290,13 @@ enum Command {
         #[arg(long)]
         summary: bool,
     },
+    /// Finish, or roll back, the commits of runs that crashed while
+    /// committing their targets in a folder (the next run touching those
+    /// targets does it too).
+    Recover {
+        /// The folder of the targets (default: the current folder).
+        dir: Option<String>,
+    },
     /// A summary of each type a contracts file declares: version, owner, kind,
     /// fields with the rules that read them, rule identities.
     #[command(after_long_help = CONTRACT_HELP)]
@@ -521,6 +528,7 @@ fn command() -> ExitCode {
             }
             Err(e) => usage_error(&e),
         },
+        Command::Recover { dir } => hql::cli::recover::recover(dir.as_deref(), &mut sinks),
         Command::Check { files } => files.iter().fold(EXIT_OK, |status, file| {
             let config = match find_config(file) {
                 Ok(config) => config,

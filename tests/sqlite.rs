@@ -578,3 +578,112 @@ fn vet_reads_a_configured_sqlite_source() {
     assert_eq!(r.status, 1, "{}\n{}", r.out, r.err);
     assert!(r.out.contains("Order.note.missing"), "{}", r.out);
 }
+
+// ------------------------------------------------ one commit, all targets
+
+/// A run that writes the table and a file: both commit, or neither.
+fn table_and_file() -> String {
+    format!(
+        "{CONTRACT}let rows = source(\"orders\") | validate(Order) | oks()\n\
+         rows | write(\"w\")\nrows | write(file(\"copy.jsonl\"))\n"
+    )
+}
+
+const OLD_COPY: &str = "{\"old\":true}\n";
+
+/// The table and the file are both as before the run, or both as after.
+#[track_caller]
+fn table_and_file_agree(s: &Scratch) -> bool {
+    let copy = s.read("copy.jsonl");
+    let rows = count(s);
+    if copy == OLD_COPY {
+        assert_eq!(rows, 2, "the file is old but the table new");
+        false
+    } else {
+        assert_eq!(copy.lines().count(), 2);
+        assert_eq!(rows, 4, "the file is new but the table old");
+        true
+    }
+}
+
+#[test]
+fn a_crash_at_each_step_of_a_table_and_file_commit_ends_all_old_or_all_new() {
+    use std::os::unix::process::ExitStatusExt;
+    for (step, new) in [
+        ("prepared", false),
+        ("journaled", false),
+        ("database", true),
+        ("renamed-1", true),
+        ("renamed", true),
+    ] {
+        let s = setup("sq-crash", &target("w", ""));
+        s.write("orders.csv", ORDERS);
+        ok(&s, &load("w"));
+        s.write("copy.jsonl", OLD_COPY);
+        s.write("main.hql", table_and_file());
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_hql"))
+            .args(["run", "main.hql"])
+            .current_dir(&s.path)
+            .env("HQL_PROGRESS", "0")
+            .env("HQL_TEST_CRASH_AT", step)
+            .output()
+            .expect("hql runs");
+        assert_eq!(out.status.signal(), Some(6), "{step} was never reached");
+        let r = s.hql(&["recover"]);
+        assert_eq!(r.status, 0, "{step}: {}{}", r.out, r.err);
+        assert_eq!(table_and_file_agree(&s), new, "{step}");
+        let left: Vec<String> = (s.files().into_iter())
+            .filter(|f| f.contains(".hql-"))
+            .collect();
+        assert!(left.is_empty(), "{step}: {left:?}");
+    }
+}
+
+#[test]
+fn a_reader_holding_the_database_stops_the_commit_and_no_file_changes() {
+    let s = setup("sq-reader", &target("w", ""));
+    s.write("orders.csv", ORDERS);
+    ok(&s, &load("w"));
+    s.write("copy.jsonl", OLD_COPY);
+    let reader = open(&s);
+    reader.execute_batch("BEGIN").unwrap();
+    let n: i64 = reader
+        .query_row("SELECT count(*) FROM orders", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 2);
+    let r = fails(&s, &table_and_file(), "hql::commit");
+    // The values printed when their statements ended, before the commit.
+    assert_eq!(r.out, "{written: 2, drift: []}\n2\n");
+    assert!(r.err.contains("copy.jsonl"), "{}", r.err);
+    reader.execute_batch("COMMIT").unwrap();
+    drop(reader);
+    assert!(!table_and_file_agree(&s));
+    let left: Vec<String> = (s.files().into_iter())
+        .filter(|f| f.contains(".hql-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_second_database_in_one_run_is_refused() {
+    let s = setup(
+        "sq-two-dbs",
+        &format!(
+            "{}[targets.other]\nsqlite = \"other.db\"\ntable = \"orders\"\n",
+            target("w", "")
+        ),
+    );
+    s.write("orders.csv", ORDERS);
+    let r = s.run(
+        &format!(
+            "{CONTRACT}let rows = source(\"orders\") | validate(Order) | oks()\n\
+             rows | write(\"w\")\nrows | write(\"other\")\n"
+        ),
+        &[],
+    );
+    assert_ne!(r.status, 0, "{}", r.out);
+    assert!(r.err.contains("hql::config"), "{}", r.err);
+    assert!(r.err.contains("at most one"), "{}", r.err);
+    assert!(!s.exists("w.db") || count(&s) == 0);
+    assert!(!s.exists("other.db"));
+}

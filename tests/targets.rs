@@ -863,3 +863,280 @@ fn write_of_results_the_checker_cannot_see_is_a_runtime_error() {
     assert!(run.err.contains("`oks()`"), "{}", run.err);
     assert!(!dir.exists("r.jsonl"));
 }
+
+// ------------------------------------------------- one output per target
+
+#[test]
+fn two_writes_to_one_target_in_a_run_add_up_to_one_output() {
+    let s = Scratch::new("t-one-output");
+    let out = ok_run(
+        &s,
+        "[{a: 1}, {a: 2}] | write(file(\"out.jsonl\"))\n\
+         [{a: 3}] | write(file(\"out.jsonl\"))\n\
+         [{a: 1, b: \"x\"}] | write(file(\"out.csv\"))\n\
+         [{a: 2, b: \"y\"}] | write(file(\"out.csv\"))\n\
+         [{a: 1}] | write(file(\"out.json\"))\n\
+         [{a: 2}, {a: 3}] | write(file(\"out.json\"))\n",
+        &[],
+    );
+    assert_eq!(out, "2\n1\n1\n1\n1\n2\n");
+    assert_eq!(s.read("out.jsonl"), "{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n");
+    // The CSV target keeps the first write's header.
+    assert_eq!(s.read("out.csv"), "a,b\n1,x\n2,y\n");
+    let array: serde_json::Value = serde_json::from_str(&s.read("out.json")).unwrap();
+    assert_eq!(array, serde_json::json!([{"a": 1}, {"a": 2}, {"a": 3}]));
+}
+
+#[test]
+fn every_spelling_of_one_file_is_one_target() {
+    let s = Scratch::new("t-spellings");
+    s.write("sub/keep.txt", "");
+    let abs = s.path.join("out.jsonl");
+    std::os::unix::fs::symlink(&abs, s.path.join("link.jsonl")).unwrap();
+    let program = format!(
+        "[{{n: 1}}] | write(file(\"out.jsonl\"))\n\
+         [{{n: 2}}] | write(file(\"./out.jsonl\"))\n\
+         [{{n: 3}}] | write(file({:?}))\n\
+         [{{n: 4}}] | write(file(\"sub/../out.jsonl\"))\n\
+         [{{n: 5}}] | write(file(\"link.jsonl\"))\n",
+        abs.display().to_string()
+    );
+    let out = ok_run(&s, &program, &[]);
+    assert_eq!(out, "1\n1\n1\n1\n1\n");
+    assert_eq!(
+        s.read("out.jsonl"),
+        "{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n{\"n\":4}\n{\"n\":5}\n"
+    );
+    // The link still names the file it named.
+    let link = std::fs::symlink_metadata(s.path.join("link.jsonl")).unwrap();
+    assert!(link.file_type().is_symlink());
+}
+
+#[test]
+fn route_with_ok_and_err_on_one_file_is_refused_before_reading() {
+    let s = Scratch::new("t-route-same");
+    s.write("in.jsonl", ORDERS);
+    s.write("both.jsonl", OLD);
+    let r = failing_run(
+        &s,
+        &format!(
+            "{ORDER}source(file(\"in.jsonl\"), Json) | validate(T) \
+             | route(ok: file(\"both.jsonl\"), err: file(\"./both.jsonl\"))\n"
+        ),
+        "hql::route",
+    );
+    assert!(r.err.contains("both write"), "{}", r.err);
+    assert_eq!(s.bytes("both.jsonl"), OLD);
+    assert!(s.temporaries().is_empty(), "{:?}", s.files());
+}
+
+#[test]
+fn a_source_reads_what_earlier_statements_of_the_run_wrote() {
+    let s = Scratch::new("t-read-back");
+    s.write("out.jsonl", "{\"old\":1}\n");
+    s.write("arr.json", "[{\"old\":1}]\n");
+    let out = ok_run(
+        &s,
+        "[{n: 1}, {n: 2}] | write(file(\"out.jsonl\"))\n\
+         source(file(\"out.jsonl\"), Json) | count()\n\
+         [{n: 1}] | write(file(\"arr.json\"))\n\
+         [{n: 2}] | write(file(\"arr.json\"))\n\
+         source(file(\"arr.json\"), Json) | map(r => r.n)\n",
+        &[],
+    );
+    assert_eq!(out, "2\n2\n1\n1\n[1, 2]\n");
+}
+
+#[test]
+fn within_one_statement_a_source_reads_the_old_content_of_its_target() {
+    let s = Scratch::new("t-in-place");
+    s.write("data.jsonl", "{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n");
+    let out = ok_run(
+        &s,
+        "source(file(\"data.jsonl\"), Json) | filter(r => r.n != 2) | write(file(\"data.jsonl\"))\n\
+         source(file(\"data.jsonl\"), Json) | map(r => r.n)\n",
+        &[],
+    );
+    assert_eq!(out, "2\n[1, 3]\n");
+    assert_eq!(s.read("data.jsonl"), "{\"n\":1}\n{\"n\":3}\n");
+}
+
+#[test]
+fn a_target_that_is_a_folder_is_refused_before_anything_is_read_and_nothing_commits() {
+    let s = Scratch::new("t-dir-target");
+    s.write("dir.jsonl/inside", "");
+    s.write("other.jsonl", OLD);
+    let r = failing_run(
+        &s,
+        "[{a: 1}] | write(file(\"other.jsonl\"))\n\
+         source(file(\"missing.jsonl\"), Json) | write(file(\"dir.jsonl\"))\n",
+        "hql::io",
+    );
+    assert!(r.err.contains("directory"), "{}", r.err);
+    // The target was refused before the missing source was opened.
+    assert!(!r.err.contains("cannot read"), "{}", r.err);
+    assert_eq!(s.bytes("other.jsonl"), OLD);
+    assert!(s.temporaries().is_empty(), "{:?}", s.files());
+}
+
+#[test]
+fn a_replaced_file_keeps_its_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Scratch::new("t-mode");
+    for (name, mode) in [("secret.jsonl", 0o600), ("shared.jsonl", 0o644)] {
+        let path = s.write(name, OLD);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    ok_run(
+        &s,
+        "[{a: 1}] | write(file(\"secret.jsonl\"))\n[{a: 1}] | write(file(\"shared.jsonl\"))\n",
+        &[],
+    );
+    for (name, mode) in [("secret.jsonl", 0o600), ("shared.jsonl", 0o644)] {
+        let meta = std::fs::metadata(s.path.join(name)).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o777, mode, "{name}");
+        assert_eq!(s.read(name), "{\"a\":1}\n");
+    }
+}
+
+// ------------------------------------------------ all or nothing at commit
+
+/// The two old files of the route below, and what a run writes.
+const ROUTE_IN: &str = "{\"id\":1,\"name\":\"a\"}\n{\"id\":\"x\"}\n{\"id\":3,\"name\":\"c\"}\n";
+const ROUTE: &str = "type T : DataContract = { id: Int, name: String }\n\
+                     source(file(\"in.jsonl\"), Json) | validate(T) \
+                     | route(ok: file(\"good.jsonl\"), err: file(\"bad.jsonl\"))\n";
+const OLD_GOOD: &str = "{\"old\":\"good\"}\n";
+const OLD_BAD: &str = "{\"old\":\"bad\"}\n";
+
+/// A folder with the route's input, program and old targets.
+fn route_scratch(name: &str) -> Scratch {
+    let s = Scratch::new(name);
+    s.write("in.jsonl", ROUTE_IN);
+    s.write("main.hql", ROUTE);
+    s.write("good.jsonl", OLD_GOOD);
+    s.write("bad.jsonl", OLD_BAD);
+    s
+}
+
+/// `hql run main.hql` with `HQL_TEST_CRASH_AT=step`: it must abort there.
+#[track_caller]
+fn crash_at(s: &Scratch, step: &str) {
+    use std::os::unix::process::ExitStatusExt;
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hql"))
+        .args(["run", "main.hql"])
+        .current_dir(&s.path)
+        .env("HQL_PROGRESS", "0")
+        .env("HQL_TEST_CRASH_AT", step)
+        .output()
+        .expect("hql runs");
+    assert_eq!(
+        out.status.signal(),
+        Some(6),
+        "the commit never reached step {step}: {:?}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The route's two targets are both old or both new.
+#[track_caller]
+fn all_old_or_all_new(s: &Scratch) -> bool {
+    let (good, bad) = (s.read("good.jsonl"), s.read("bad.jsonl"));
+    if good == OLD_GOOD {
+        assert_eq!(bad, OLD_BAD, "a half-committed run: good old, bad new");
+        return false;
+    }
+    assert_eq!(
+        good,
+        "{\"id\":1,\"name\":\"a\"}\n{\"id\":3,\"name\":\"c\"}\n"
+    );
+    assert!(
+        bad.contains("T.name.missing"),
+        "a half-committed run: {bad}"
+    );
+    true
+}
+
+#[test]
+fn a_crash_at_each_step_of_a_two_file_commit_ends_all_old_or_all_new() {
+    for (step, new) in [
+        ("prepared", false),
+        ("journaled", true),
+        ("renamed-1", true),
+        ("renamed", true),
+        ("done", true),
+    ] {
+        // Recovered by `hql recover`, and by the next run touching them.
+        for by_command in [true, false] {
+            let s = route_scratch("t-crash");
+            crash_at(&s, step);
+            if by_command {
+                let r = s.hql(&["recover"]);
+                assert_eq!(r.status, 0, "{step}: {}{}", r.out, r.err);
+                assert_eq!(all_old_or_all_new(&s), new, "{step}");
+            } else {
+                let r = s.run("[{a: 1}] | write(file(\"elsewhere.jsonl\"))\n", &[]);
+                assert_eq!(r.status, 0, "{step}: {}", r.err);
+                assert_eq!(all_old_or_all_new(&s), new, "{step}");
+            }
+            let left: Vec<String> = (s.files().into_iter())
+                .filter(|f| f.contains(".hql-"))
+                .collect();
+            assert!(left.is_empty(), "{step}: {left:?}");
+        }
+    }
+}
+
+#[test]
+fn recover_in_a_folder_with_nothing_to_do_says_so() {
+    let s = Scratch::new("t-recover-none");
+    let r = s.hql(&["recover"]);
+    assert_eq!(
+        (r.status, r.out.as_str()),
+        (0, ".: no interrupted commit\n")
+    );
+}
+
+#[test]
+fn forty_kill_9s_at_random_moments_never_leave_a_half_committed_route() {
+    // A route big enough that some kills land inside the commit.
+    let mut input = String::new();
+    for i in 0..20_000 {
+        if i % 7 == 0 {
+            input.push_str("{\"id\":\"x\"}\n");
+        } else {
+            input.push_str(&format!("{{\"id\":{i},\"name\":\"n{i}\"}}\n"));
+        }
+    }
+    let s = Scratch::new("t-kill-commit");
+    s.write("in.jsonl", &input);
+    s.write("main.hql", ROUTE);
+    let (old_good, old_bad) = ("{\"old\":1}\n", "{\"old\":2}\n");
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let (mut old, mut new) = (0, 0);
+    for _ in 0..40 {
+        s.write("good.jsonl", old_good);
+        s.write("bad.jsonl", old_bad);
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let mut child = s.spawn(&["run", "main.hql"]);
+        std::thread::sleep(Duration::from_micros(seed % 60_000));
+        let _ = child.kill();
+        let _ = child.wait();
+        let r = s.hql(&["recover"]);
+        assert_eq!(r.status, 0, "{}{}", r.out, r.err);
+        let (good, bad) = (s.read("good.jsonl"), s.read("bad.jsonl"));
+        if good == old_good {
+            assert_eq!(bad, old_bad, "good old, bad new");
+            old += 1;
+        } else {
+            assert_eq!(good.lines().count(), 20_000 - 20_000 / 7 - 1);
+            assert_eq!(bad.lines().count(), 20_000 / 7 + 1, "good new, bad not");
+            new += 1;
+        }
+        assert!(s.temporaries().is_empty(), "{:?}", s.files());
+    }
+    assert_eq!(old + new, 40);
+}

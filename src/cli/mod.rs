@@ -2,7 +2,8 @@
 //! `session::Session` — `hql run` (`run`), the REPL (`repl/`), `hql test`
 //! (`notebook`), the notebook kernel (`kernel`), `hql vet` (`vet`), `hql fmt`
 //! (`fmt`), the contract commands (`contracts`, `contract`, `diff`,
-//! `export`, `infer`), the progress line (`progress`) and standard
+//! `export`, `infer`), `hql recover` (`recover`), the progress line
+//! (`progress`) and standard
 //! output's failures (`output`).
 //! `src/main.rs` parses the arguments.
 
@@ -17,6 +18,7 @@ pub mod kernel;
 pub mod notebook;
 pub mod output;
 pub mod progress;
+pub mod recover;
 pub mod repl;
 pub mod run;
 pub mod vet;

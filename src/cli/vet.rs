@@ -16,7 +16,7 @@
 use std::rc::Rc;
 
 use crate::runtime::builtins::Format;
-use crate::runtime::eval::{items, Host, RuntimeError, Tally, Target, TargetSpec};
+use crate::runtime::eval::{items, Host, Interp, RuntimeError, Tally, Target, TargetSpec};
 use crate::runtime::json::write_json;
 use crate::runtime::print::to_hql;
 use crate::runtime::value::Value;
@@ -309,7 +309,7 @@ fn print_file(job: &VetJob, data: &str, vetted: &Vetted, sinks: &mut Sinks) {
 
 /// `--dead-letters PATH`: every failure record, JSON Lines, committed when
 /// every file has been read.
-struct DeadLetters(Target);
+struct DeadLetters(Target, Rc<Interp>);
 
 impl DeadLetters {
     fn open(session: &Session, path: &str) -> Result<DeadLetters, String> {
@@ -317,7 +317,7 @@ impl DeadLetters {
             .ok_or_else(|| format!("cannot write dead letters to {path}"))?;
         spec.array = false;
         let target = Target::open(session.interp(), spec, None).map_err(|e| e.message)?;
-        Ok(DeadLetters(target))
+        Ok(DeadLetters(target, session.interp().clone()))
     }
 
     fn write(&mut self, failure: &Value) -> Result<(), RuntimeError> {
@@ -325,8 +325,10 @@ impl DeadLetters {
     }
 
     fn commit(self) -> Result<(), String> {
-        let (_, file) = self.0.finish().map_err(|e| e.message)?;
-        file.commit()
-            .map_err(|e| format!("cannot write the dead letters: {e}"))
+        let DeadLetters(target, interp) = self;
+        target.close(&interp).map_err(|e| e.message)?;
+        interp
+            .commit_targets()
+            .map_err(|e| format!("cannot write the dead letters: {}", e.message))
     }
 }

@@ -108,11 +108,15 @@ impl RecordWriter for JsonWriter {
     }
 
     fn finish(&mut self, out: &mut dyn Write) -> Result<()> {
-        let end = match (self.array, self.written) {
-            (false, _) => "",
-            (true, 0) => "[]\n",
-            (true, _) => "\n]\n",
+        out.write_all(&self.tail()).map_err(write_error)
+    }
+
+    fn tail(&self) -> Vec<u8> {
+        let end: &[u8] = match (self.array, self.written) {
+            (false, _) => b"",
+            (true, 0) => b"[]\n",
+            (true, _) => b"\n]\n",
         };
-        out.write_all(end.as_bytes()).map_err(write_error)
+        end.to_vec()
     }
 }

@@ -6,20 +6,20 @@
 //! its old self or the whole new output, never half of it. A temporary left
 //! by a process that was killed is removed by the next write to its target.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use std::rc::Rc;
 
 use crate::formats::sqlite;
 use crate::runtime::contract::Contract;
 use crate::runtime::eval::io::{Boundary, Column, CsvOptions, DecodedRecords};
-use crate::runtime::eval::TableSink;
+use crate::runtime::eval::{CommitStep, Pending, TableSink};
 use crate::runtime::eval::{
     Host, PendingFile, Place, Result, RuntimeError, SourceSpec, TargetSpec,
 };
@@ -32,6 +32,37 @@ pub struct FsHost {
     config: Option<Arc<Config>>,
     /// What standard input holds when it is not the data (`None`: it is).
     stdin_holds: Option<StdinHolds>,
+    /// The run's targets so far, as later sources of the run read them.
+    published: Published,
+    /// The folders whose left-over commits and temporaries were looked
+    /// for (once a process: a `write` inside `map` does not scan its
+    /// folder again for every record).
+    swept: Arc<Mutex<HashSet<PathBuf>>>,
+}
+
+/// What the run has written to each target (by its resolved path): the
+/// temporary, how many of its bytes, and what finishing the format adds.
+type Published = Arc<Mutex<HashMap<PathBuf, Snapshot>>>;
+
+#[derive(Debug, Clone)]
+struct Snapshot {
+    temp: PathBuf,
+    len: u64,
+    tail: Vec<u8>,
+}
+
+impl Snapshot {
+    /// The snapshot's bytes from `offset` on.
+    fn open_at(&self, offset: u64) -> io::Result<Box<dyn BufRead>> {
+        let mut file = open_for_reading(&self.temp.to_string_lossy())?;
+        let from = offset.min(self.len);
+        file.seek(SeekFrom::Start(from))?;
+        let tail_from = (offset.saturating_sub(self.len) as usize).min(self.tail.len());
+        let bytes = file
+            .take(self.len - from)
+            .chain(io::Cursor::new(self.tail[tail_from..].to_vec()));
+        Ok(Box::new(BufReader::with_capacity(1 << 16, bytes)))
+    }
 }
 
 /// What standard input holds besides data, so `stdin()` cannot read it.
@@ -86,8 +117,79 @@ fn open_for_reading(path: &str) -> io::Result<File> {
     Ok(file)
 }
 
+impl FsHost {
+    /// What the run has written to `path`, when an earlier statement of
+    /// the run wrote it.
+    fn snapshot(&self, path: &str) -> Option<Snapshot> {
+        let published = self.published.lock().ok()?;
+        if published.is_empty() {
+            return None;
+        }
+        published
+            .get(&resolve_target(Path::new(path)).ok()?)
+            .cloned()
+    }
+
+    /// Finish the commits a crashed run left in `dir`, then remove the
+    /// temporaries of processes that are gone: once a process a folder.
+    fn sweep(&self, dir: &Path) {
+        let mut swept = match self.swept.lock() {
+            Ok(s) => s,
+            Err(_) => return,
+        };
+        if !swept.insert(dir.to_path_buf()) {
+            return;
+        }
+        let _ = super::commit::sweep(dir);
+    }
+}
+
+/// The file a target path names: its links followed (also a link to a
+/// file not made yet), its folder made absolute; the same for every
+/// spelling of one file.
+fn resolve_target(path: &Path) -> io::Result<PathBuf> {
+    let mut path = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&path) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = std::fs::read_link(&path)?;
+                path = if to.is_absolute() {
+                    to
+                } else {
+                    folder_of(&path).join(to)
+                };
+            }
+            Ok(_) => return path.canonicalize(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                let name = path.file_name().ok_or_else(|| {
+                    io::Error::new(io::ErrorKind::InvalidInput, "not a file name")
+                })?;
+                return Ok(folder_of(&path).canonicalize()?.join(name));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        "too many symbolic links",
+    ))
+}
+
 impl Host for FsHost {
     fn open_file(&self, path: &str) -> io::Result<Box<dyn BufRead>> {
+        if let Some(snapshot) = self.snapshot(path) {
+            return snapshot.open_at(0);
+        }
+        if let Some(dir) = Path::new(path).parent() {
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
+            if dir.is_dir() {
+                self.sweep(dir);
+            }
+        }
         let file = open_for_reading(path)?;
         Ok(Box::new(BufReader::with_capacity(1 << 16, file)))
     }
@@ -115,6 +217,9 @@ impl Host for FsHost {
     }
 
     fn open_file_at(&self, path: &str, offset: u64) -> io::Result<Box<dyn BufRead>> {
+        if let Some(snapshot) = self.snapshot(path) {
+            return snapshot.open_at(offset);
+        }
         let mut file = open_for_reading(path)?;
         file.seek(SeekFrom::Start(offset))?;
         Ok(Box::new(BufReader::with_capacity(1 << 16, file)))
@@ -123,6 +228,9 @@ impl Host for FsHost {
     /// The length of a regular file: a FIFO or a device has none, so it is
     /// read once, front to back, and never split or peeked at.
     fn file_len(&self, path: &str) -> Option<u64> {
+        if let Some(snapshot) = self.snapshot(path) {
+            return Some(snapshot.len + snapshot.tail.len() as u64);
+        }
         std::fs::metadata(path)
             .ok()
             .filter(|m| m.is_file())
@@ -136,14 +244,36 @@ impl Host for FsHost {
             || std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
         if special {
             let file = File::options().write(true).open(path)?;
-            return Ok(Box::new(Stream(BufWriter::new(file))));
+            return Ok(Box::new(Stream(BufWriter::new(file), path.to_string())));
         }
         // A link is followed: the file it names is replaced, the link stays.
-        let target = match std::fs::symlink_metadata(path) {
-            Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path)?,
-            _ => PathBuf::from(path),
-        };
-        Ok(Box::new(TempFile::create(&target)?))
+        let target = self.checked_target(path)?;
+        self.sweep(&folder_of(&target));
+        Ok(Box::new(TempFile::create(
+            path,
+            &target,
+            self.published.clone(),
+        )?))
+    }
+
+    fn target_key(&self, path: &str) -> io::Result<String> {
+        if path.starts_with("/dev/") {
+            return Ok(path.to_string());
+        }
+        Ok(self.checked_target(path)?.to_string_lossy().into_owned())
+    }
+
+    fn commit(
+        &self,
+        pending: Vec<Box<dyn crate::runtime::eval::Pending>>,
+    ) -> std::result::Result<(), crate::runtime::eval::CommitError> {
+        super::commit::commit(pending)
+    }
+
+    fn run_ended(&self) {
+        if let Ok(mut published) = self.published.lock() {
+            published.clear();
+        }
     }
 
     fn param(&self, name: &str) -> Option<String> {
@@ -250,7 +380,7 @@ impl Host for FsHost {
 
 /// A target that is not a regular file (a FIFO, a device): written
 /// directly, so what was written before a stop stays written.
-struct Stream(BufWriter<File>);
+struct Stream(BufWriter<File>, String);
 
 impl Write for Stream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
@@ -262,7 +392,19 @@ impl Write for Stream {
     }
 }
 
-impl PendingFile for Stream {
+impl Pending for Stream {
+    fn target(&self) -> String {
+        self.1.clone()
+    }
+
+    fn prepare(&mut self, _run: &str) -> io::Result<()> {
+        self.0.flush()
+    }
+
+    fn step(&self) -> CommitStep {
+        CommitStep::Direct
+    }
+
     fn commit(mut self: Box<Self>) -> io::Result<()> {
         self.0.flush()
     }
@@ -272,31 +414,44 @@ impl PendingFile for Stream {
     }
 }
 
+impl PendingFile for Stream {}
+
 /// Temporaries of one process are told apart by a counter.
 static TEMPORARIES: AtomicU64 = AtomicU64::new(0);
 
+use super::commit::TEMP_MARK;
+
 /// A target's new contents, in a temporary file beside it.
 struct TempFile {
+    /// The target as the program named it.
+    named: String,
     target: PathBuf,
     temp: PathBuf,
     out: Option<BufWriter<Flushing>>,
+    /// Written out and synced (`prepare`).
+    synced: Option<File>,
+    /// Renamed over the target: nothing to remove.
+    renamed: bool,
+    published: Published,
 }
 
 impl TempFile {
-    fn create(target: &Path) -> io::Result<TempFile> {
+    /// A temporary beside `target`, made with the mode and owner of the
+    /// file it will replace.
+    fn create(named: &str, target: &Path, published: Published) -> io::Result<TempFile> {
         let name = target
             .file_name()
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name"))?;
-        let dir = match target.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let prefix = format!(".{}.hql-tmp-", name.to_string_lossy());
-        remove_stale(&dir, &prefix);
+        let dir = folder_of(target);
         let n = TEMPORARIES.fetch_add(1, Ordering::Relaxed);
-        let temp = dir.join(format!("{prefix}{}-{n}", std::process::id()));
-        let file = File::options().write(true).create_new(true).open(&temp)?;
+        let temp = dir.join(format!(
+            ".{}{TEMP_MARK}{}-{n}",
+            name.to_string_lossy(),
+            std::process::id()
+        ));
+        let file = create_like(&temp, target)?;
         Ok(TempFile {
+            named: named.to_string(),
             target: target.to_path_buf(),
             temp,
             out: Some(BufWriter::with_capacity(
@@ -307,6 +462,9 @@ impl TempFile {
                     started: 0,
                 },
             )),
+            synced: None,
+            renamed: false,
+            published,
         })
     }
 
@@ -314,6 +472,39 @@ impl TempFile {
         self.out
             .as_mut()
             .ok_or_else(|| io::Error::other("the target is closed"))
+    }
+}
+
+/// Create `temp` new, with the permissions (and, where allowed, the owner)
+/// of `like` when it exists, so that a replaced file keeps them; set on
+/// the open file before anything is written to it.
+fn create_like(temp: &Path, like: &Path) -> io::Result<File> {
+    let file = File::options().write(true).create_new(true).open(temp)?;
+    if let Ok(meta) = std::fs::metadata(like) {
+        let kept = file.set_permissions(meta.permissions());
+        #[cfg(unix)]
+        let kept = kept.and_then(|()| keep_owner(&file, &meta));
+        if let Err(e) = kept {
+            drop(file);
+            let _ = std::fs::remove_file(temp);
+            return Err(e);
+        }
+    }
+    Ok(file)
+}
+
+/// Give `file` the owner and group of `meta`; a process that may not
+/// (not root, another owner) leaves them its own.
+#[cfg(unix)]
+fn keep_owner(file: &File, meta: &std::fs::Metadata) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let mine = file.metadata()?;
+    if mine.uid() == meta.uid() && mine.gid() == meta.gid() {
+        return Ok(());
+    }
+    match std::os::unix::fs::fchown(file, Some(meta.uid()), Some(meta.gid())) {
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => Ok(()),
+        other => other,
     }
 }
 
@@ -378,19 +569,37 @@ fn start_writeback(file: &File, from: u64, len: u64) {
 #[cfg(not(target_os = "linux"))]
 fn start_writeback(_file: &File, _from: u64, _len: u64) {}
 
-impl PendingFile for TempFile {
+impl Pending for TempFile {
+    fn target(&self) -> String {
+        self.named.clone()
+    }
+
+    fn prepare(&mut self, _run: &str) -> io::Result<()> {
+        let Some(out) = self.out.take() else {
+            return Ok(());
+        };
+        let flushing = out.into_inner().map_err(|e| e.into_error())?;
+        flushing
+            .file
+            .sync_all()
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.named)))?;
+        self.synced = Some(flushing.file);
+        Ok(())
+    }
+
+    fn step(&self) -> CommitStep {
+        CommitStep::Rename {
+            temp: self.temp.clone(),
+            target: self.target.clone(),
+        }
+    }
+
     fn commit(mut self: Box<Self>) -> io::Result<()> {
-        let written = self.out.take().map(|out| {
-            let flushing = out.into_inner().map_err(|e| e.into_error())?;
-            flushing.file.sync_all()
-        });
-        let renamed = written
-            .unwrap_or(Ok(()))
-            .and_then(|()| std::fs::rename(&self.temp, &self.target));
-        renamed.map_err(|e| {
-            let _ = std::fs::remove_file(&self.temp);
-            io::Error::new(e.kind(), format!("{}: {e}", self.target.display()))
-        })
+        self.prepare("")?;
+        std::fs::rename(&self.temp, &self.target)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.named)))?;
+        self.renamed = true;
+        Ok(())
     }
 
     fn abandon(self: Box<Self>) {
@@ -398,33 +607,38 @@ impl PendingFile for TempFile {
     }
 }
 
+impl PendingFile for TempFile {
+    fn publish(&mut self, tail: &[u8]) -> io::Result<()> {
+        let out = self.out()?;
+        out.flush()?;
+        let len = out.get_ref().written;
+        if let Ok(mut published) = self.published.lock() {
+            published.insert(
+                self.target.clone(),
+                Snapshot {
+                    temp: self.temp.clone(),
+                    len,
+                    tail: tail.to_vec(),
+                },
+            );
+        }
+        Ok(())
+    }
+}
+
 impl Drop for TempFile {
     fn drop(&mut self) {
-        if self.out.take().is_some() || self.temp.exists() {
+        if !self.renamed {
             let _ = std::fs::remove_file(&self.temp);
         }
     }
 }
 
-/// Remove the temporaries of `prefix` in `dir` whose process is gone (a
-/// run killed while writing). Where processes cannot be looked up, none is
-/// removed.
-fn remove_stale(dir: &Path, prefix: &str) {
-    if !Path::new("/proc/self").exists() {
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(prefix)) else {
-            continue;
-        };
-        let pid = rest.split('-').next().and_then(|p| p.parse::<u32>().ok());
-        if pid.is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists()) {
-            let _ = std::fs::remove_file(entry.path());
-        }
+/// The folder a path is in (`.` for a bare name).
+fn folder_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
     }
 }
 
@@ -468,6 +682,18 @@ fn not_a_database(id: &str) -> RuntimeError {
 }
 
 impl FsHost {
+    /// The file a target path names, refused when it is a folder.
+    fn checked_target(&self, path: &str) -> io::Result<PathBuf> {
+        let target = resolve_target(Path::new(path))?;
+        if target.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::IsADirectory,
+                "it is a directory",
+            ));
+        }
+        Ok(target)
+    }
+
     fn config_of(&self, what: &str, id: &str) -> Result<&Config> {
         self.config
             .as_deref()

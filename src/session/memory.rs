@@ -14,7 +14,7 @@ use std::io::{self, BufRead, BufReader, Cursor, Read, Write};
 use std::ops::Range;
 use std::rc::Rc;
 
-use crate::runtime::eval::{Host, PendingFile};
+use crate::runtime::eval::{CommitStep, Host, Pending, PendingFile};
 
 /// Files, standard input and committed targets, all in memory.
 pub struct MemHost {
@@ -22,6 +22,9 @@ pub struct MemHost {
     pub stdin: RefCell<Option<String>>,
     /// Each committed target's path and text.
     pub written: Rc<RefCell<HashMap<String, String>>>,
+    /// What the run has written so far to each target, as its later
+    /// sources read it.
+    published: Rc<RefCell<HashMap<String, String>>>,
     /// The bytes of a file that cannot be read: each read there fails.
     unreadable: Option<(String, Range<usize>)>,
 }
@@ -35,6 +38,7 @@ impl MemHost {
                 .collect(),
             stdin: RefCell::new(stdin.map(str::to_string)),
             written: Rc::default(),
+            published: Rc::default(),
             unreadable: None,
         }
     }
@@ -45,9 +49,14 @@ impl MemHost {
         self
     }
 
-    fn file(&self, path: &str) -> io::Result<&String> {
+    fn file(&self, path: &str) -> io::Result<String> {
+        let path = path.strip_prefix("./").unwrap_or(path);
+        if let Some(text) = self.published.borrow().get(path) {
+            return Ok(text.clone());
+        }
         self.files
             .get(path)
+            .cloned()
             .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("no such file: {path}")))
     }
 }
@@ -58,7 +67,7 @@ impl Host for MemHost {
     }
 
     fn open_file_at(&self, path: &str, offset: u64) -> io::Result<Box<dyn BufRead>> {
-        let bytes = self.file(path)?.clone().into_bytes();
+        let bytes = self.file(path)?.into_bytes();
         let bad = match &self.unreadable {
             Some((p, bad)) if p == path => bad.clone(),
             _ => 0..0,
@@ -80,10 +89,15 @@ impl Host for MemHost {
 
     fn create_file(&self, path: &str) -> io::Result<Box<dyn PendingFile>> {
         Ok(Box::new(MemTarget {
-            path: path.to_string(),
+            path: path.strip_prefix("./").unwrap_or(path).to_string(),
             bytes: Vec::new(),
             written: self.written.clone(),
+            published: self.published.clone(),
         }))
+    }
+
+    fn run_ended(&self) {
+        self.published.borrow_mut().clear();
     }
 }
 
@@ -116,6 +130,7 @@ struct MemTarget {
     path: String,
     bytes: Vec<u8>,
     written: Rc<RefCell<HashMap<String, String>>>,
+    published: Rc<RefCell<HashMap<String, String>>>,
 }
 
 impl Write for MemTarget {
@@ -129,7 +144,20 @@ impl Write for MemTarget {
     }
 }
 
-impl PendingFile for MemTarget {
+impl Pending for MemTarget {
+    fn target(&self) -> String {
+        self.path.clone()
+    }
+
+    fn prepare(&mut self, _run: &str) -> io::Result<()> {
+        std::str::from_utf8(&self.bytes).map_err(io::Error::other)?;
+        Ok(())
+    }
+
+    fn step(&self) -> CommitStep {
+        CommitStep::Direct
+    }
+
     fn commit(self: Box<Self>) -> io::Result<()> {
         let text = String::from_utf8(self.bytes).map_err(io::Error::other)?;
         self.written.borrow_mut().insert(self.path, text);
@@ -137,4 +165,14 @@ impl PendingFile for MemTarget {
     }
 
     fn abandon(self: Box<Self>) {}
+}
+
+impl PendingFile for MemTarget {
+    fn publish(&mut self, tail: &[u8]) -> io::Result<()> {
+        let mut text = self.bytes.clone();
+        text.extend_from_slice(tail);
+        let text = String::from_utf8(text).map_err(io::Error::other)?;
+        self.published.borrow_mut().insert(self.path.clone(), text);
+        Ok(())
+    }
 }

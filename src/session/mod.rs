@@ -6,6 +6,7 @@
 //! named source, so a diagnostic points into the entry it concerns — or back
 //! into the earlier entry that declared a type.
 
+pub mod commit;
 pub mod config;
 pub mod diagnostic;
 pub mod host;
@@ -438,12 +439,16 @@ impl Session {
             self.record_check(c, &outcome);
         }
         match outcome {
-            Outcome::Quiet => Ok(true),
+            Outcome::Quiet => {
+                self.interp.end_statement()?;
+                Ok(true)
+            }
             Outcome::Value(v) => {
                 if let Some(slot) = last_result {
                     self.interp.set_global(slot, v.clone());
                 }
                 display(v, sinks)?;
+                self.interp.end_statement()?;
                 Ok(true)
             }
             Outcome::CheckFailed {

@@ -40,7 +40,7 @@ use rusqlite::types::Value as Sql;
 use rusqlite::{Connection, OpenFlags};
 
 pub use policy::{OnDrift, OnIncompatible, SchemaPolicy, WriteMode};
-pub use target::{open_target, TableTarget};
+pub use target::{open_target, run_committed, TableTarget};
 
 use crate::runtime::contract::{Contract, Shape, TypeSpec};
 use crate::runtime::eval::io::{Boundary, Decoded, DecodedRecords, Plain, SourceSpec};

@@ -25,7 +25,7 @@ use rusqlite::{Connection, ErrorCode, ToSql};
 use super::policy::{OnDrift, OnIncompatible, SchemaPolicy, WriteMode};
 use super::{ident, Class, LOCK_WAIT};
 use crate::runtime::contract::Contract;
-use crate::runtime::eval::io::{Pending, TableSink};
+use crate::runtime::eval::io::{CommitStep, Pending, TableSink};
 use crate::runtime::eval::{Origin, Result, RuntimeError};
 use crate::runtime::json::write_json;
 use crate::runtime::validate::schema_drift_failure;
@@ -955,12 +955,33 @@ fn transaction(path: &Path, written: &str) -> Result<Rc<Db>> {
     let open = OPEN.with(|open| {
         let mut open = open.borrow_mut();
         open.retain(|db| db.strong_count() > 0);
-        open.iter()
+        let open: Vec<Rc<Db>> = open
+            .iter()
             .filter_map(Weak::upgrade)
-            .find(|db| db.key == key && db.open.get())
+            .filter(|db| db.open.get())
+            .collect();
+        match open.iter().find(|db| db.key == key) {
+            Some(db) => Some(Ok(db.clone())),
+            None => open.first().map(|db| Err(db.key.clone())),
+        }
     });
-    if let Some(db) = open {
-        return Ok(db);
+    match open {
+        Some(Ok(db)) => return Ok(db),
+        Some(Err(other)) => {
+            return Err(RuntimeError::new(
+                "hql::config",
+                format!(
+                    "cannot write {written}: this run already writes the database {}, and a run \
+                     writes at most one",
+                    other.display()
+                ),
+            )
+            .with_help(
+                "a database and files commit together only for one database: write the other \
+                 database in a run of its own",
+            ))
+        }
+        None => {}
     }
     let existed = path.exists();
     let conn = Connection::open(path).map_err(|e| cannot(e.to_string()))?;
@@ -1030,7 +1051,45 @@ impl Drop for Db {
 /// The run's hold on a database's transaction.
 struct Transaction(Rc<Db>);
 
+/// The table of the runs that committed into a database, one marker row
+/// each, written in the run's own transaction: recovery reads it to tell
+/// whether the run's database committed (tooling.md, "Targets").
+pub(super) const RUNS_TABLE: &str = "_hql_runs";
+
 impl Pending for Transaction {
+    fn target(&self) -> String {
+        self.0.key.display().to_string()
+    }
+
+    fn prepare(&mut self, run: &str) -> std::io::Result<()> {
+        let db = &self.0;
+        if !db.open.get() {
+            return Ok(());
+        }
+        let marked = db
+            .conn
+            .execute_batch(&format!(
+                "CREATE TABLE IF NOT EXISTS {RUNS_TABLE} (run TEXT PRIMARY KEY, committed_at TEXT)"
+            ))
+            .and_then(|()| {
+                db.conn.execute(
+                    &format!(
+                        "INSERT OR IGNORE INTO {RUNS_TABLE} (run, committed_at) VALUES (?1, datetime('now'))"
+                    ),
+                    [run],
+                )
+            });
+        marked
+            .map(|_| ())
+            .map_err(|e| std::io::Error::other(format!("{}: {e}", db.key.display())))
+    }
+
+    fn step(&self) -> CommitStep {
+        CommitStep::Database {
+            path: self.0.key.clone(),
+        }
+    }
+
     fn commit(self: Box<Self>) -> std::io::Result<()> {
         let db = &self.0;
         if !db.open.get() {
@@ -1051,4 +1110,33 @@ impl Pending for Transaction {
     fn abandon(self: Box<Self>) {
         self.0.rollback();
     }
+}
+
+/// Did the run `run` commit into the database at `path` (its marker row is
+/// there)? An error where the database cannot be read.
+pub fn run_committed(path: &Path, run: &str) -> std::result::Result<bool, String> {
+    if !path.exists() {
+        return Ok(false);
+    }
+    let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let _ = conn.busy_timeout(LOCK_WAIT);
+    let has_table: bool = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+            [RUNS_TABLE],
+            |row| row.get::<_, i64>(0),
+        )
+        .map(|n| n > 0)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    if !has_table {
+        return Ok(false);
+    }
+    conn.query_row(
+        &format!("SELECT count(*) FROM {RUNS_TABLE} WHERE run = ?1"),
+        [run],
+        |row| row.get::<_, i64>(0),
+    )
+    .map(|n| n > 0)
+    .map_err(|e| format!("{}: {e}", path.display()))
 }

@@ -299,29 +299,111 @@ pub trait RecordWriter {
     }
 
     fn finish(&mut self, out: &mut dyn Write) -> Result<()>;
+
+    /// The bytes `finish` would write now, for a reader of what was
+    /// written so far (a JSON array's `]`).
+    fn tail(&self) -> Vec<u8> {
+        Vec::new()
+    }
 }
 
 /// A target being written: the bytes go to a temporary beside it, which
-/// replaces the target on `commit` and is removed on `abandon`.
-pub trait PendingFile: Write {
-    fn commit(self: Box<Self>) -> std::io::Result<()>;
-    fn abandon(self: Box<Self>);
+/// replaces the target when the run commits and is removed when it is
+/// abandoned.
+pub trait PendingFile: Write + Pending {
+    /// A statement that wrote this target has ended: what it holds so far,
+    /// followed by `tail` (what finishing the format would add, a JSON
+    /// array's `]`), is what a later source of the run that names the
+    /// target reads (tooling.md, "One run, one output per target").
+    fn publish(&mut self, _tail: &[u8]) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// What a run holds until it ends — a file target's temporary, a
-/// database's transaction — and commits or abandons then.
+/// database's transaction — and commits or abandons then, all together
+/// (tooling.md, "Commit is all or nothing across the run's targets"): the
+/// host prepares every one, then commits every one.
 pub trait Pending {
+    /// The target, as the program named it (for messages).
+    fn target(&self) -> String;
+
+    /// Do everything that can fail short of changing the target: write out
+    /// and sync a temporary; insert a database's marker row for the run
+    /// `run` into its transaction.
+    fn prepare(&mut self, run: &str) -> std::io::Result<()>;
+
+    /// What committing does, for the run's journal.
+    fn step(&self) -> CommitStep;
+
+    /// Change the target: rename the temporary over it, or commit the
+    /// transaction.
     fn commit(self: Box<Self>) -> std::io::Result<()>;
+
+    /// Leave the target as it was, and no temporary behind.
     fn abandon(self: Box<Self>);
 }
 
-impl Pending for Box<dyn PendingFile> {
-    fn commit(self: Box<Self>) -> std::io::Result<()> {
-        (*self).commit()
-    }
+/// What one target's commit does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CommitStep {
+    /// A temporary renamed over a file.
+    Rename {
+        temp: std::path::PathBuf,
+        target: std::path::PathBuf,
+    },
+    /// A database transaction committed, with the run's marker row.
+    Database { path: std::path::PathBuf },
+    /// Nothing a crash could leave half done (a FIFO written as it goes,
+    /// a target held in memory).
+    Direct,
+}
 
-    fn abandon(self: Box<Self>) {
-        (*self).abandon()
+/// A commit that did not happen: why, and the targets left as they were.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommitError {
+    pub message: String,
+    /// The targets a commit left unchanged (all of them, unless a crash
+    /// of the machine's own interrupted the renames).
+    pub unchanged: Vec<String>,
+    pub help: Option<String>,
+}
+
+/// Commit `pending` in order with no journal: every one prepared before
+/// the first commits. Hosts whose targets cannot be left half done (in
+/// memory) use it as it is.
+pub fn commit_in_order(
+    mut pending: Vec<Box<dyn Pending>>,
+    run: &str,
+) -> std::result::Result<(), CommitError> {
+    let prepared = pending.iter_mut().try_for_each(|p| p.prepare(run));
+    if let Err(e) = prepared {
+        return Err(abandon_all(pending, e.to_string()));
+    }
+    let mut failed = None;
+    for p in pending {
+        let target = p.target();
+        if let Err(e) = p.commit() {
+            failed.get_or_insert(CommitError {
+                message: e.to_string(),
+                unchanged: vec![target],
+                help: None,
+            });
+        }
+    }
+    failed.map_or(Ok(()), Err)
+}
+
+/// Abandon every target after `message` stopped the commit.
+pub fn abandon_all(pending: Vec<Box<dyn Pending>>, message: String) -> CommitError {
+    let unchanged = pending.iter().map(|p| p.target()).collect();
+    for p in pending {
+        p.abandon();
+    }
+    CommitError {
+        message,
+        unchanged,
+        help: None,
     }
 }
 

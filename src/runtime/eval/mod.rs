@@ -27,7 +27,10 @@ use crate::runtime::value::{Record, Value};
 use crate::syntax::ast::Span;
 
 pub use equality::{compare, equal, hash_value, sort_order, write_key, write_key_text, ValueKey};
-pub use io::{Codec, Pending, PendingFile, Place, SourceSpec, TableSink, TargetSpec};
+pub use io::{
+    abandon_all, commit_in_order, Codec, CommitError, CommitStep, Pending, PendingFile, Place,
+    RecordWriter, SourceSpec, TableSink, TargetSpec,
+};
 pub use ops::to_f64;
 pub use staged::{spread_stream, Piece, Render};
 pub use stages::{cannot_read, force, items, Tally, Target};
@@ -63,6 +66,23 @@ pub trait Host {
             "this host writes no files",
         ))
     }
+
+    /// What names a target file, the same for every spelling of the same
+    /// file (relative or absolute, `..`, symbolic links): two targets of a
+    /// run with one key are one target. An error where the path cannot be
+    /// a target (a folder).
+    fn target_key(&self, path: &str) -> std::io::Result<String> {
+        Ok(path.strip_prefix("./").unwrap_or(path).to_string())
+    }
+
+    /// Commit the run's targets, all or none (tooling.md, "Targets").
+    fn commit(&self, pending: Vec<Box<dyn Pending>>) -> std::result::Result<(), CommitError> {
+        let run = std::process::id().to_string();
+        commit_in_order(pending, &run)
+    }
+
+    /// The run ended (committed or abandoned): forget what it published.
+    fn run_ended(&self) {}
 
     /// The rows of a database source (`Place::Database`), as records; with
     /// a `shape`, cells convert to the contract's types.
@@ -499,11 +519,24 @@ pub struct Interp {
     parallel: RefCell<Option<Parallel>>,
     /// The codec of each format.
     codecs: Codecs,
-    /// Targets written so far in this run, committed when it ends.
+    /// The files this run writes, each kept open until the run ends, so
+    /// that every `write` and `route` to one target adds to one output.
+    held: RefCell<Vec<Held>>,
+    /// The run's database transaction, committed when it ends.
     pending: RefCell<Vec<Box<dyn Pending>>>,
     /// What the run has read so far, once a progress line asks (`watch`):
     /// nothing is counted for a run no one watches.
     meter: std::cell::OnceCell<std::sync::Arc<meter::Meter>>,
+}
+
+/// A target file the run writes: its key (`Host::target_key`), the path as
+/// the program gave it, its format and writer, and the temporary.
+pub struct Held {
+    pub key: String,
+    pub path: String,
+    pub format: Format,
+    pub writer: Box<dyn RecordWriter>,
+    pub file: Box<dyn PendingFile>,
 }
 
 /// The codec of each format, handed to the evaluator by the session.
@@ -552,6 +585,7 @@ impl Interp {
             depth: Cell::new(0),
             parallel: RefCell::new(None),
             codecs,
+            held: RefCell::new(Vec::new()),
             pending: RefCell::new(Vec::new()),
             meter: Default::default(),
         })
@@ -571,9 +605,17 @@ impl Interp {
         (self.codecs)(format)
     }
 
-    /// Keep a written target until the run ends.
-    pub fn hold(&self, file: Box<dyn PendingFile>) {
-        self.pending.borrow_mut().push(Box::new(file));
+    /// Keep a target file open until the run ends: a later `write` or
+    /// `route` to it in this run takes it up again (`take_held`).
+    pub fn hold(&self, held: Held) {
+        self.held.borrow_mut().push(held);
+    }
+
+    /// The target file of `key` this run has written, if any.
+    pub fn take_held(&self, key: &str) -> Option<Held> {
+        let mut held = self.held.borrow_mut();
+        let at = held.iter().position(|h| h.key == key)?;
+        Some(held.remove(at))
     }
 
     /// Keep a database's transaction until the run ends.
@@ -581,27 +623,81 @@ impl Interp {
         self.pending.borrow_mut().push(pending);
     }
 
-    /// The run ended: every target written replaces its file, in the order
-    /// they were written (a later write of the same file wins).
-    pub fn commit_targets(&self) -> Result<()> {
-        let pending = std::mem::take(&mut *self.pending.borrow_mut());
-        let mut first_error = None;
-        for file in pending {
-            if let Err(e) = file.commit() {
-                first_error.get_or_insert(RuntimeError::new(
-                    "hql::io",
-                    format!("cannot commit a target: {e}"),
-                ));
-            }
+    /// A statement ended: what it wrote becomes what later sources of the
+    /// run read from those targets.
+    pub fn end_statement(&self) -> Result<()> {
+        for held in self.held.borrow_mut().iter_mut() {
+            let tail = held.writer.tail();
+            held.file.publish(&tail).map_err(|e| {
+                RuntimeError::new("hql::io", format!("cannot write {}: {e}", held.path))
+            })?;
         }
-        first_error.map_or(Ok(()), Err)
+        Ok(())
+    }
+
+    /// The run ended: every target commits, all or none — the database
+    /// first, then the files (tooling.md, "Targets").
+    pub fn commit_targets(&self) -> Result<()> {
+        use std::io::Write;
+        let mut pending = std::mem::take(&mut *self.pending.borrow_mut());
+        let held = std::mem::take(&mut *self.held.borrow_mut());
+        let mut finished = Ok(());
+        for Held {
+            mut writer,
+            mut file,
+            path,
+            ..
+        } in held
+        {
+            if finished.is_ok() {
+                finished = writer
+                    .finish(&mut file)
+                    .and_then(|()| {
+                        file.flush()
+                            .map_err(|e| RuntimeError::new("hql::io", e.to_string()))
+                    })
+                    .map_err(|e| format!("cannot write {path}: {}", e.message));
+            }
+            pending.push(file);
+        }
+        let committed = match finished {
+            Ok(()) => self.host.commit(pending),
+            Err(message) => Err(abandon_all(pending, message)),
+        };
+        self.host.run_ended();
+        committed.map_err(|mut e| {
+            let mut seen = std::collections::HashSet::new();
+            e.unchanged.retain(|t| seen.insert(t.clone()));
+            let unchanged = match e.unchanged.as_slice() {
+                [] => String::new(),
+                [one] => format!("; {one} left unchanged"),
+                many => format!("; left unchanged: {}", many.join(", ")),
+            };
+            let error = RuntimeError::new(
+                "hql::commit",
+                format!(
+                    "the run's targets were not committed: {}{unchanged}",
+                    e.message
+                ),
+            );
+            match e.help {
+                Some(help) => error.with_help(help),
+                None => error.with_help(
+                    "nothing this run wrote replaced what was there: fix the cause and run again",
+                ),
+            }
+        })
     }
 
     /// The run stopped: no target changes, and no temporary is left.
     pub fn abandon_targets(&self) {
-        for file in std::mem::take(&mut *self.pending.borrow_mut()) {
-            file.abandon();
+        for held in std::mem::take(&mut *self.held.borrow_mut()) {
+            held.file.abandon();
         }
+        for pending in std::mem::take(&mut *self.pending.borrow_mut()) {
+            pending.abandon();
+        }
+        self.host.run_ended();
     }
 
     /// Make room for a program's globals and store its functions.

@@ -15,8 +15,8 @@ use super::equality::{compare, sort_order, ValueKey};
 use super::io::{DecodedRecords, PendingFile, Place, RecordWriter, SourceSpec, TargetSpec};
 use super::meter::Metered;
 use super::ops;
-use super::{Interp, Item, Items, Origin, Plan, Result, RuntimeError, Step, Stream};
-use crate::runtime::builtins::Builtin;
+use super::{Held, Interp, Item, Items, Origin, Plan, Result, RuntimeError, Step, Stream};
+use crate::runtime::builtins::{Builtin, Format};
 use crate::runtime::contract::{Contract, RecordShape};
 use crate::runtime::json::{JsonSource, LineReader};
 use crate::runtime::scan::LineCheck;
@@ -879,23 +879,61 @@ pub(super) fn target_spec(interp: &Interp, target: &Value, format: &Value) -> Re
 /// the host's pending file. Dropped before it is finished, it is abandoned.
 pub struct Target {
     file: Option<Box<dyn PendingFile>>,
-    writer: Box<dyn RecordWriter>,
+    writer: Option<Box<dyn RecordWriter>>,
     written: i64,
     path: String,
+    key: String,
+    format: Format,
 }
 
 impl Target {
+    /// Open a target for a statement: the run's own output to that file
+    /// when an earlier `write` or `route` of the run wrote it (what this
+    /// one writes is added after it), else a new temporary.
     pub fn open(interp: &Interp, spec: TargetSpec, shape: Option<&Rc<Contract>>) -> Result<Target> {
-        let file = interp.host.create_file(&spec.path).map_err(|e| {
+        let cannot = |e: std::io::Error| {
             RuntimeError::new("hql::io", format!("cannot write {}: {e}", spec.path))
                 .with_help("the target's folder must exist and be writable")
-        })?;
+        };
+        let key = interp.host.target_key(&spec.path).map_err(cannot)?;
+        if let Some(held) = interp.take_held(&key) {
+            if held.format != spec.format {
+                let target = Target::from_held(held);
+                return Err(RuntimeError::new(
+                    "hql::io",
+                    format!(
+                        "{} is written twice in this run, as {} and as {}",
+                        spec.path,
+                        target.format.name(),
+                        spec.format.name()
+                    ),
+                )
+                .with_help(
+                    "a target has one format: write it with one format, or write two files",
+                ));
+            }
+            return Ok(Target::from_held(held));
+        }
+        let file = interp.host.create_file(&spec.path).map_err(cannot)?;
         Ok(Target {
             file: Some(file),
-            writer: interp.codec(spec.format).writer(&spec, shape),
+            writer: Some(interp.codec(spec.format).writer(&spec, shape)),
             written: 0,
             path: spec.path,
+            key,
+            format: spec.format,
         })
+    }
+
+    fn from_held(held: Held) -> Target {
+        Target {
+            file: Some(held.file),
+            writer: Some(held.writer),
+            written: 0,
+            path: held.path,
+            key: held.key,
+            format: held.format,
+        }
     }
 
     /// A writer's error over the bytes, with the target named.
@@ -914,7 +952,11 @@ impl Target {
         let Some(file) = self.file.as_mut() else {
             return Ok(());
         };
-        match self.writer.write_json_text(file, text) {
+        let writer = self
+            .writer
+            .as_deref_mut()
+            .expect("an open target has its writer");
+        match writer.write_json_text(file, text) {
             Ok(written) => self.written += i64::from(written),
             Err(e) => return Err(self.failed(e)),
         }
@@ -928,7 +970,11 @@ impl Target {
         let Some(file) = self.file.as_mut() else {
             return Ok(true);
         };
-        match self.writer.write_json_lines(file, text, n) {
+        let writer = self
+            .writer
+            .as_deref_mut()
+            .expect("an open target has its writer");
+        match writer.write_json_lines(file, text, n) {
             Ok(true) => self.written += n as i64,
             Ok(false) => return Ok(false),
             Err(e) => return Err(self.failed(e)),
@@ -941,42 +987,31 @@ impl Target {
             return Ok(());
         };
         let record = force(record.clone())?;
-        if let Err(e) = self.writer.write(file, &record) {
+        let writer = self
+            .writer
+            .as_deref_mut()
+            .expect("an open target has its writer");
+        if let Err(e) = writer.write(file, &record) {
             return Err(self.failed(e));
         }
         self.written += 1;
         Ok(())
     }
 
-    /// Finish the output and hand it to the run, which commits it when it
-    /// ends; the number of records written.
-    pub(super) fn close(self, interp: &Interp) -> Result<i64> {
-        let (written, file) = self.finish()?;
-        interp.hold(file);
-        Ok(written)
-    }
-
-    /// Finish the output: the number of records written and the file, for
-    /// the caller to commit (or abandon).
-    pub fn finish(mut self) -> Result<(i64, Box<dyn PendingFile>)> {
-        let Some(mut file) = self.file.take() else {
-            return Err(RuntimeError::new(
-                super::io::WRITE_FAILED,
-                "the target is closed",
-            ));
-        };
-        let finished = self.writer.finish(&mut file);
-        let flushed = finished.and_then(|()| {
-            file.flush()
-                .map_err(|e| RuntimeError::new(super::io::WRITE_FAILED, e.to_string()))
-        });
-        match flushed {
-            Ok(()) => Ok((self.written, file)),
-            Err(e) => {
-                file.abandon();
-                Err(self.failed(e))
-            }
+    /// Hand the output to the run, which finishes and commits it when it
+    /// ends (or gives it to a later statement writing the same target);
+    /// the number of records this statement wrote.
+    pub fn close(mut self, interp: &Interp) -> Result<i64> {
+        if let (Some(file), Some(writer)) = (self.file.take(), self.writer.take()) {
+            interp.hold(Held {
+                key: std::mem::take(&mut self.key),
+                path: self.path.clone(),
+                format: self.format,
+                writer,
+                file,
+            });
         }
+        Ok(self.written)
     }
 }
 

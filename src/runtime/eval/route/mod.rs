@@ -38,7 +38,8 @@ pub(super) fn route(interp: &Rc<Interp>, input: Value, ok: Value, err: Value) ->
         )
         .with_help("failure records are nested: send them to a `.jsonl` or `.json` file"));
     }
-    if ok_spec.path == err_spec.path {
+    let key = |spec: &TargetSpec| interp.host().target_key(&spec.path).ok();
+    if ok_spec.path == err_spec.path || key(&ok_spec).is_some_and(|k| Some(k) == key(&err_spec)) {
         return Err(RuntimeError::new(
             "hql::route",
             format!("`ok` and `err` both write {}", ok_spec.path),
