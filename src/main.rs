@@ -139,6 +139,15 @@ Examples:
 
 Exit status: 0 printed; 2 a static error or an unknown type.";
 
+const RECOVER_HELP: &str = "\
+Examples:
+  hql recover
+  hql recover out/
+
+Exit status: 0 nothing left to do, or every interrupted commit finished or
+rolled back; 1 a commit that cannot be finished yet (its database cannot be
+read), or the folder cannot be read.";
+
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
 enum Diagnostics {
     Human,
@@ -293,6 +302,7 @@ enum Command {
     /// Finish, or roll back, the commits of runs that crashed while
     /// committing their targets in a folder (the next run touching those
     /// targets does it too).
+    #[command(after_long_help = RECOVER_HELP)]
     Recover {
         /// The folder of the targets (default: the current folder).
         dir: Option<String>,

@@ -109,6 +109,7 @@ fn data_given_to_run_gets_pointed_at_vet_and_infer() {
 fn every_commands_help_shows_examples_and_exit_statuses() {
     let commands = [
         "run", "repl", "test", "vet", "check", "fmt", "diff", "infer", "export", "contract",
+        "recover",
     ];
     for command in commands {
         let (out, err, status) = hql("help", &[], &[command, "--help"]);

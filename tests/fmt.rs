@@ -401,3 +401,20 @@ fn formatting_keeps_the_meaning_of_every_statement_in_the_repository() {
         }
     }
 }
+
+#[test]
+fn a_rewritten_file_keeps_its_executable_bit() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("exec");
+    let path = dir.join("tool.hql");
+    std::fs::write(&path, "#!/usr/bin/env hql\nlet  x=1\n").unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = hql(&["fmt", "tool.hql"], &dir, "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "#!/usr/bin/env hql\nlet x = 1\n"
+    );
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o755);
+}

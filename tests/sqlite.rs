@@ -368,15 +368,21 @@ fn quarantine_without_dead_letters_needs_route_whose_err_target_takes_them() {
         "sq-quarantine-route",
         "schema = { on_drift = \"quarantine\" }",
     );
-    let r = fails(&s, &load("w"), "hql::config");
+    // Refused before anything runs: a static error.
+    let r = s.run(&load("w"), &[]);
+    assert_eq!((r.status, r.out.as_str()), (2, ""), "{}", r.err);
+    assert!(r.err.contains("hql::config"), "{}", r.err);
     assert!(r.err.contains("names no dead letters"), "{}", r.err);
     let r = ok(
         &s,
         &format!("{CONTRACT}source(\"orders\") | validate(Order) | route(ok: \"w\", err: file(\"bad.jsonl\"))\n"),
     );
+    // The report of the results route consumed (both valid), and the drift
+    // that set one of them aside.
     assert_eq!(
         r.out,
-        "{ok: 1, err: 1, drift: [{column: \"email\", change: \"added\", count: 1}]}\n"
+        "{total: 2, ok: 2, err: 0, warned: 0, by_rule: [], \
+         drift: [{column: \"email\", change: \"added\", count: 1}]}\n"
     );
     assert!(s.read("bad.jsonl").contains("\"kind\":\"schema_drift\""));
 }
@@ -456,10 +462,7 @@ fn a_null_into_a_not_null_column_relaxes_it_by_rebuilding_the_table_under_evolve
         r.out,
         "{written: 1, drift: [{column: \"s\", change: \"nullable\", count: 1}]}\n"
     );
-    assert_eq!(
-        schema(&s),
-        "CREATE TABLE \"orders\" (\"n\" INTEGER, \"s\" TEXT)"
-    );
+    assert_eq!(schema(&s), "CREATE TABLE \"orders\" (n INTEGER, s TEXT)");
     assert_eq!(rows(&s, "n,s"), ["1 'a'", "2 NULL"]);
 }
 
@@ -686,4 +689,119 @@ fn a_second_database_in_one_run_is_refused() {
     assert!(r.err.contains("at most one"), "{}", r.err);
     assert!(!s.exists("w.db") || count(&s) == 0);
     assert!(!s.exists("other.db"));
+}
+
+#[test]
+fn relaxing_not_null_keeps_checks_unique_collation_autoincrement_and_triggers() {
+    let s = setup(
+        "sq-relax-keeps",
+        &target("w", "schema = { on_drift = \"evolve\" }"),
+    );
+    open(&s)
+        .execute_batch(
+            "CREATE TABLE orders (\n\
+               id INTEGER PRIMARY KEY AUTOINCREMENT,\n\
+               code TEXT NOT NULL UNIQUE COLLATE NOCASE,\n\
+               n INTEGER CHECK (n >= 0 AND n IN (0, 1, 2, 3)),\n\
+               s TEXT NOT NULL ON CONFLICT ABORT DEFAULT 'x'\n\
+             );\n\
+             CREATE TABLE log (what TEXT);\n\
+             CREATE TRIGGER orders_log AFTER INSERT ON orders BEGIN INSERT INTO log VALUES (new.code); END;\n\
+             CREATE INDEX orders_n ON orders (n);\n\
+             INSERT INTO orders (id, code, n, s) VALUES (40, 'A', 1, 'a');\n\
+             DELETE FROM orders; INSERT INTO orders (code, n, s) VALUES ('A', 1, 'a');",
+        )
+        .unwrap();
+    s.write("in.jsonl", "{\"code\": \"b\", \"n\": 2, \"s\": null}\n");
+    let r = s.run("source(file(\"in.jsonl\"), Json) | write(\"w\")\n", &[]);
+    assert_eq!(r.status, 0, "{}", r.err);
+    assert_eq!(
+        schema(&s),
+        "CREATE TABLE \"orders\" (\nid INTEGER PRIMARY KEY AUTOINCREMENT,\n\
+         code TEXT NOT NULL UNIQUE COLLATE NOCASE,\n\
+         n INTEGER CHECK (n >= 0 AND n IN (0, 1, 2, 3)),\ns TEXT DEFAULT 'x'\n)"
+    );
+    let db = open(&s);
+    // The counter goes on from where it was (41 was the last id given).
+    let ids: Vec<i64> = db
+        .prepare("SELECT id FROM orders ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(ids, [41, 42]);
+    // The CHECK, the UNIQUE with its collation, and the trigger still hold.
+    assert!(db
+        .execute("INSERT INTO orders (code, n) VALUES ('z', 9)", [])
+        .is_err());
+    assert!(db
+        .execute("INSERT INTO orders (code, n) VALUES ('B', 1)", [])
+        .is_err());
+    db.execute("INSERT INTO orders (code, n) VALUES ('c', 3)", [])
+        .unwrap();
+    let logged: i64 = db
+        .query_row("SELECT count(*) FROM log", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(logged, 4);
+    let index: i64 = db
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'orders_n'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(index, 1);
+}
+
+#[test]
+fn on_drift_warn_prints_one_line_a_target_a_run_however_many_writes() {
+    let s = drifting("sq-warn-once", "");
+    let r = ok(
+        &s,
+        &format!(
+            "{CONTRACT}let rows = source(\"orders\") | validate(Order) | oks()\n\
+             rows | write(\"w\")\nrows | write(\"w\")\nrows | write(\"w\")\n"
+        ),
+    );
+    assert_eq!(r.err.matches("warning: target `w`").count(), 1, "{}", r.err);
+    assert_eq!(count(&s), 2 + 3 * 2);
+}
+
+#[test]
+fn replace_applies_once_a_run_and_later_writes_add_to_it() {
+    let s = setup("sq-replace-once", &target("w", "mode = \"replace\""));
+    s.write("orders.csv", ORDERS);
+    ok(&s, &load("w"));
+    ok(
+        &s,
+        &format!(
+            "{CONTRACT}let rows = source(\"orders\") | validate(Order) | oks()\n\
+             rows | write(\"w\")\nrows | filter(r => r.id == 1) | write(\"w\")\n"
+        ),
+    );
+    assert_eq!(count(&s), 3);
+}
+
+#[test]
+fn upsert_on_a_key_that_may_be_null_or_absent_is_refused_before_writing() {
+    for (field, why) in [("id?: Int", "absent"), ("id: Int | Null", "null")] {
+        let s = setup("sq-upsert-null", &target("w", "mode = \"upsert\""));
+        s.write("in.jsonl", "{\"id\": 1}\n{\"id\": null}\n");
+        let r = s.run(
+            &format!(
+                "type K : DataContract = {{ {field}, unique id }}\n\
+                 source(file(\"in.jsonl\"), Json) | validate(K) | oks() | write(\"w\")\n"
+            ),
+            &[],
+        );
+        assert_ne!(r.status, 0, "{field}: {}", r.out);
+        assert!(r.err.contains("hql::config"), "{field}: {}", r.err);
+        assert!(
+            r.err.contains(&format!("may be {why}")),
+            "{field}: {}",
+            r.err
+        );
+        assert!(!s.exists("w.db"), "{field}: nothing is written");
+    }
 }

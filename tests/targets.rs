@@ -1140,3 +1140,17 @@ fn forty_kill_9s_at_random_moments_never_leave_a_half_committed_route() {
     }
     assert_eq!(old + new, 40);
 }
+
+#[test]
+fn a_write_inside_map_adds_to_one_output_and_keeps_one_file_open() {
+    let s = Scratch::new("t-write-in-map");
+    let input: String = (0..20_000).map(|i| format!("{{\"n\":{i}}}\n")).collect();
+    s.write("in.jsonl", &input);
+    let out = ok_run(
+        &s,
+        "source(file(\"in.jsonl\"), Json) | map(r => [r] | write(file(\"out.jsonl\"))) | sum()\n",
+        &[],
+    );
+    assert_eq!(out, "20000\n");
+    assert_eq!(s.read("out.jsonl"), input);
+}

@@ -8,10 +8,5 @@ use libfuzzer_sys::fuzz_target;
 mod shared;
 
 fuzz_target!(|data: &[u8]| {
-    let path = shared::scratch("csv");
-    std::fs::write(&path, data).expect("scratch file");
-    shared::agree(&format!(
-        "source(file({:?}), Csv)",
-        path.display().to_string()
-    ));
+    shared::data_file(data, "Csv");
 });

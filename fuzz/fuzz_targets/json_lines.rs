@@ -8,10 +8,5 @@ use libfuzzer_sys::fuzz_target;
 mod shared;
 
 fuzz_target!(|data: &[u8]| {
-    let path = shared::scratch("jsonl");
-    std::fs::write(&path, data).expect("scratch file");
-    shared::agree(&format!(
-        "source(file({:?}), Json)",
-        path.display().to_string()
-    ));
+    shared::data_file(data, "Json");
 });

@@ -1,15 +1,83 @@
-//! What the data targets share: the contracts records are checked against,
-//! a scratch file per process, and a session on the real host that runs
-//! pipelines over it.
+//! What the fuzz targets do with one input, one function a target (so
+//! that `tests/fuzz_regressions.rs` replays the kept inputs through the
+//! same code in an ordinary test), and what the data targets share: the
+//! contracts records are checked against, a scratch file per process, and a
+//! session on the real host that runs pipelines over it.
+#![allow(dead_code)] // Each target uses its own part.
 
 use std::cell::RefCell;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use hql::cli::run::{submit_captured, Captured, OutputFormat, Source};
+use hql::cli::run::{run_source, submit_captured, Captured, OutputFormat, Sinks, Source};
 use hql::session::host::FsHost;
+use hql::session::memory::MemHost;
 use hql::session::Session;
+
+/// Files a fuzzed program may read, so pipelines over data get exercised.
+const FILES: [(&str, &str); 3] = [
+    (
+        "a.jsonl",
+        "{\"id\": \"a1\", \"n\": 3, \"tags\": [\"x\"]}\n{\"id\": 7}\nnot json\n\n{\"id\": \"a2\", \"n\": 1e3}\n",
+    ),
+    ("b.csv", "id,n,when\na1,3,2024-01-02\n\"b,2\",x,\n"),
+    ("c.json", "[{\"k\": 1}, {\"k\": [1, {\"z\": null}]}]"),
+];
+
+/// The `program` target: arbitrary text as a program, through lex → parse
+/// → check → run on an in-memory host: a diagnostic or a result, never a
+/// panic or a hang.
+pub fn program(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let status = run_source(
+        &Source {
+            name: "fuzz.hql",
+            text,
+        },
+        Rc::new(MemHost::new(&FILES, None)),
+        OutputFormat::Hql,
+        &mut Sinks::plain(&mut out, &mut err),
+    );
+    let err = String::from_utf8_lossy(&err);
+    assert!(matches!(status, 0..=2), "status {status}\n{err}");
+}
+
+/// The `json_lines` and `csv` targets: arbitrary bytes as a file of
+/// `format` (`Json`, `Csv`), whose fast and ordinary paths must agree.
+pub fn data_file(data: &[u8], format: &str) {
+    let path = scratch(if format == "Csv" { "csv" } else { "jsonl" });
+    std::fs::write(&path, data).expect("scratch file");
+    agree(&format!(
+        "source(file({:?}), {format})",
+        path.display().to_string()
+    ));
+}
+
+/// Just over the size from which a file is split (`MIN_SPLIT_BYTES`).
+const LARGE: usize = (1 << 20) + 1;
+
+/// The `threads` target: arbitrary bytes as JSON Lines, repeated into a
+/// file large enough to be split across threads, counted alike on one, two
+/// and three.
+pub fn threads(data: &[u8]) {
+    if data.is_empty() {
+        return;
+    }
+    // Each copy on lines of its own, so that a copy's last line is whole.
+    let mut text = Vec::with_capacity(LARGE + data.len() + 1);
+    while text.len() < LARGE {
+        text.extend_from_slice(data);
+        text.push(b'\n');
+    }
+    let path = scratch("threads.jsonl");
+    std::fs::write(&path, &text).expect("scratch file");
+    let source = format!("source(file({:?}), Json)", path.display().to_string());
+    agree_across_threads(&source);
+}
 
 /// Contracts of every kind, with optional fields, defaults, unions, nested
 /// records, lists, standard-library types, rules and warnings.
@@ -116,7 +184,6 @@ fn run_in(
 /// The fast consumers (`report()`, `oks() | count()`) of `validate(T)` over
 /// `source` against the same consumers after a `filter` that keeps every
 /// item, which takes the ordinary path: both must print the same.
-#[allow(dead_code)] // Not the `threads` target's: its large files would take long.
 pub fn agree(source: &str) {
     for ty in TYPES {
         for consumer in ["report()", "oks() | count()", "errs() | count()"] {
@@ -131,7 +198,6 @@ pub fn agree(source: &str) {
 
 /// The fast consumers of `validate(T)` over `source` on two and on three
 /// threads against the same on one thread: all must print the same.
-#[allow(dead_code)] // Only the `threads` target splits its files.
 pub fn agree_across_threads(source: &str) {
     for ty in TYPES {
         for consumer in ["report()", "oks() | count()", "errs() | count()"] {

@@ -306,6 +306,28 @@ impl Host for FsHost {
         })
     }
 
+    fn check_target(&self, id: &str, routed: bool) -> Result<()> {
+        self.configured_target(id)?;
+        let Some(target) = self.config.as_ref().and_then(|c| c.target(id).ok()) else {
+            return Ok(());
+        };
+        let quarantines = target.schema.on_drift == sqlite::OnDrift::Quarantine;
+        if quarantines && target.schema.dead_letters.is_none() && !routed {
+            return Err(RuntimeError::new(
+                "hql::config",
+                format!(
+                    "target `{id}` quarantines drifting records (`on_drift = \"quarantine\"`) \
+                     but names no dead letters, and `write` has none"
+                ),
+            )
+            .with_help(format!(
+                "add `dead_letters = \"ID\"` (a JSON file target) to its `schema`, or write with \
+                 `route(ok: {id:?}, err: file(\"dead.jsonl\"))`"
+            )));
+        }
+        Ok(())
+    }
+
     fn configured_target(&self, id: &str) -> Result<TargetSpec> {
         let Some(config) = &self.config else {
             return Err(crate::runtime::eval::no_configuration("target", id));

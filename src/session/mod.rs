@@ -390,13 +390,17 @@ impl Session {
                 Builtin::Route => args.get(1..3),
                 _ => None,
             };
-            for arg in ids.unwrap_or_default() {
+            for (n, arg) in ids.unwrap_or_default().iter().enumerate() {
                 let HExpr::Const(Value::Str(id)) = arg else {
                     continue;
                 };
                 let known = match builtin {
                     Builtin::Source => self.host.configured_source(id).err(),
-                    _ => self.host.configured_target(id).err(),
+                    // `route`'s first target is its `ok` (its dead letters
+                    // can be its `err`).
+                    _ => (self.host)
+                        .check_target(id, *builtin == Builtin::Route && n == 0)
+                        .err(),
                 };
                 errors.extend(known.map(|e| e.at(span)));
             }

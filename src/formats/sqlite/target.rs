@@ -126,7 +126,6 @@ pub fn open_target(
         columns: Vec::new(),
         batch: Vec::with_capacity(BATCH.min(1024)),
         totals: Totals::default(),
-        warned: Vec::new(),
         aside: Vec::new(),
         written: 0,
         key: Vec::new(),
@@ -146,8 +145,6 @@ struct Sink {
     columns: Vec<Column>,
     batch: Vec<(Value, Option<Origin>)>,
     totals: Totals,
-    /// Drift already reported on standard error (`warn` reports once).
-    warned: Vec<(String, Change)>,
     /// Failure records of records set aside, for the dead letters.
     aside: Vec<Value>,
     written: i64,
@@ -195,7 +192,9 @@ impl Sink {
                 self.create(&columns)?;
             }
         } else {
-            if self.target.mode == WriteMode::Replace {
+            // A run applies `replace` once: its later writes add to it.
+            let first = (self.db.replaced.borrow_mut()).insert(self.target.table.clone());
+            if self.target.mode == WriteMode::Replace && first {
                 self.execute(&format!("DELETE FROM {}", ident(&self.target.table)))?;
             }
             self.unique_index()?;
@@ -228,6 +227,33 @@ impl Sink {
     /// The contract's unique key: upsert replaces the row it names.
     fn upsert_key(&self) -> Result<Vec<String>> {
         let record = self.shape.as_ref().and_then(|c| c.record());
+        if let Some(r) = record {
+            let unique = r
+                .uniques
+                .first()
+                .map(|u| u.slots.as_slice())
+                .unwrap_or_default();
+            let fields = unique.iter().map(|&s| &r.fields[s as usize]);
+            if let Some(f) = fields.clone().find(|f| f.optional || f.ty.admits_null()) {
+                // SQL's NULLs are never equal: a row keyed by one would be
+                // added again on every run instead of updated.
+                return Err(RuntimeError::new(
+                    "hql::config",
+                    format!(
+                        "target `{}`: `mode = \"upsert\"` on the unique key `{}`, whose field `{}` \
+                         may be {}",
+                        self.target.id,
+                        fields.map(|f| f.name.to_string()).collect::<Vec<_>>().join(", "),
+                        f.name,
+                        if f.optional { "absent" } else { "null" },
+                    ),
+                )
+                .with_help(
+                    "make the key's fields required and not nullable, or write with \
+                     `mode = \"append\"`",
+                ));
+            }
+        }
         let key = record.and_then(|r| {
             let unique = r.uniques.first()?;
             Some(
@@ -404,27 +430,32 @@ impl Sink {
             OnDrift::Quarantine => Ok(all()),
             OnDrift::Ignore => Ok(Vec::new()),
             OnDrift::Warn => {
-                for (column, change, n) in &seen.0 {
-                    if self
-                        .warned
-                        .iter()
-                        .any(|(c, ch)| ch == change && c.eq_ignore_ascii_case(column))
-                    {
-                        continue;
-                    }
-                    self.warned.push((column.to_string(), *change));
-                    let what = match change {
-                        Change::Added => "the field is not written",
-                        _ => "the values are written as they are",
-                    };
-                    (self.warn)(&format!(
-                        "warning: target `{}`: column `{column}` drifted ({}: {n} record{}): {}; {what}",
-                        self.target.id,
-                        change.name(),
-                        if *n == 1 { "" } else { "s" },
-                        self.explain(column, *change),
-                    ));
+                // One line a target a run, however many writes and batches:
+                // the drift of the first batch that drifts.
+                if !self.db.warned.borrow_mut().insert(self.target.id.clone()) {
+                    return Ok(Vec::new());
                 }
+                let drifts: Vec<String> = seen
+                    .0
+                    .iter()
+                    .map(|(column, change, n)| {
+                        let what = match change {
+                            Change::Added => "the field is not written",
+                            _ => "the values are written as they are",
+                        };
+                        format!(
+                            "column `{column}` drifted ({}: {n} record{}): {}; {what}",
+                            change.name(),
+                            if *n == 1 { "" } else { "s" },
+                            self.explain(column, *change),
+                        )
+                    })
+                    .collect();
+                (self.warn)(&format!(
+                    "warning: target `{}`: {}",
+                    self.target.id,
+                    drifts.join("; ")
+                ));
                 Ok(Vec::new())
             }
             OnDrift::Evolve => {
@@ -561,54 +592,86 @@ impl Sink {
     }
 
     /// Drop NOT NULL from `columns`: SQLite cannot alter a column, so the
-    /// table is rebuilt (inside the run's transaction) with the same
-    /// columns, types, defaults, primary key and indexes.
+    /// table is rebuilt inside the run's transaction from its own
+    /// `CREATE TABLE` text with those `NOT NULL`s taken out — so its
+    /// CHECK and UNIQUE constraints, collations, defaults, primary key and
+    /// AUTOINCREMENT stay as they were — and its indexes, triggers and
+    /// AUTOINCREMENT counter are made again. A definition the rebuild
+    /// cannot read is refused (`hql::config`), before anything is written.
     fn relax(&mut self, relaxed: &[String]) -> Result<()> {
-        let table = &self.target.table;
+        let table = self.target.table.clone();
         let temp = format!("{table}__hql_rebuild");
-        let mut defs: Vec<String> = self
-            .columns
-            .iter()
-            .map(|c| {
-                let not_null =
-                    c.not_null && !relaxed.iter().any(|r| r.eq_ignore_ascii_case(&c.name));
-                column_sql(&c.name, &c.decl, not_null, c.default.as_deref())
-            })
-            .collect();
-        let mut pk: Vec<&Column> = self.columns.iter().filter(|c| c.pk > 0).collect();
-        pk.sort_by_key(|c| c.pk);
-        if !pk.is_empty() {
-            let names = pk.iter().map(|c| ident(&c.name)).collect::<Vec<_>>();
-            defs.push(format!("PRIMARY KEY ({})", names.join(", ")));
-        }
-        let indexes: Vec<String> = {
-            let mut stmt = self
-                .conn()
-                .prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ?1 AND sql IS NOT NULL")
-                .map_err(|e| self.failed(e))?;
-            let rows = stmt
-                .query_map([table], |r| r.get(0))
-                .and_then(|rows| rows.collect::<rusqlite::Result<Vec<String>>>());
-            rows.map_err(|e| self.failed(e))?
+        let (create, others) = self.schema_sql(&table)?;
+        let refused = |what: String| {
+            RuntimeError::new(
+                "hql::config",
+                format!(
+                    "target `{}`: cannot relax NOT NULL on table `{table}`: {what}",
+                    self.target.id
+                ),
+            )
+            .with_help("relax the column by hand, or set `relax_nullability_on_missing = false`")
         };
+        let body = rebuilt_definition(&create, relaxed).map_err(refused)?;
         let names = self
             .columns
             .iter()
             .map(|c| ident(&c.name))
             .collect::<Vec<_>>()
             .join(", ");
+        let sequence: Option<i64> = self
+            .conn()
+            .query_row(
+                "SELECT seq FROM sqlite_sequence WHERE name = ?1",
+                [&table],
+                |r| r.get(0),
+            )
+            .ok();
         let mut sql = format!(
-            "CREATE TABLE {t} ({defs}); INSERT INTO {t} ({names}) SELECT {names} FROM {old}; \
+            "CREATE TABLE {t} {body}; INSERT INTO {t} ({names}) SELECT {names} FROM {old}; \
              DROP TABLE {old}; ALTER TABLE {t} RENAME TO {old};",
             t = ident(&temp),
-            defs = defs.join(", "),
-            old = ident(table),
+            old = ident(&table),
         );
-        for index in indexes {
-            sql.push_str(&index);
+        for other in others {
+            sql.push_str(&other);
             sql.push(';');
         }
+        if let Some(seq) = sequence {
+            sql.push_str(&format!(
+                "UPDATE sqlite_sequence SET seq = max(seq, {seq}) WHERE name = '{}';",
+                table.replace('\'', "''")
+            ));
+        }
         self.execute(&sql)
+    }
+
+    /// The table's `CREATE TABLE` text, and the `CREATE` texts of its
+    /// indexes and triggers.
+    fn schema_sql(&self, table: &str) -> Result<(String, Vec<String>)> {
+        let mut stmt = self
+            .conn()
+            .prepare(
+                "SELECT type, sql FROM sqlite_master WHERE tbl_name = ?1 AND sql IS NOT NULL \
+                 ORDER BY type = 'table' DESC, rowid",
+            )
+            .map_err(|e| self.failed(e))?;
+        let rows = stmt
+            .query_map([table], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            })
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+            .map_err(|e| self.failed(e))?;
+        let mut create = None;
+        let mut others = Vec::new();
+        for (kind, sql) in rows {
+            match kind.as_str() {
+                "table" => create = Some(sql),
+                _ => others.push(sql),
+            }
+        }
+        let create = create.ok_or_else(|| self.failed(format!("no table `{table}`")))?;
+        Ok((create, others))
     }
 
     /// Write the batch's records, but for those whose drift is in
@@ -936,6 +999,10 @@ struct Db {
     /// The file, when this run created it: removed if the run stops.
     created: Option<PathBuf>,
     key: PathBuf,
+    /// The targets whose drift this run has warned of (`on_drift = "warn"`).
+    warned: RefCell<std::collections::HashSet<String>>,
+    /// The tables this run has written, whose `mode` it applied.
+    replaced: RefCell<std::collections::HashSet<String>>,
 }
 
 thread_local! {
@@ -990,6 +1057,8 @@ fn transaction(path: &Path, written: &str) -> Result<Rc<Db>> {
         open: Cell::new(false),
         created: (!existed).then(|| path.to_path_buf()),
         key,
+        warned: RefCell::default(),
+        replaced: RefCell::default(),
     });
     db.conn
         .busy_timeout(LOCK_WAIT)
@@ -1110,6 +1179,176 @@ impl Pending for Transaction {
     fn abandon(self: Box<Self>) {
         self.0.rollback();
     }
+}
+
+/// The parenthesised definition of a `CREATE TABLE` text (from its first
+/// `(` on), with `NOT NULL` taken out of the definitions of the `relaxed`
+/// columns; or what cannot be read.
+fn rebuilt_definition(create: &str, relaxed: &[String]) -> std::result::Result<String, String> {
+    let open = top_level(create)
+        .find(|&(_, c, depth)| c == '(' && depth == 0)
+        .map(|(i, ..)| i)
+        .ok_or("its definition has no column list")?;
+    let body = &create[open..];
+    let close = top_level(body)
+        .find(|&(_, c, depth)| c == ')' && depth == 0)
+        .map(|(i, ..)| i)
+        .ok_or("its column list does not close")?;
+    // The column list's parts: split at commas outside brackets and quotes.
+    let inner = &body[1..close];
+    let mut parts = Vec::new();
+    let mut from = 0;
+    for (i, c, depth) in top_level(inner) {
+        if c == ',' && depth == 0 {
+            parts.push(&inner[from..i]);
+            from = i + 1;
+        }
+    }
+    parts.push(&inner[from..]);
+    let mut found = vec![false; relaxed.len()];
+    let mut out = Vec::with_capacity(parts.len());
+    for part in parts {
+        let name = first_name(part);
+        let at = relaxed
+            .iter()
+            .position(|r| name.as_deref().is_some_and(|n| n.eq_ignore_ascii_case(r)));
+        match at {
+            Some(at) => {
+                found[at] = true;
+                out.push(without_not_null(part));
+            }
+            None => out.push(part.to_string()),
+        }
+    }
+    if let Some(missing) = found.iter().position(|f| !f) {
+        return Err(format!(
+            "the definition of column `{}` was not found in its CREATE TABLE text",
+            relaxed[missing]
+        ));
+    }
+    Ok(format!("({}){}", out.join(","), &body[close + 1..]))
+}
+
+/// The characters of SQL text outside quotes (`'…'`, `"…"`, `` `…` ``,
+/// `[…]`) and `--` comments, with their byte positions and how deep in
+/// parentheses each is (a bracket counts as outside the pair it makes).
+fn top_level(sql: &str) -> impl Iterator<Item = (usize, char, usize)> + '_ {
+    let mut depth = 0usize;
+    let mut quote: Option<char> = None;
+    let mut chars = sql.char_indices().peekable();
+    std::iter::from_fn(move || loop {
+        let (i, c) = chars.next()?;
+        if let Some(q) = quote {
+            if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '\'' | '"' | '`' => quote = Some(c),
+            '[' => quote = Some(']'),
+            '-' if chars.peek().map(|&(_, n)| n) == Some('-') => {
+                for (_, n) in chars.by_ref() {
+                    if n == '\n' {
+                        break;
+                    }
+                }
+            }
+            '(' => {
+                depth += 1;
+                return Some((i, c, depth - 1));
+            }
+            ')' => {
+                depth = depth.saturating_sub(1);
+                return Some((i, c, depth));
+            }
+            _ => return Some((i, c, depth)),
+        }
+    })
+}
+
+/// The column name a column definition starts with (unquoted), or `None`
+/// for a table constraint (`PRIMARY KEY (…)`, `CHECK (…)`, …).
+fn first_name(def: &str) -> Option<String> {
+    let def = def.trim_start();
+    let name = match def.chars().next()? {
+        '"' | '`' | '[' => {
+            let close = match def.as_bytes()[0] {
+                b'[' => ']',
+                b => b as char,
+            };
+            let rest = &def[1..];
+            let end = rest.find(close)?;
+            rest[..end].to_string()
+        }
+        _ => def
+            .split(|c: char| c.is_whitespace() || c == '(')
+            .next()?
+            .to_string(),
+    };
+    let keyword = ["CONSTRAINT", "PRIMARY", "UNIQUE", "CHECK", "FOREIGN"];
+    let quoted = matches!(def.as_bytes()[0], b'"' | b'`' | b'[');
+    (quoted || !keyword.iter().any(|k| name.eq_ignore_ascii_case(k))).then_some(name)
+}
+
+/// A column definition with its `NOT NULL` constraint (and the conflict
+/// clause that belongs to it) taken out; the rest kept as written.
+fn without_not_null(def: &str) -> String {
+    let upper = def.to_ascii_uppercase();
+    let outside: Vec<usize> = {
+        // Byte positions outside quotes and brackets, where a keyword may start.
+        let mut quote: Option<u8> = None;
+        let mut depth = 0usize;
+        let mut v = Vec::new();
+        for (i, &b) in upper.as_bytes().iter().enumerate() {
+            match quote {
+                Some(q) if b == q => quote = None,
+                Some(_) => {}
+                None => match b {
+                    b'\'' | b'"' | b'`' => quote = Some(b),
+                    b'[' => quote = Some(b']'),
+                    b'(' => depth += 1,
+                    b')' => depth = depth.saturating_sub(1),
+                    _ if depth == 0 => v.push(i),
+                    _ => {}
+                },
+            }
+        }
+        v
+    };
+    let word_at = |i: usize, w: &str| {
+        upper[i..].starts_with(w)
+            && (i == 0 || !upper.as_bytes()[i - 1].is_ascii_alphanumeric())
+            && upper[i + w.len()..]
+                .chars()
+                .next()
+                .is_none_or(|c| !c.is_ascii_alphanumeric() && c != '_')
+    };
+    for &i in &outside {
+        if !word_at(i, "NOT") {
+            continue;
+        }
+        let rest = &upper[i + 3..];
+        let gap = rest.len() - rest.trim_start().len();
+        let null_at = i + 3 + gap;
+        if gap == 0 || !word_at(null_at, "NULL") {
+            continue;
+        }
+        let mut end = null_at + 4;
+        // `ON CONFLICT <resolution>` belongs to the constraint.
+        let after = &upper[end..];
+        let trimmed = after.trim_start();
+        if trimmed.starts_with("ON ") || trimmed.starts_with("ON\t") {
+            let words: Vec<&str> = trimmed.split_whitespace().take(3).collect();
+            if words.len() == 3 && words[1] == "CONFLICT" {
+                let skip = after.len() - trimmed.len();
+                let tail = &trimmed[trimmed.find(words[2]).unwrap_or(0) + words[2].len()..];
+                end += skip + (trimmed.len() - tail.len());
+            }
+        }
+        return format!("{}{}", def[..i].trim_end(), &def[end..]);
+    }
+    def.to_string()
 }
 
 /// Did the run `run` commit into the database at `path` (its marker row is

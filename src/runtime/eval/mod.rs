@@ -124,6 +124,13 @@ pub trait Host {
         Err(no_configuration("target", id))
     }
 
+    /// Can the configured target `id` be written as a program asks —
+    /// under `route` (`routed`), or by `write`? Checked before anything
+    /// runs.
+    fn check_target(&self, id: &str, _routed: bool) -> Result<()> {
+        self.configured_target(id).map(|_| ())
+    }
+
     /// The text of a program file (for `import`).
     fn read_source(&self, path: &str) -> std::io::Result<String> {
         let mut text = String::new();

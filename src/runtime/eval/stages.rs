@@ -1219,6 +1219,22 @@ impl Tally {
         }
     }
 
+    /// Count a failing record from its failures' JSON texts, comma
+    /// separated, as the route copier writes them.
+    pub fn add_failure_texts(&mut self, failures: &[u8]) {
+        let mut list = Vec::with_capacity(failures.len() + 2);
+        list.push(b'[');
+        list.extend_from_slice(failures);
+        list.push(b']');
+        self.total += 1;
+        self.err += 1;
+        let parsed: Vec<serde_json::Value> = serde_json::from_slice(&list).unwrap_or_default();
+        for f in &parsed {
+            let field = |k: &str| f.get(k).and_then(serde_json::Value::as_str).unwrap_or("");
+            self.count_rule(field("rule"), field("kind"), 1);
+        }
+    }
+
     /// Add `n` valid records with no warning.
     pub fn add_valid(&mut self, n: usize) {
         self.total += n as i64;

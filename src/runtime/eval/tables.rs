@@ -3,12 +3,13 @@
 //! [`TableSink`], which compares each batch with the table's live schema;
 //! the records its drift policy sets aside go, as failure records, to the
 //! dead letters — the target `schema.dead_letters` names, or `route`'s
-//! `err` target. Both results add `drift: [{column, change, count}]`.
+//! `err` target. `write` gives `{written, drift}`; `route` gives the
+//! `report()` record of the results it consumed, plus `drift`.
 
 use std::rc::Rc;
 
 use super::io::{TableSink, TargetSpec};
-use super::stages::{contract_of, items, target_spec, write_of_results, Target};
+use super::stages::{contract_of, items, target_spec, write_of_results, Tally, Target};
 use super::{Interp, Origin, Result, RuntimeError};
 use crate::runtime::value::{Record, Value};
 
@@ -29,7 +30,7 @@ pub(super) fn write_table(interp: &Rc<Interp>, input: Value, spec: &TargetSpec) 
     Ok(Value::record(result))
 }
 
-/// `route(ok: "table", err: target)`: `{ok, err, drift}`; records the
+/// `route(ok: "table", err: target)`: the report record and `drift`; records the
 /// drift policy sets aside go to `err` unless the table names its own
 /// dead letters.
 pub(super) fn route_table(
@@ -40,8 +41,10 @@ pub(super) fn route_table(
 ) -> Result<Value> {
     let mut errs = Target::open(interp, err, None)?;
     let mut table = Table::open(interp, ok, &input, true)?;
+    let mut tally = Tally::default();
     for item in items(&input)? {
         let item = item?;
+        tally.add(&item.value);
         let origin = item.origin.as_ref();
         match &item.value {
             Value::Ok(ok) => table.put(&ok.value, origin, Some(&mut errs))?,
@@ -49,10 +52,12 @@ pub(super) fn route_table(
             other => table.put(other, origin, Some(&mut errs))?,
         }
     }
-    let (written, drift) = table.close(interp, Some(&mut errs))?;
-    let mut result = Record::default();
-    result.insert("ok".into(), Value::Int(written));
-    result.insert("err".into(), Value::Int(errs.close(interp)?));
+    let (_, drift) = table.close(interp, Some(&mut errs))?;
+    errs.close(interp)?;
+    let Value::Record(report) = tally.into_value() else {
+        unreachable!("a report is a record")
+    };
+    let mut result = (*report).clone();
     result.insert("drift".into(), drift);
     Ok(Value::record(result))
 }

@@ -15,13 +15,13 @@ use std::rc::Rc;
 use rustc_hash::FxHashMap;
 
 use super::stages::{checked_lines, contract_of, items, plan_of, target_spec, Target};
-use super::{Interp, Plan, Result, RuntimeError};
+use super::{Interp, Plan, Result, RuntimeError, Tally};
 use crate::runtime::contract::Contract;
 use crate::runtime::eval::io::{SourceSpec, TargetSpec};
 use crate::runtime::json::{write_compact, write_json, LineReader};
 use crate::runtime::scan::{LineCheck, Verdict};
 use crate::runtime::validate;
-use crate::runtime::value::{Record, Value};
+use crate::runtime::value::Value;
 
 mod spread;
 
@@ -54,6 +54,7 @@ pub(super) fn route(interp: &Rc<Interp>, input: Value, ok: Value, err: Value) ->
     let mut out = Targets {
         oks: Target::open(interp, ok_spec, shape.as_ref())?,
         errs: Some(Target::open(interp, err_spec, None)?),
+        tally: Tally::default(),
     };
     match copy {
         Some(plan) => copy_lines(interp, plan, &mut out)?,
@@ -61,15 +62,14 @@ pub(super) fn route(interp: &Rc<Interp>, input: Value, ok: Value, err: Value) ->
         None => {
             for item in items(&input)? {
                 let item = item?;
+                out.tally.add(&item.value);
                 put_result(&item.value, &mut out).map_err(|e| e.from_record(&item.origin))?;
             }
         }
     }
-    let (oks, errs) = out.close(interp)?;
-    let mut counts = Record::default();
-    counts.insert("ok".into(), Value::Int(oks));
-    counts.insert("err".into(), Value::Int(errs));
-    Ok(Value::record(counts))
+    let tally = std::mem::take(&mut out.tally);
+    out.close(interp)?;
+    Ok(tally.into_value())
 }
 
 /// Is the target JSON, with its fields as the records have them?
@@ -82,6 +82,7 @@ pub(super) fn is_json(spec: &TargetSpec) -> bool {
 /// target, one at a time to another.
 fn spread_results(input: &Value, out: &mut Targets) -> Option<Result<()>> {
     super::staged::spread_stream(input, super::Render::Route, &mut |piece| {
+        out.tally.merge(&piece.tally);
         let oks = piece.n - piece.failed;
         for (ok, text, n) in [(true, &piece.text, oks), (false, &piece.errs, piece.failed)] {
             if n == 0 || out.lines(ok, text.as_bytes(), n)? {
@@ -110,6 +111,7 @@ pub(super) fn write_valid(
         let mut out = Targets {
             oks: Target::open(interp, spec.clone(), shape)?,
             errs: None,
+            tally: Tally::default(),
         };
         copy_lines(interp, plan, &mut out)?;
         Ok(Value::Int(out.close(interp)?.0))
@@ -146,6 +148,8 @@ trait Routes {
     /// A record given as its compact JSON text.
     fn text(&mut self, ok: bool, text: &[u8]) -> Result<()>;
     fn value(&mut self, ok: bool, v: &Value) -> Result<()>;
+    /// The results routed so far, counted as `report()` counts them.
+    fn tally(&mut self) -> &mut Tally;
 }
 
 /// The targets of a `route`, or of a `write` of valid records only (whose
@@ -153,6 +157,7 @@ trait Routes {
 struct Targets {
     oks: Target,
     errs: Option<Target>,
+    tally: Tally,
 }
 
 impl Routes for Targets {
@@ -170,6 +175,10 @@ impl Routes for Targets {
             (false, Some(errs)) => errs.put(v),
             (false, None) => Ok(()),
         }
+    }
+
+    fn tally(&mut self) -> &mut Tally {
+        &mut self.tally
     }
 }
 
@@ -212,10 +221,14 @@ fn routed(
         Value::Absent => {
             let copier = copier.borrow();
             match (&copier.failures, &origin) {
-                (None, _) => (true, out.text(true, &copier.text)),
+                (None, _) => {
+                    out.tally().add_valid(1);
+                    (true, out.text(true, &copier.text))
+                }
                 // A failure no one writes.
                 (Some(_), _) if !copier.errs_wanted => (false, Ok(())),
                 (Some(failures), Some(at)) => {
+                    out.tally().add_failure_texts(failures);
                     record_text.clear();
                     validate::write_failure_record_json(
                         record_text,
@@ -232,6 +245,7 @@ fn routed(
         value => {
             let result = validate::validate_value(interp, contract, value, origin.as_ref(), None)?;
             copier.borrow_mut().learn(&result);
+            out.tally().add(&result);
             let ok = !matches!(result, Value::Err(_));
             (ok, put_result(&result, out))
         }

@@ -14,7 +14,7 @@ use super::{routed, Copier, Routes, Targets};
 use crate::runtime::contract::Contract;
 use crate::runtime::eval::chunks::{self, Job, Worker};
 use crate::runtime::eval::stages::json_items;
-use crate::runtime::eval::{Interp, Origin, Parallel, Result};
+use crate::runtime::eval::{Interp, Origin, Parallel, Result, Tally};
 use crate::runtime::json::{write_json, JsonSource};
 use crate::runtime::validate;
 use crate::runtime::value::Value;
@@ -28,6 +28,7 @@ struct Routed {
     err: Vec<u8>,
     oks: u64,
     errs: u64,
+    tally: Tally,
 }
 
 impl Routes for Routed {
@@ -47,6 +48,10 @@ impl Routes for Routed {
         let mut text = String::new();
         write_json(&mut text, v);
         self.text(ok, text.as_bytes())
+    }
+
+    fn tally(&mut self) -> &mut Tally {
+        &mut self.tally
     }
 }
 
@@ -80,6 +85,7 @@ pub(super) fn spread(
             line: failed.line,
         };
         let failure = validate::decode_failure(&origin, String::new(), failed.message);
+        out.tally.add(&failure);
         if let Value::Err(record) = &failure {
             out.value(false, record)?;
         }
@@ -90,6 +96,7 @@ pub(super) fn spread(
 /// Write a routed chunk's records to the targets: whole, to a JSON Lines
 /// target, one at a time to another.
 fn write(interp: &Interp, routed: &Routed, out: &mut Targets) -> Result<()> {
+    out.tally.merge(&routed.tally);
     let counts = [routed.oks, routed.errs];
     for (ok, text, n) in [
         (true, &routed.ok, routed.oks),

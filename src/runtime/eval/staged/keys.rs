@@ -326,7 +326,7 @@ impl Settler {
             out.insert(&again);
             return Ok(error);
         }
-        if self.render == Render::Report {
+        if matches!(self.render, Render::Report | Render::Route) {
             // The worker's item, as it counted it.
             let (made, _) = self.run_line(text, line, worker_keys());
             out.piece.tally.withdraw(&made.tally);

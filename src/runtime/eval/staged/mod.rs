@@ -72,7 +72,7 @@ pub struct Piece {
     pub failed: u64,
     /// How many of the chunk's records validation found valid, and not.
     pub judged: (u64, u64),
-    /// For `Report`, the items counted.
+    /// For `Report` and `Route`, the items counted.
     pub tally: super::Tally,
 }
 
@@ -89,7 +89,10 @@ impl Piece {
                 write_json(&mut self.text, &super::force(item.value)?);
                 self.text.push('\n');
             }
-            Render::Route => match item.value {
+            Render::Route => match {
+                self.tally.add(&item.value);
+                item.value
+            } {
                 Value::Err(failure) => {
                     write_json(&mut self.errs, &super::force((*failure).clone())?);
                     self.errs.push('\n');
