@@ -78,7 +78,7 @@ fn route_to_configured_targets_writes_under_the_tomls_folder() {
             "{ORDER}source(\"orders\") | validate(Order) | route(ok: \"clean\", err: \"dead\")\n"
         ),
     );
-    assert_eq!(ok(&r), "{ok: 1, err: 2}\n");
+    assert_eq!(ok(&r), "{total: 3, ok: 1, err: 2, warned: 0, by_rule: [{rule: \"Order.amount.type\", kind: \"type\", count: 1}, {rule: \"Order.qty.missing\", kind: \"missing\", count: 1}]}\n");
     assert_eq!(
         s.read("proj/out/clean.jsonl"),
         "{\"order_id\":\"A1\",\"amount\":10.0,\"note\":null,\"qty\":2}\n"
@@ -386,7 +386,7 @@ fn a_configured_json_sources_origins_name_its_id() {
         &[],
     );
     assert_eq!(run.status, 0, "{}", run.err);
-    assert_eq!(run.out, "[{source: \"ev\", line: 2}]\n{ok: 1, err: 1}\n");
+    assert_eq!(run.out, "[{source: \"ev\", line: 2}]\n{total: 2, ok: 1, err: 1, warned: 0, by_rule: [{rule: \"E.a.type\", kind: \"type\", count: 1}]}\n");
     assert!(dir
         .read("d.jsonl")
         .contains("\"origin\":{\"source\":\"ev\",\"line\":2}"));

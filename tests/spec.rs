@@ -3104,7 +3104,7 @@ fn ext_s6_1_route_ok_and_err() {
     let (run, files) = run_writing(src, &[]);
     assert_eq!(
         (run.out.as_str(), run.status),
-        ("{ok: 2, err: 1}\n", 0),
+        ("{total: 3, ok: 2, err: 1, warned: 0, by_rule: [{rule: \"T.a.type\", kind: \"type\", count: 1}]}\n", 0),
         "{}",
         run.err
     );
@@ -3218,7 +3218,7 @@ fn s6_1_write_and_route_commit_through_the_host_when_the_run_ends() {
     let (run, written) = run_writing(src, &[("orders.jsonl", data)]);
     assert_eq!(
         (run.status, run.out.as_str()),
-        (0, "1\n{ok: 1, err: 2}\n"),
+        (0, "1\n{total: 3, ok: 1, err: 2, warned: 0, by_rule: [{rule: \"R.id > 0\", kind: \"require\", count: 1}, {rule: \"decode\", kind: \"decode\", count: 1}]}\n"),
         "{}",
         run.err
     );

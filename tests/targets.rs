@@ -300,7 +300,7 @@ fn route_sends_oks_and_failure_records_to_two_files_and_returns_counts() {
         ),
         &[],
     );
-    assert_eq!(out, "{ok: 2, err: 1}\n");
+    assert_eq!(out, "{total: 3, ok: 2, err: 1, warned: 0, by_rule: [{rule: \"T.id.type\", kind: \"type\", count: 1}, {rule: \"T.name.missing\", kind: \"missing\", count: 1}]}\n");
     assert_eq!(
         s.read("ok.jsonl"),
         "{\"id\":1,\"name\":\"a\",\"tags\":[1,2]}\n{\"id\":2,\"name\":\"b\",\"tags\":{\"k\":1}}\n"
@@ -327,7 +327,7 @@ fn route_takes_its_named_arguments_in_either_order() {
         ),
         &[],
     );
-    assert_eq!(out, "{ok: 2, err: 1}\n");
+    assert_eq!(out, "{total: 3, ok: 2, err: 1, warned: 0, by_rule: [{rule: \"T.id.type\", kind: \"type\", count: 1}, {rule: \"T.name.missing\", kind: \"missing\", count: 1}]}\n");
     assert_eq!(
         s.read("ok.csv"),
         "id,name,tags\n1,a,\"[1,2]\"\n2,b,\"{\"\"k\"\":1}\"\n"
@@ -691,7 +691,7 @@ fn route_copying_valid_lines_writes_what_the_ordinary_path_writes() {
     let b = dir.run(&ordinary, &[]);
     assert_eq!((a.status, b.status), (0, 0), "{}{}", a.err, b.err);
     assert_eq!(a.out, b.out);
-    assert_eq!(a.out, "{ok: 2293, err: 531}\n");
+    assert_eq!(a.out, "{total: 2824, ok: 2293, err: 531, warned: 0, by_rule: [{rule: \"R.id >= 0\", kind: \"require\", count: 177}, {rule: \"R.id.type\", kind: \"type\", count: 177}, {rule: \"decode\", kind: \"decode\", count: 177}]}\n");
     assert!(dir.read("ok1.jsonl").contains(r#""x":2}"#));
     assert_eq!(dir.read("ok1.jsonl"), dir.read("ok2.jsonl"));
     assert_eq!(dir.read("err1.jsonl"), dir.read("err2.jsonl"));
@@ -739,7 +739,7 @@ fn route_writing_failures_from_texts_met_before_writes_what_the_ordinary_path_wr
     let (a, b) = (run("", 1), run(" | filter(r => true)", 2));
     assert_eq!((a.status, b.status), (0, 0), "{}{}", a.err, b.err);
     assert_eq!(a.out, b.out);
-    assert_eq!(a.out, "{ok: 143, err: 457}\n");
+    assert_eq!(a.out, "{total: 600, ok: 143, err: 457, warned: 35, by_rule: [{rule: \"Word.lower\", kind: \"require\", count: 210}, {rule: \"R.x.extra\", kind: \"extra\", count: 106}, {rule: \"R.id.type\", kind: \"type\", count: 105}, {rule: \"R.c.type\", kind: \"type\", count: 70}, {rule: \"Word.type\", kind: \"type\", count: 70}, {rule: \"R.a.missing\", kind: \"missing\", count: 36}, {rule: \"R.y.extra\", kind: \"extra\", count: 36}, {rule: \"R.a.null\", kind: \"null\", count: 35}, {rule: \"R.ratio\", kind: \"eval\", count: 35}, {rule: \"R.ratio\", kind: \"require\", count: 35}, {rule: \"R.small\", kind: \"warn\", count: 35}]}\n");
     assert_eq!(dir.read("ok1.jsonl"), dir.read("ok2.jsonl"));
     assert_eq!(dir.read("err1.jsonl"), dir.read("err2.jsonl"));
     let failures = dir.read("err1.jsonl");

@@ -359,7 +359,7 @@ fn route_across_threads_writes_what_one_thread_writes() {
             assert_eq!(run(&dir, &route(&tag), threads), one, "contract {n}");
             assert_eq!(read(&tag), read("1"), "contract {n}: {threads} threads");
         }
-        assert!(one.starts_with("{ok: "), "{one}");
+        assert!(one.starts_with("{total: "), "{one}");
         // `write` of the valid records alone is read the same way, to JSON
         // Lines (written a chunk at a time) and to a JSON array.
         for ext in ["jsonl", "json"] {

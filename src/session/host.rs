@@ -306,6 +306,17 @@ impl Host for FsHost {
         })
     }
 
+    fn target_database(&self, id: &str) -> Option<String> {
+        let target = self.config.as_ref()?.target(id).ok()?;
+        match &target.place {
+            config::Place::Sqlite { path, .. } => {
+                let path = resolve_target(path).unwrap_or_else(|_| path.clone());
+                Some(path.display().to_string())
+            }
+            config::Place::File { .. } => None,
+        }
+    }
+
     fn check_target(&self, id: &str, routed: bool) -> Result<()> {
         self.configured_target(id)?;
         let Some(target) = self.config.as_ref().and_then(|c| c.target(id).ok()) else {

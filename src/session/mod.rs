@@ -375,6 +375,8 @@ impl Session {
     fn unknown_ids(&self, stmts: &[crate::runtime::hir::Stmt]) -> Vec<RuntimeError> {
         use crate::runtime::hir::{Expr as HExpr, Stmt as HStmt};
         let mut errors = Vec::new();
+        // The databases the entry writes: a run writes at most one.
+        let mut databases: Vec<String> = Vec::new();
         let mut visit = |e: &HExpr| {
             let HExpr::Builtin {
                 builtin,
@@ -403,6 +405,31 @@ impl Session {
                         .err(),
                 };
                 errors.extend(known.map(|e| e.at(span)));
+                let database = match builtin {
+                    Builtin::Source => None,
+                    _ => self.host.target_database(id),
+                };
+                if let Some(db) = database {
+                    if !databases.contains(&db) {
+                        if let Some(first) = databases.first() {
+                            errors.push(
+                                RuntimeError::new(
+                                    "hql::config",
+                                    format!(
+                                        "target `{id}` is in the database {db}, but this run \
+                                         already writes {first}, and a run writes at most one"
+                                    ),
+                                )
+                                .with_help(
+                                    "a database and files commit together only for one \
+                                     database: write the other database in a run of its own",
+                                )
+                                .at(span),
+                            );
+                        }
+                        databases.push(db);
+                    }
+                }
             }
         };
         for stmt in stmts {

@@ -131,6 +131,12 @@ pub trait Host {
         self.configured_target(id).map(|_| ())
     }
 
+    /// The database a configured target writes, if it is a table (a run
+    /// writes at most one database).
+    fn target_database(&self, _id: &str) -> Option<String> {
+        None
+    }
+
     /// The text of a program file (for `import`).
     fn read_source(&self, path: &str) -> std::io::Result<String> {
         let mut text = String::new();
