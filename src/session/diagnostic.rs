@@ -10,6 +10,7 @@ use miette::{
 use crate::check::{CheckError, CheckWarning};
 use crate::runtime::eval::RuntimeError;
 use crate::runtime::value::article;
+use crate::session::config::ConfigError;
 use crate::session::Sinks;
 use crate::syntax::ast::Span;
 use crate::syntax::lexer::LexErrorKind;
@@ -76,6 +77,51 @@ impl Diag {
             "imported again here",
         )
         .help("move the declarations both files need into a third file that both import")
+    }
+
+    /// A `let` that a declaration needs but that reads or writes the world
+    /// outside, met by a command that reads declarations only.
+    pub fn impure_let(name: &str, by: &str, builtin: &str, span: Span) -> Diag {
+        Diag::error(
+            "hql::impure_let",
+            format!(
+                "`{name}` is needed by type `{by}` but calls `{builtin}`, which reads or \
+                 writes outside the program"
+            ),
+            span,
+            format!("`{name}` calls `{builtin}`"),
+        )
+        .help(
+            "`hql check`, `diff`, `export`, `contract`, `vet`, `infer` and `fmt` read \
+             declarations only and never run such a `let`: give it a constant value, or \
+             pass the value to the rule or default another way",
+        )
+    }
+
+    /// A bad `hql.toml`, an id it does not configure, or a path `--confine`
+    /// refuses: `hql::config`, at the key's line and column when they are
+    /// known — then the file's text is added to `map`, for the excerpt.
+    pub fn config(e: &ConfigError, map: &mut SourceMap) -> Diag {
+        let key = match e.key.as_str() {
+            "" => String::new(),
+            key => format!("`{key}`: "),
+        };
+        match &e.at {
+            Some(at) => {
+                let base = map.add(&e.file.to_string_lossy(), &at.text);
+                let span = base + at.span.start..base + at.span.end;
+                Diag::error("hql::config", format!("{key}{}", e.message), span, "here")
+                    .help_opt(e.help.clone())
+            }
+            None => Diag {
+                code: "hql::config",
+                message: format!("{}: {key}{}", e.file.display(), e.message),
+                span: None,
+                label: String::new(),
+                help: e.help.clone(),
+                warning: false,
+            },
+        }
     }
 
     /// A `check` whose condition was false or absent (exit status 1).
