@@ -258,3 +258,20 @@ type Order : DataContract = { id: Int, qty: Int, require qty >= least }
         run.err
     );
 }
+
+#[test]
+fn a_failed_checks_json_message_keeps_its_operands() {
+    let (out, err, status) = hql(
+        "check-operands",
+        &[(
+            "p.hql",
+            "let bad = 12\ncheck \"few bad orders\": bad <= 10\n",
+        )],
+        &["run", "--diagnostics", "json", "p.hql"],
+    );
+    assert_eq!((out.as_str(), status), ("", 1), "{err}");
+    assert_eq!(
+        err,
+        "{\"code\":\"hql::check_failed\",\"severity\":\"error\",\"message\":\"check failed: few bad orders (left 12, right 10)\",\"file\":\"p.hql\",\"line\":2,\"column\":1,\"end_line\":2,\"end_column\":35,\"help\":null}\n"
+    );
+}
