@@ -158,7 +158,7 @@ const READERS: &[(&[&str], i32)] = &[
     (&["contract", "c.hql"], 0),
     (&["vet", "c.hql", "d.jsonl"], 0),
     (&["infer", "d.jsonl"], 0),
-    (&["fmt", "--check", "c.hql"], 0),
+    (&["fmt", "c.hql"], 0),
     (&["check", "c.hql"], 0),
 ];
 
@@ -251,7 +251,7 @@ type Order : DataContract = { id: Int, qty: Int, require qty >= least }
     assert_eq!(
         (run.out.as_str(), run.status),
         (
-            "d.jsonl: {total: 2, ok: 1, err: 1, warned: 0, by_rule: {\"Order.rule_1\": 1}}\n",
+            "d.jsonl: {total: 2, ok: 1, err: 1, warned: 0, by_rule: [{rule: \"Order.qty >= least\", kind: \"require\", count: 1}]}\n",
             1
         ),
         "{}",
@@ -272,6 +272,6 @@ fn a_failed_checks_json_message_keeps_its_operands() {
     assert_eq!((out.as_str(), status), ("", 1), "{err}");
     assert_eq!(
         err,
-        "{\"code\":\"hql::check_failed\",\"severity\":\"error\",\"message\":\"check failed: few bad orders (left 12, right 10)\",\"file\":\"p.hql\",\"line\":2,\"column\":1,\"end_line\":2,\"end_column\":35,\"help\":null}\n"
+        "{\"code\":\"hql::check_failed\",\"severity\":\"error\",\"message\":\"check failed: few bad orders (left 12, right 10)\",\"file\":\"p.hql\",\"line\":2,\"column\":1,\"end_line\":2,\"end_column\":34,\"help\":null}\n"
     );
 }

@@ -212,12 +212,12 @@ fn a_static_error_in_a_notebook_cell_fails_that_cell_and_later_cells_run() {
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(
         lines.first().copied(),
-        Some(format!("FAIL cell 1: let x = undefined_name + 1 ({nb}:4)").as_str()),
+        Some(format!("FAIL cell 1: let x = undefined_name + 1 ({nb}:3)").as_str()),
         "{out}"
     );
     assert!(out.contains("hql::unknown_name"), "{out}");
     assert!(
-        out.contains(&format!("PASS cell 2: check \"later\": 1 < 2 ({nb}:8)\n")),
+        out.contains(&format!("PASS cell 2: check \"later\": 1 < 2 ({nb}:7)\n")),
         "{out}"
     );
     assert!(out.ends_with("1 passed, 1 failed\n"), "{out}");
