@@ -6,7 +6,9 @@
 //! of value it held in first-seen order, whether it was null, and up to
 //! [`MAX_LITERALS`] distinct texts — so memory grows with the number of
 //! fields, never with the number of records. [`Inference::contract`]
-//! renders the declaration in canonical layout.
+//! renders the declaration in canonical layout. A field of texts only,
+//! every one of which is a `Date`, a `Timestamp` or an `Email` of the
+//! standard library (by the native twins of their rules), gets that type.
 //!
 //! CSV cells are text until a declared type converts them (language.md
 //! §6.1), so a CSV source's top-level texts are read as the cell decoding
