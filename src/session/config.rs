@@ -175,7 +175,7 @@ pub struct ConfigError {
     pub help: Option<String>,
     /// Where in the file the fault is written — the key, or for a TOML
     /// syntax error the place the parser stopped — when it is known.
-    pub at: Option<Located>,
+    pub at: Option<Box<Located>>,
 }
 
 /// A span of an `hql.toml`'s text, with the text, so that a diagnostic can
@@ -206,9 +206,11 @@ impl ConfigError {
     /// The error placed in `text` (the file's), at its key when it has one.
     fn located(mut self, text: &str) -> Self {
         if self.at.is_none() && !self.key.is_empty() {
-            self.at = key_span(text, &self.key).map(|span| Located {
-                text: text.into(),
-                span,
+            self.at = key_span(text, &self.key).map(|span| {
+                Box::new(Located {
+                    text: text.into(),
+                    span,
+                })
             });
         }
         self
@@ -438,9 +440,11 @@ fn syntax_error(file: &Path, text: &str, error: &toml::de::Error) -> ConfigError
         None => format!("invalid TOML: {reason}"),
     };
     let mut e = ConfigError::new(file, String::new(), message);
-    e.at = error.span().map(|span| Located {
-        text: text.into(),
-        span,
+    e.at = error.span().map(|span| {
+        Box::new(Located {
+            text: text.into(),
+            span,
+        })
     });
     e
 }
