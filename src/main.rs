@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use hql::cli::output::{note, Failure, Stdout};
 use hql::runtime::eval::Host;
+use hql::session::config::{Config, ConfigError};
 use hql::session::host::{FsHost, StdinHolds};
 use std::sync::Arc;
 
@@ -30,6 +31,24 @@ struct Cli {
     /// column, end_line, end_column, help`) for editors and CI.
     #[arg(long, global = true, value_enum, default_value_t = Diagnostics::Human)]
     diagnostics: Diagnostics,
+    /// The `hql.toml` to use, instead of the one looked up from the
+    /// program's folder upward.
+    #[arg(long, global = true, value_name = "PATH", conflicts_with = "no_config")]
+    config: Option<String>,
+    /// Use no `hql.toml`: sources and targets named by id are unknown.
+    #[arg(long, global = true)]
+    no_config: bool,
+    /// Refuse an `hql.toml` whose paths leave its own folder.
+    #[arg(long, global = true)]
+    confine: bool,
+}
+
+/// Which `hql.toml` applies: `--config`, `--no-config`, `--confine`.
+#[derive(Clone, Default)]
+struct ConfigChoice {
+    file: Option<String>,
+    none: bool,
+    confine: bool,
 }
 
 // What `--help` shows after the options: examples, exit statuses and the
@@ -51,8 +70,9 @@ Environment:
   HQL_HISTORY      the REPL's history file (empty: none); default
                    $XDG_STATE_HOME/hql/history or ~/.local/state/hql/history
   COLUMNS          the REPL's table width where the terminal does not say
-  hql.toml         sources, targets and parameters, found from the program's
-                   folder upward";
+  hql.toml         configured sources and targets, found from the program's
+                   folder upward (--config PATH names one, --no-config uses
+                   none, --confine refuses paths outside its folder)";
 
 const RUN_HELP: &str = "\
 Examples:
@@ -377,9 +397,15 @@ fn main() -> ExitCode {
 
 fn command() -> ExitCode {
     let cli = Cli::parse();
+    let choice = ConfigChoice {
+        file: cli.config.clone(),
+        none: cli.no_config,
+        confine: cli.confine,
+    };
+    let find_config = |program: &str| find_config(program, &choice);
     let command = cli.command.unwrap_or(Command::Repl);
     if matches!(command, Command::Repl) {
-        return ExitCode::from(repl() as u8);
+        return ExitCode::from(repl(&choice) as u8);
     }
     // Output takes the progress line off the screen while it is written;
     // standard error is not locked for the whole run, since the line's
@@ -405,9 +431,14 @@ fn command() -> ExitCode {
             Ok(files) => {
                 let mut save = |path: &str, text: &str| write_atomically(path, text);
                 let host_for = |path: &str| -> Rc<dyn Host> {
-                    // A file whose hql.toml is broken is run without it; its
-                    // cases that need it fail and say so.
-                    Rc::new(FsHost::new().with_config(find_config(path).ok().flatten()))
+                    // A file whose hql.toml is broken (or refused by
+                    // --confine) is run without it, saying so; its cases
+                    // that need it fail.
+                    let config = find_config(path).unwrap_or_else(|e| {
+                        note(&format!("hql: {e}\nhql: {path} runs without it"));
+                        None
+                    });
+                    Rc::new(FsHost::new().with_config(config))
                 };
                 let options = hql::cli::run::TestOptions {
                     update,
@@ -436,7 +467,7 @@ fn command() -> ExitCode {
                 };
                 let config = match find_config(&file) {
                     Ok(config) => config,
-                    Err(e) => return ExitCode::from(usage_error(&e) as u8),
+                    Err(e) => return ExitCode::from(sinks.config_error(&e) as u8),
                 };
                 let mut host = FsHost::new()
                     .with_params(set.into_iter().collect::<HashMap<_, _>>())
@@ -467,7 +498,7 @@ fn command() -> ExitCode {
         } => {
             let config = match find_config(&contracts) {
                 Ok(config) => config,
-                Err(e) => return ExitCode::from(usage_error(&e) as u8),
+                Err(e) => return ExitCode::from(sinks.config_error(&e) as u8),
             };
             let host = FsHost::new().with_config(config);
             let job = hql::cli::vet::VetJob {
@@ -501,7 +532,7 @@ fn command() -> ExitCode {
         } => {
             let config = match find_config(&data) {
                 Ok(config) => config,
-                Err(e) => return ExitCode::from(usage_error(&e) as u8),
+                Err(e) => return ExitCode::from(sinks.config_error(&e) as u8),
             };
             let host = FsHost::new().with_config(config);
             let job = hql::cli::infer::InferJob {
@@ -529,20 +560,20 @@ fn command() -> ExitCode {
                 };
                 hql::cli::export::export(session, &file, &ty, &format, &sql, &mut sinks)
             }
-            Err(e) => usage_error(&e),
+            Err(e) => sinks.config_error(&e),
         },
         Command::Contract { file, ty } => match find_config(&file) {
             Ok(config) => {
                 let session = Session::new(Rc::new(FsHost::new().with_config(config)));
                 hql::cli::contract::contract(session, &file, ty.as_deref(), &mut sinks)
             }
-            Err(e) => usage_error(&e),
+            Err(e) => sinks.config_error(&e),
         },
         Command::Recover { dir } => hql::cli::recover::recover(dir.as_deref(), &mut sinks),
         Command::Check { files } => files.iter().fold(EXIT_OK, |status, file| {
             let config = match find_config(file) {
                 Ok(config) => config,
-                Err(e) => return status.max(usage_error(&e)),
+                Err(e) => return status.max(sinks.config_error(&e)),
             };
             let one = match read_program(file) {
                 Ok(text) => check_source(
@@ -610,21 +641,23 @@ mod closed_stdout {
 
 /// The files `hql test` runs: each path, or the *.hql and *.md files below
 /// a directory (sorted, so the order is stable).
-fn collect_tests(paths: &[String]) -> Result<Vec<(String, String)>, String> {
+fn collect_tests(paths: &[String]) -> Result<Vec<hql::cli::run::TestFile>, String> {
     let mut found = Vec::new();
     for p in paths {
         let path = std::path::Path::new(p);
         if path.is_dir() {
-            walk(path, &mut found).map_err(|e| format!("cannot read {p}: {e}"))?;
+            let mut below = Vec::new();
+            walk(path, &mut below).map_err(|e| format!("cannot read {p}: {e}"))?;
+            found.extend(below.into_iter().map(|p| (p, false)));
         } else {
-            found.push(path.to_path_buf());
+            found.push((path.to_path_buf(), true));
         }
     }
     found
         .into_iter()
-        .map(|p| {
-            let name = p.to_string_lossy().to_string();
-            read_program(&name).map(|text| (name, text))
+        .map(|(p, named)| {
+            let path = p.to_string_lossy().to_string();
+            read_program(&path).map(|text| hql::cli::run::TestFile { path, text, named })
         })
         .collect()
 }
@@ -652,8 +685,8 @@ fn write_atomically(path: &str, text: &str) -> io::Result<()> {
     file.commit()
 }
 
-fn repl() -> i32 {
-    let config = find_config("-").unwrap_or_else(|e| {
+fn repl(choice: &ConfigChoice) -> i32 {
+    let config = find_config("-", choice).unwrap_or_else(|e| {
         note(&format!("hql: {e}\nhql: going on without it"));
         None
     });
@@ -683,13 +716,27 @@ fn repl() -> i32 {
 }
 
 /// The `hql.toml` of a program: looked up from its folder upward (from the
-/// current folder for a program read from standard input).
-fn find_config(program: &str) -> Result<Option<hql::session::config::Config>, String> {
-    let start = match std::path::Path::new(program).parent() {
-        Some(dir) if program != "-" && !dir.as_os_str().is_empty() => dir.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
+/// current folder for a program read from standard input), or the one
+/// `--config` names, or none with `--no-config`; with `--confine`, one
+/// whose paths stay in its folder.
+fn find_config(program: &str, choice: &ConfigChoice) -> Result<Option<Config>, ConfigError> {
+    let config = match &choice.file {
+        _ if choice.none => None,
+        Some(file) => Some(Config::load(std::path::Path::new(file))?),
+        None => {
+            let start = match std::path::Path::new(program).parent() {
+                Some(dir) if program != "-" && !dir.as_os_str().is_empty() => dir.to_path_buf(),
+                _ => std::path::PathBuf::from("."),
+            };
+            Config::find(&start)?
+        }
     };
-    hql::session::config::Config::find(&start).map_err(|e| e.to_string())
+    if choice.confine {
+        if let Some(config) = &config {
+            config.confine()?;
+        }
+    }
+    Ok(config)
 }
 
 /// The session's meter, when a progress line is wanted (a run nobody
@@ -761,7 +808,42 @@ fn stop_on_signals() {
         hql::runtime::eval::interrupt();
     });
     // Without a handler the signal ends the process, as it would anyway.
-    let _ = handled;
+    if handled.is_ok() {
+        termination::name_it();
+    }
+}
+
+/// SIGTERM gets a handler of its own, so that the message names it rather
+/// than Ctrl-C: it only marks the interrupt (atomics, as a signal handler
+/// may), as the Ctrl-C handler does.
+#[cfg(unix)]
+mod termination {
+    extern "C" {
+        fn signal(signum: i32, handler: extern "C" fn(i32)) -> usize;
+        fn _exit(status: i32) -> !;
+    }
+
+    const SIGTERM: i32 = 15;
+
+    extern "C" fn on_term(_: i32) {
+        if hql::runtime::eval::interrupted() {
+            // SAFETY: `_exit` is async-signal-safe.
+            unsafe { _exit(128 + SIGTERM) }
+        }
+        hql::runtime::eval::interrupt_by(hql::runtime::eval::Signal::Term);
+    }
+
+    pub fn name_it() {
+        // SAFETY: the handler touches atomics only, and `_exit`.
+        unsafe {
+            signal(SIGTERM, on_term);
+        }
+    }
+}
+
+#[cfg(not(unix))]
+mod termination {
+    pub fn name_it() {}
 }
 
 fn usage_error(message: &str) -> i32 {

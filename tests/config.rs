@@ -201,13 +201,12 @@ fn a_bad_key_is_an_error_naming_the_key_and_the_file() {
     assert_eq!(r.out, "");
     let toml = s.path.join("proj/hql.toml");
     let err = squash(&r.err);
+    assert!(err.contains("hql::config"), "{err}");
     assert!(
-        err.contains(&format!(
-            "{}: `sources.orders.cvs`: unknown key `cvs`",
-            toml.display()
-        )),
+        err.contains("`sources.orders.cvs`: unknown key `cvs`"),
         "{err}"
     );
+    assert!(err.contains(&format!("[{}:4:1]", toml.display())), "{err}");
     assert!(err.contains("did you mean `csv`?"), "{err}");
     assert!(!s.exists("x.jsonl"));
 
@@ -417,5 +416,162 @@ fn a_json_sources_columns_rename_its_keys() {
     assert_eq!(
         run.out,
         "[{name: \"Ada\", age: 36}]\n1\n[[\"P.name.missing\"]]\n"
+    );
+}
+
+#[test]
+fn an_hql_toml_error_is_a_coded_diagnostic_at_the_keys_line_and_column() {
+    let s = project("cfg-json");
+    s.write(
+        "proj/hql.toml",
+        TOML.replace("type = \"float\"", "type = \"flaot\""),
+    );
+    s.write("proj/progs/main.hql", "\"runs?\"\n");
+    let toml = s.path.join("proj/hql.toml").display().to_string();
+    for command in ["run", "check"] {
+        let r = s.hql(&[command, "--diagnostics", "json", "proj/progs/main.hql"]);
+        assert_eq!((r.out.as_str(), r.status), ("", 2), "{command}: {}", r.err);
+        assert_eq!(
+            r.err,
+            format!(
+                "{{\"code\":\"hql::config\",\"severity\":\"error\",\"message\":\"`sources.orders.columns.amount.type`: unknown value `flaot`\",\"file\":\"{toml}\",\"line\":3,\"column\":64,\"end_line\":3,\"end_column\":68,\"help\":\"did you mean `float`?\"}}\n"
+            ),
+            "{command}"
+        );
+    }
+    // A TOML syntax error is placed where the parser stopped.
+    s.write("proj/hql.toml", "[sources.orders]\nfile = \n");
+    let r = s.hql(&[
+        "vet",
+        "--diagnostics",
+        "json",
+        "proj/progs/main.hql",
+        "x.jsonl",
+    ]);
+    assert_eq!(r.status, 2, "{}", r.err);
+    assert!(
+        r.err.starts_with("{\"code\":\"hql::config\",\"severity\":\"error\",\"message\":\"invalid TOML at line 2, column 8"),
+        "{}",
+        r.err
+    );
+    assert!(
+        r.err
+            .contains(&format!("\"file\":\"{toml}\",\"line\":2,\"column\":8")),
+        "{}",
+        r.err
+    );
+}
+
+#[test]
+fn confine_refuses_configured_paths_outside_the_configs_folder() {
+    let s = project("cfg-confine");
+    s.write("secret.jsonl", "{\"s\": 1}\n");
+    s.write(
+        "proj/hql.toml",
+        "[sources.inside]\nfile = \"data/orders.csv\"\n\n[sources.outside]\nfile = \"../secret.jsonl\"\n",
+    );
+    let program = "source(\"inside\") | count()\n";
+    // Without --confine a path may leave the folder.
+    let r = run_in_project(&s, "source(\"outside\") | count()\n");
+    assert_eq!((r.out.as_str(), r.status), ("1\n", 0), "{}", r.err);
+    for command in ["run", "check", "vet"] {
+        s.write("proj/progs/main.hql", program);
+        let mut args = vec![
+            command,
+            "--confine",
+            "--diagnostics",
+            "json",
+            "proj/progs/main.hql",
+        ];
+        if command == "vet" {
+            args.push("inside");
+        }
+        let r = s.hql(&args);
+        assert_eq!((r.out.as_str(), r.status), ("", 2), "{command}: {}", r.err);
+        assert!(
+            r.err.starts_with("{\"code\":\"hql::config\",\"severity\":\"error\",\"message\":\"`sources.outside.file`: `../secret.jsonl` is outside "),
+            "{command}: {}",
+            r.err
+        );
+        assert!(
+            r.err.contains("\"line\":5,\"column\":1,"),
+            "{command}: {}",
+            r.err
+        );
+    }
+    // An absolute path outside is refused too; one inside is not.
+    let inside = s.path.join("proj/data/orders.csv").display().to_string();
+    s.write(
+        "proj/hql.toml",
+        format!("[sources.inside]\nfile = \"{inside}\"\ncsv = {{ delimiter = \";\" }}\n\n[targets.out]\nfile = \"/tmp/elsewhere.jsonl\"\n"),
+    );
+    let r = s.hql(&["run", "--confine", "proj/progs/main.hql"]);
+    assert_eq!(r.status, 2, "{}", r.err);
+    assert!(r.err.contains("`targets.out.file`"), "{}", r.err);
+    s.write(
+        "proj/hql.toml",
+        format!("[sources.inside]\nfile = \"{inside}\"\ncsv = {{ delimiter = \";\" }}\n"),
+    );
+    let r = s.hql(&["run", "--confine", "proj/progs/main.hql"]);
+    assert_eq!((r.out.as_str(), r.status), ("3\n", 0), "{}", r.err);
+}
+
+#[test]
+fn config_names_the_file_and_no_config_uses_none() {
+    let s = project("cfg-choose");
+    // The toml found upward configures `orders`; `other.toml` elsewhere
+    // configures `other` over the same file.
+    s.write(
+        "conf/other.toml",
+        "[sources.other]\nfile = \"../proj/data/orders.csv\"\ncsv = { delimiter = \";\" }\n",
+    );
+    s.write("proj/progs/main.hql", "source(\"other\") | count()\n");
+    s.write(
+        "proj/progs/cases.hql",
+        "check \"three\": (source(\"other\") | count()) == 3\n",
+    );
+    s.write("proj/progs/c.hql", ORDER);
+    let with = ["--config", "conf/other.toml"];
+    let r = s.hql(&[&["run", "proj/progs/main.hql"][..], &with].concat());
+    assert_eq!((r.out.as_str(), r.status), ("3\n", 0), "run: {}", r.err);
+    let r = s.hql(&[&["check", "proj/progs/main.hql"][..], &with].concat());
+    assert_eq!(r.status, 0, "check: {}", r.err);
+    let r = s.hql(&[&["test", "proj/progs/cases.hql"][..], &with].concat());
+    assert_eq!(
+        (r.out.as_str(), r.status),
+        (
+            "PASS three (proj/progs/cases.hql:1)\n1 passed, 0 failed\n",
+            0
+        ),
+        "test: {}",
+        r.err
+    );
+    let r = s.hql(&[&["vet", "proj/progs/c.hql", "other"][..], &with].concat());
+    assert_eq!(r.status, 1, "vet: {}", r.err);
+    assert!(r.out.starts_with("other: {total: 3,"), "vet: {}", r.out);
+    let r = s.hql_stdin(
+        &["repl", "--config", "conf/other.toml"],
+        "source(\"other\") | count()\n",
+    );
+    assert_eq!((r.out.as_str(), r.status), ("3\n", 0), "repl: {}", r.err);
+    // Without --config the toml found upward has no `other`.
+    let r = s.hql(&["run", "proj/progs/main.hql"]);
+    assert_eq!(r.status, 2, "{}", r.err);
+    // --no-config: no toml at all, though one is found upward.
+    s.write("proj/progs/main.hql", "source(\"orders\") | count()\n");
+    let r = s.hql(&["run", "proj/progs/main.hql"]);
+    assert_eq!((r.out.as_str(), r.status), ("3\n", 0), "{}", r.err);
+    for command in ["run", "check"] {
+        let r = s.hql(&[command, "--no-config", "proj/progs/main.hql"]);
+        assert_eq!(r.status, 2, "{command}: {}", r.err);
+        assert!(r.err.contains("orders"), "{command}: {}", r.err);
+    }
+    // A --config file that does not exist is an hql::config error.
+    let r = s.hql(&["run", "--config", "nope.toml", "proj/progs/main.hql"]);
+    assert_eq!(r.status, 2, "{}", r.err);
+    assert!(
+        r.err.contains("hql::config") && r.err.contains("nope.toml: cannot read it"),
+        "{}",
+        r.err
     );
 }

@@ -470,3 +470,67 @@ fn a_recursive_type_refers_to_the_root() {
     assert!(!validator.is_valid(&bad));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn openlineage_omits_an_empty_description() {
+    let s = common::Scratch::new("ol-empty");
+    s.write(
+        "t.hql",
+        "type T : Data = {\n    ///\n    a: Int\n    /// example: 1\n    b: Int\n    /// The c.\n    c: Int\n}\n",
+    );
+    let run = s.hql(&["export", "t.hql", "T", "--format", "openlineage"]);
+    assert_eq!(run.status, 0, "{}", run.err);
+    let facet: Json = serde_json::from_str(&run.out).expect("JSON");
+    assert_eq!(
+        facet["fields"],
+        serde_json::json!([
+            {"name": "a", "type": "Int"},
+            {"name": "b", "type": "Int"},
+            {"name": "c", "type": "Int", "description": "The c."},
+        ])
+    );
+}
+
+#[test]
+fn rule_doc_comments_reach_the_json_schemas_rule_notes() {
+    let s = common::Scratch::new("rule-docs");
+    s.write(
+        "t.hql",
+        "type T : DataContract = {\n    qty: Int\n    /// Quantities count from one.\n    require positive: qty >= 1\n    require small: qty < 100\n}\n",
+    );
+    let run = s.hql(&["export", "t.hql", "T", "--format", "json-schema"]);
+    assert_eq!(run.status, 0, "{}", run.err);
+    let schema: Json = serde_json::from_str(&run.out).expect("JSON");
+    let rules = schema["x-hql-rules"].as_array().expect("x-hql-rules");
+    let note = |id: &str| rules.iter().find(|r| r["id"] == id).cloned();
+    assert_eq!(
+        note("T.positive").map(|r| r["description"].clone()),
+        Some(Json::from("Quantities count from one.")),
+        "{rules:?}"
+    );
+    assert_eq!(
+        note("T.small").map(|r| r.get("description").is_none()),
+        Some(true),
+        "{rules:?}"
+    );
+}
+
+#[test]
+fn contract_shows_inline_records_fields_nested_and_indented() {
+    let s = common::Scratch::new("contract-inline");
+    s.write(
+        "o.hql",
+        "type Order : DataContract = {\n    id: Int\n    ship: { street: String, zip?: String, geo: { lat: Float, lon: Float } }\n    lines: List[{ sku: String, qty: Int }]\n}\n",
+    );
+    let run = s.hql(&["contract", "o.hql"]);
+    assert_eq!(
+        (run.out.as_str(), run.err.as_str(), run.status),
+        (
+            "type Order: DataContract (open)\n  fields:\n    id: Int\n    ship: a record\n      \
+             street: String\n      zip?: String\n      geo: a record\n        lat: Float\n        \
+             lon: Float\n    lines: List[a record]\n      sku: String\n      qty: Int\n",
+            "",
+            0
+        )
+    );
+}

@@ -201,6 +201,53 @@ fn lines_that_do_not_decode_are_skipped_and_counted() {
 }
 
 #[test]
+fn values_that_are_not_records_are_skipped_and_counted_with_undecodable_lines() {
+    let run = infer(
+        "v.json",
+        "[{\"a\": 1}, 2, \"x\", [3], null, {\"a\": 4}]\noops\n",
+        &[],
+    );
+    assert_eq!(run.out, "type V : DataContract = {\n    a: Int\n}\n");
+    assert_eq!(
+        run.err,
+        "hql infer: v.json: skipped 1 line that does not decode, 4 values that are not records\n"
+    );
+    assert_eq!(run.status, 0);
+}
+
+#[test]
+fn text_fields_every_value_of_which_is_a_date_timestamp_or_email_get_that_type() {
+    let data = "\
+{\"d\": \"2024-02-29\", \"t\": \"2024-02-29T13:45:00Z\", \"e\": \"ada@example.org\", \"n\": \"2024-02-29\", \"m\": \"2024-02-29\"}
+{\"d\": \"1999-12-31\", \"t\": \"1999-12-31 23:59:60+01:00\", \"e\": \"b.c+d@mail.example.co.uk\", \"n\": \"2023-02-29\", \"m\": 7}
+{\"d\": null, \"t\": \"2000-01-01t00:00:00.5z\", \"e\": \"x@y.io\", \"n\": \"soon\", \"m\": \"2024-03-01\"}
+";
+    assert_eq!(
+        inferred("when.jsonl", data),
+        "type When : DataContract = {\n    d: Date | Null\n    t: Timestamp\n    e: Email\n    \
+         n: String\n    m: String | Int\n}\n"
+    );
+    // In CSV too; and `hql vet` accepts the file with what was inferred.
+    let s = Scratch::new("infer-standard");
+    s.write(
+        "when.csv",
+        "d,e\n2024-02-29,ada@example.org\n2023-02-28,x@y.io\n",
+    );
+    let run = s.hql(&["infer", "when.csv"]);
+    assert_eq!(
+        (run.out.as_str(), run.err.as_str(), run.status),
+        (
+            "type When : DataContract = {\n    d: Date\n    e: Email\n}\n",
+            "",
+            0
+        )
+    );
+    s.write("when.hql", &run.out);
+    let vet = s.hql(&["vet", "when.hql", "when.csv"]);
+    assert_eq!(vet.status, 0, "{}{}", vet.out, vet.err);
+}
+
+#[test]
 fn the_default_name_is_the_stem_capitalised() {
     let data = "{\"a\": 1}\n";
     for (file, name) in [

@@ -151,7 +151,7 @@ fn scratch(name: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
 }
 
 #[test]
-fn a_file_with_nothing_to_run_fails_unless_allowed() {
+fn a_named_file_with_nothing_to_run_is_one_failed_case_unless_allowed() {
     let dir = scratch(
         "empty",
         &[
@@ -167,7 +167,7 @@ fn a_file_with_nothing_to_run_fails_unless_allowed() {
         format!(
             "FAIL {plain}: no checks to run (--allow-empty accepts a file with none)\n\
              FAIL {notes}: no hql cells to run (--allow-empty accepts a file with none)\n\
-             0 passed, 0 failed\n"
+             0 passed, 2 failed\n"
         )
     );
     assert_eq!(status, 1);
@@ -177,6 +177,67 @@ fn a_file_with_nothing_to_run_fails_unless_allowed() {
         format!("NONE {plain}: no checks to run\n0 passed, 0 failed\n")
     );
     assert_eq!(status, 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_directory_walk_skips_files_with_nothing_to_run_silently() {
+    let dir = scratch(
+        "walk-empty",
+        &[
+            ("plain.hql", "let x = 1\nx + 1\n"),
+            ("notes.md", "# Notes\n\nNo code.\n"),
+            ("cases.hql", "check \"holds\": 1 < 2\n"),
+        ],
+    );
+    let cases = dir.join("cases.hql").display().to_string();
+    let (out, status) = hql_test(&[&dir.display().to_string()]);
+    assert_eq!(out, format!("PASS holds ({cases}:1)\n1 passed, 0 failed\n"));
+    assert_eq!(status, 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_static_error_in_a_notebook_cell_fails_that_cell_and_later_cells_run() {
+    let dir = scratch(
+        "cell-static",
+        &[(
+            "nb.md",
+            "# A\n\n```hql\nlet x = undefined_name + 1\n```\n\n```hql\ncheck \"later\": 1 < 2\n```\n",
+        )],
+    );
+    let nb = dir.join("nb.md").display().to_string();
+    let (out, status) = hql_test(&[&nb]);
+    assert_eq!(status, 1, "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines.first().copied(),
+        Some(format!("FAIL cell 1: let x = undefined_name + 1 ({nb}:3)").as_str()),
+        "{out}"
+    );
+    assert!(out.contains("hql::unknown_name"), "{out}");
+    assert!(
+        out.contains(&format!("PASS cell 2: check \"later\": 1 < 2 ({nb}:7)\n")),
+        "{out}"
+    );
+    assert!(out.ends_with("1 passed, 1 failed\n"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_static_error_in_an_hql_file_given_to_test_is_exit_2() {
+    let dir = scratch(
+        "hql-static",
+        &[("bad.hql", "check \"c\": undefined_name < 2\n")],
+    );
+    let bad = dir.join("bad.hql").display().to_string();
+    let (out, status) = hql_test(&[&bad]);
+    assert_eq!(status, 2, "{out}");
+    assert!(
+        out.starts_with(&format!("FAIL static check ({bad})\n")),
+        "{out}"
+    );
+    assert!(out.ends_with("0 passed, 1 failed\n"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -559,6 +559,25 @@ fn sigterm_abandons_the_run_like_sigint() {
     assert!(s.temporaries().is_empty(), "{:?}", s.files());
 }
 
+#[test]
+fn the_interrupted_message_names_the_signal_that_stopped_the_run() {
+    for (sent, named) in [
+        ("-TERM", "help: SIGTERM stopped"),
+        ("-INT", "help: Ctrl-C (SIGINT) stopped"),
+    ] {
+        let s = Scratch::new("t-signal-named");
+        let (child, stdin) = writing_process(&s);
+        signal(&child, sent);
+        let (status, err) = wait_feeding(child, stdin);
+        assert_eq!(status, Some(1), "{sent}: {err}");
+        assert!(
+            err.contains("hql::interrupted") && err.contains(named),
+            "{sent}: {err}"
+        );
+        assert!(!err.contains("Ctrl-C") || sent == "-INT", "{sent}: {err}");
+    }
+}
+
 // ------------------------------------------------------------ parameters
 
 #[test]

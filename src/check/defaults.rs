@@ -85,6 +85,58 @@ pub fn check_defaults(decls: &[(&TypeDecl, Rc<Contract>)], globals: &Globals) ->
         .collect()
 }
 
+/// Does `b` read or write the world outside the program: a source, a
+/// target, the environment, a parameter, standard input? (`file(…)` alone
+/// only names a path.)
+pub fn reads_or_writes(b: Builtin) -> bool {
+    use Builtin::*;
+    matches!(b, Source | Stdin | Param | Env | Write | Route)
+}
+
+/// A `let` that a declared type needs — through a default, a rule or a
+/// named check, directly or through the functions, types and `let`s those
+/// reach — and what it is needed by.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NeededLet {
+    pub slot: u32,
+    /// The first type (of `types`' order) that needs it.
+    pub by: String,
+    /// The first builtin its value reaches that reads or writes the world
+    /// outside (`source`, `write`, `route`, `env`, `param`, `stdin`); `None`
+    /// when it is pure.
+    pub world: Option<Builtin>,
+}
+
+/// The `let`s the declarations of `types` need, in slot order: what the
+/// commands that read declarations only (`hql diff`, `export`, `vet`, …)
+/// may evaluate — those that are pure — and must refuse.
+pub fn needed_lets(types: &[Rc<Contract>], globals: &Globals) -> Vec<NeededLet> {
+    let fns: FxHashMap<u32, Rc<FnDef>> = globals.functions.iter().cloned().collect();
+    let mut needed: Vec<NeededLet> = Vec::new();
+    for ty in types {
+        let mut reach = Reach::new(&fns, &globals.lets);
+        reach.reach_type(ty);
+        for slot in reach.follow(false) {
+            if needed.iter().any(|n| n.slot == slot) {
+                continue;
+            }
+            let Some(value) = globals.lets.get(&slot) else {
+                continue;
+            };
+            let mut own = Reach::new(&fns, &globals.lets);
+            own.expr(value);
+            own.follow(false);
+            needed.push(NeededLet {
+                slot,
+                by: ty.name.clone(),
+                world: own.world,
+            });
+        }
+    }
+    needed.sort_by_key(|n| n.slot);
+    needed
+}
+
 /// Give the `let`s a default reaches their values, earliest first (a `let`
 /// reads only those before it); whether they all have one.
 fn run_lets(interp: &Rc<Interp>, lets: &FxHashMap<u32, &Expr>, mut needed: Vec<u32>) -> bool {
@@ -170,6 +222,8 @@ struct Reach<'a> {
     global_queue: Vec<u32>,
     type_queue: Vec<Rc<Contract>>,
     undecidable: bool,
+    /// The first builtin met that reads or writes the world outside.
+    world: Option<Builtin>,
 }
 
 impl<'a> Reach<'a> {
@@ -182,6 +236,7 @@ impl<'a> Reach<'a> {
             global_queue: Vec::new(),
             type_queue: Vec::new(),
             undecidable: false,
+            world: None,
         }
     }
 
@@ -190,8 +245,15 @@ impl<'a> Reach<'a> {
     /// the `let`s to compute first, or None when it is not decidable.
     fn field(mut self, spec: &FieldSpec) -> Option<Vec<u32>> {
         self.field_spec(spec);
+        let lets = self.follow(true);
+        (!self.undecidable).then_some(lets)
+    }
+
+    /// Follow what is queued to the end — or, with `stop`, until something
+    /// undecidable is met: the `let`s reached, in the order met.
+    fn follow(&mut self, stop: bool) -> Vec<u32> {
         let mut lets = Vec::new();
-        while !self.undecidable {
+        while !(stop && self.undecidable) {
             let (fns, values) = (self.fns, self.lets);
             if let Some(slot) = self.global_queue.pop() {
                 if let Some(def) = fns.get(&slot) {
@@ -208,7 +270,7 @@ impl<'a> Reach<'a> {
                 break;
             }
         }
-        (!self.undecidable).then_some(lets)
+        lets
     }
 
     fn expr(&mut self, e: &Expr) {
@@ -238,6 +300,9 @@ impl<'a> Reach<'a> {
         use Builtin::*;
         if matches!(b, Source | File | Stdin | Param | Env | Write | Route) {
             self.undecidable = true;
+        }
+        if self.world.is_none() && reads_or_writes(b) {
+            self.world = Some(b);
         }
     }
 

@@ -12,6 +12,7 @@ pub mod names;
 mod suggest;
 pub mod typeflow;
 
+pub use defaults::{reads_or_writes, NeededLet};
 pub use suggest::closest;
 
 use std::cell::OnceCell;
@@ -205,6 +206,25 @@ pub struct Checked {
     pub last_type: Option<crate::check::typeflow::Ty>,
     /// What each name refers to.
     pub names: names::Names,
+}
+
+/// The `let`s of `program` that the declarations of `types` need, each
+/// with what it reads or writes of the world outside, if anything
+/// (tooling.md, "What a program can touch").
+pub fn needed_lets(program: &Program, types: &[Rc<Contract>]) -> Vec<NeededLet> {
+    let globals = defaults::Globals {
+        functions: &program.functions,
+        lets: program
+            .stmts
+            .iter()
+            .filter_map(|s| match s {
+                hir::Stmt::Let { slot, value } => Some((*slot, value)),
+                _ => None,
+            })
+            .collect(),
+        count: program.globals,
+    };
+    defaults::needed_lets(types, &globals)
 }
 
 /// Check a parsed module and lower it to a `hir::Program`.

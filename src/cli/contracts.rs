@@ -49,7 +49,9 @@ pub fn load(session: &mut Session, file: &str, sinks: &mut Sinks) -> Result<Decl
         "import {}",
         crate::runtime::print::to_hql(&crate::runtime::value::Value::str(file))
     );
-    let status = session.submit("<import>", &import, sinks, &mut |_, _| Ok(()));
+    // Declarations only: a contract file is read, never run (tooling.md,
+    // "What a program can touch").
+    let status = session.submit_declarations("<import>", &import, sinks);
     if status != EXIT_OK {
         return Err(status);
     }

@@ -26,9 +26,11 @@ pub struct Source<'a> {
     pub text: &'a str,
 }
 
-/// Check a program without running it; the exit status.
+/// Check a program without running it, as `hql check` does: declarations
+/// only, so a `let` a declaration needs that reads or writes the world
+/// outside is an error (`Session::check_declarations`); the exit status.
 pub fn check_source(src: &Source, host: Rc<dyn Host>, sinks: &mut Sinks) -> i32 {
-    match Session::new(host).check(src.name, src.text, sinks) {
+    match Session::new(host).check_declarations(src.name, src.text, sinks) {
         Ok(_) => EXIT_OK,
         Err(status) => status,
     }
@@ -82,11 +84,22 @@ pub struct TestOptions {
     pub json_diagnostics: bool,
 }
 
+/// A file `hql test` runs.
+#[derive(Debug, Clone)]
+pub struct TestFile {
+    pub path: String,
+    pub text: String,
+    /// Named on the command line, rather than found by walking a
+    /// directory: with nothing to run, it is a failed case (unless
+    /// `--allow-empty`); a file found by walking is then skipped silently.
+    pub named: bool,
+}
+
 /// `hql test`: run the cases of each file and print one line a case and a
 /// closing `N passed, M failed` (or, with `junit`, one JUnit XML document);
 /// the exit status.
 pub fn test_files(
-    files: &[(String, String)],
+    files: &[TestFile],
     host_for: &dyn Fn(&str) -> Rc<dyn Host>,
     options: TestOptions,
     out: &mut dyn Write,
@@ -96,7 +109,8 @@ pub fn test_files(
     let (mut passed, mut failed, mut status) = (0, 0, EXIT_OK);
     let mut suites = Vec::new();
     let mut text = String::new();
-    for (path, source) in files {
+    for file in files {
+        let (path, source) = (&file.path, &file.text);
         let report = crate::cli::notebook::test_file(
             path,
             source,
@@ -106,6 +120,9 @@ pub fn test_files(
         );
         let _ = out.flush();
         let _ = err.write_all(report.diagnostics.as_bytes());
+        if report.cases.is_empty() && !file.named && !report.static_error {
+            continue;
+        }
         for case in &report.cases {
             let verdict = if case.passed { "PASS" } else { "FAIL" };
             text.push_str(&format!("{verdict} {} ({})\n", case.label, case.place));
@@ -129,6 +146,7 @@ pub fn test_files(
             text.push_str(&format!("{verdict} {path}: {what} to run"));
             if !options.allow_empty {
                 text.push_str(" (--allow-empty accepts a file with none)");
+                failed += 1;
                 status = status.max(EXIT_FAILED);
             }
             text.push('\n');

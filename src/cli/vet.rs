@@ -63,7 +63,7 @@ pub fn vet(job: &VetJob, mut session: Session, sinks: &mut Sinks) -> i32 {
         Err(message) => return usage(sinks, &message),
     };
     let import = format!("import {}", quoted(&job.contracts));
-    let status = session.submit("<vet>", &import, sinks, &mut |_, _| Ok(()));
+    let status = session.submit_declarations("<vet>", &import, sinks);
     if status != EXIT_OK {
         return status;
     }

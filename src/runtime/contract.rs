@@ -172,6 +172,26 @@ fn rule_lines(rules: &[RuleSpec], line: &mut impl FnMut(String)) {
 impl RecordShape {
     fn summary(&self, line: &mut impl FnMut(String)) {
         line("  fields:".into());
+        self.field_lines("    ", line);
+        if !(self.rules.is_empty() && self.warns.is_empty() && self.uniques.is_empty()) {
+            line("  rules:".into());
+        }
+        self.rule_lines("  ", line);
+    }
+
+    /// The rules and unique keys, each line after `indent`.
+    fn rule_lines(&self, indent: &str, line: &mut dyn FnMut(String)) {
+        rule_lines(&self.rules, &mut |s| line(format!("{indent}{s}")));
+        rule_lines(&self.warns, &mut |s| line(format!("{indent}{s}")));
+        for u in &self.uniques {
+            line(format!("{indent}  unique {}", u.id));
+        }
+    }
+
+    /// A line a field, after `indent`, with its named checks under it, and
+    /// under a field holding an inline record that record's own fields and
+    /// rules, indented one step further.
+    fn field_lines(&self, indent: &str, line: &mut dyn FnMut(String)) {
         for f in &self.fields {
             let mark = if f.optional { "?" } else { "" };
             let default = f
@@ -192,21 +212,18 @@ impl RecordShape {
                 format!("  (read by {})", readers.join(", "))
             };
             line(format!(
-                "    {}{mark}: {}{default}{read_by}",
+                "{indent}{}{mark}: {}{default}{read_by}",
                 f.name,
                 f.ty.describe()
             ));
             for c in &f.checks {
-                line(format!("      check {}", c.id));
+                line(format!("{indent}  check {}", c.id));
             }
-        }
-        if !(self.rules.is_empty() && self.warns.is_empty() && self.uniques.is_empty()) {
-            line("  rules:".into());
-        }
-        rule_lines(&self.rules, &mut |s| line(format!("  {s}")));
-        rule_lines(&self.warns, &mut |s| line(format!("  {s}")));
-        for u in &self.uniques {
-            line(format!("    unique {}", u.id));
+            if let Some(inner) = f.ty.inline_record() {
+                let deeper = format!("{indent}  ");
+                inner.field_lines(&deeper, line);
+                inner.rule_lines(indent, line);
+            }
         }
     }
 
@@ -333,6 +350,18 @@ impl TypeSpec {
     }
 
     /// How the type reads in messages and union failures.
+    /// The inline record this type holds — itself, a list's or map's
+    /// items, a union's record member — for `hql contract` to list its
+    /// fields. A named type is described by its name, not listed.
+    pub fn inline_record(&self) -> Option<&RecordShape> {
+        match self {
+            TypeSpec::Record(record) => Some(record),
+            TypeSpec::List(t) | TypeSpec::Map(t) => t.inline_record(),
+            TypeSpec::Union(members) => members.iter().find_map(TypeSpec::inline_record),
+            _ => None,
+        }
+    }
+
     pub fn describe(&self) -> String {
         match self {
             TypeSpec::Any => "Any".into(),

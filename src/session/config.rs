@@ -13,7 +13,9 @@
 //! that is the runtime's, which reports a missing one as `hql::io`.
 
 use std::fmt;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use indexmap::IndexMap;
 use toml::{Table, Value};
@@ -171,6 +173,18 @@ pub struct ConfigError {
     pub key: String,
     pub message: String,
     pub help: Option<String>,
+    /// Where in the file the fault is written — the key, or for a TOML
+    /// syntax error the place the parser stopped — when it is known.
+    pub at: Option<Box<Located>>,
+}
+
+/// A span of an `hql.toml`'s text, with the text, so that a diagnostic can
+/// show the line and give its line and column.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Located {
+    pub text: Arc<str>,
+    /// Byte offsets into `text`.
+    pub span: Range<usize>,
 }
 
 impl ConfigError {
@@ -180,6 +194,7 @@ impl ConfigError {
             key,
             message,
             help: None,
+            at: None,
         }
     }
 
@@ -187,6 +202,54 @@ impl ConfigError {
         self.help = help;
         self
     }
+
+    /// The error placed in `text` (the file's), at its key when it has one.
+    fn located(mut self, text: &str) -> Self {
+        if self.at.is_none() && !self.key.is_empty() {
+            self.at = key_span(text, &self.key).map(|span| {
+                Box::new(Located {
+                    text: text.into(),
+                    span,
+                })
+            });
+        }
+        self
+    }
+
+    /// The 1-based line and column (in characters) where the fault is
+    /// written, when known.
+    pub fn line_column(&self) -> Option<(usize, usize)> {
+        let at = self.at.as_ref()?;
+        Some(line_column(&at.text, at.span.start))
+    }
+}
+
+/// Where the dotted `key` (`sources.orders.csv.delimiter`) is written in
+/// `text`: the span of its last part, or of the deepest part written (a
+/// key the fault is about may be missing). An id holding a dot is matched
+/// too: the parts are joined until a key of the table matches.
+fn key_span(text: &str, key: &str) -> Option<Range<usize>> {
+    let doc = toml_edit::ImDocument::parse(text).ok()?;
+    let parts: Vec<&str> = key.split('.').collect();
+    let mut table: &dyn toml_edit::TableLike = doc.as_table();
+    let mut span = None;
+    let mut i = 0;
+    while i < parts.len() {
+        let Some((found, item, next)) = (i + 1..=parts.len()).find_map(|j| {
+            let name = parts[i..j].join(".");
+            let (k, v) = table.get_key_value(&name)?;
+            Some((k, v, j))
+        }) else {
+            break;
+        };
+        span = found.span().or_else(|| item.span()).or(span);
+        i = next;
+        match item.as_table_like() {
+            Some(inner) => table = inner,
+            None => break,
+        }
+    }
+    span
 }
 
 impl fmt::Display for ConfigError {
@@ -217,9 +280,63 @@ impl Config {
         Config::parse(&text, &file).map(Some)
     }
 
+    /// The `hql.toml` at `file` itself (`--config PATH`): no lookup.
+    pub fn load(file: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| ConfigError::new(file, String::new(), format!("cannot read it: {e}")))?;
+        Config::parse(&text, file)
+    }
+
+    /// `--confine`: every configured place is inside the folder of this
+    /// file (`..`, absolute paths and symbolic links followed as far as
+    /// they exist); the first that leaves it is an error at its key.
+    pub fn confine(&self) -> Result<(), ConfigError> {
+        let home = resolved(&self.dir);
+        let entries = (self
+            .sources
+            .iter()
+            .map(|(id, s)| (EntryKind::Source, id, &s.place)))
+        .chain(
+            self.targets
+                .iter()
+                .map(|(id, t)| (EntryKind::Target, id, &t.place)),
+        );
+        for (kind, id, place) in entries {
+            if resolved(place.path()).starts_with(&home) {
+                continue;
+            }
+            let key = match place {
+                Place::File { .. } => "file",
+                Place::Sqlite { .. } => "sqlite",
+            };
+            let message = format!(
+                "`{}` is outside {} (the folder of this {FILE_NAME}), and --confine refuses it",
+                place.written(),
+                self.dir.display()
+            );
+            let help = "keep sources and targets in the configuration's folder or below it, or \
+                        run without --confine";
+            let e = ConfigError::new(
+                &self.file,
+                format!("{}.{id}.{key}", kind.section()),
+                message,
+            )
+            .with_help(Some(help.to_string()));
+            return Err(match std::fs::read_to_string(&self.file) {
+                Ok(text) => e.located(&text),
+                Err(_) => e,
+            });
+        }
+        Ok(())
+    }
+
     /// Checks the text of an `hql.toml`; `file`'s folder is the base of the
     /// paths inside it.
     pub fn parse(text: &str, file: &Path) -> Result<Config, ConfigError> {
+        Config::parse_unplaced(text, file).map_err(|e| e.located(text))
+    }
+
+    fn parse_unplaced(text: &str, file: &Path) -> Result<Config, ConfigError> {
         let table: Table = text.parse().map_err(|e| syntax_error(file, text, &e))?;
         let root = Node::root(file, &table);
         root.check_keys(&["sources", "targets"])?;
@@ -265,6 +382,38 @@ impl Config {
     }
 }
 
+/// `path` made absolute, its `.` and `..` taken out, and its longest part
+/// that exists with its symbolic links followed: where it really points.
+fn resolved(path: &Path) -> PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut plain = PathBuf::new();
+    for part in absolute.components() {
+        match part {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                plain.pop();
+            }
+            other => plain.push(other),
+        }
+    }
+    let mut existing = plain.as_path();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        match (existing.file_name(), existing.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => break,
+        }
+    }
+    let mut out = existing
+        .canonicalize()
+        .unwrap_or_else(|_| existing.to_path_buf());
+    out.extend(rest.iter().rev());
+    out
+}
+
 /// The first `hql.toml` in `start` or a folder above it. A relative start
 /// is made absolute first, or the walk would stop at its first component.
 fn locate(start: &Path) -> Option<PathBuf> {
@@ -290,7 +439,14 @@ fn syntax_error(file: &Path, text: &str, error: &toml::de::Error) -> ConfigError
         }
         None => format!("invalid TOML: {reason}"),
     };
-    ConfigError::new(file, String::new(), message)
+    let mut e = ConfigError::new(file, String::new(), message);
+    e.at = error.span().map(|span| {
+        Box::new(Located {
+            text: text.into(),
+            span,
+        })
+    });
+    e
 }
 
 /// The 1-based line and column (in characters) of a byte offset.

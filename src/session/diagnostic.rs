@@ -10,6 +10,7 @@ use miette::{
 use crate::check::{CheckError, CheckWarning};
 use crate::runtime::eval::RuntimeError;
 use crate::runtime::value::article;
+use crate::session::config::ConfigError;
 use crate::session::Sinks;
 use crate::syntax::ast::Span;
 use crate::syntax::lexer::LexErrorKind;
@@ -78,15 +79,74 @@ impl Diag {
         .help("move the declarations both files need into a third file that both import")
     }
 
+    /// A `let` that a declaration needs but that reads or writes the world
+    /// outside, met by a command that reads declarations only.
+    pub fn impure_let(name: &str, by: &str, builtin: &str, span: Span) -> Diag {
+        Diag::error(
+            "hql::impure_let",
+            format!(
+                "`{name}` is needed by type `{by}` but calls `{builtin}`, which reads or \
+                 writes outside the program"
+            ),
+            span,
+            format!("`{name}` calls `{builtin}`"),
+        )
+        .help(
+            "`hql check`, `diff`, `export`, `contract`, `vet`, `infer` and `fmt` read \
+             declarations only and never run such a `let`: give it a constant value, or \
+             pass the value to the rule or default another way",
+        )
+    }
+
+    /// A bad `hql.toml`, an id it does not configure, or a path `--confine`
+    /// refuses: `hql::config`, at the key's line and column when they are
+    /// known — then the file's text is added to `map`, for the excerpt.
+    pub fn config(e: &ConfigError, map: &mut SourceMap) -> Diag {
+        let key = match e.key.as_str() {
+            "" => String::new(),
+            key => format!("`{key}`: "),
+        };
+        match &e.at {
+            Some(at) => {
+                let base = map.add(&e.file.to_string_lossy(), &at.text);
+                let span = base + at.span.start..base + at.span.end;
+                Diag::error("hql::config", format!("{key}{}", e.message), span, "here")
+                    .help_opt(e.help.clone())
+            }
+            None => Diag {
+                code: "hql::config",
+                message: format!("{}: {key}{}", e.file.display(), e.message),
+                span: None,
+                label: String::new(),
+                help: e.help.clone(),
+                warning: false,
+            },
+        }
+    }
+
     /// A `check` whose condition was false or absent (exit status 1).
     pub fn check_failed(label: &str, span: Span, operands: Option<String>) -> Diag {
-        let detail = operands.unwrap_or_else(|| "the condition does not hold".into());
+        let detail = operands.unwrap_or_else(|| NO_OPERANDS.into());
         Diag::error(
             "hql::check_failed",
             format!("check failed: {label}"),
             span,
             detail,
         )
+    }
+}
+
+/// The detail of a failed `check` that compared no two operands.
+const NO_OPERANDS: &str = "the condition does not hold";
+
+/// The message as the JSON form writes it: a failed `check`'s keeps its
+/// operands, which a report for people shows under the line instead
+/// (`check failed: few bad orders (left 12, right 10)`).
+fn json_message(diag: &Diag) -> String {
+    if diag.code == "hql::check_failed" && diag.label != NO_OPERANDS {
+        format!("{} ({})", diag.message, diag.label)
+    } else {
+        diag.message.clone()
     }
 }
 
@@ -407,7 +467,7 @@ pub fn json_line(diag: &Diag, map: &SourceMap) -> String {
             "severity",
             J::from(if diag.warning { "warning" } else { "error" }),
         ),
-        ("message", J::from(diag.message.as_str())),
+        ("message", J::from(json_message(diag))),
         ("file", file),
         ("line", start.0),
         ("column", start.1),

@@ -58,6 +58,15 @@ impl<'a> Sinks<'a> {
         }
     }
 
+    /// Report a bad `hql.toml` (tooling.md, "Diagnostics"); the exit
+    /// status, 2.
+    pub fn config_error(&mut self, e: &config::ConfigError) -> i32 {
+        let mut map = SourceMap::default();
+        let d = Diag::config(e, &mut map);
+        self.diag(&map, &d);
+        EXIT_STATIC
+    }
+
     pub fn diag(&mut self, map: &SourceMap, d: &Diag) {
         let _ = self.out.flush();
         let text = if self.json {
@@ -89,6 +98,10 @@ pub struct Session {
     /// Threads the pipelines over a validated JSON Lines file may use, and
     /// how each gets a host.
     threads: Option<(usize, HostFactory)>,
+    /// Entries are read for their declarations only (`submit_declarations`,
+    /// `check_declarations`): a `let` runs only when a declaration needs it
+    /// and it is pure.
+    declarations_only: bool,
 }
 
 /// Makes a host on the thread that calls it (hosts are not `Send`).
@@ -128,6 +141,7 @@ impl Session {
             types: Vec::new(),
             checks: Vec::new(),
             threads: None,
+            declarations_only: false,
         };
         // The library's `let`s run once, like an entry.
         let (mut out, mut err) = (std::io::sink(), std::io::sink());
@@ -215,6 +229,35 @@ impl Session {
         checked.map(|(checked, _)| checked)
     }
 
+    /// Read an entry for its declarations, as the commands that read
+    /// declarations only do (`hql diff`, `export`, `contract`, `vet`):
+    /// types and functions are declared, and of the `let`s only those a
+    /// declaration needs run — and only when they are pure; one that reads
+    /// or writes the world outside (`source`, `write`, `route`, `env`,
+    /// `param`, `stdin`) is a static error. Nothing else runs. The exit
+    /// status.
+    pub fn submit_declarations(&mut self, name: &str, text: &str, sinks: &mut Sinks) -> i32 {
+        self.declarations_only = true;
+        let status = self.submit(name, text, sinks, &mut |_, _| Ok(()));
+        self.declarations_only = false;
+        status
+    }
+
+    /// `check`, for a command that reads declarations only
+    /// (`submit_declarations`): a needed `let` that reads or writes the
+    /// world outside is a static error too.
+    pub fn check_declarations(
+        &mut self,
+        name: &str,
+        text: &str,
+        sinks: &mut Sinks,
+    ) -> Result<Checked, i32> {
+        self.declarations_only = true;
+        let checked = self.check(name, text, sinks);
+        self.declarations_only = false;
+        checked
+    }
+
     /// Read an entry (and its imports) into the source map: where its spans
     /// start, the statements that parsed, and the syntax and import errors.
     fn load(&mut self, name: &str, text: &str) -> Entry {
@@ -250,6 +293,9 @@ impl Session {
                 let first = checked.program.stmts.len() - runs;
                 let unknown = self.unknown_ids(&checked.program.stmts[first..]);
                 errors.extend(unknown.iter().map(Diag::from));
+                if self.declarations_only {
+                    errors.extend(impure_lets(checked, &entry.stmts, first));
+                }
                 &checked.warnings
             }
             Err(found) => {
@@ -326,6 +372,8 @@ impl Session {
         let mut status = EXIT_OK;
         let mut ran = 0;
         let mut stopped = false;
+        // The entry's statements (counting those that run) not run.
+        let mut skipped = Vec::new();
         let spans: Vec<Span> = entry.iter().filter_map(runnable_span).collect();
         let plan = self.parallel_plan(&entry);
         let last_result = self.slot("_");
@@ -335,7 +383,29 @@ impl Session {
                 .collect(),
             None => Rc::new([]),
         };
+        // Read for declarations only: the `let`s a declaration needs (pure,
+        // or the check above refused them), and nothing else.
+        let needed: Option<Vec<u32>> = self.declarations_only.then(|| {
+            let needed = crate::check::needed_lets(&checked.program, &checked.types);
+            needed.iter().map(|n| n.slot).collect()
+        });
         for (i, stmt) in checked.program.stmts[first..].iter().enumerate() {
+            if let Some(needed) = &needed {
+                match stmt {
+                    crate::runtime::hir::Stmt::Let { slot, .. } if needed.contains(slot) => {}
+                    crate::runtime::hir::Stmt::Let { slot, .. } => {
+                        self.interp.set_global(*slot, Value::Null);
+                        skipped.push(i);
+                        ran += 1;
+                        continue;
+                    }
+                    _ => {
+                        skipped.push(i);
+                        ran += 1;
+                        continue;
+                    }
+                }
+            }
             let parallel = plan.as_ref().and_then(|p| p.before(ran, lambdas.clone()));
             self.interp.set_parallel(parallel);
             match self.run_one(stmt, last_result, sinks, display) {
@@ -364,7 +434,7 @@ impl Session {
             sinks.diag(&self.map, &Diag::from(&e));
             status = EXIT_FAILED;
         }
-        self.remember(entry, ran);
+        self.remember(entry, ran, &skipped);
         let _ = sinks.out.flush();
         status
     }
@@ -441,15 +511,21 @@ impl Session {
         errors
     }
 
-    /// Keep the entry's declarations, and the `let`s that ran.
-    fn remember(&mut self, entry: Vec<Stmt>, ran: usize) {
+    /// Keep the entry's declarations, and the `let`s that ran; one that was
+    /// `skipped` (read for declarations only) is kept as `null`, so that it
+    /// keeps its slot and a worker thread rebuilding the session does not
+    /// run it either.
+    fn remember(&mut self, entry: Vec<Stmt>, ran: usize, skipped: &[usize]) {
         let mut runs = 0;
         for stmt in entry {
             match stmt {
                 Stmt::Type(_) | Stmt::Fn(_) => self.history.push(stmt),
-                Stmt::Let { .. } => {
-                    if runs < ran {
-                        self.history.push(stmt);
+                Stmt::Let { name, value } => {
+                    if skipped.contains(&runs) {
+                        let value = Expr::new(ExprKind::Lit(Lit::Null), value.span);
+                        self.history.push(Stmt::Let { name, value });
+                    } else if runs < ran {
+                        self.history.push(Stmt::Let { name, value });
                     }
                     runs += 1;
                 }
@@ -601,6 +677,32 @@ impl ParallelPlan {
             }),
         })
     }
+}
+
+/// The entry's `let`s that a declaration needs but that read or write the
+/// world outside: static errors where only declarations are read. `first`
+/// is where the entry's statements start in the checked program.
+fn impure_lets(checked: &Checked, entry: &[Stmt], first: usize) -> Vec<Diag> {
+    let needed = crate::check::needed_lets(&checked.program, &checked.types);
+    let hir = &checked.program.stmts[first..];
+    runs(entry)
+        .zip(hir)
+        .filter_map(|((_, stmt), lowered)| {
+            let (Stmt::Let { name, .. }, crate::runtime::hir::Stmt::Let { slot, .. }) =
+                (stmt, lowered)
+            else {
+                return None;
+            };
+            let n = needed.iter().find(|n| n.slot == *slot)?;
+            let builtin = n.world?;
+            Some(Diag::impure_let(
+                &name.text,
+                &n.by,
+                builtin.name(),
+                name.span.clone(),
+            ))
+        })
+        .collect()
 }
 
 /// The statements an entry runs (`let`, `check`, expressions), numbered.

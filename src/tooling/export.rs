@@ -609,13 +609,19 @@ fn add_keyword(schema: &mut Map<String, Json>, keyword: &'static str, value: Jso
     }
 }
 
+/// A rule under `x-hql-rules`: its identity, kind, canonical text, whether
+/// a keyword says it exactly, and its `///` description where it has one.
 fn rule_note(rule: &RuleSpec, exact: bool) -> Json {
-    json!({
+    let mut note = json!({
         "id": &*rule.id,
         "kind": severity_name(rule.severity),
         "text": rule.text,
         "exact": exact,
-    })
+    });
+    if let (Some(doc), Json::Object(fields)) = (description(&rule.doc), &mut note) {
+        fields.insert("description".into(), doc.into());
+    }
+    note
 }
 
 /// Does the type admit an Int directly (not through a named type)?

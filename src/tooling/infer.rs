@@ -6,7 +6,9 @@
 //! of value it held in first-seen order, whether it was null, and up to
 //! [`MAX_LITERALS`] distinct texts — so memory grows with the number of
 //! fields, never with the number of records. [`Inference::contract`]
-//! renders the declaration in canonical layout.
+//! renders the declaration in canonical layout. A field of texts only,
+//! every one of which is a `Date`, a `Timestamp` or an `Email` of the
+//! standard library (by the native twins of their rules), gets that type.
 //!
 //! CSV cells are text until a declared type converts them (language.md
 //! §6.1), so a CSV source's top-level texts are read as the cell decoding
@@ -23,6 +25,7 @@ use crate::runtime::contract::TypeSpec;
 use crate::runtime::eval::io::Physical;
 use crate::runtime::eval::{items, Plan, RuntimeError};
 use crate::runtime::json::Decoder;
+use crate::runtime::stdlib_native::Native;
 use crate::runtime::value::{Key, NumKind, Record, Value};
 use crate::syntax::canonical::{is_identifier, write_json_string, write_key};
 
@@ -31,6 +34,14 @@ use crate::syntax::canonical::{is_identifier, write_json_string, write_key};
 pub const MAX_LITERALS: usize = 8;
 /// …over at least this many records where it is present.
 pub const MIN_LITERAL_RECORDS: u64 = 20;
+
+/// The standard library's text types `infer` proposes, each with the
+/// native twin of its rule, in the order tried.
+const STANDARD_TEXTS: [(&str, Native); 3] = [
+    ("Date", Native::IsDate),
+    ("Timestamp", Native::IsTimestamp),
+    ("Email", Native::IsEmail),
+];
 
 /// How a source's top-level texts are to be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,6 +111,10 @@ struct Summary {
     /// Was a CSV cell the text `null`? Cell decoding reads it as null for a
     /// list or record type.
     null_text: bool,
+    /// Has a text failed to be a `Date`, a `Timestamp`, an `Email` of the
+    /// standard library (in that order)? A field of texts only, every one
+    /// of which is one of them, gets that type.
+    not_standard: [bool; 3],
     /// A list's elements, when a list was seen; its `records` count the
     /// lists folded.
     elements: Option<Box<Summary>>,
@@ -314,6 +329,9 @@ impl Summary {
 
     fn text(&mut self, s: &str) {
         self.kind(Kind::Text);
+        for (not, (_, test)) in self.not_standard.iter_mut().zip(STANDARD_TEXTS) {
+            *not = *not || test.test_text(s) != Some(true);
+        }
         if self.too_many_literals || self.literals.iter().any(|l| **l == *s) {
             return;
         }
@@ -323,6 +341,19 @@ impl Summary {
         } else {
             self.literals.push(s.into());
         }
+    }
+
+    /// The standard library's text type every text here belongs to, for a
+    /// summary of texts only (nulls aside).
+    fn standard_text(&self) -> Option<&'static str> {
+        if self.kinds != [Kind::Text] {
+            return None;
+        }
+        let passed = self.not_standard.iter().zip(STANDARD_TEXTS);
+        passed
+            .filter(|(not, _)| !**not)
+            .map(|(_, (name, _))| name)
+            .next()
     }
 
     /// A CSV cell: what decoding would make of it under the inferred type.
@@ -452,6 +483,9 @@ fn write_type(out: &mut String, ty: &Summary, literals: bool) {
             }
             Kind::Number if ty.float => out.push_str("Float"),
             Kind::Number => out.push_str("Int"),
+            Kind::Text if ty.standard_text().is_some() => {
+                out.push_str(ty.standard_text().unwrap_or("String"))
+            }
             Kind::Text if literals && ty.kinds == [Kind::Text] && !ty.too_many_literals => {
                 for (i, l) in ty.literals.iter().enumerate() {
                     if i > 0 {

@@ -483,8 +483,27 @@ impl From<SentError> for RuntimeError {
 /// next record read or function call.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
-/// Ask the running evaluation to stop (`hql::interrupted`).
+/// The signal that asked to stop, as a `Signal` number (0: Ctrl-C).
+static SIGNAL: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// What asked the evaluation to stop, for its message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    /// Ctrl-C (SIGINT).
+    Int = 0,
+    /// SIGTERM, a request to end (`kill`, a service manager, a CI timeout).
+    Term = 1,
+}
+
+/// Ask the running evaluation to stop (`hql::interrupted`), as Ctrl-C does.
 pub fn interrupt() {
+    interrupt_by(Signal::Int);
+}
+
+/// Ask the running evaluation to stop because of `signal`. Only atomics:
+/// a signal handler may call it.
+pub fn interrupt_by(signal: Signal) {
+    SIGNAL.store(signal as u8, Ordering::Relaxed);
     INTERRUPTED.store(true, Ordering::Relaxed);
 }
 
@@ -501,8 +520,16 @@ pub fn clear_interrupt() {
 /// An error if an interrupt is pending.
 pub fn check_interrupt() -> Result<()> {
     if INTERRUPTED.load(Ordering::Relaxed) {
-        return Err(RuntimeError::new("hql::interrupted", "interrupted")
-            .with_help("Ctrl-C stopped the evaluation; what ran before it is kept"));
+        let by = if SIGNAL.load(Ordering::Relaxed) == Signal::Term as u8 {
+            "SIGTERM"
+        } else {
+            "Ctrl-C (SIGINT)"
+        };
+        return Err(
+            RuntimeError::new("hql::interrupted", "interrupted").with_help(format!(
+                "{by} stopped the evaluation; what ran before it is kept"
+            )),
+        );
     }
     Ok(())
 }
