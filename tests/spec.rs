@@ -3011,7 +3011,7 @@ fn ext_s4_5_refinement_type_rule_identity_and_path() {
     let src = "type Email = String require well_formed: matches(self, r\"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$\")\ntype T : Data = { email: Email }\n[{email: \"a@b.ch\"}, {email: \"nope\"}, {email: 5}] | validate(T) | map(r => [r] | errs() | map(e => e.failures | map(f => [f.rule, f.kind, f.path])))";
     assert_eq!(
         ok_out(src, &[]),
-        "[[], [[[\"Email.well_formed\", \"require\", \"email\"]]], [[[\"Email.type\", \"type\", \"email\"]]]]\n"
+        "[[], [[[\"Email.well_formed\", \"require\", \"email\"]]], [[[\"T.email.type\", \"type\", \"email\"]]]]\n"
     );
 }
 
