@@ -724,7 +724,7 @@ fn checks(
 }
 
 /// A value of a refinement with rules (`Email`, `Date`, …): its base, its
-/// type failure naming the refinement (`Email.type`), then, when the base
+/// type failure `type_id` (the field's, `T.email.type`), then, when the base
 /// holds, its rules with `self` the value, failing at the field's path.
 #[allow(clippy::too_many_arguments)]
 fn refined(
