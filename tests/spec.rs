@@ -1098,10 +1098,10 @@ fn s4_4_in_all_and_any_lambdas_and_let_bound_predicates_the_mark_is_the_value() 
         ),
         "false\nfalse\n[{x: false}]\n[{x: true}]\n"
     );
-    // A value that is not a Bool is a predicate's error, not present.
-    let (_, err) = runtime_error("[{x: 1}] | all(r => r.x?)", &[]);
+    // A value that is not a Bool is no condition, not a presence test.
+    let err = static_error("[{x: 1}] | all(r => r.x?)", "hql::condition_type");
     assert!(
-        err.contains("expected a Bool condition, found an Int"),
+        err.contains("a condition must be a Bool, not an Int"),
         "{err}"
     );
 }
