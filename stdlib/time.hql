@@ -15,7 +15,7 @@
 /// example: is_leap_year(2000)
 /// example: not is_leap_year(1900)
 /// example: not is_leap_year(2023)
-fn is_leap_year(year: Int) -> Bool = year % 4 == 0 and year % 100 != 0 or year % 400 == 0
+fn is_leap_year(year: Int) -> Bool = (year % 4 == 0 and year % 100 != 0) or year % 400 == 0
 
 /// The number of days in `month` (1 to 12) of `year`; 0 for a month that
 /// does not exist.

@@ -54,6 +54,15 @@ fn spacing_and_blank_line_groups() {
 }
 
 #[test]
+fn an_and_inside_an_or_is_parenthesised() {
+    let src = "type T : DataContract = {\n    a: Int\n    require a > 0 or a < -5 and a != -7\n}\nlet k = x => x and 1 > 0 or not x\n";
+    assert_eq!(
+        fmt(src),
+        "type T : DataContract = {\n    a: Int\n    require a > 0 or (a < -5 and a != -7)\n}\nlet k = x => (x and 1 > 0) or not x\n"
+    );
+}
+
+#[test]
 fn comments_in_every_place() {
     let src = r#"#!/usr/bin/env hql
 // Header comment.

@@ -70,9 +70,11 @@ fn a_blank_line_submits_an_unfinished_entry() {
     assert_eq!((out.as_str(), status), ("3\n", 1));
     assert!(err.contains("hql::parse"), "{err}");
     assert!(err.contains("╭─[<repl:1>:1:3]"), "{err}");
+    // The bracket left open is pointed at.
     let (out, err, status) = repl("[1, 2,\n\n3\n");
     assert_eq!((out.as_str(), status), ("3\n", 1));
-    assert!(err.contains("╭─[<repl:1>:1:6]"), "{err}");
+    assert!(err.contains("╭─[<repl:1>:1:1]"), "{err}");
+    assert!(err.contains("this `[` is never closed"), "{err}");
     // A bracket opened inside braces: the bracket is the innermost.
     let (out, _, status) = repl("{a: [1,\n\n2\n");
     assert_eq!((out.as_str(), status), ("2\n", 1));

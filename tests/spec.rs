@@ -1088,6 +1088,25 @@ fn s4_4_presence_test_under_not() {
 }
 
 #[test]
+fn s4_4_in_all_and_any_lambdas_and_let_bound_predicates_the_mark_is_the_value() {
+    // `x.f?` there is the value (absent and null count as false), not a
+    // presence test: `false` is present but does not hold.
+    assert_eq!(
+        ok_out(
+            "[{x: true}, {x: false}] | all(r => r.x?)\n[{x: false}, {x: null}, {}] | any(r => r.x?)\n[{x: false}, {}] | filter(r => r.x?)\nlet p = r => r.x?\n[{x: true}, {x: false}, {}] | filter(p)\n",
+            &[]
+        ),
+        "false\nfalse\n[{x: false}]\n[{x: true}]\n"
+    );
+    // A value that is not a Bool is no condition, not a presence test.
+    let err = static_error("[{x: 1}] | all(r => r.x?)", "hql::condition_type");
+    assert!(
+        err.contains("a condition must be a Bool, not an Int"),
+        "{err}"
+    );
+}
+
+#[test]
 fn s4_4_kleene_and_or() {
     let t = "type T : DataContract = {\n x: Int\n y?: Int\n require r_and: x > 100 and y? > 0\n require r_and2: y? > 0 and x > 100\n require r_or: x > 0 or y? > 0\n}";
     // x=1: `false and absent` is false (twice); `true or absent` is true.
@@ -2283,6 +2302,32 @@ fn s6_1_sort_and_stable_sort_by() {
 }
 
 #[test]
+fn s6_1_sort_over_mixed_kinds_follows_the_order_of_kinds() {
+    assert_eq!(
+        eval1("[[2], null, \"b\", {b: 1}, true, 1.5, [1, 2], {a: 2}, false, 3, \"a\", [1], {a: 1, b: 0}, {a: 1}, [1, \"x\"], [1, null]] | sort()"),
+        "[null, false, true, 1.5, 3, \"a\", \"b\", [1], [1, null], [1, 2], [1, \"x\"], [2], {a: 1}, {a: 2}, {a: 1, b: 0}, {b: 1}]"
+    );
+    assert_eq!(
+        eval1("[{k: [1, 2]}, {k: {z: 0}}, {k: [1]}, {k: 0}] | sort_by(r => r.k) | map(r => r.k)"),
+        "[0, [1], [1, 2], {z: 0}]"
+    );
+}
+
+#[test]
+fn s6_1_get_runs_with_an_absent_first_argument() {
+    assert_eq!(
+        eval1("let r = {a: null}\n[get(r.a?, \"f\", 7), get(r.b?, \"f\", 8), get(null, \"f\", 9), get({f: 1}, \"f\", 0)]"),
+        "[7, 8, 9, 1]"
+    );
+    // In a rule: the record's optional field read with `?`.
+    let t = "type T : DataContract = {\n m?: Map[Int]\n require get(m?, \"n\", 1) > 0\n}";
+    assert_eq!(
+        rules_of(t, "[{}, {m: {n: 0}}, {m: {}}]"),
+        "[\"ok\", [\"T.get(m?, \\\"n\\\", 1) > 0\"], \"ok\"]\n"
+    );
+}
+
+#[test]
 fn s6_1_distinct_first_occurrences() {
     assert_eq!(eval1("[3, 1, 3, 2, 1] | distinct()"), "[3, 1, 2]");
     assert_eq!(
@@ -3011,7 +3056,61 @@ fn ext_s4_5_refinement_type_rule_identity_and_path() {
     let src = "type Email = String require well_formed: matches(self, r\"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$\")\ntype T : Data = { email: Email }\n[{email: \"a@b.ch\"}, {email: \"nope\"}, {email: 5}] | validate(T) | map(r => [r] | errs() | map(e => e.failures | map(f => [f.rule, f.kind, f.path])))";
     assert_eq!(
         ok_out(src, &[]),
-        "[[], [[[\"Email.well_formed\", \"require\", \"email\"]]], [[[\"Email.type\", \"type\", \"email\"]]]]\n"
+        "[[], [[[\"Email.well_formed\", \"require\", \"email\"]]], [[[\"T.email.type\", \"type\", \"email\"]]]]\n"
+    );
+}
+
+/// A field of a refinement or alias type whose value has the wrong base
+/// type fails as the field, on every path: a value built by the program,
+/// the line check of a file, and the counting of `report()`.
+#[test]
+fn s4_7_a_field_of_a_refinement_with_the_wrong_base_type_fails_as_the_field() {
+    let types = "type Sku = String require well_formed: starts_with(self, \"S-\")\ntype Code = String\ntype T : Data = { sku: Sku, alt?: List[Sku], code?: Code }";
+    let rules = "map(e => e.failures | map(f => [f.rule, f.path, f.message]))";
+    let expected = "[[[\"T.sku.type\", \"sku\", \"field sku must be Sku (String)\"]], [[\"T.alt.type\", \"alt[1]\", \"field alt[1] must be Sku (String)\"]], [[\"T.code.type\", \"code\", \"field code must be String\"]]]\n";
+    let values = "[{sku: 5}, {sku: \"S-1\", alt: [\"S-2\", 3]}, {sku: \"S-1\", code: 4}]";
+    assert_eq!(
+        ok_out(
+            &format!("{types}\n{values} | validate(T) | errs() | {rules}"),
+            &[]
+        ),
+        expected
+    );
+    let lines = "{\"sku\": 5}\n{\"sku\": \"S-1\", \"alt\": [\"S-2\", 3]}\n{\"sku\": \"S-1\", \"code\": 4}\n";
+    let files = [("in.jsonl", lines)];
+    assert_eq!(
+        ok_out(
+            &format!("{types}\nsource(file(\"in.jsonl\"), Json) | validate(T) | errs() | {rules}"),
+            &files
+        ),
+        expected
+    );
+    assert_eq!(
+        ok_out(&format!("{types}\nsource(file(\"in.jsonl\"), Json) | validate(T) | report() | get(\"by_rule\") | map(r => r.rule)"), &files),
+        "[\"T.alt.type\", \"T.code.type\", \"T.sku.type\"]\n"
+    );
+    // Validated on its own, the value fails as the refinement.
+    assert_eq!(
+        ok_out("type Sku = String require starts_with(self, \"S-\")\n[5] | validate(Sku) | errs() | map(e => e.failures[0].rule)", &[]),
+        "[\"Sku.type\"]\n"
+    );
+}
+
+#[test]
+fn s4_9_a_broken_rule_message_is_exactly_rule_identity_does_not_hold() {
+    let src = "type Sku = String require well_formed: starts_with(self, \"S-\")\ntype T : DataContract = {\n sku: Sku\n n: Int\n require n > 0\n require named: n < 10 else \"n is too big\"\n}\n[{sku: \"x\", n: 0}, {sku: \"S-1\", n: 20}] | validate(T) | errs() | map(e => e.failures | map(f => f.message))";
+    assert_eq!(
+        ok_out(src, &[]),
+        "[[\"rule Sku.well_formed does not hold\", \"rule T.n > 0 does not hold\"], [\"n is too big\"]]\n"
+    );
+}
+
+#[test]
+fn s4_7_an_and_inside_an_or_is_parenthesised_in_identities() {
+    let t = "type T : DataContract = {\n a: Int\n b: Int\n require a > 0 or a < -5 and b > 0\n require (a > 1 and b > 1) or b == 7\n}";
+    assert_eq!(
+        rules_of(t, "[{a: -1, b: 1}]"),
+        "[[\"T.a > 0 or (a < -5 and b > 0)\", \"T.(a > 1 and b > 1) or b == 7\"]]\n"
     );
 }
 

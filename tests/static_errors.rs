@@ -525,3 +525,113 @@ fn check_type_cycle() {
 fn check_float_out_of_range() {
     static_with_help("\"runs?\"\n1e999", "hql::float_out_of_range", "1.8e308");
 }
+
+// ------------------------------------------- what a newcomer types (issue 31)
+
+/// A program's stderr with miette's drawing squashed away.
+fn squashed_err(src: &str) -> (String, String, i32) {
+    let (out, err, status) = run(src, &[]);
+    (out, squash(&err), status)
+}
+
+#[test]
+fn lex_and_or_not_as_other_languages_spell_them_name_the_word() {
+    let (out, err, status) = squashed_err("\"runs?\"\nlet ok = 1 && 2 || !3\n");
+    assert_eq!((out.as_str(), status), ("", 2));
+    assert_eq!(
+        err,
+        "hql::lex × `&&` is not an HQL operator [test.hql:2:12] 1 \"runs?\" 2 let ok = 1 && 2 || !3 write `and` help: use `and`: HQL writes `and`, `or` and `not` as words \
+         hql::lex × `||` is not an HQL operator [test.hql:2:17] 1 \"runs?\" 2 let ok = 1 && 2 || !3 write `or` help: use `or`: HQL writes `and`, `or` and `not` as words \
+         hql::lex × `!` is not an HQL operator [test.hql:2:20] 1 \"runs?\" 2 let ok = 1 && 2 || !3 write `not` help: use `not`: HQL writes `and`, `or` and `not` as words"
+    );
+}
+
+#[test]
+fn lex_a_single_quoted_string_is_one_error_saying_strings_use_double_quotes() {
+    let (out, err, status) = squashed_err("\"runs?\"\nlet s = 'it is'\n");
+    assert_eq!((out.as_str(), status), ("", 2));
+    assert_eq!(
+        err,
+        "hql::lex × strings use double quotes [test.hql:2:9] 1 \"runs?\" 2 let s = 'it is' single-quoted help: write \"text\" (and r\"…\" for a regex)"
+    );
+}
+
+#[test]
+fn parse_a_missing_brace_points_at_the_brace_it_leaves_open() {
+    let (out, err, status) = squashed_err("\"runs?\"\ntype T : Data = {\n a: Int\n\nlet x = 1\n");
+    assert_eq!((out.as_str(), status), ("", 2));
+    assert_eq!(
+        err,
+        "hql::parse × this `{` is never closed [test.hql:2:17] 1 \"runs?\" 2 type T : Data = { `}` missing for this `{` 3 a: Int help: close it with `}`; until then the statement runs on into the lines after it"
+    );
+    // A closer of another kind skips an open bracket: that one is shown.
+    let (_, err, _) = squashed_err("\"runs?\"\nlet x = f(a[1)\n");
+    assert!(
+        err.starts_with("hql::parse × this `[` is never closed [test.hql:2:12]"),
+        "{err}"
+    );
+}
+
+#[test]
+fn check_write_of_a_literal_list_of_results_is_static() {
+    let err = static_with_help(
+        "\"runs?\"\n[ok(1), err(2)] | write(file(\"x.jsonl\"))\n",
+        "hql::write_results",
+        "keep the valid records with `oks()`, stop at the first failure with `unwrap()`, or send both to files with `route(ok: …, err: …)`",
+    );
+    assert!(
+        squash(&err).contains("× `write` takes values, not results [test.hql:2:1]"),
+        "{err}"
+    );
+    // Results built by the program are not failure records: reading them
+    // is no static error.
+    assert_eq!(
+        ok_out("[ok(1), err({a: 2})] | errs() | map(e => e.a)", &[]),
+        "[2]\n"
+    );
+}
+
+#[test]
+fn check_comparing_a_union_member_that_cannot_be_compared_warns() {
+    let (out, err, status) = squashed_err(
+        "type Flight : Data = { delay: Int | \"NA\" }\n[{delay: 5}, {delay: \"NA\"}] | validate(Flight) | oks() | filter(f => f.delay > 60) | count()\n[{delay: 5}] | validate(Flight) | oks() | filter(f => f.delay != \"NA\" and f.delay > 60) | count()\n",
+    );
+    assert_eq!((out.as_str(), status), ("", 1));
+    assert_eq!(
+        err,
+        "hql::uncomparable_member ⚠ `delay` may be \"NA\", which cannot be compared with a number [test.hql:2:70] 1 type Flight : Data = { delay: Int | \"NA\" } 2 [{delay: 5}, {delay: \"NA\"}] | validate(Flight) | oks() | filter(f => f.delay > 60) | count() \"NA\" here is an error at run time 3 [{delay: 5}] | validate(Flight) | oks() | filter(f => f.delay != \"NA\" and f.delay > 60) | count() help: guard it: `delay != \"NA\" and …`, or read \"NA\" as null: the format option `nulls: [\"NA\"]` with the field declared `… | Null` \
+         hql::type × `>` cannot take a String and an Int [test.hql:2:70] 1 type Flight : Data = { delay: Int | \"NA\" } 2 [{delay: 5}, {delay: \"NA\"}] | validate(Flight) | oks() | filter(f => f.delay > 60) | count() here 3 [{delay: 5}] | validate(Flight) | oks() | filter(f => f.delay != \"NA\" and f.delay > 60) | count()"
+    );
+    // In a rule too; a guard (`== "NA" or`, `!= "NA" =>`) silences it.
+    let (_, err, status) = run(
+        "type F : DataContract = {\n d: Int | \"NA\"\n require d == \"NA\" or d > 0\n require d != \"NA\" => d < 9\n require big: d > 100\n}\n1",
+        &[],
+    );
+    assert_eq!(status, 0);
+    assert_eq!(err.matches("hql::uncomparable_member").count(), 1, "{err}");
+    assert!(err.contains("require big: d > 100"), "{err}");
+}
+
+#[test]
+fn check_an_undeclared_field_one_edit_from_a_declared_one_warns() {
+    let (out, err, status) = squashed_err(
+        "type Car : Data = { Origin: String }\n[{Origin: \"US\"}] | validate(Car) | oks() | map(c => c.Orgin?)\n[{Origin: \"US\"}] | validate(Car) | oks() | map(c => c.Make?)\n",
+    );
+    assert_eq!((out.as_str(), status), ("[null]\n[null]\n", 0));
+    assert_eq!(
+        err,
+        "hql::undeclared_field ⚠ `Car` does not declare `Orgin`: did you mean `Origin`? [test.hql:2:55] 1 type Car : Data = { Origin: String } 2 [{Origin: \"US\"}] | validate(Car) | oks() | map(c => c.Orgin?) not declared 3 [{Origin: \"US\"}] | validate(Car) | oks() | map(c => c.Make?) help: `Car` is open, so `Orgin` is read as received (missing where a record has no `Orgin`); write `Origin`, or declare `Orgin`"
+    );
+}
+
+#[test]
+fn check_unique_in_a_nested_contract_type_warns() {
+    let (out, err, status) = squashed_err(
+        "type Item : DataContract = {\n sku: String\n unique sku\n}\ntype Cart : DataContract = { items: List[Item] }\n[{items: [{sku: \"a\"}, {sku: \"a\"}]}] | validate(Cart) | map(r => is_ok(r))\n",
+    );
+    assert_eq!((out.as_str(), status), ("[true]\n", 0));
+    assert_eq!(
+        err,
+        "hql::nested_unique ⚠ `unique` in `Item` applies only to a stream validated as `Item`, not where `Item` is a field's type [test.hql:3:2] 2 sku: String 3 unique sku not checked inside a field 4 } help: declare the key on the type whose records the stream holds"
+    );
+}

@@ -2,7 +2,8 @@
 // refinement of String (or Float for Percent) with one named rule, so a
 // failure has the stdlib type's identity (`Date.calendar_date`,
 // `Email.well_formed`, …), kind `require`, and the field's path; a value of
-// the wrong base type gives `Email.type`, `Percent.type`.
+// the wrong base type fails as the field: `Signup.email.type`,
+// `Signup.discount.type`.
 // Date is a real calendar date: 2024-02-29 exists, 2023-02-29 does not.
 type Signup : DataContract = {
     id: Uuid

@@ -2,7 +2,8 @@
 // base type. `Sku` is a String that must look like `ABC-1234`.
 // Used as a field type, a broken refinement rule is reported with the
 // refinement's identity (`Sku.well_formed`), kind `require`, and the path of
-// the field (`sku`, `alt_skus[1]`); a value that is not even a String gives
+// the field (`sku`, `alt_skus[1]`); a field's value that is not even a String
+// fails as the field (`Movement.sku.type`), a value validated on its own as
 // `Sku.type`. Unnamed refinement rules use their canonical text
 // (`Quantity.self > 0`).
 type Sku = String

@@ -178,14 +178,36 @@ pub enum CheckWarning {
     NeedlessMark { field: String, span: Span },
     /// `require flag?` on a Bool field tests presence, not the value.
     PresenceOfBool { field: String, span: Span },
+    /// `delay > 60` with `delay: Int | "NA"` — a member of the field's type
+    /// that cannot be ordered against the other side (an error at run
+    /// time for each such value).
+    UncomparableMember {
+        field: String,
+        member: String,
+        other: String,
+        span: Span,
+    },
+    /// `c.Orgin` where `c` is a `Car : Data` that declares `Origin` — an
+    /// undeclared field of an open type one edit from a declared one.
+    UndeclaredNearField {
+        field: String,
+        ty: String,
+        meant: String,
+        span: Span,
+    },
+    /// `unique sku` in a type used as a field's type of another — a key
+    /// checked over a stream's records only, never inside a field.
+    NestedUnique { ty: String, span: Span },
 }
 
 impl CheckWarning {
     pub fn span(&self) -> Span {
         match self {
-            CheckWarning::NeedlessMark { span, .. } | CheckWarning::PresenceOfBool { span, .. } => {
-                span.clone()
-            }
+            CheckWarning::NeedlessMark { span, .. }
+            | CheckWarning::PresenceOfBool { span, .. }
+            | CheckWarning::UncomparableMember { span, .. }
+            | CheckWarning::UndeclaredNearField { span, .. }
+            | CheckWarning::NestedUnique { span, .. } => span.clone(),
         }
     }
 }
@@ -388,6 +410,7 @@ impl Checker {
         let functions = self.check_functions(module);
         self.find_type_cycles();
         self.compile_types();
+        self.check_nested_uniques();
         self.check_nested_reads();
         let mut stmts = Vec::new();
         for (i, stmt) in module.stmts.iter().enumerate() {
@@ -409,6 +432,7 @@ impl Checker {
         let mut errors = flowed.errors;
         errors.retain(|e| !self.diags.errors.contains(e));
         self.diags.errors.extend(errors);
+        self.diags.warnings.extend(flowed.warnings);
         self.last_type = flowed.last;
         let names = self
             .globals
@@ -616,6 +640,41 @@ impl Checker {
         for (_, name) in names {
             self.compile_type(&name);
         }
+    }
+
+    /// A `unique` in a record type that another type uses for a field
+    /// (`items: List[Item]`) is checked over a stream's records only: a
+    /// warning at each such key of the program's own types.
+    fn check_nested_uniques(&mut self) {
+        let mut nested: FxHashSet<String> = FxHashSet::default();
+        for entry in self.types.values() {
+            let Some(record) = entry.cell.get().and_then(|c| c.record()) else {
+                continue;
+            };
+            for f in record.fields.iter() {
+                record_types_in(&f.ty, &mut nested, MAX_NESTED_WALK);
+            }
+        }
+        let mut warnings: Vec<CheckWarning> = nested
+            .iter()
+            .filter_map(|name| self.types.get(name))
+            .filter(|entry| entry.decl.span.start >= self.prelude_end)
+            .flat_map(|entry| match &entry.decl.body {
+                TypeBody::Record(members) => members
+                    .iter()
+                    .filter_map(|m| match m {
+                        Member::Unique { span, .. } => Some(CheckWarning::NestedUnique {
+                            ty: entry.decl.name.text.clone(),
+                            span: span.clone(),
+                        }),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            })
+            .collect();
+        warnings.sort_by_key(|w| w.span().start);
+        self.diags.warnings.extend(warnings);
     }
 
     /// Compile a declared type (and its parents first). Returns its cell.
@@ -1153,7 +1212,7 @@ impl Checker {
                 (_, x) => Expr::Neg(Box::new(x), span),
             },
             ExprKind::Binary(op, a, b) => self.binary(*op, a, b, span),
-            ExprKind::Lambda(param, body) => self.lambda(param, body, false),
+            ExprKind::Lambda(param, body) => self.lambda(param, body, false, Pos::Value),
             ExprKind::If(c, a, b) => Expr::If(
                 Box::new(self.expr(c, Pos::Condition)),
                 Box::new(self.expr(a, Pos::Value)),
@@ -1184,17 +1243,14 @@ impl Checker {
         }
     }
 
-    fn lambda(&mut self, param: &ast::Name, body: &AExpr, predicate: bool) -> Expr {
+    /// A lambda; a `predicate`'s value is a truth (absent and null are
+    /// false), and its body stands at `pos` (a presence test in `filter`).
+    fn lambda(&mut self, param: &ast::Name, body: &AExpr, predicate: bool, pos: Pos) -> Expr {
         self.frames.push(Frame {
             names: vec![param.text.clone()],
             binders: vec![param.span.start],
             fields: None,
         });
-        let pos = if predicate {
-            Pos::Condition
-        } else {
-            Pos::Value
-        };
         let body = self.expr(body, pos);
         self.frames.pop();
         Expr::Lambda(Rc::new(hir::Lambda { body, predicate }))
@@ -1665,8 +1721,12 @@ impl Checker {
             }
             let predicate = builtin.is_some_and(|b| b.takes_predicate())
                 && i + usize::from(piped.is_some()) == 1;
+            let pos = match builtin {
+                Some(b) if predicate && b.tests_presence() => Pos::Condition,
+                _ => Pos::Value,
+            };
             let lowered = match &arg.value.kind {
-                ExprKind::Lambda(p, body) => self.lambda(p, body, predicate),
+                ExprKind::Lambda(p, body) => self.lambda(p, body, predicate, pos),
                 _ => self.expr(&arg.value, Pos::Value),
             };
             match (&arg.name, builtin) {
@@ -1789,6 +1849,35 @@ impl Checker {
                 None
             }
         }
+    }
+}
+
+/// How deep `record_types_in` follows a field's type.
+const MAX_NESTED_WALK: usize = 64;
+
+/// The names of the record types a field's type `spec` holds values of:
+/// itself, its lists', maps', unions' and inline records' members, and the
+/// bases of the refinements it names.
+fn record_types_in(spec: &TypeSpec, out: &mut FxHashSet<String>, levels: usize) {
+    let Some(deeper) = levels.checked_sub(1) else {
+        return;
+    };
+    match spec {
+        TypeSpec::List(t) | TypeSpec::Map(t) => record_types_in(t, out, deeper),
+        TypeSpec::Union(ms) => ms.iter().for_each(|m| record_types_in(m, out, deeper)),
+        TypeSpec::Record(shape) => {
+            for f in shape.fields.iter() {
+                record_types_in(&f.ty, out, deeper);
+            }
+        }
+        TypeSpec::Named(cell) => match cell.get().map(|c| (c, &c.shape)) {
+            Some((c, Shape::Record { .. })) => {
+                out.insert(c.name.clone());
+            }
+            Some((_, Shape::Refined { base, .. })) => record_types_in(base, out, deeper),
+            None => {}
+        },
+        _ => {}
     }
 }
 

@@ -46,6 +46,16 @@ pub fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Vec
         .collect()
 }
 
+/// The candidate one edit from `name` (or differing only in case), when
+/// there is one: for a read that is allowed but most likely a typo
+/// (`c.Orgin` of an open type that declares `Origin`).
+pub fn one_edit_away<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<String> {
+    let folded = name.to_lowercase();
+    closest(name, candidates)
+        .into_iter()
+        .find(|c| c.to_lowercase() == folded || edit_distance(name, c) == 1)
+}
+
 /// HQL's name for a type or format as other languages spell it
 /// (`Integer` → `Int`, `JSON` → `Json`): too far from HQL's in letters for
 /// [`closest`], but what a newcomer types.

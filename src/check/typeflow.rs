@@ -12,7 +12,8 @@ use std::rc::Rc;
 use rustc_hash::FxHashMap;
 
 use crate::check::names::{Binding, Names};
-use crate::check::{closest, CheckError};
+use crate::check::suggest::one_edit_away;
+use crate::check::{closest, CheckError, CheckWarning};
 use crate::runtime::builtins::Builtin;
 use crate::runtime::contract::{Contract, Shape, TypeSpec};
 use crate::runtime::value::article;
@@ -131,6 +132,10 @@ pub fn flow(module: &ast::Module, types: &Types, names: &Names, from: usize) -> 
         lets: FxHashMap::default(),
         fns: FxHashMap::default(),
         errors: Vec::new(),
+        warnings: Vec::new(),
+        frame_owner: None,
+        guards: Vec::new(),
+        field_reads: FxHashMap::default(),
     };
     for stmt in &module.stmts {
         if let Stmt::Fn(d) = stmt {
@@ -149,6 +154,7 @@ pub fn flow(module: &ast::Module, types: &Types, names: &Names, from: usize) -> 
     }
     Flowed {
         errors: f.errors,
+        warnings: f.warnings,
         last: f.last,
     }
 }
@@ -157,7 +163,19 @@ pub fn flow(module: &ast::Module, types: &Types, names: &Names, from: usize) -> 
 /// statement (the REPL's `:type`).
 pub struct Flowed {
     pub errors: Vec<CheckError>,
+    pub warnings: Vec<CheckWarning>,
     pub last: Option<Ty>,
+}
+
+/// What a builtin makes of its lambda argument's value.
+#[derive(Clone, Copy)]
+enum Predicate {
+    /// A value (`map`).
+    No,
+    /// A truth, a bare `x?` body a presence test (`filter`).
+    TestsPresence,
+    /// A truth, a bare `x?` body the value (`all`, `any`).
+    Value,
 }
 
 /// Declarations are keyed as `Names` keys them: by where their names are
@@ -174,7 +192,48 @@ struct Flow<'a> {
     /// Each function's parameter types and return type, where annotated.
     fns: FxHashMap<usize, (Vec<Ty>, Ty)>,
     errors: Vec<CheckError>,
+    warnings: Vec<CheckWarning>,
     last: Option<Ty>,
+    /// The record type whose rules `frame` follows.
+    frame_owner: Option<Rc<Contract>>,
+    /// What the conditions around the expression being followed say of
+    /// fields (`delay != "NA" and …`).
+    guards: Vec<Guard>,
+    /// The declared field each read of a declared type's field names, by
+    /// where the field's name is written: its type and its position.
+    field_reads: FxHashMap<usize, DeclaredField>,
+}
+
+/// A field of a declared record type: the type and the field's position.
+#[derive(Clone)]
+struct DeclaredField {
+    owner: Rc<Contract>,
+    index: usize,
+}
+
+/// What a condition that guards a part of an expression says: `field`
+/// is not the literal `not` there (`delay != "NA" and delay > 0`).
+struct Guard {
+    field: (usize, usize),
+    not: String,
+}
+
+/// A literal as its type's member prints it (`"NA"`, `3`).
+fn lit_text(lit: &Lit) -> String {
+    let mut out = String::new();
+    crate::syntax::canonical::write_lit(&mut out, lit);
+    out
+}
+
+impl DeclaredField {
+    /// Which field it is: its type's address and its position.
+    fn key(&self) -> (usize, usize) {
+        (Rc::as_ptr(&self.owner) as usize, self.index)
+    }
+
+    fn spec(&self) -> Option<&crate::runtime::contract::FieldSpec> {
+        self.owner.record()?.fields.get(self.index)
+    }
 }
 
 impl Flow<'_> {
@@ -224,10 +283,12 @@ impl Flow<'_> {
             _ => return,
         };
         self.frame = frame;
+        self.frame_owner = Some(c.clone());
         for r in rules {
             self.condition(&r.cond);
         }
         self.frame.clear();
+        self.frame_owner = None;
         if let (Shape::Record { record, .. }, TypeBody::Record(members)) = (&c.shape, &t.body) {
             for m in members {
                 match m {
@@ -279,7 +340,21 @@ impl Flow<'_> {
     fn condition(&mut self, e: &Expr) {
         let ty = self.expr(e);
         let presence = matches!(e.kind, ExprKind::Present(_));
-        if !presence && !matches!(ty, Ty::Unknown | Ty::Bool | Ty::Null) {
+        if !presence {
+            self.condition_type(&ty, e);
+        }
+    }
+
+    /// An `all`/`any` lambda's body: a condition, where a bare `x?` is
+    /// the value, not a presence test (language.md §4.4).
+    fn truth(&mut self, e: &Expr) {
+        let ty = self.expr(e);
+        self.condition_type(&ty, e);
+    }
+
+    /// A condition's type `ty` must be a Bool (or null, or unknown).
+    fn condition_type(&mut self, ty: &Ty, e: &Expr) {
+        if !matches!(ty, Ty::Unknown | Ty::Bool | Ty::Null) {
             self.errors.push(CheckError::ConditionType {
                 found: ty.name(),
                 span: e.span.clone(),
@@ -391,9 +466,12 @@ impl Flow<'_> {
                 self.condition(x);
                 Ty::Bool
             }
-            ExprKind::Binary(BinOp::And | BinOp::Or | BinOp::Implies, a, b) => {
+            ExprKind::Binary(op @ (BinOp::And | BinOp::Or | BinOp::Implies), a, b) => {
                 self.condition(a);
-                self.condition(b);
+                // The right side runs only where `a` is true (`and`, `=>`)
+                // or false (`or`): what that says of a field guards it.
+                let guards = self.guards_of(a, *op != BinOp::Or);
+                self.guarded(guards, |f| f.condition(b));
                 Ty::Bool
             }
             ExprKind::Unary(UnOp::Neg, x) => self.expr(x),
@@ -408,13 +486,21 @@ impl Flow<'_> {
             }
             ExprKind::If(c, a, b) => {
                 self.condition(c);
-                let (ta, tb) = (self.expr(a), self.expr(b));
+                let (then, other) = (self.guards_of(c, true), self.guards_of(c, false));
+                let ta = self.guarded(then, |f| f.expr(a));
+                let tb = self.guarded(other, |f| f.expr(b));
                 join(&ta, &tb)
             }
         }
     }
 
     fn binary(&mut self, op: BinOp, a: Ty, b: Ty, e: &Expr) -> Ty {
+        if let (BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge, ExprKind::Binary(_, l, r)) =
+            (op, &e.kind)
+        {
+            self.uncomparable_member(l, &b);
+            self.uncomparable_member(r, &a);
+        }
         let known = !matches!(a, Ty::Unknown) && !matches!(b, Ty::Unknown);
         let arithmetic = matches!(
             op,
@@ -455,8 +541,123 @@ impl Flow<'_> {
         }
     }
 
-    /// `t.name`: on a closed type, an undeclared field is an error.
+    /// A declared field `e` reads (`f.delay`, `delay` in a rule), with
+    /// or without `?`.
+    fn declared_field(&self, e: &Expr) -> Option<DeclaredField> {
+        match &e.kind {
+            ExprKind::Present(inner) => self.declared_field(inner),
+            ExprKind::Field(_, name) => self.field_reads.get(&name.span.start).cloned(),
+            ExprKind::Name(_) => match self.names.binding(e.span.start) {
+                Some(Binding::RuleSlot(slot)) if *slot > 0 => Some(DeclaredField {
+                    owner: self.frame_owner.clone()?,
+                    index: *slot as usize - 1,
+                }),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// What a condition `e` says of fields when it is true (`holds`) or
+    /// false: each `(field, value)` where the field is known not to be
+    /// that literal (`delay != "NA"` true, `delay == "NA"` false).
+    fn guards_of(&self, e: &Expr, holds: bool) -> Vec<Guard> {
+        match &e.kind {
+            ExprKind::Unary(UnOp::Not, x) => self.guards_of(x, !holds),
+            ExprKind::Binary(BinOp::And, a, b) if holds => {
+                let mut gs = self.guards_of(a, true);
+                gs.extend(self.guards_of(b, true));
+                gs
+            }
+            ExprKind::Binary(BinOp::Or, a, b) if !holds => {
+                let mut gs = self.guards_of(a, false);
+                gs.extend(self.guards_of(b, false));
+                gs
+            }
+            ExprKind::Binary(op @ (BinOp::Ne | BinOp::Eq), l, r) if (*op == BinOp::Ne) == holds => {
+                let sides = [(l, r), (r, l)];
+                sides
+                    .iter()
+                    .find_map(|(f, v)| match (&v.kind, self.declared_field(f)) {
+                        (ExprKind::Lit(lit), Some(field)) => Some(Guard {
+                            field: field.key(),
+                            not: lit_text(lit),
+                        }),
+                        _ => None,
+                    })
+                    .into_iter()
+                    .collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Run `walk` with `guards` known.
+    fn guarded<R>(&mut self, guards: Vec<Guard>, walk: impl FnOnce(&mut Self) -> R) -> R {
+        let depth = self.guards.len();
+        self.guards.extend(guards);
+        let result = walk(self);
+        self.guards.truncate(depth);
+        result
+    }
+
+    /// `e < other` where `e` reads a field whose union type has a member
+    /// that cannot be ordered against `other` (`Int | "NA"` against a
+    /// number): a warning naming the member, for the comparison raises
+    /// an error on each value of it.
+    fn uncomparable_member(&mut self, e: &Expr, other: &Ty) {
+        let Some(field) = self.declared_field(e) else {
+            return;
+        };
+        let Some(spec) = field.spec() else {
+            return;
+        };
+        let mut members = Vec::new();
+        union_members(&spec.ty, &mut members, MAX_TY_DEPTH);
+        let orders = |m: &&TypeSpec| match member_kind(m) {
+            Some(k) if other.is_number() => k == MemberKind::Number,
+            Some(k) if matches!(other, Ty::Str) => k == MemberKind::Text,
+            _ => true,
+        };
+        let some_order = members
+            .iter()
+            .any(|m| orders(m) && member_kind(m).is_some());
+        let key = field.key();
+        let guarded = |m: &&&TypeSpec| {
+            let text = m.describe();
+            self.guards.iter().any(|g| g.field == key && g.not == text)
+        };
+        let bad = members.iter().find(|m| !orders(m) && !guarded(m));
+        if let (true, Some(bad)) = (some_order, bad) {
+            self.warnings.push(CheckWarning::UncomparableMember {
+                field: spec.name.to_string(),
+                member: bad.describe(),
+                other: if other.is_number() {
+                    "a number"
+                } else {
+                    "a String"
+                }
+                .into(),
+                span: e.span.clone(),
+            });
+        }
+    }
+
+    /// `t.name`: on a closed type, an undeclared field is an error; on an
+    /// open one, a field one edit from a declared one is a warning.
     fn field(&mut self, t: &Ty, name: &ast::Name) -> Ty {
+        if let Ty::Named(c) = t {
+            if let Some(index) = c
+                .record()
+                .and_then(|r| r.fields.iter().position(|f| *f.name == *name.text))
+            {
+                let field = DeclaredField {
+                    owner: c.clone(),
+                    index,
+                };
+                self.field_reads.insert(name.span.start, field);
+            }
+        }
         let (owner, fields, closed) = match t {
             Ty::Named(c) => match &c.shape {
                 Shape::Record { kind, record } => {
@@ -486,6 +687,16 @@ impl Flow<'_> {
                 span: name.span.clone(),
                 candidates,
             });
+        } else if let (Ty::Named(_), Some(meant)) = (
+            t,
+            one_edit_away(&name.text, fields.iter().map(|(n, _)| n.as_str())),
+        ) {
+            self.warnings.push(CheckWarning::UndeclaredNearField {
+                field: name.text.clone(),
+                ty: owner,
+                meant,
+                span: name.span.clone(),
+            });
         }
         Ty::Unknown
     }
@@ -493,7 +704,7 @@ impl Flow<'_> {
     fn call(&mut self, func: &Expr, args: &[ast::Arg], piped: Option<(Ty, ast::Span)>) -> Ty {
         let ExprKind::Name(name) = &func.kind else {
             self.expr(func);
-            self.args(args, &Ty::Unknown, false);
+            self.args(args, &Ty::Unknown, Predicate::No);
             return Ty::Unknown;
         };
         if let Some((params, ret)) = self.function(func.span.start) {
@@ -505,7 +716,7 @@ impl Flow<'_> {
             _ => None,
         };
         let Some(b) = builtin else {
-            self.args(args, &Ty::Unknown, false);
+            self.args(args, &Ty::Unknown, Predicate::No);
             return Ty::Unknown;
         };
         // The first argument is the pipe's left side, or the first in the list.
@@ -522,7 +733,12 @@ impl Flow<'_> {
             self.check_input(b, &input, span);
         }
         let elem = input.element();
-        let tys = self.args(rest, &elem, b.takes_predicate());
+        let predicate = match b.takes_predicate() {
+            true if b.tests_presence() => Predicate::TestsPresence,
+            true => Predicate::Value,
+            false => Predicate::No,
+        };
+        let tys = self.args(rest, &elem, predicate);
         if b == Builtin::Validate {
             if let (Some(arg), Some(ty)) = (rest.last(), tys.last()) {
                 self.check_type_arg(arg, ty);
@@ -570,17 +786,22 @@ impl Flow<'_> {
     /// Check the remaining arguments; a lambda's parameter gets `param`,
     /// and a predicate's body is a condition. Each argument's type (a
     /// lambda's: the type it gives back).
-    fn args(&mut self, args: &[ast::Arg], param: &Ty, predicate: bool) -> Vec<Ty> {
+    fn args(&mut self, args: &[ast::Arg], param: &Ty, predicate: Predicate) -> Vec<Ty> {
         let mut tys = Vec::with_capacity(args.len());
         for a in args {
             tys.push(match &a.value.kind {
                 ExprKind::Lambda(p, body) => {
                     self.locals.insert(p.span.start, param.clone());
-                    if predicate {
-                        self.condition(body);
-                        Ty::Bool
-                    } else {
-                        self.expr(body)
+                    match predicate {
+                        Predicate::TestsPresence => {
+                            self.condition(body);
+                            Ty::Bool
+                        }
+                        Predicate::Value => {
+                            self.truth(body);
+                            Ty::Bool
+                        }
+                        Predicate::No => self.expr(body),
                     }
                 }
                 _ => self.expr(&a.value),
@@ -631,6 +852,67 @@ impl Flow<'_> {
                 });
             }
         }
+    }
+}
+
+/// What a union's member is, as `<` sees it.
+#[derive(Clone, Copy, PartialEq)]
+enum MemberKind {
+    Number,
+    Text,
+    /// A Bool, a list, a record: ordered against nothing.
+    Other,
+}
+
+/// How `<` treats a value of type `m`; `None` for null and `Any`, which
+/// the comparison does not decide here.
+fn member_kind(m: &TypeSpec) -> Option<MemberKind> {
+    member_kind_within(m, MAX_TY_DEPTH)
+}
+
+fn member_kind_within(m: &TypeSpec, levels: usize) -> Option<MemberKind> {
+    let deeper = levels.checked_sub(1)?;
+    Some(match m {
+        TypeSpec::Named(cell) => match &cell.get()?.shape {
+            Shape::Refined { base, .. } => return member_kind_within(base, deeper),
+            Shape::Record { .. } => MemberKind::Other,
+        },
+        TypeSpec::Int | TypeSpec::Float => MemberKind::Number,
+        TypeSpec::String => MemberKind::Text,
+        TypeSpec::Literal(v) if v.as_str().is_some() => MemberKind::Text,
+        TypeSpec::Literal(v) if v.is_number() => MemberKind::Number,
+        TypeSpec::Null | TypeSpec::Any | TypeSpec::Union(_) => return None,
+        _ => MemberKind::Other,
+    })
+}
+
+/// The members of a union type, declared names followed to their bases;
+/// nothing for a type that is not a union.
+fn union_members<'s>(spec: &'s TypeSpec, out: &mut Vec<&'s TypeSpec>, levels: usize) {
+    let Some(deeper) = levels.checked_sub(1) else {
+        return;
+    };
+    match spec {
+        TypeSpec::Union(ms) => {
+            for m in ms {
+                match m {
+                    TypeSpec::Union(_) | TypeSpec::Named(_) => {
+                        let before = out.len();
+                        union_members(m, out, deeper);
+                        if out.len() == before {
+                            out.push(m);
+                        }
+                    }
+                    _ => out.push(m),
+                }
+            }
+        }
+        TypeSpec::Named(cell) => {
+            if let Some(Shape::Refined { base, .. }) = cell.get().map(|c| &c.shape) {
+                union_members(base, out, deeper);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -719,7 +1001,14 @@ fn builtin_result(
             Ty::Result(t) => stream((**t).clone()),
             _ => stream(Ty::Unknown),
         },
-        Errs => stream(failure_ty()),
+        // `err(v)` built by the program holds any value, not a failure
+        // record (`Result(Unknown)`).
+        Errs => match elem {
+            Ty::Result(t) if matches!(**t, Ty::Unknown) => stream(Ty::Unknown),
+            _ => stream(failure_ty()),
+        },
+        Ok => Ty::Result(Box::new(input.clone())),
+        Err => Ty::Result(Box::new(Ty::Unknown)),
         Warnings => stream(Ty::Unknown),
         Map => stream(lambda.clone()),
         FlatMap => stream(lambda.element()),
@@ -847,6 +1136,7 @@ fn join(a: &Ty, b: &Ty) -> Ty {
         }
         (Ty::Int, Ty::Float) | (Ty::Float, Ty::Int) => Ty::Float,
         (Ty::Named(x), Ty::Named(y)) if Rc::ptr_eq(x, y) => a.clone(),
+        (Ty::Result(x), Ty::Result(y)) => Ty::Result(Box::new(join(x, y))),
         _ => Ty::Unknown,
     }
 }

@@ -99,6 +99,20 @@ impl Builtin {
     pub fn takes_predicate(self) -> bool {
         matches!(self, Builtin::Filter | Builtin::All | Builtin::Any)
     }
+
+    /// Does a call run when its argument at `position` is absent, taking
+    /// it as null? Only `get`'s first (like `??`, language.md §6.1); any
+    /// other call with an absent argument is absent without running (§4.4).
+    pub fn runs_with_absent(self, position: usize) -> bool {
+        self == Builtin::Get && position == 0
+    }
+
+    /// Is a bare `x?` as the whole body of its lambda, written in place, a
+    /// presence test? Only in `filter`'s: in `all`'s and `any`'s it is the
+    /// value (language.md §4.4).
+    pub fn tests_presence(self) -> bool {
+        matches!(self, Builtin::Filter)
+    }
 }
 
 /// What to write instead of `write` of results, said by the static error

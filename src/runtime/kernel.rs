@@ -521,8 +521,9 @@ impl Cx<'_> {
             }
             Code::Builtin(b, args) => {
                 let mut values = SmallVec::new();
-                for a in args {
+                for (i, a) in args.iter().enumerate() {
                     match self.run(a, item)? {
+                        Value::Absent if b.runs_with_absent(i) => values.push(Value::Null),
                         // A call with an absent argument is absent (§4.4).
                         Value::Absent => return Ok(Value::Absent),
                         v => values.push(v),

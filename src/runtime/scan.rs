@@ -215,11 +215,10 @@ impl How {
                     .map(|r| How::Record(Box::new(r)))
             }
             TypeSpec::List(elem) => {
-                let elem_id = type_id_of(elem, type_id);
-                let how = How::of(elem, depth + 1, &elem_id, interp)?;
+                let how = How::of(elem, depth + 1, type_id, interp)?;
                 Some(How::List(Box::new(Elements {
                     how,
-                    type_id: elem_id,
+                    type_id: type_id.clone(),
                     admits_null: type_matches(elem, &Value::Null),
                     rows: None,
                 })))
@@ -628,7 +627,7 @@ impl RecordCheck {
             .map(|(f, read)| {
                 // A record or list a rule reads is checked, then decoded:
                 // unless nested defaults would change it on the way.
-                let type_id = type_id_of(&f.ty, &f.ids.type_);
+                let type_id = f.ids.type_.clone();
                 let how = match How::of(&f.ty, depth, &type_id, interp) {
                     _ if !f.checks.is_empty() => How::Value,
                     Some(How::Tokens(t)) => How::Tokens(t),
@@ -1170,22 +1169,6 @@ impl How {
             How::Value => false,
         }
     }
-}
-
-/// The identity of a type failure of a value of type `spec` held in a
-/// field whose own type failure is `field_id`: a refinement with rules
-/// fails as that type (`Email.type`), an alias as its base, anything else
-/// as the field (`T.f.type`).
-fn type_id_of(spec: &TypeSpec, field_id: &Rc<str>) -> Rc<str> {
-    let mut spec = spec;
-    while let TypeSpec::Named(cell) = spec {
-        match cell.get().map(|c| (c, &c.shape)) {
-            Some((_, Shape::Refined { base, rules, .. })) if rules.is_empty() => spec = base,
-            Some((_, Shape::Refined { ids, .. })) => return ids.type_.clone(),
-            _ => break,
-        }
-    }
-    field_id.clone()
 }
 
 /// Step 3 for a string field kept as text for a unique key: checked on

@@ -475,7 +475,7 @@ impl<'a> Run<'a> {
         let checked = match &c.shape {
             Shape::Record { record, .. } => run.top_record(c, record, value, uniques)?,
             Shape::Refined { .. } => {
-                run.named(c, value, None, &no_field())?;
+                run.named(c, value, None, &no_field(), None)?;
                 value.clone()
             }
         };
@@ -724,7 +724,7 @@ impl<'a> Run<'a> {
                     if c.record().is_some() && !matches!(v, Value::Record(_)) {
                         type_failure(self);
                     } else {
-                        return self.named(c, v, Some(path), field);
+                        return self.named(c, v, Some(path), field, Some(ids));
                     }
                 }
             }
@@ -739,13 +739,16 @@ impl<'a> Run<'a> {
     }
 
     /// A value of a declared type: its own fields and rules, or its
-    /// refinement's base and rules.
+    /// refinement's base and rules. In a field (`field_ids`), a value
+    /// whose base type is wrong fails as the field (`T.email.type`), on its
+    /// own as the refinement (`Email.type`, language.md §4.7).
     fn named(
         &mut self,
         c: &Contract,
         v: &Value,
         path: Option<&str>,
         field: &Key,
+        field_ids: Option<&FieldIds>,
     ) -> Result<Option<Value>> {
         match &c.shape {
             Shape::Record { record, .. } => {
@@ -756,6 +759,7 @@ impl<'a> Run<'a> {
                 Ok(replaced(v, filled))
             }
             Shape::Refined { base, rules, ids } => {
+                let ids = field_ids.unwrap_or(ids);
                 let mark = self.failures.len();
                 let shown = path.unwrap_or("");
                 let mut changed = None;
@@ -832,8 +836,11 @@ impl<'a> Run<'a> {
                 continue;
             }
             if let Some((kind, mut message)) = self.rule_outcome(rule, record, env) {
-                // A refinement's rule is checked at a field: say which.
-                if let (Some(_), Some(p)) = (field, path.filter(|p| !p.is_empty())) {
+                // A refinement's rule that raised at a field says which
+                // (a broken rule's message is only `rule … does not hold`,
+                // §4.9: the field is the failure's path).
+                let raised = kind == "eval";
+                if let (true, Some(_), Some(p)) = (raised, field, path.filter(|p| !p.is_empty())) {
                     message = format!("{message} (field {p})");
                 }
                 let failure = Failure {

@@ -174,6 +174,10 @@ impl From<&ParseError> for Diag {
                     .help("close it with `\"` on the same line"),
                 LexErrorKind::BadEscape { escape, .. } => Diag::error("hql::lex", format!("unknown escape `{escape}`"), l.span.clone(), "here")
                     .help("the escapes are \\\" \\\\ \\n \\r \\t \\0 \\u{…}; write regexes as raw strings: r\"\\d+\""),
+                LexErrorKind::Spelled { written, meant } => Diag::error("hql::lex", format!("`{written}` is not an HQL operator"), l.span.clone(), format!("write `{meant}`"))
+                    .help(format!("use `{meant}`: HQL writes `and`, `or` and `not` as words")),
+                LexErrorKind::SingleQuoted => Diag::error("hql::lex", "strings use double quotes", l.span.clone(), "single-quoted")
+                    .help("write \"text\" (and r\"…\" for a regex)"),
             },
             ParseError::Unexpected { found, expected, span, help } => {
                 let label = expected_text(expected);
@@ -186,6 +190,10 @@ impl From<&ParseError> for Diag {
                 let limit = crate::syntax::limits::MAX_DEPTH;
                 Diag::error("hql::too_deep", format!("this statement nests deeper than {limit} levels"), span.clone(), format!("level {} starts here", limit + 1))
                     .help(format!("a statement may nest {limit} levels: each bracket, operator, call, field access, pipeline stage, `if`, lambda and type argument inside another is one; name inner parts with `let` or `fn`"))
+            }
+            ParseError::Unclosed { span, open, close } => {
+                Diag::error("hql::parse", format!("this `{open}` is never closed"), span.clone(), format!("`{close}` missing for this `{open}`"))
+                    .help(format!("close it with `{close}`; until then the statement runs on into the lines after it"))
             }
             ParseError::PipeNotCall { span, help } => {
                 Diag::error("hql::pipe", "the right side of `|` must be a call", span.clone(), "not a call").help(help.clone())
@@ -380,6 +388,31 @@ impl From<&CheckWarning> for Diag {
                 "a presence test",
             )
             .help(format!("to test the value, write `{field}? == true`")),
+            CheckWarning::UncomparableMember { field, member, other, span } => Diag::error(
+                "hql::uncomparable_member",
+                format!("`{field}` may be {member}, which cannot be compared with {other}"),
+                span.clone(),
+                format!("{member} here is an error at run time"),
+            )
+            .help(if member.starts_with('"') {
+                format!("guard it: `{field} != {member} and …`, or read {member} as null: the format option `nulls: [{member}]` with the field declared `… | Null`")
+            } else {
+                format!("guard it, so that only values that can be compared with {other} are compared: `if … then … else …`, or declare `{field}` without {member}")
+            }),
+            CheckWarning::UndeclaredNearField { field, ty, meant, span } => Diag::error(
+                "hql::undeclared_field",
+                format!("`{ty}` does not declare `{field}`: did you mean `{meant}`?"),
+                span.clone(),
+                "not declared",
+            )
+            .help(format!("`{ty}` is open, so `{field}` is read as received (missing where a record has no `{field}`); write `{meant}`, or declare `{field}`")),
+            CheckWarning::NestedUnique { ty, span } => Diag::error(
+                "hql::nested_unique",
+                format!("`unique` in `{ty}` applies only to a stream validated as `{ty}`, not where `{ty}` is a field's type"),
+                span.clone(),
+                "not checked inside a field",
+            )
+            .help("declare the key on the type whose records the stream holds"),
         };
         Diag { warning: true, ..d }
     }

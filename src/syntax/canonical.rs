@@ -182,6 +182,16 @@ fn operand_prec(op: BinOp) -> (u8, u8) {
     }
 }
 
+/// The minimum strength of an operand of `op`, raised so that an `and`
+/// that is an operand of `or` is always in parentheses (`a or (b and c)`):
+/// the grouping a reader would ask about is shown (language.md §4.7).
+fn grouped(op: BinOp, operand: &Expr, min: u8) -> u8 {
+    match (op, &operand.kind) {
+        (BinOp::Or, ExprKind::Binary(BinOp::And, ..)) => AND + 1,
+        _ => min,
+    }
+}
+
 fn write_expr(out: &mut String, e: &Expr, min: u8) {
     let parens = prec(e) < min;
     if parens {
@@ -240,11 +250,11 @@ fn write_bare(out: &mut String, e: &Expr) {
         }
         ExprKind::Binary(op, a, b) => {
             let (l, r) = operand_prec(*op);
-            write_expr(out, a, l);
+            write_expr(out, a, grouped(*op, a, l));
             out.push(' ');
             out.push_str(binop_text(*op));
             out.push(' ');
-            write_expr(out, b, r);
+            write_expr(out, b, grouped(*op, b, r));
         }
         ExprKind::Pipe(a, b) => {
             write_expr(out, a, PIPE);
@@ -395,6 +405,16 @@ mod tests {
     }
 
     #[test]
+    fn an_and_inside_an_or_is_parenthesised() {
+        assert_eq!(canon("a or b and c"), "a or (b and c)");
+        assert_eq!(canon("a and b or c"), "(a and b) or c");
+        assert_eq!(canon("a or (b and c) or d"), "a or (b and c) or d");
+        assert_eq!(canon("(a or b) and c"), "(a or b) and c");
+        assert_eq!(canon("a and b and c"), "a and b and c");
+        assert_eq!(canon("not (a and b) or c"), "not (a and b) or c");
+    }
+
+    #[test]
     fn literals_as_written() {
         assert_eq!(canon("amount < 10_000"), "amount < 10_000");
         assert_eq!(canon("matches(s, r\"^\\d+$\")"), "matches(s, r\"^\\d+$\")");
@@ -408,6 +428,7 @@ mod tests {
             "status == \"shipped\" => tracking?",
             "-x.y[0] ?? 3",
             "x not in [1, 2]",
+            "a or b and c",
         ] {
             let once = canon(src);
             assert_eq!(canon(&once), once);

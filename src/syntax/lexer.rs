@@ -136,6 +136,25 @@ pub enum Token {
 
     /// `name =>` where a lambda may start (made by the layout pass).
     LambdaParam(String),
+
+    /// Another language's spelling, never a token: `&&`, `||`, `!` and a
+    /// single-quoted string (quotes and all, one error) are lexical errors
+    /// that name HQL's spelling.
+    #[token("&&", |_| spelled("&&", "and"))]
+    #[token("||", |_| spelled("||", "or"))]
+    #[token("!", |_| spelled("!", "not"))]
+    #[regex(r"'[^'\n]*'?", single_quoted)]
+    Foreign,
+}
+
+/// The error of a single-quoted string.
+fn single_quoted(_: &mut logos::Lexer<Token>) -> Result<(), LexErrorKind> {
+    Err(LexErrorKind::SingleQuoted)
+}
+
+/// The error of `written`, which HQL spells `meant`.
+fn spelled(written: &'static str, meant: &'static str) -> Result<(), LexErrorKind> {
+    Err(LexErrorKind::Spelled { written, meant })
 }
 
 /// A string literal's value and its exact source text (for canonical form).
@@ -158,6 +177,13 @@ pub enum LexErrorKind {
         escape: String,
         at: usize,
     },
+    /// `a && b`, `a || b`, `!a`: an operator HQL spells as a word.
+    Spelled {
+        written: &'static str,
+        meant: &'static str,
+    },
+    /// `'text'`: strings use double quotes.
+    SingleQuoted,
 }
 
 /// A lexical error: the text at `span` is not a token.

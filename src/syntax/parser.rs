@@ -34,6 +34,14 @@ pub enum ParseError {
     /// A statement nested deeper than `limits::MAX_DEPTH`; the span is the
     /// first part too deep.
     TooDeep { span: Span },
+    /// A bracket the statement never closes: `type T : Data = {` and no
+    /// `}`. The span is the opening bracket `open`; `close` is the one
+    /// missing.
+    Unclosed {
+        span: Span,
+        open: &'static str,
+        close: &'static str,
+    },
 }
 
 impl ParseError {
@@ -43,7 +51,8 @@ impl ParseError {
             ParseError::Unexpected { span, .. }
             | ParseError::UnexpectedEnd { span, .. }
             | ParseError::PipeNotCall { span, .. }
-            | ParseError::TooDeep { span } => span.clone(),
+            | ParseError::TooDeep { span }
+            | ParseError::Unclosed { span, .. } => span.clone(),
         }
     }
 }
@@ -202,10 +211,49 @@ fn statements(tokens: Vec<Spanned>) -> Vec<Vec<Spanned>> {
 fn parse_statement(src: Text, chunk: Vec<Spanned>) -> Result<Stmt, ParseError> {
     let first = chunk.first().map(|t| (t.0, t.1.clone()));
     let end = chunk.last().map(|t| t.2).unwrap_or(0);
+    let unclosed = unclosed(&chunk);
     let tokens = chunk.into_iter().map(Ok::<_, String>);
-    generated::StmtParser::new()
-        .parse(tokens)
-        .map_err(|e| syntax_error(src, e, end, first))
+    generated::StmtParser::new().parse(tokens).map_err(|e| {
+        // A bracket left open runs the statement on into the next ones,
+        // where the parser stops: the bracket is the mistake to show.
+        match unclosed {
+            Some((span, (open, close))) => ParseError::Unclosed { span, open, close },
+            None => syntax_error(src, e, end, first),
+        }
+    })
+}
+
+/// The bracket a statement's tokens leave open, and the one that would
+/// close it: the first one a closer of another kind skips (`(` in
+/// `f(a]`), else the innermost still open at the end.
+fn unclosed(chunk: &[Spanned]) -> Option<(Span, (&'static str, &'static str))> {
+    let pair = |t: &Token| match t {
+        Token::LParen => Some(("(", ")")),
+        Token::LBracket => Some(("[", "]")),
+        Token::LBrace => Some(("{", "}")),
+        _ => None,
+    };
+    let mut open: Vec<(Span, (&'static str, &'static str))> = Vec::new();
+    for (l, tok, r) in chunk {
+        if let Some(p) = pair(tok) {
+            open.push((*l..*r, p));
+            continue;
+        }
+        let close = match tok {
+            Token::RParen => ")",
+            Token::RBracket => "]",
+            Token::RBrace => "}",
+            _ => continue,
+        };
+        // A closer of a bracket further out skips the ones inside it.
+        if let Some(at) = open.iter().rposition(|(_, (_, c))| *c == close) {
+            if at + 1 < open.len() {
+                return open.into_iter().nth(at + 1);
+            }
+            open.truncate(at);
+        }
+    }
+    open.pop()
 }
 
 fn syntax_error(

@@ -16,7 +16,7 @@ use std::hash::{Hash, Hasher};
 use rustc_hash::FxHasher;
 use smallvec::SmallVec;
 
-use crate::runtime::value::{NumKind, Value};
+use crate::runtime::value::{NumKind, Record, Value};
 use crate::runtime::varint;
 
 /// Structural equality: `1 == 1.0`, records equal whatever their order.
@@ -49,24 +49,65 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
     }
 }
 
-/// Total order for sorting: numbers, then strings, then everything else
-/// by its printed form.
+/// Total order for sorting (language.md §6.1): `null` < `false` < `true`
+/// < numbers < strings < lists < records; lists element by element (a
+/// prefix first), records by their sorted keys, then their values in that
+/// order; anything else (results, types, functions) last, by its printed
+/// form.
 pub fn sort_order(a: &Value, b: &Value) -> Ordering {
     let rank = |v: &Value| match v {
         Value::Null | Value::Absent => 0,
         Value::Bool(_) => 1,
         v if v.is_number() => 2,
         Value::Str(_) => 3,
-        _ => 4,
+        Value::List(_) => 4,
+        Value::Record(_) => 5,
+        _ => 6,
     };
     match (a, b) {
         (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
+        (Value::List(x), Value::List(y)) => in_order(x.iter(), y.iter()),
+        (Value::Record(x), Value::Record(y)) => {
+            let (xk, yk) = (sorted_keys(x), sorted_keys(y));
+            xk.cmp(&yk).then_with(|| {
+                // The same keys: their values, in the keys' order.
+                in_order(
+                    xk.iter().filter_map(|k| x.get(k)),
+                    yk.iter().filter_map(|k| y.get(k)),
+                )
+            })
+        }
         _ => match compare(a, b) {
             Some(o) => o,
             None => rank(a).cmp(&rank(b)).then_with(|| {
                 crate::runtime::print::to_hql(a).cmp(&crate::runtime::print::to_hql(b))
             }),
         },
+    }
+}
+
+fn sorted_keys(r: &Record) -> Vec<&str> {
+    let mut keys: Vec<&str> = r.keys().map(|k| &**k).collect();
+    keys.sort_unstable();
+    keys
+}
+
+/// Two sequences of values element by element, by `sort_order`; a prefix
+/// comes first.
+fn in_order<'v>(
+    mut a: impl Iterator<Item = &'v Value>,
+    mut b: impl Iterator<Item = &'v Value>,
+) -> Ordering {
+    loop {
+        match (a.next(), b.next()) {
+            (None, None) => return Ordering::Equal,
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(x), Some(y)) => match sort_order(x, y) {
+                Ordering::Equal => {}
+                other => return other,
+            },
+        }
     }
 }
 

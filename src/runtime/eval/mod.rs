@@ -857,7 +857,7 @@ impl Interp {
                 args,
                 span,
             } => {
-                let Some(args) = self.eval_args(args, env)? else {
+                let Some(args) = self.eval_builtin_args(*builtin, args, env)? else {
                     return Ok(Value::Absent);
                 };
                 self.call_builtin(*builtin, args, Some(span))
@@ -939,6 +939,28 @@ impl Interp {
             })
             .collect::<Result<C>>()?;
         Ok((!absent).then_some(values))
+    }
+
+    /// A builtin's arguments: `eval_args`, but an absent argument the
+    /// builtin runs with is null (`get`'s first).
+    fn eval_builtin_args(
+        self: &Rc<Self>,
+        b: Builtin,
+        args: &[Expr],
+        env: &Env,
+    ) -> Result<Option<Slots>> {
+        if !(0..args.len()).any(|i| b.runs_with_absent(i)) {
+            return self.eval_args(args, env);
+        }
+        let mut values = Slots::new();
+        for (i, a) in args.iter().enumerate() {
+            match self.eval(a, env)? {
+                Value::Absent if b.runs_with_absent(i) => values.push(Value::Null),
+                Value::Absent => return Ok(None),
+                v => values.push(v),
+            }
+        }
+        Ok(Some(values))
     }
 
     /// Three-valued `and`, `or`, `=>` (Kleene), short-circuiting.

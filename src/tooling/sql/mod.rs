@@ -629,8 +629,10 @@ fn value_failures(
             Some((_, Shape::Refined { base, rules, .. })) if rules.is_empty() => {
                 value_failures(q, base, at, path, type_id, depth)?
             }
-            Some((c, Shape::Refined { base, rules, ids })) => {
-                refined(q, c, base, rules, &ids.type_, at, path, depth)?
+            // A field's value of the wrong base type fails as the field
+            // (`T.email.type`, language.md §4.7).
+            Some((c, Shape::Refined { base, rules, .. })) => {
+                refined(q, c, base, rules, type_id, at, path, depth)?
             }
             Some((c, Shape::Record { record, .. })) => {
                 if !record.warns.is_empty() {
@@ -722,7 +724,7 @@ fn checks(
 }
 
 /// A value of a refinement with rules (`Email`, `Date`, …): its base, its
-/// type failure naming the refinement (`Email.type`), then, when the base
+/// type failure `type_id` (the field's, `T.email.type`), then, when the base
 /// holds, its rules with `self` the value, failing at the field's path.
 #[allow(clippy::too_many_arguments)]
 fn refined(
