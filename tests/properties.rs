@@ -363,7 +363,7 @@ impl Column {
                 .prop_map(|v| serde_json::to_string(&v).unwrap())
                 .boxed(),
             Column::Pair => (any::<i32>(), prop::option::of(csv_text()))
-                .prop_map(|(a, b)| match b {
+                .prop_map(move |(a, b)| match b {
                     Some(b) => format!("{{\"a\":{a},\"b\":{}}}", json(b)),
                     None => format!("{{\"a\":{a}}}"),
                 })

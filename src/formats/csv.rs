@@ -29,7 +29,7 @@ use crate::runtime::eval::{check_interrupt, compare_numbers, equal, Origin, Resu
 use crate::runtime::json::{write_float, write_int, write_json, Decoder};
 use crate::runtime::print::write_hql;
 use crate::runtime::validate::undecodable;
-use crate::runtime::value::{Key, Record, Value};
+use crate::runtime::value::{DataNum, Key, NumKind, Record, Value};
 use crate::syntax::canonical::write_json_string;
 
 pub struct Csv;
@@ -678,27 +678,35 @@ fn float(cell: &str) -> Option<Cell<'_>> {
     }
     // A decimal of up to 15 significant digits in the range of normal
     // doubles is its double's shortest form; any other may hold a value
-    // no double does (`1e-400`, 20 digits), kept digit for digit.
+    // no double does (`1e-400`, 20 digits), kept digit for digit, as a
+    // number from JSON data with its text is.
     let significant = whole.trim_start_matches('0').len()
         + match whole.trim_start_matches('0') {
             "" => fraction.trim_start_matches('0').len(),
             _ => fraction.len(),
         };
     let zero = f == 0.0 && !mantissa.bytes().any(|b| matches!(b, b'1'..=b'9'));
-    if zero || (f.is_normal() && significant <= 15) {
+    // (A whole double past 2^53 holds every digit of its binary value.)
+    let short = f.is_normal() && f.abs() < 9_007_199_254_740_992.0 && significant <= 15;
+    if zero || short {
         return Some(Cell::Float(f));
     }
+    // The text's own value against the double's, as a number from JSON
+    // data with this text compares.
     let text = json_float_text(cell.starts_with('-'), whole, fraction, exponent);
-    let exact = compare_numbers(&Value::Float(f), &Value::from_number_text(&text));
-    match exact {
+    let own = Value::Num(Rc::new(DataNum {
+        text: text.as_str().into(),
+        kind: NumKind::Float(f),
+    }));
+    match compare_numbers(&Value::Float(f), &own) {
         Some(std::cmp::Ordering::Equal) => Some(Cell::Float(f)),
         _ => Some(Cell::Decimal(text)),
     }
 }
 
 /// A decimal number's text as JSON writes it, with a fraction or an
-/// exponent so that it reads as a Float: no `+`, no leading zeros, a digit
-/// on each side of a point (`+.5e-400` is `0.5e-400`, `7` is `7.0`).
+/// exponent so that it reads as a Float: no leading `+` or zeros, a digit
+/// on each side of a point (`+.5E-400` is `0.5e-400`, `7` is `7.0`).
 fn json_float_text(minus: bool, whole: &str, fraction: &str, exponent: Option<&str>) -> String {
     let mut text = String::from(if minus { "-" } else { "" });
     match whole.trim_start_matches('0') {
@@ -711,7 +719,7 @@ fn json_float_text(minus: bool, whole: &str, fraction: &str, exponent: Option<&s
     }
     if let Some(e) = exponent {
         text.push('e');
-        text.push_str(e.strip_prefix('+').unwrap_or(e));
+        text.push_str(e);
     }
     text
 }
