@@ -206,6 +206,124 @@ fn an_invalid_utf8_row_is_a_decode_err_with_its_line_and_reading_goes_on() {
 }
 
 #[test]
+fn a_quoted_empty_cell_is_the_empty_string_and_the_writer_quotes_empty_strings() {
+    let s = Scratch::new("csv-quoted-empty");
+    s.write("a.csv", "s,n\n\"\",1\n,2\n");
+    let out = ok_run(
+        &s,
+        "type T : DataContract = { s: String, n: Int }\n\
+         source(file(\"a.csv\"), Csv)\n\
+         source(file(\"a.csv\"), Csv) | validate(T) | report()\n",
+    );
+    assert_eq!(
+        out,
+        "[{s: \"\", n: \"1\"}, {n: \"2\"}]\n\
+         {total: 2, ok: 1, err: 1, warned: 0, by_rule: [{rule: \"T.s.missing\", kind: \"missing\", count: 1}]}\n"
+    );
+    // Written, an empty string is quoted; an absent or null cell is not;
+    // read back, each is what was written.
+    let contract = "type T : DataContract = { s: String, t?: String, u: String | Null }\n";
+    let out = ok_run(
+        &s,
+        &format!("{contract}[{{s: \"\", u: null}}, {{s: \"x\", t: \"\", u: \"\"}}] | validate(T) | oks() | write(file(\"o.csv\"))\n"),
+    );
+    assert_eq!(out, "2\n");
+    assert_eq!(s.read("o.csv"), "s,t,u\n\"\",,\nx,\"\",\"\"\n");
+    let out = ok_run(
+        &s,
+        &format!("{contract}source(file(\"o.csv\"), Csv) | validate(T)\n"),
+    );
+    assert_eq!(
+        out,
+        "[ok({s: \"\", u: null}), ok({s: \"x\", t: \"\", u: \"\"})]\n"
+    );
+}
+
+#[test]
+fn a_one_column_row_of_a_quoted_empty_cell_is_a_record_not_a_blank_line() {
+    let s = Scratch::new("csv-one-column-empty");
+    s.write("a.csv", "s\n\"\"\n\nx\n\"\"\n");
+    let out = ok_run(
+        &s,
+        "source(file(\"a.csv\"), Csv)\nsource(file(\"a.csv\"), Csv) | count()\n\
+         [{s: \"\"}, {s: \"y\"}] | write(file(\"o.csv\"))\n",
+    );
+    assert_eq!(out, "[{s: \"\"}, {s: \"x\"}, {s: \"\"}]\n3\n2\n");
+    assert_eq!(s.read("o.csv"), "s\n\"\"\ny\n");
+}
+
+#[test]
+fn cr_only_line_ends_read_as_rows() {
+    let s = Scratch::new("csv-cr-only");
+    // Excel for Mac: every line ends with a lone `\r`, also inside quotes.
+    s.write("a.csv", "id\rr2\rr3\r\"r4\rcell\"\rr6\r");
+    s.write("b.csv", "id,qty\r1,2\r2,0\r");
+    s.write(
+        "contracts.hql",
+        "type Q : DataContract = { id: Int, qty: Int, require qty > 0 }\n",
+    );
+    let out = ok_run(&s, &lines_program("a.csv"));
+    assert_eq!(
+        out,
+        "[{line: 2, kind: \"require\", input: {id: \"r2\"}}, \
+         {line: 3, kind: \"require\", input: {id: \"r3\"}}, \
+         {line: 4, kind: \"require\", input: {id: \"r4\\rcell\"}}, \
+         {line: 6, kind: \"require\", input: {id: \"r6\"}}]\n"
+    );
+    let r = s.hql(&["vet", "contracts.hql", "b.csv"]);
+    assert_eq!(r.status, 1, "{}", r.err);
+    assert_eq!(
+        r.out,
+        "b.csv: {total: 2, ok: 1, err: 1, warned: 0, by_rule: [{rule: \"Q.qty > 0\", kind: \"require\", count: 1}]}\n"
+    );
+}
+
+#[test]
+fn an_unterminated_quote_is_a_decode_err_for_its_record_and_later_rows_are_read() {
+    let s = Scratch::new("csv-unterminated");
+    s.write("a.csv", "id,name\n1,a\n2,\"b\n3,c\n4,d\n");
+    s.write("truncated.csv", "id,name\n1,a\n2,\"cut off\r\n");
+    let out = ok_run(
+        &s,
+        "source(file(\"a.csv\"), Csv)\n\
+         type T : DataContract = { id: Int, name: String }\n\
+         source(file(\"truncated.csv\"), Csv) | validate(T) | report()\n\
+         source(file(\"truncated.csv\"), Csv) | validate(T) | filter(r => true) | report()\n",
+    );
+    assert_eq!(
+        out,
+        "[{id: \"1\", name: \"a\"}, \
+         err({type: null, version: null, origin: {source: \"a.csv\", line: 3}, input: \"2,\\\"b\", \
+         failures: [{rule: \"decode\", kind: \"decode\", path: null, fields: [], severity: \"error\", \
+         message: \"line 3 opens a quote that is never closed\"}]}), \
+         {id: \"3\", name: \"c\"}, {id: \"4\", name: \"d\"}]\n\
+         {total: 2, ok: 1, err: 1, warned: 0, by_rule: [{rule: \"decode\", kind: \"decode\", count: 1}]}\n\
+         {total: 2, ok: 1, err: 1, warned: 0, by_rule: [{rule: \"decode\", kind: \"decode\", count: 1}]}\n"
+    );
+    s.write(
+        "contracts.hql",
+        "type T : DataContract = { id: Int, name: String }\n",
+    );
+    let r = s.hql(&["vet", "contracts.hql", "truncated.csv"]);
+    assert_eq!(r.status, 1, "a truncated file fails: {}", r.err);
+}
+
+#[test]
+fn a_nul_in_a_header_name_is_an_io_error_naming_the_column() {
+    let s = Scratch::new("csv-nul-header");
+    s.write("a.csv", "id,na\0me\n1,a\n");
+    let r = s.run("source(file(\"a.csv\"), Csv) | count()\n", &[]);
+    assert_eq!(r.status, 1, "{}", r.err);
+    assert!(r.err.contains("hql::io"), "{}", r.err);
+    assert!(
+        r.err
+            .contains("column `na\\0me` of the header (line 1) has a NUL character"),
+        "{}",
+        r.err
+    );
+}
+
+#[test]
 fn a_header_only_file_and_an_empty_file_give_no_records() {
     let s = Scratch::new("csv-no-records");
     s.write("header.csv", "id,name\n");
@@ -353,6 +471,65 @@ fn a_union_converts_by_its_first_member_that_converts() {
         out,
         "[{is: 5, si: \"5\", fi: 5.0, if_: 5.5}]\n\
          [{line: 3, rules: [\"U.fi.type\", \"U.if_.type\"]}]\n"
+    );
+}
+
+#[test]
+fn a_union_converts_by_the_first_member_that_admits_the_converted_value() {
+    let s = Scratch::new("csv-union-admits");
+    s.write("a.csv", "xi,lit,li\n1,2,[1]\nx,a,5\ny,3,x\n");
+    let out = ok_run(
+        &s,
+        &outcomes(
+            "type U : DataContract = { xi: \"x\" | Int, lit: 1 | 2 | \"a\", li: List[Int] | Int }",
+            "U",
+        ),
+    );
+    // `1` is the Int 1 (not the text `"x"` refuses); `3` is no member.
+    assert_eq!(
+        out,
+        "[{xi: 1, lit: 2, li: [1]}, {xi: \"x\", lit: \"a\", li: 5}]\n\
+         [{line: 4, rules: [\"U.xi.type\", \"U.lit.type\", \"U.li.type\"]}]\n"
+    );
+}
+
+#[test]
+fn a_cell_that_underflows_a_double_keeps_its_exact_value_on_every_path() {
+    let s = Scratch::new("csv-underflow");
+    let tiny = format!("0.{}1", "0".repeat(330));
+    s.write(
+        "a.csv",
+        format!("id,x\n1,1e-400\n2,{tiny}\n3,+1E-400\n4,.5e-400\n5,0.0\n6,-1e-400\n7,0.5\n8,1.00000000000000000001\n"),
+    );
+    let contract = "type T : DataContract = { id: Int, x: Float, require x > 0 }";
+    s.write("contracts.hql", format!("{contract}\n"));
+    let program = |tail: &str| {
+        format!(
+            "{contract}\nlet v = source(file(\"a.csv\"), Csv) | validate(T){tail}\n\
+             v | oks() | map(r => r.id)\nv | errs() | map(e => e.input.id)\nv | report()\nv | count()\n"
+        )
+    };
+    // The counting path (`report()`, `count()`: the line check) and the
+    // ordinary path (a `filter` keeps no plan) agree, and with `vet`.
+    let expected = "[1, 2, 3, 4, 7, 8]\n[\"5\", \"6\"]\n\
+                    {total: 8, ok: 6, err: 2, warned: 0, by_rule: [{rule: \"T.x > 0\", kind: \"require\", count: 2}]}\n8\n";
+    assert_eq!(ok_run(&s, &program("")), expected);
+    assert_eq!(ok_run(&s, &program(" | filter(r => true)")), expected);
+    let r = s.hql(&["vet", "contracts.hql", "a.csv"]);
+    assert_eq!(
+        r.out,
+        "a.csv: {total: 8, ok: 6, err: 2, warned: 0, by_rule: [{rule: \"T.x > 0\", kind: \"require\", count: 2}]}\n",
+        "{}",
+        r.err
+    );
+    // The value is kept digit for digit, in JSON form.
+    let out = ok_run(
+        &s,
+        &format!("{contract}\nsource(file(\"a.csv\"), Csv) | validate(T) | oks() | filter(r => r.id != 2) | map(r => r.x)\n"),
+    );
+    assert_eq!(
+        out,
+        "[1e-400, 1e-400, 0.5e-400, 0.5, 1.00000000000000000001]\n"
     );
 }
 
@@ -550,4 +727,38 @@ fn the_counting_path_over_csv_counts_what_the_ordinary_path_counts() {
         assert_eq!(a.out, b.out, "{contract}");
         assert!(a.out.contains("total: 608"), "{contract}: {}", a.out);
     }
+}
+
+// ------------------------------------------------------------ writing
+
+#[test]
+fn a_csv_target_escapes_formula_cells_only_when_configured() {
+    let s = Scratch::new("csv-formulas");
+    s.write(
+        "hql.toml",
+        "[targets.sheet]\nfile = \"sheet.csv\"\ncsv = { escape_formulas = true }\n\n\
+         [targets.plain]\nfile = \"plain.csv\"\n",
+    );
+    let records = "[{a: \"=1+2\", b: \"+x\", c: \"-3\", d: \"@sum(A1)\", e: \"\\tx\", f: \"a=b\", g: -5, h: \"=\\\"q\\\",1\"}]";
+    let out = ok_run(
+        &s,
+        &format!("{records} | write(\"sheet\")\n{records} | write(\"plain\")\n"),
+    );
+    assert_eq!(out, "1\n1\n");
+    assert_eq!(
+        s.read("sheet.csv"),
+        "a,b,c,d,e,f,g,h\n'=1+2,'+x,'-3,'@sum(A1),'\tx,a=b,'-5,\"'=\"\"q\"\",1\"\n"
+    );
+    assert_eq!(
+        s.read("plain.csv"),
+        "a,b,c,d,e,f,g,h\n=1+2,+x,-3,@sum(A1),\tx,a=b,-5,\"=\"\"q\"\",1\"\n"
+    );
+    // A source has no formulas to escape: the option is refused there.
+    s.write(
+        "hql.toml",
+        "[sources.in]\nfile = \"plain.csv\"\ncsv = { escape_formulas = true }\n",
+    );
+    let r = s.run("source(\"in\") | count()\n", &[]);
+    assert_eq!(r.status, 2, "{}", r.err);
+    assert!(r.err.contains("unknown key `escape_formulas`"), "{}", r.err);
 }

@@ -296,6 +296,49 @@ fn s3_extreme_numbers_from_data_keep_their_text() {
 }
 
 #[test]
+fn s3_a_long_positional_tiny_decimal_is_not_zero() {
+    let tiny = format!("0.{}1", "0".repeat(330));
+    let data = format!("{{\"x\": {tiny}}}\n{{\"x\": 0.000}}\n");
+    let files = [("n.jsonl", data.as_str())];
+    let src = "source(file(\"n.jsonl\"), Json) | map(r => [r.x > 0, r.x == 0])";
+    assert_eq!(ok_out(src, &files), "[[true, false], [false, true]]\n");
+    let (out, _, status) = run_json("source(file(\"n.jsonl\"), Json)", &files);
+    assert_eq!(status, 0);
+    assert_eq!(out, format!("{{\"x\":{tiny}}}\n{{\"x\":0.000}}\n"));
+}
+
+#[test]
+fn s3_negation_and_abs_of_a_huge_float_are_runtime_errors() {
+    let files = [("n.jsonl", "{\"x\": 1e999}\n{\"x\": -1e999}\n")];
+    for (program, op) in [
+        (
+            "source(file(\"n.jsonl\"), Json) | map(r => -r.x)",
+            "`-` of 1e999",
+        ),
+        (
+            "source(file(\"n.jsonl\"), Json) | map(r => abs(r.x))",
+            "`abs` of 1e999",
+        ),
+        (
+            "source(file(\"n.jsonl\"), Json) | skip(1) | map(r => abs(r.x))",
+            "`abs` of -1e999",
+        ),
+    ] {
+        let (out, err) = runtime_error(program, &files);
+        assert_eq!(out, "", "{program}");
+        assert!(err.contains("hql::not_finite"), "{program}: {err}");
+        assert!(
+            squash(&err).contains(&format!("{op} is beyond the range of a Float")),
+            "{program}: {err}"
+        );
+    }
+    assert_eq!(
+        eval1("[-1.5, abs(-1.5e308), -(1e308)]"),
+        "[-1.5, 1.5e308, -1e308]"
+    );
+}
+
+#[test]
 fn s3_numbers_from_data_written_back_exactly_in_json() {
     let (out, err, status) = run_json(r#"source(file("n.jsonl"), Json)"#, &[("n.jsonl", NUMS)]);
     assert_eq!(status, 0, "{err}");

@@ -200,6 +200,127 @@ fn an_int_beyond_64_bits_is_a_runtime_error_and_nothing_is_written() {
     assert!(!s.exists("w.db"), "the database the run created is removed");
 }
 
+#[test]
+fn a_real_infinity_read_as_a_source_is_a_decode_err_for_its_record() {
+    let s = setup(
+        "sq-infinity",
+        "[sources.t]\nsqlite = \"legacy.db\"\ntable = \"t\"\n",
+    );
+    Connection::open(s.path.join("legacy.db"))
+        .unwrap()
+        .execute_batch(
+            "CREATE TABLE t (id INTEGER, x REAL);
+             INSERT INTO t VALUES (1, 1.5), (2, 9e999), (3, -9e999), (4, 2.5);",
+        )
+        .unwrap();
+    let r = ok(
+        &s,
+        "type T : DataContract = { id: Int, x: Float }\n\
+         source(\"t\") | validate(T) | errs() | map(e => {line: e.origin.line, input: e.input, failure: e.failures[0]})\n\
+         source(\"t\") | validate(T) | oks() | write(file(\"o.jsonl\"))\n",
+    );
+    assert_eq!(
+        r.out,
+        "[{line: 2, input: {id: 2, x: \"Infinity\"}, failure: {rule: \"decode\", kind: \"decode\", path: null, fields: [], severity: \"error\", \
+         message: \"row 2 of source `t`: column `x` holds Infinity, which has no HQL value\"}}, \
+         {line: 3, input: {id: 3, x: \"-Infinity\"}, failure: {rule: \"decode\", kind: \"decode\", path: null, fields: [], severity: \"error\", \
+         message: \"row 3 of source `t`: column `x` holds -Infinity, which has no HQL value\"}}]\n2\n"
+    );
+    assert_eq!(
+        s.read("o.jsonl"),
+        "{\"id\":1,\"x\":1.5}\n{\"id\":4,\"x\":2.5}\n"
+    );
+}
+
+#[test]
+fn a_blob_rows_dead_letter_keeps_its_other_columns_with_the_blob_as_base64() {
+    let s = setup(
+        "sq-blob",
+        "[sources.t]\nsqlite = \"legacy.db\"\ntable = \"t\"\n",
+    );
+    Connection::open(s.path.join("legacy.db"))
+        .unwrap()
+        .execute_batch(
+            "CREATE TABLE t (id INTEGER, data BLOB, name TEXT);
+             INSERT INTO t VALUES (1, x'00ff10', 'a'), (2, NULL, 'b');",
+        )
+        .unwrap();
+    let r = ok(
+        &s,
+        "type R : DataContract = { id: Int }\n\
+         source(\"t\") | validate(R) | route(ok: file(\"ok.jsonl\"), err: file(\"dead.jsonl\"))\n",
+    );
+    assert_eq!(r.status, 0, "{}", r.err);
+    assert_eq!(s.read("ok.jsonl"), "{\"id\":2,\"name\":\"b\"}\n");
+    let dead = s.read("dead.jsonl");
+    assert!(
+        dead.contains("\"input\":{\"id\":1,\"data\":\"AP8Q\",\"name\":\"a\"}"),
+        "{dead}"
+    );
+    assert!(
+        dead.contains("column `data` holds a BLOB, which has no HQL value"),
+        "{dead}"
+    );
+}
+
+#[test]
+fn a_number_a_real_column_cannot_hold_exactly_is_a_runtime_error_naming_the_column() {
+    let s = setup("sq-real-exact", &target("w", ""));
+    open(&s)
+        .execute_batch("CREATE TABLE orders (id INTEGER, x REAL)")
+        .unwrap();
+    s.write(
+        "fine.jsonl",
+        "{\"id\": 1, \"x\": 0.1}\n{\"id\": 2, \"x\": 9007199254740992}\n",
+    );
+    let r = ok(&s, "source(file(\"fine.jsonl\"), Json) | write(\"w\")\n");
+    assert_eq!(r.out, "{written: 2, drift: []}\n");
+    assert_eq!(rows(&s, "x"), ["0.1", "9007199254740992.0"]);
+    for (i, x) in [
+        "9007199254740993",
+        "1e-400",
+        "1.00000000000000000001",
+        "1e999",
+    ]
+    .iter()
+    .enumerate()
+    {
+        s.write(
+            "in.jsonl",
+            format!("{{\"id\": 3, \"x\": 2.5}}\n{{\"id\": 4, \"x\": {x}}}\n"),
+        );
+        let r = fails(
+            &s,
+            "source(file(\"in.jsonl\"), Json) | write(\"w\")\n",
+            "hql::precision",
+        );
+        let err = squash(&r.err);
+        assert!(
+            err.contains("target `w`: column `x` cannot hold a record's number exactly"),
+            "{i}: {err}"
+        );
+        assert!(!err.contains(x), "never the value: {err}");
+        assert_eq!(count(&s), 2, "nothing is written ({x})");
+    }
+}
+
+#[test]
+fn a_nul_in_a_column_name_is_an_io_error_naming_the_column() {
+    let s = setup("sq-nul-column", &target("w", ""));
+    s.write("in.jsonl", "{\"id\": 1, \"a\\u0000b\": 2}\n");
+    let r = fails(
+        &s,
+        "source(file(\"in.jsonl\"), Json) | write(\"w\")\n",
+        "hql::io",
+    );
+    assert!(
+        squash(&r.err).contains("target `w`: column `a\\0b` has a NUL character in its name"),
+        "{}",
+        r.err
+    );
+    assert!(!s.exists("w.db"), "nothing is written");
+}
+
 // --------------------------------------------------------------- transactions
 
 #[test]

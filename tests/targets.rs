@@ -644,6 +644,34 @@ fn env_reads_the_environment_with_a_fallback() {
 }
 
 #[test]
+fn a_non_utf8_env_value_is_an_error_saying_so() {
+    use std::os::unix::ffi::OsStrExt;
+    let s = Scratch::new("t-env-utf8");
+    s.write(
+        "main.hql",
+        "\"before\"\nenv(\"HQL_TEST_LATIN1\", \"fallback\")\n",
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hql"))
+        .args(["run", "main.hql"])
+        .current_dir(&s.path)
+        .env("HQL_PROGRESS", "0")
+        .env("HQL_TEST_LATIN1", std::ffi::OsStr::from_bytes(b"caf\xe9"))
+        .output()
+        .expect("hql runs");
+    let err = squash(&String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "\"before\"\n");
+    assert!(err.contains("hql::env"), "{err}");
+    assert!(
+        err.contains(
+            "environment variable `HQL_TEST_LATIN1` is set, but its value is not valid UTF-8"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("is not set"), "{err}");
+}
+
+#[test]
 fn a_set_without_equals_is_a_usage_error() {
     let s = Scratch::new("t-set-usage");
     s.write("main.hql", "[{a: 1}] | write(file(\"out.jsonl\"))\n");

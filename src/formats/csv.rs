@@ -3,13 +3,18 @@
 //!
 //! Reading: a header row names the columns (or, with `header = false`, the
 //! contract's fields in order); each later row is one record of text cells,
-//! an empty cell absent. Read for `validate(T)`, a cell converts to its
-//! field's declared scalar type when its text parses as that type, and the
-//! record as received keeps the text. A ragged row or one that is not UTF-8
-//! is an `err` of kind `decode` with its line, and reading goes on.
+//! an empty cell absent and a quoted empty one (`""`) the empty string.
+//! Rows end at `\n`, `\r\n` or a lone `\r`. Read for `validate(T)`, a cell
+//! converts to its field's declared scalar type when its text parses as
+//! that type, and the record as received keeps the text. A ragged row, one
+//! that is not UTF-8 or one whose quote never closes is an `err` of kind
+//! `decode` with its line, and reading goes on (after an unclosed quote,
+//! from the line after the one it opened on).
 //!
 //! Writing: the header is the contract's fields when they are known, then
-//! the first record's other fields; nested values are JSON text in a cell.
+//! the first record's other fields; nested values are JSON text in a cell,
+//! an empty string is written quoted, and with `escape_formulas` a cell a
+//! spreadsheet would run as a formula starts with `'`.
 
 use std::io::{BufRead, Write};
 use std::rc::Rc;
@@ -20,11 +25,11 @@ use crate::runtime::eval::io::{
     Boundary, Cell, Codec, Column, CsvOptions, Decoded, DecodedRecords, Physical, RecordSource,
     RecordWriter, RowForCheck, SourceSpec, TargetSpec,
 };
-use crate::runtime::eval::{check_interrupt, Origin, Result, RuntimeError};
+use crate::runtime::eval::{check_interrupt, compare_numbers, equal, Origin, Result, RuntimeError};
 use crate::runtime::json::{write_float, write_int, write_json, Decoder};
 use crate::runtime::print::write_hql;
 use crate::runtime::validate::undecodable;
-use crate::runtime::value::{Key, Record, Value};
+use crate::runtime::value::{DataNum, Key, NumKind, Record, Value};
 use crate::syntax::canonical::write_json_string;
 
 pub struct Csv;
@@ -63,7 +68,6 @@ impl Codec for Csv {
     }
 
     fn writer(&self, spec: &TargetSpec, shape: Option<&Rc<Contract>>) -> Box<dyn RecordWriter> {
-        let encoded = Encoded::default();
         let declared = shape
             .and_then(|c| c.record())
             .map(|r| r.fields.iter().map(|f| f.name.clone()).collect())
@@ -73,12 +77,7 @@ impl Codec for Csv {
             boundary: spec.boundary.clone(),
             declared,
             header: None,
-            row: Vec::new(),
-            bytes: csv::WriterBuilder::new()
-                .delimiter(spec.boundary.csv.delimiter)
-                .quote(spec.boundary.csv.quote)
-                .from_writer(encoded.clone()),
-            encoded,
+            line: Vec::new(),
         })
     }
 }
@@ -87,23 +86,9 @@ impl Codec for Csv {
 
 /// The rows of a CSV source, read by its options.
 fn rows(input: Box<dyn BufRead>, spec: &SourceSpec, shape: Option<&Rc<Contract>>) -> Rows {
-    let options = spec.boundary.csv;
-
-    let tracked = Tracked::new(input);
-    let track = tracked.state.clone();
-    // Rows end at `\n` only, so that the reader's position tells where
-    // each one starts; a `\r` before it is taken off the last cell.
-    let reader = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .delimiter(options.delimiter)
-        .quote(options.quote)
-        .terminator(csv::Terminator::Any(b'\n'))
-        .from_reader(tracked);
     Rows {
-        reader,
-        track,
-        row: csv::ByteRecord::new(),
+        split: Splitter::new(input, spec.boundary.csv),
+        row: Row::default(),
         columns: None,
         spec: spec.clone(),
         shape: shape.cloned(),
@@ -117,9 +102,8 @@ fn rows(input: Box<dyn BufRead>, spec: &SourceSpec, shape: Option<&Rc<Contract>>
 
 /// The rows of a CSV source, as records.
 struct Rows {
-    reader: csv::Reader<Tracked>,
-    track: Rc<Track>,
-    row: csv::ByteRecord,
+    split: Splitter,
+    row: Row,
     /// What each column holds, once the header is read.
     columns: Option<Vec<ColumnPlan>>,
     spec: SourceSpec,
@@ -180,27 +164,31 @@ impl Rows {
     fn advance(&mut self) -> Result<Step> {
         loop {
             check_interrupt()?;
-            match self.reader.read_byte_record(&mut self.row) {
-                Ok(true) => {}
-                Ok(false) => {
+            match self.split.next(&mut self.row) {
+                Ok(Split::Row) => {}
+                Ok(Split::End) => {
                     self.finished = true;
                     return Ok(Step::End);
                 }
+                Ok(Split::Unterminated) => {
+                    let line = self.row.line;
+                    let message = format!("line {line} opens a quote that is never closed");
+                    return Ok(Step::Failed(self.failure(line, message)));
+                }
                 Err(e) => {
                     self.finished = true;
-                    let line = e.position().map_or(0, |p| p.line());
+                    let line = self.split.line();
                     return Ok(Step::Failed(
                         self.failure(line, format!("cannot read: {e}")),
                     ));
                 }
             }
-            self.trim_line_end();
-            if self.row.len() == 1 && self.row[0].is_empty() {
+            if self.row.is_blank() {
                 continue;
             }
-            let line = self.start_line();
+            let line = self.row.line;
             if self.columns.is_none() {
-                if let Some(failure) = self.read_header(line) {
+                if let Some(failure) = self.read_header(line)? {
                     return Ok(Step::Failed(failure));
                 }
                 if self.spec.boundary.csv.header {
@@ -275,11 +263,13 @@ impl Rows {
         let fields = fields_of(self.shape.as_deref());
         cells.resize_with(fields.len(), || None);
         let mut undeclared = false;
-        for (cell, column) in self.row.iter().zip(columns) {
+        for ((cell, quoted), column) in self.row.cells().zip(columns) {
             let cell = self.text_of(cell, column, line)?;
+            let ty = column.declared.map(|i| &fields[i].ty);
+            let cell = cell_of(cell, quoted, column, ty, &mut self.decoder);
             match column.declared {
-                Some(i) => cells[i] = cell_of(cell, column, Some(&fields[i].ty), &mut self.decoder),
-                None => undeclared |= cell_of(cell, column, None, &mut self.decoder).is_some(),
+                Some(i) => cells[i] = cell,
+                None => undeclared |= cell.is_some(),
             }
         }
         Ok(undeclared)
@@ -296,7 +286,7 @@ impl Rows {
         self.check_width(columns, line)?;
         out.push('{');
         let mut first = true;
-        for (cell, column) in self.row.iter().zip(columns) {
+        for ((cell, quoted), column) in self.row.cells().zip(columns) {
             // Every cell must be UTF-8, as for `read`, even one left out.
             let cell = self.text_of(cell, column, line)?;
             if self.skip_undeclared && column.declared.is_none() {
@@ -305,7 +295,7 @@ impl Rows {
             let ty = column
                 .declared
                 .map(|i| &fields_of(self.shape.as_deref())[i].ty);
-            if let Some(v) = cell_of(cell, column, ty, &mut self.decoder) {
+            if let Some(v) = cell_of(cell, quoted, column, ty, &mut self.decoder) {
                 if !std::mem::take(&mut first) {
                     out.push(',');
                 }
@@ -344,50 +334,6 @@ impl Rows {
     }
 }
 
-/// The input of a CSV source, watched so that a row's start line can be
-/// told: how many bytes it has given, its last byte, and whether it ended.
-struct Tracked {
-    input: Box<dyn BufRead>,
-    state: Rc<Track>,
-}
-
-#[derive(Default)]
-struct Track {
-    given: std::cell::Cell<u64>,
-    last: std::cell::Cell<u8>,
-    ended: std::cell::Cell<bool>,
-}
-
-impl Track {
-    /// Is byte offset `at` the end of an input whose last line has no `\n`?
-    fn at_end(&self, at: u64) -> bool {
-        self.ended.get() && at == self.given.get() && self.last.get() != b'\n'
-    }
-}
-
-impl Tracked {
-    fn new(input: Box<dyn BufRead>) -> Tracked {
-        Tracked {
-            input,
-            state: Rc::default(),
-        }
-    }
-}
-
-impl std::io::Read for Tracked {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.input.read(buf)?;
-        match buf[..n].last() {
-            Some(&last) => {
-                self.state.given.set(self.state.given.get() + n as u64);
-                self.state.last.set(last);
-            }
-            None => self.state.ended.set(true),
-        }
-        Ok(n)
-    }
-}
-
 /// Can a record's undeclared fields change its verdict? Not for an open
 /// record type whose rules never read `self` whole: the line check may be
 /// given the declared fields only.
@@ -410,31 +356,9 @@ impl Rows {
         fields_of(self.shape.as_deref())
     }
 
-    /// Take the `\r` of a CRLF line end off the row's last cell.
-    fn trim_line_end(&mut self) {
-        let Some(last) = self.row.iter().next_back() else {
-            return;
-        };
-        if let Some(kept) = last.strip_suffix(b"\r") {
-            let kept = kept.to_vec();
-            self.row.truncate(self.row.len() - 1);
-            self.row.push_field(&kept);
-        }
-    }
-
-    /// The line the row just read starts on: the reader stands after its
-    /// `\n` (or at the end of an input whose last line has none), and the
-    /// row's own newlines are inside quoted cells.
-    fn start_line(&self) -> u64 {
-        let after = self.reader.position();
-        let unterminated = self.track.at_end(after.byte());
-        let inside = memchr::memchr_iter(b'\n', self.row.as_slice()).count();
-        after.line() - u64::from(!unterminated) - inside as u64
-    }
-
     /// Name the columns from the header row (or, without one, from the
     /// contract's fields); a header that is not UTF-8 is a failure.
-    fn read_header(&mut self, line: u64) -> Option<Decoded> {
+    fn read_header(&mut self, line: u64) -> Result<Option<Decoded>> {
         let options: CsvOptions = self.spec.boundary.csv;
         let mut names: Vec<String> = Vec::new();
         let mut failure = None;
@@ -452,6 +376,18 @@ impl Rows {
                 } else {
                     text
                 };
+                if text.contains('\0') {
+                    self.finished = true;
+                    return Err(RuntimeError::new(
+                        "hql::io",
+                        format!(
+                            "cannot read {}: column `{}` of the header (line {line}) has a NUL character in its name",
+                            self.spec.name,
+                            text.escape_debug()
+                        ),
+                    )
+                    .with_help("a column name is text without NUL characters: fix the file's header"));
+                }
                 names.push(text);
             }
         } else {
@@ -473,7 +409,7 @@ impl Rows {
             .enumerate()
             .all(|(i, c)| columns[..i].iter().all(|d| d.field != c.field));
         self.columns = Some(columns);
-        failure
+        Ok(failure)
     }
 
     fn plan_column(&self, external: &str) -> ColumnPlan {
@@ -503,7 +439,7 @@ impl Rows {
             return failure;
         }
         let mut typed = Vec::with_capacity(columns.len());
-        for (cell, column) in self.row.iter().zip(columns) {
+        for ((cell, quoted), column) in self.row.cells().zip(columns) {
             let cell = match self.text_of(cell, column, line) {
                 Ok(cell) => cell,
                 Err(failure) => return failure,
@@ -511,7 +447,7 @@ impl Rows {
             let ty = column
                 .declared
                 .map(|i| &fields_of(self.shape.as_deref())[i].ty);
-            if let Some(v) = cell_of(cell, column, ty, &mut self.decoder) {
+            if let Some(v) = cell_of(cell, quoted, column, ty, &mut self.decoder) {
                 typed.push((column.field.clone(), v.into_value()));
             }
         }
@@ -527,31 +463,17 @@ impl Rows {
     }
 
     /// The text cells of the current row under their field names, empty
-    /// cells left out.
+    /// cells left out (a quoted empty cell is the empty string).
     fn text_record(&self) -> Value {
         let columns = self.columns.as_deref().unwrap_or_default();
         let mut text = Record::with_capacity(columns.len());
-        for (cell, column) in self.row.iter().zip(columns) {
-            if !cell.is_empty() {
+        for ((cell, quoted), column) in self.row.cells().zip(columns) {
+            if quoted || !cell.is_empty() {
                 let cell = String::from_utf8_lossy(cell).into_owned();
                 text.insert(column.field.clone(), Value::str(cell));
             }
         }
         Value::record(text)
-    }
-
-    /// The current row written back as a CSV line.
-    fn row_text(&self) -> String {
-        let options = self.spec.boundary.csv;
-        let mut writer = csv::WriterBuilder::new()
-            .delimiter(options.delimiter)
-            .quote(options.quote)
-            .terminator(csv::Terminator::Any(b'\n'))
-            .from_writer(Vec::new());
-        let _ = writer.write_byte_record(&self.row);
-        let bytes = writer.into_inner().unwrap_or_default();
-        let text = String::from_utf8_lossy(&bytes);
-        text.strip_suffix('\n').unwrap_or(&text).to_string()
     }
 
     fn origin(&self, line: u64) -> Origin {
@@ -564,7 +486,7 @@ impl Rows {
     /// The `decode` failure of the current row, the row as CSV text as the
     /// input.
     fn failure(&self, line: u64, message: String) -> Decoded {
-        let raw = self.row_text();
+        let raw = self.row.text();
         let origin = self.origin(line);
         Decoded {
             value: undecodable(&origin, raw, message),
@@ -583,7 +505,7 @@ impl Cell<'_> {
             Cell::Text(t) => write_json_string(out, t),
             Cell::Int(_) | Cell::Float(_) if is_json_number(cell) => out.push_str(cell),
             Cell::Int(n) => write_int(out, *n),
-            Cell::Big(digits) => out.push_str(digits),
+            Cell::Big(digits) | Cell::Decimal(digits) => out.push_str(digits),
             Cell::Float(f) => write_float(out, *f),
             Cell::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
             Cell::Nested(v) => write_json(out, v),
@@ -611,17 +533,22 @@ fn is_json_number(text: &str) -> bool {
         && exponent_ok
 }
 
-/// A cell's value: absent when empty (null where the column is nullable
-/// or the field admits `Null`), else its text converted by the boundary's
-/// physical type, then by the field's declared type where it parses.
+/// A cell's value: absent when empty and unquoted (null where the column
+/// is nullable or the field admits `Null`), else its text converted by the
+/// boundary's physical type, then by the field's declared type where it
+/// parses (a quoted empty cell is the empty string).
 fn cell_of<'a>(
     cell: &'a str,
+    quoted: bool,
     column: &ColumnPlan,
     ty: Option<&TypeSpec>,
     decoder: &mut Decoder,
 ) -> Option<Cell<'a>> {
     let nullable = column.boundary.as_ref().is_some_and(|c| c.nullable);
     if cell.is_empty() {
+        if quoted {
+            return Some(Cell::Text(cell));
+        }
         let null = nullable || ty.is_some_and(TypeSpec::admits_null);
         return null.then_some(Cell::Null);
     }
@@ -659,15 +586,7 @@ pub fn convert<'a>(cell: &'a str, ty: &TypeSpec, decoder: &mut Decoder) -> Optio
             Value::Bool(_) => boolean(cell),
             _ => None,
         },
-        TypeSpec::Union(members) => members.iter().find_map(|m| {
-            // A text member takes the cell as it is.
-            if matches!(m, TypeSpec::String | TypeSpec::Any)
-                || matches!(m, TypeSpec::Literal(Value::Str(_)))
-            {
-                return Some(Cell::Text(cell));
-            }
-            convert(cell, m, decoder)
-        }),
+        TypeSpec::Union(members) => members.iter().find_map(|m| admitted(cell, m, decoder)),
         TypeSpec::Named(c) => match c.get().map(|c| &c.shape) {
             Some(Shape::Refined { base, .. }) => convert(cell, base, decoder),
             Some(Shape::Record { .. }) => decoder.decode(cell.as_bytes()).ok().map(Cell::Nested),
@@ -677,6 +596,40 @@ pub fn convert<'a>(cell: &'a str, ty: &TypeSpec, decoder: &mut Decoder) -> Optio
             decoder.decode(cell.as_bytes()).ok().map(Cell::Nested)
         }
     }
+}
+
+/// The value of a text cell as union member `ty`, when its conversion
+/// succeeds and `ty` admits what it gives (for `"x" | Int`, the cell `1` is
+/// the Int 1 and the cell `x` the string): a text member takes the cell as
+/// it is, a literal only its own value, a nested type only its own kind.
+fn admitted<'a>(cell: &'a str, ty: &TypeSpec, decoder: &mut Decoder) -> Option<Cell<'a>> {
+    match ty {
+        TypeSpec::String | TypeSpec::Any => Some(Cell::Text(cell)),
+        TypeSpec::Null => None,
+        TypeSpec::Literal(Value::Str(s)) => (**s == cell).then_some(Cell::Text(cell)),
+        TypeSpec::Literal(literal) => {
+            let converted = convert(cell, ty, decoder)?;
+            equal(&converted.to_value(), literal).then_some(converted)
+        }
+        TypeSpec::Named(c) => match c.get().map(|c| &c.shape) {
+            Some(Shape::Refined { base, .. }) => admitted(cell, base, decoder),
+            Some(Shape::Record { .. }) => nested(cell, decoder, |v| matches!(v, Value::Record(_))),
+            None => None,
+        },
+        TypeSpec::Record(_) | TypeSpec::Map(_) => {
+            nested(cell, decoder, |v| matches!(v, Value::Record(_)))
+        }
+        TypeSpec::List(_) => nested(cell, decoder, |v| matches!(v, Value::List(_))),
+        TypeSpec::Union(members) => members.iter().find_map(|m| admitted(cell, m, decoder)),
+        TypeSpec::Int | TypeSpec::Float | TypeSpec::Bool => convert(cell, ty, decoder),
+    }
+}
+
+/// A cell decoded from JSON text, when the value is of the kind `kind`
+/// tells.
+fn nested<'a>(cell: &str, decoder: &mut Decoder, kind: fn(&Value) -> bool) -> Option<Cell<'a>> {
+    let value = decoder.decode(cell.as_bytes()).ok()?;
+    kind(&value).then_some(Cell::Nested(value))
 }
 
 /// An optional sign and digits: an Int (beyond i64, kept digit for digit).
@@ -720,7 +673,55 @@ fn float(cell: &str) -> Option<Cell<'_>> {
         && digits(fraction)
         && exponent_ok;
     let f: f64 = cell.parse().ok().filter(|_| ok)?;
-    f.is_finite().then_some(Cell::Float(f))
+    if !f.is_finite() {
+        return None;
+    }
+    // A decimal of up to 15 significant digits in the range of normal
+    // doubles is its double's shortest form; any other may hold a value
+    // no double does (`1e-400`, 20 digits), kept digit for digit, as a
+    // number from JSON data with its text is.
+    let significant = whole.trim_start_matches('0').len()
+        + match whole.trim_start_matches('0') {
+            "" => fraction.trim_start_matches('0').len(),
+            _ => fraction.len(),
+        };
+    let zero = f == 0.0 && !mantissa.bytes().any(|b| matches!(b, b'1'..=b'9'));
+    // (A whole double past 2^53 holds every digit of its binary value.)
+    let short = f.is_normal() && f.abs() < 9_007_199_254_740_992.0 && significant <= 15;
+    if zero || short {
+        return Some(Cell::Float(f));
+    }
+    // The text's own value against the double's, as a number from JSON
+    // data with this text compares.
+    let text = json_float_text(cell.starts_with('-'), whole, fraction, exponent);
+    let own = Value::Num(Rc::new(DataNum {
+        text: text.as_str().into(),
+        kind: NumKind::Float(f),
+    }));
+    match compare_numbers(&Value::Float(f), &own) {
+        Some(std::cmp::Ordering::Equal) => Some(Cell::Float(f)),
+        _ => Some(Cell::Decimal(text)),
+    }
+}
+
+/// A decimal number's text as JSON writes it, with a fraction or an
+/// exponent so that it reads as a Float: no leading `+` or zeros, a digit
+/// on each side of a point (`+.5E-400` is `0.5e-400`, `7` is `7.0`).
+fn json_float_text(minus: bool, whole: &str, fraction: &str, exponent: Option<&str>) -> String {
+    let mut text = String::from(if minus { "-" } else { "" });
+    match whole.trim_start_matches('0') {
+        "" => text.push('0'),
+        digits => text.push_str(digits),
+    }
+    if !fraction.is_empty() || exponent.is_none() {
+        text.push('.');
+        text.push_str(if fraction.is_empty() { "0" } else { fraction });
+    }
+    if let Some(e) = exponent {
+        text.push('e');
+        text.push_str(e);
+    }
+    text
 }
 
 fn boolean(cell: &str) -> Option<Cell<'_>> {
@@ -728,6 +729,276 @@ fn boolean(cell: &str) -> Option<Cell<'_>> {
         "true" => Some(Cell::Bool(true)),
         "false" => Some(Cell::Bool(false)),
         _ => None,
+    }
+}
+
+// ------------------------------------------------------------------ splitting
+
+/// One row as split from the input: its cells, whether each was quoted,
+/// the line it starts on, and its bytes as they came (without the line
+/// end), for a failure's `input`.
+#[derive(Default)]
+struct Row {
+    bytes: Vec<u8>,
+    /// Where each cell ends in `bytes`.
+    ends: Vec<usize>,
+    quoted: Vec<bool>,
+    /// Is the cell being read quoted?
+    quoting: bool,
+    line: u64,
+    raw: Vec<u8>,
+}
+
+impl Row {
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// The cells' bytes.
+    fn iter(&self) -> impl Iterator<Item = &[u8]> {
+        (0..self.len()).map(|i| self.cell(i))
+    }
+
+    /// The cells' bytes, each with whether it was quoted.
+    fn cells(&self) -> impl Iterator<Item = (&[u8], bool)> {
+        (0..self.len()).map(|i| (self.cell(i), self.quoted[i]))
+    }
+
+    fn cell(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.bytes[start..self.ends[i]]
+    }
+
+    /// A line with nothing on it (not even a quoted empty cell).
+    fn is_blank(&self) -> bool {
+        self.len() == 1 && self.ends[0] == 0 && !self.quoted[0]
+    }
+
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.ends.clear();
+        self.quoted.clear();
+        self.quoting = false;
+        self.raw.clear();
+    }
+
+    fn end_cell(&mut self) {
+        self.ends.push(self.bytes.len());
+        self.quoted.push(std::mem::take(&mut self.quoting));
+    }
+
+    /// The row's text as it came, for a failure's `input`.
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.raw).into_owned()
+    }
+}
+
+/// Where the splitter stands in a row.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum At {
+    CellStart,
+    Unquoted,
+    Quoted,
+    /// After a quote inside a quoted cell: it closes the cell, or, doubled,
+    /// stands for one quote.
+    QuoteInQuoted,
+}
+
+/// What splitting on gave.
+enum Split {
+    Row,
+    /// A row whose quote never closed before the end of the input: `raw`
+    /// holds its first line; the lines after it are read again as rows.
+    Unterminated,
+    End,
+}
+
+/// Splits the input into rows of cells. A row ends at `\n`, `\r\n` or a
+/// lone `\r` (old Mac files) outside quotes; a cell that starts with the
+/// quote is quoted, a doubled quote in it standing for one; a quote that
+/// never closes spoils only the line it opens on (`Split::Unterminated`).
+struct Splitter {
+    input: Box<dyn BufRead>,
+    /// Bytes to read before the rest of the input: what followed the first
+    /// line of a row whose quote never closed.
+    again: Vec<u8>,
+    again_at: usize,
+    lexer: Lexer,
+    /// Is the input's first byte still to come (a UTF-8 BOM is skipped)?
+    first: bool,
+}
+
+/// Where splitting stands.
+struct Lexer {
+    delimiter: u8,
+    quote: u8,
+    at: At,
+    /// Has the row being read taken a byte?
+    in_row: bool,
+    /// The line the next byte is on.
+    line: u64,
+    /// Was the last byte taken a `\r`? A `\n` right after it ends the same
+    /// line.
+    after_cr: bool,
+}
+
+impl Splitter {
+    fn new(input: Box<dyn BufRead>, options: CsvOptions) -> Splitter {
+        Splitter {
+            input,
+            again: Vec::new(),
+            again_at: 0,
+            lexer: Lexer {
+                delimiter: options.delimiter,
+                quote: options.quote,
+                at: At::CellStart,
+                in_row: false,
+                line: 1,
+                after_cr: false,
+            },
+            first: true,
+        }
+    }
+
+    /// The line the next byte is on.
+    fn line(&self) -> u64 {
+        self.lexer.line
+    }
+
+    /// The next row into `row`.
+    fn next(&mut self, row: &mut Row) -> std::io::Result<Split> {
+        row.clear();
+        loop {
+            let again = self.again_at < self.again.len();
+            let buf: &[u8] = if again {
+                &self.again[self.again_at..]
+            } else {
+                self.input.fill_buf()?
+            };
+            if buf.is_empty() {
+                return Ok(self.end(row));
+            }
+            let mut skip = 0;
+            if std::mem::take(&mut self.first) && buf.starts_with(BOM.as_bytes()) {
+                skip = BOM.len();
+            }
+            let (taken, ended) = self.lexer.step(&buf[skip..], row);
+            let used = skip + taken;
+            if again {
+                self.again_at += used;
+            } else {
+                self.input.consume(used);
+            }
+            if ended {
+                return Ok(Split::Row);
+            }
+        }
+    }
+
+    /// The end of the input: the row being read, if any, ends.
+    fn end(&mut self, row: &mut Row) -> Split {
+        let lexer = &mut self.lexer;
+        if !std::mem::take(&mut lexer.in_row) {
+            return Split::End;
+        }
+        if std::mem::replace(&mut lexer.at, At::CellStart) != At::Quoted {
+            row.end_cell();
+            return Split::Row;
+        }
+        // Read again what follows the row's first line, from its line end.
+        let first = memchr::memchr2(b'\n', b'\r', &row.raw).unwrap_or(row.raw.len());
+        self.again = row.raw.split_off(first);
+        self.again_at = 0;
+        lexer.line = row.line;
+        lexer.after_cr = false;
+        Split::Unterminated
+    }
+}
+
+impl Lexer {
+    /// Take bytes of `buf` into `row`: how many were taken, and whether
+    /// the row ended.
+    fn step(&mut self, buf: &[u8], row: &mut Row) -> (usize, bool) {
+        let (delimiter, quote) = (self.delimiter, self.quote);
+        let mut i = 0;
+        if !self.in_row {
+            // The `\n` of a `\r\n` that ended the last row belongs to it.
+            if self.after_cr && buf.first() == Some(&b'\n') {
+                i = 1;
+            }
+            self.after_cr = false;
+            if i == buf.len() {
+                return (i, false);
+            }
+            self.in_row = true;
+            row.line = self.line;
+        }
+        while i < buf.len() {
+            if self.at == At::Quoted {
+                let Some(n) = memchr::memchr3(quote, b'\n', b'\r', &buf[i..]) else {
+                    row.bytes.extend_from_slice(&buf[i..]);
+                    row.raw.extend_from_slice(&buf[i..]);
+                    i = buf.len();
+                    break;
+                };
+                let j = i + n;
+                row.bytes.extend_from_slice(&buf[i..j]);
+                row.raw.extend_from_slice(&buf[i..j]);
+                let b = buf[j];
+                row.raw.push(b);
+                if b == quote {
+                    self.at = At::QuoteInQuoted;
+                } else {
+                    row.bytes.push(b);
+                    // A `\n` after a `\r` ends the line the `\r` did.
+                    let after_cr = if j == 0 {
+                        self.after_cr
+                    } else {
+                        buf[j - 1] == b'\r'
+                    };
+                    if b == b'\r' || !after_cr {
+                        self.line += 1;
+                    }
+                }
+                i = j + 1;
+                continue;
+            }
+            let b = buf[i];
+            if b == delimiter {
+                row.end_cell();
+                row.raw.push(b);
+                self.at = At::CellStart;
+                i += 1;
+            } else if b == b'\n' || b == b'\r' {
+                row.end_cell();
+                self.line += 1;
+                self.after_cr = b == b'\r';
+                self.at = At::CellStart;
+                self.in_row = false;
+                return (i + 1, true);
+            } else if b == quote && self.at == At::CellStart {
+                row.quoting = true;
+                row.raw.push(b);
+                self.at = At::Quoted;
+                i += 1;
+            } else if b == quote && self.at == At::QuoteInQuoted {
+                row.bytes.push(b);
+                row.raw.push(b);
+                self.at = At::Quoted;
+                i += 1;
+            } else {
+                // Text up to the next delimiter or line end (after a
+                // closing quote, kept as it is).
+                let run = memchr::memchr3(delimiter, b'\n', b'\r', &buf[i..])
+                    .map_or(buf.len(), |n| i + n);
+                row.bytes.extend_from_slice(&buf[i..run]);
+                row.raw.extend_from_slice(&buf[i..run]);
+                self.at = At::Unquoted;
+                i = run;
+            }
+        }
+        self.after_cr = buf.last() == Some(&b'\r');
+        (i, false)
     }
 }
 
@@ -740,26 +1011,8 @@ struct CsvWriter {
     declared: Vec<Key>,
     /// The columns, fixed by the first record.
     header: Option<Vec<Key>>,
-    row: Vec<String>,
-    /// Rows are encoded into `encoded`, then moved to the output.
-    bytes: csv::Writer<Encoded>,
-    encoded: Encoded,
-}
-
-/// The bytes the CSV writer encodes, shared with the writer that moves
-/// them to the target.
-#[derive(Clone, Default)]
-struct Encoded(Rc<std::cell::RefCell<Vec<u8>>>);
-
-impl Write for Encoded {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
+    /// The row being written, reused from row to row.
+    line: Vec<u8>,
 }
 
 impl RecordWriter for CsvWriter {
@@ -778,57 +1031,84 @@ impl RecordWriter for CsvWriter {
             let mut header = self.declared.clone();
             let extra: Vec<Key> = r.keys().filter(|k| !header.contains(k)).cloned().collect();
             header.extend(extra);
-            self.emit_header(&header)?;
+            self.emit_header(out, &header)?;
             self.header = Some(header);
         }
         let header = self.header.as_deref().unwrap_or_default();
         if let Some(extra) = r.keys().find(|k| !header.contains(k)) {
             return Err(self.outside_header(extra, header));
         }
-        self.row.clear();
-        for column in header {
-            self.row.push(cell_text(r.get(column)));
+        let mut line = std::mem::take(&mut self.line);
+        line.clear();
+        let mut text = String::new();
+        for (i, column) in header.iter().enumerate() {
+            text.clear();
+            let empty_string = cell_text(r.get(column), &mut text);
+            // A lone empty cell is quoted too: an empty line is no row.
+            let quote = empty_string || (header.len() == 1 && text.is_empty());
+            self.push_cell(&mut line, i, &text, quote);
         }
-        let row = std::mem::take(&mut self.row);
-        let written = self.emit(out, &row);
-        self.row = row;
+        line.push(b'\n');
+        let written = out.write_all(&line).map_err(write_error);
+        self.line = line;
         written
     }
 
     fn finish(&mut self, out: &mut dyn Write) -> Result<()> {
         if self.header.is_none() && !self.declared.is_empty() {
             let header = self.declared.clone();
-            self.emit_header(&header)?;
+            self.emit_header(out, &header)?;
         }
-        self.flush(out)
+        Ok(())
     }
 }
 
 impl CsvWriter {
     /// The header row, unless the target is configured without one
     /// (`csv = { header = false }`): its columns are fixed all the same.
-    fn emit_header(&mut self, header: &[Key]) -> Result<()> {
+    fn emit_header(&mut self, out: &mut dyn Write, header: &[Key]) -> Result<()> {
         if !self.boundary.csv.header {
             return Ok(());
         }
-        let names: Vec<String> = header
-            .iter()
-            .map(|f| self.boundary.external_of(f).to_string())
-            .collect();
-        self.bytes.write_record(&names).map_err(csv_error)
+        let mut line = Vec::new();
+        for (i, field) in header.iter().enumerate() {
+            let name = self.boundary.external_of(field);
+            self.push_cell(&mut line, i, name, header.len() == 1 && name.is_empty());
+        }
+        line.push(b'\n');
+        out.write_all(&line).map_err(write_error)
     }
 
-    fn emit(&mut self, out: &mut dyn Write, row: &[String]) -> Result<()> {
-        self.bytes.write_record(row).map_err(csv_error)?;
-        self.flush(out)
-    }
-
-    fn flush(&mut self, out: &mut dyn Write) -> Result<()> {
-        self.bytes.flush().map_err(write_error)?;
-        let mut buffer = self.encoded.0.borrow_mut();
-        out.write_all(&buffer).map_err(write_error)?;
-        buffer.clear();
-        Ok(())
+    /// Cell `i` of a row onto `line`: quoted when `quote` says so or its
+    /// text holds the delimiter, the quote or a line break, a quote in it
+    /// doubled; with `escape_formulas`, a `'` before a text a spreadsheet
+    /// would run as a formula.
+    fn push_cell(&self, line: &mut Vec<u8>, i: usize, text: &str, quote: bool) {
+        let options = self.boundary.csv;
+        if i > 0 {
+            line.push(options.delimiter);
+        }
+        let escape = options.escape_formulas && text.starts_with(['=', '+', '-', '@', '\t']);
+        let special =
+            |b: &u8| matches!(*b, b'\n' | b'\r') || *b == options.delimiter || *b == options.quote;
+        if !quote && !text.as_bytes().iter().any(special) {
+            if escape {
+                line.push(b'\'');
+            }
+            line.extend_from_slice(text.as_bytes());
+            return;
+        }
+        line.push(options.quote);
+        if escape {
+            line.push(b'\'');
+        }
+        for &b in text.as_bytes() {
+            if b == options.quote {
+                line.push(b);
+            }
+            line.push(b);
+        }
+        line.push(options.quote);
     }
 
     fn outside_header(&self, field: &str, header: &[Key]) -> RuntimeError {
@@ -847,20 +1127,20 @@ impl CsvWriter {
     }
 }
 
-/// A value as the text of a cell: nested values as JSON.
-fn cell_text(v: Option<&Value>) -> String {
-    let mut text = String::new();
+/// A value as the text of a cell, onto `text`: nested values as JSON.
+/// Whether it is the empty string, which is written quoted (an empty cell
+/// unquoted is no value).
+fn cell_text(v: Option<&Value>, text: &mut String) -> bool {
     match v {
         None | Some(Value::Null | Value::Absent) => {}
-        Some(Value::Str(s)) => text.push_str(s),
-        Some(v @ (Value::List(_) | Value::Record(_) | Value::Ok(_) | Value::Err(_))) => {
-            write_json(&mut text, v)
+        Some(Value::Str(s)) => {
+            text.push_str(s);
+            return s.is_empty();
         }
-        Some(v) => write_hql(&mut text, v),
+        Some(v @ (Value::List(_) | Value::Record(_) | Value::Ok(_) | Value::Err(_))) => {
+            write_json(text, v)
+        }
+        Some(v) => write_hql(text, v),
     }
-    text
-}
-
-fn csv_error(e: csv::Error) -> RuntimeError {
-    write_error(e)
+    false
 }

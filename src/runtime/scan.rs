@@ -1379,7 +1379,7 @@ impl FieldCheck {
             Cell::Null => self.admits_null,
             Cell::Text(s) => tokens.admits_string(s),
             Cell::Int(_) | Cell::Big(_) => tokens.admits_numeric(true),
-            Cell::Float(_) => tokens.admits_numeric(false),
+            Cell::Float(_) | Cell::Decimal(_) => tokens.admits_numeric(false),
             Cell::Bool(_) => tokens.admits_bool(),
             Cell::Nested(_) => return Err(Miss::Unsure),
         };

@@ -1252,6 +1252,12 @@ pub fn decode_failure(origin: &Origin, raw: String, message: String) -> Value {
 /// The `err` of a record that did not decode, with the whole message
 /// (`decode_failure` words it for JSON).
 pub fn undecodable(origin: &Origin, raw: String, message: String) -> Value {
+    undecodable_input(origin, Value::str(raw), message)
+}
+
+/// The `err` of a record that did not decode, its `input` what was read
+/// of it (a SQLite row's cells, one with no HQL value as text).
+pub fn undecodable_input(origin: &Origin, input: Value, message: String) -> Value {
     let failure = Failure {
         rule: DECODE.into(),
         kind: DECODE,
@@ -1263,7 +1269,7 @@ pub fn undecodable(origin: &Origin, raw: String, message: String) -> Value {
         Value::Null,
         Value::Null,
         Some(origin),
-        Value::str(raw),
+        input,
         vec![failure_value(failure, "error")],
     ))
 }

@@ -331,7 +331,9 @@ fn prints_back(text: &str, f: f64) -> bool {
             frac.len()
         };
     let magnitude = f.abs();
-    let positional = magnitude == 0.0 || (1e-4..1e16).contains(&magnitude);
+    // A zero double is the text's value only when the text is all zeros
+    // (`0.000…01` past a double's range is not `0.0`).
+    let positional = (magnitude == 0.0 && significant == 0) || (1e-4..1e16).contains(&magnitude);
     if simple && positional && significant <= 15 && !(frac == "0" && int.len() > 15) {
         return true;
     }

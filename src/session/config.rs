@@ -642,7 +642,7 @@ fn parse_source(node: &Node, id: &str, dir: &Path) -> Result<SourceConfig, Confi
     Ok(SourceConfig {
         id: id.to_string(),
         columns: parse_columns(node)?,
-        csv: parse_csv(node, &place)?,
+        csv: parse_csv(node, &place, EntryKind::Source)?,
         place,
     })
 }
@@ -652,7 +652,7 @@ fn parse_target(node: &Node, id: &str, dir: &Path) -> Result<TargetConfig, Confi
     let place = parse_place(node, dir, EntryKind::Target)?;
     Ok(TargetConfig {
         id: id.to_string(),
-        csv: parse_csv(node, &place)?,
+        csv: parse_csv(node, &place, EntryKind::Target)?,
         mode: node.choice("mode", WriteMode::CHOICES)?.unwrap_or_default(),
         create_table: node.flag("create_table")?.unwrap_or(true),
         schema: parse_schema(node)?,
@@ -823,8 +823,9 @@ fn check_distinct_columns(columns: &Node, list: &[Column]) -> Result<(), ConfigE
     Ok(())
 }
 
-/// `csv = { delimiter, quote, header }`, allowed only on a CSV file.
-fn parse_csv(node: &Node, place: &Place) -> Result<CsvOptions, ConfigError> {
+/// `csv = { delimiter, quote, header }` (and on a target
+/// `escape_formulas`), allowed only on a CSV file.
+fn parse_csv(node: &Node, place: &Place, kind: EntryKind) -> Result<CsvOptions, ConfigError> {
     let Some(csv) = node.child("csv")? else {
         return Ok(CsvOptions::default());
     };
@@ -833,12 +834,20 @@ fn parse_csv(node: &Node, place: &Place) -> Result<CsvOptions, ConfigError> {
             .error("csv", "`csv` options apply only to a CSV file")
             .with_help(Some(format!("`{}` is not read as CSV", place.written()))));
     }
-    csv.check_keys(&["delimiter", "quote", "header"])?;
+    match kind {
+        EntryKind::Source => csv.check_keys(&["delimiter", "quote", "header"])?,
+        EntryKind::Target => {
+            csv.check_keys(&["delimiter", "quote", "header", "escape_formulas"])?;
+        }
+    }
     let defaults = CsvOptions::default();
     let options = CsvOptions {
         delimiter: csv_byte(&csv, "delimiter")?.unwrap_or(defaults.delimiter),
         quote: csv_byte(&csv, "quote")?.unwrap_or(defaults.quote),
         header: csv.flag("header")?.unwrap_or(defaults.header),
+        escape_formulas: csv
+            .flag("escape_formulas")?
+            .unwrap_or(defaults.escape_formulas),
     };
     if options.delimiter == options.quote {
         return Err(csv.error("quote", "the quote is the same character as the delimiter"));
@@ -983,7 +992,8 @@ schema = { on_drift = "evolve", allow_type_widening = false, on_incompatible = "
             CsvOptions {
                 delimiter: b';',
                 quote: b'\'',
-                header: false
+                header: false,
+                escape_formulas: false,
             }
         );
         let amount = orders.columns.iter().find(|c| c.field == "amount").unwrap();

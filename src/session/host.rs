@@ -280,8 +280,16 @@ impl Host for FsHost {
         self.params.get(name).cloned()
     }
 
-    fn env(&self, name: &str) -> Option<String> {
-        std::env::var(name).ok()
+    fn env(&self, name: &str) -> Result<Option<String>> {
+        match std::env::var(name) {
+            Ok(value) => Ok(Some(value)),
+            Err(std::env::VarError::NotPresent) => Ok(None),
+            Err(std::env::VarError::NotUnicode(_)) => Err(RuntimeError::new(
+                "hql::env",
+                format!("environment variable `{name}` is set, but its value is not valid UTF-8"),
+            )
+            .with_help("HQL strings are UTF-8: set it to UTF-8 text")),
+        }
     }
 
     fn configured_source(&self, id: &str) -> Result<SourceSpec> {

@@ -46,7 +46,7 @@ use crate::runtime::contract::{Contract, Shape, TypeSpec};
 use crate::runtime::eval::io::{Boundary, Decoded, DecodedRecords, Plain, SourceSpec};
 use crate::runtime::eval::{check_interrupt, Origin, Result, RuntimeError};
 use crate::runtime::json::Decoder;
-use crate::runtime::validate::undecodable;
+use crate::runtime::validate::undecodable_input;
 use crate::runtime::value::{Key, NumKind, Record, Value};
 
 /// What a column holds, by its declared type or by an HQL type.
@@ -211,6 +211,12 @@ pub fn read_rows(
         Ok(Message::Failed(why)) => return Err(failed(why)),
         _ => return Err(failed("the query stopped".into())),
     };
+    if let Some((name, _)) = columns.iter().find(|(name, _)| name.contains('\0')) {
+        let name = name.escape_debug();
+        return Err(failed(format!(
+            "column `{name}` has a NUL character in its name"
+        )));
+    }
     let columns = columns
         .into_iter()
         .map(|(name, decl)| column_reading(&name, &decl, &spec.boundary, shape))
@@ -358,6 +364,9 @@ impl Rows {
             line: self.line,
         };
         let mut record = Record::with_capacity(row.len());
+        // The first cell with no HQL value: the row is a `decode` failure
+        // whose input keeps every cell, that one as text.
+        let mut no_value = None;
         for (cell, column) in row.into_iter().zip(&self.columns) {
             let value = match cell {
                 Sql::Null if column.null => Value::Null,
@@ -367,7 +376,12 @@ impl Rows {
                     Class::Float => Value::Float(n as f64),
                     _ => Value::Int(n),
                 },
-                Sql::Real(f) => Value::Float(f),
+                Sql::Real(f) if f.is_finite() => Value::Float(f),
+                Sql::Real(f) => {
+                    let text = if f > 0.0 { "Infinity" } else { "-Infinity" };
+                    no_value.get_or_insert((&column.field, text));
+                    Value::str(text)
+                }
                 Sql::Text(text) => match column.class {
                     Class::Json => self
                         .decoder
@@ -375,20 +389,60 @@ impl Rows {
                         .unwrap_or_else(|_| Value::str(text)),
                     _ => Value::str(text),
                 },
-                Sql::Blob(_) => {
-                    let message = format!(
-                        "row {} of source `{}`: column `{}` holds a BLOB, which has no HQL value",
-                        self.line, self.name, column.field
-                    );
-                    let value = undecodable(&origin, String::new(), message);
-                    return Decoded { value, origin };
+                Sql::Blob(bytes) => {
+                    no_value.get_or_insert((&column.field, "a BLOB"));
+                    Value::str(base64(&bytes))
                 }
             };
             record.insert(column.field.clone(), value);
+        }
+        if let Some((field, what)) = no_value {
+            let message = format!(
+                "row {} of source `{}`: column `{field}` holds {what}, which has no HQL value",
+                self.line, self.name
+            );
+            let value = undecodable_input(&origin, Value::record(record), message);
+            return Decoded { value, origin };
         }
         Decoded {
             value: Value::record(record),
             origin,
         }
+    }
+}
+
+/// Bytes as base64 text (RFC 4648, padded): how a BLOB's cell shows in
+/// a failure's `input`.
+fn base64(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut text = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                text.push(DIGITS[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                text.push('=');
+            }
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::base64;
+
+    #[test]
+    fn base64_pads_to_whole_quads() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+        assert_eq!(base64(&[0xff, 0xfe, 0x00]), "//4A");
     }
 }

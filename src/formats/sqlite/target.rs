@@ -26,7 +26,7 @@ use super::policy::{OnDrift, OnIncompatible, SchemaPolicy, WriteMode};
 use super::{ident, Class, LOCK_WAIT};
 use crate::runtime::contract::Contract;
 use crate::runtime::eval::io::{CommitStep, Pending, TableSink};
-use crate::runtime::eval::{Origin, Result, RuntimeError};
+use crate::runtime::eval::{compare_numbers, Origin, Result, RuntimeError};
 use crate::runtime::json::write_json;
 use crate::runtime::validate::schema_drift_failure;
 use crate::runtime::value::{Key, NumKind, Value};
@@ -80,8 +80,6 @@ struct Column {
     not_null: bool,
     /// Its `DEFAULT` as SQL text.
     default: Option<String>,
-    /// Position in the primary key (0: not in it).
-    pk: i64,
 }
 
 /// One drift of one record: the field (or column) and how.
@@ -215,7 +213,6 @@ impl Sink {
                     decl,
                     not_null: r.get::<_, i64>(3)? != 0,
                     default: r.get(4)?,
-                    pk: r.get(5)?,
                 })
             })?;
             rows.collect()
@@ -293,6 +290,9 @@ impl Sink {
     fn create(&mut self, columns: &[(String, Class, bool)]) -> Result<()> {
         if columns.is_empty() {
             return Ok(());
+        }
+        for (name, _, _) in columns {
+            self.nameable(name)?;
         }
         let list = columns
             .iter()
@@ -586,7 +586,6 @@ impl Sink {
             class: Class::of_decl(decl),
             not_null: false,
             default: None,
-            pk: 0,
         });
         Ok(())
     }
@@ -743,6 +742,9 @@ impl Sink {
                 continue;
             }
             n += 1;
+            if let Some(stored) = p.as_ref().and_then(|v| real_changes(c.class, v)) {
+                return Err(self.inexact(&c.name, stored));
+            }
             let bound = Bound(p.as_ref(), &c.name);
             if let Err(e) = stmt.raw_bind_parameter(n, &bound) {
                 return Err(match e {
@@ -760,6 +762,42 @@ impl Sink {
         stmt.raw_execute().map_err(|e| self.failed(e))?;
         self.written += 1;
         Ok(())
+    }
+
+    /// A column name SQLite can take: one without a NUL (its SQL text would
+    /// end there).
+    fn nameable(&self, name: &str) -> Result<()> {
+        if !name.contains('\0') {
+            return Ok(());
+        }
+        Err(RuntimeError::new(
+            "hql::io",
+            format!(
+                "target `{}`: column `{}` has a NUL character in its name, which SQLite cannot take",
+                self.target.id,
+                name.escape_debug()
+            ),
+        )
+        .with_help("rename the field in a `map` before writing"))
+    }
+
+    /// A number column `column` cannot hold exactly (the value is not
+    /// shown, as for an Int beyond 64 bits).
+    fn inexact(&self, column: &str, stored: f64) -> RuntimeError {
+        let why = match stored.is_finite() {
+            true => "as a REAL it would read back as another number",
+            false => "it is beyond the range of a REAL",
+        };
+        RuntimeError::new(
+            "hql::precision",
+            format!(
+                "target `{}`: column `{column}` cannot hold a record's number exactly: {why}",
+                self.target.id
+            ),
+        )
+        .with_help(
+            "a number is never rounded silently: store it as a String, or round it in a `map` before writing",
+        )
     }
 
     /// `INSERT INTO t (…) VALUES (…)`, of every column or of `present`
@@ -823,6 +861,11 @@ impl Sink {
 impl TableSink for Sink {
     fn put(&mut self, record: &Value, origin: Option<&Origin>) -> Result<()> {
         let record = crate::runtime::eval::force(record.clone())?;
+        if let Value::Record(r) = &record {
+            for key in r.keys() {
+                self.nameable(key)?;
+            }
+        }
         self.batch.push((record, origin.cloned()));
         if self.batch.len() >= BATCH {
             self.flush()?;
@@ -932,6 +975,31 @@ fn fit(class: Class, v: &Value) -> Fit {
         Fit::Fits
     } else {
         Fit::Incompatible
+    }
+}
+
+/// The double SQLite would store for `v` in a column of class `class`,
+/// when it differs in value from `v`: a decimal no double holds
+/// (`1e-400`, twenty digits) as a real anywhere; an integer past 2^53
+/// that a `REAL` column turns into a real (`9007199254740993` →
+/// `9007199254740992`).
+fn real_changes(class: Class, v: &Value) -> Option<f64> {
+    let int = |i: i64| {
+        let f = i as f64;
+        (class == Class::Float && f as i128 != i128::from(i)).then_some(f)
+    };
+    match v {
+        Value::Int(i) => int(*i),
+        Value::Num(n) => match n.kind {
+            NumKind::Int(i) => int(i),
+            NumKind::Float(f) if !f.is_finite() => Some(f),
+            NumKind::Float(f) => {
+                let same = compare_numbers(&Value::Float(f), v) == Some(std::cmp::Ordering::Equal);
+                (!same).then_some(f)
+            }
+            NumKind::BigInt => None,
+        },
+        _ => None,
     }
 }
 

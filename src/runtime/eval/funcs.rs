@@ -169,11 +169,10 @@ fn abs(v: &Value) -> Result<Value> {
             .map(Value::Int)
             .ok_or_else(|| RuntimeError::new("hql::overflow", "integer overflow")),
         v if v.is_int() => ops::negate(v.clone()).and_then(|n| abs(&n)),
-        v => Ok(Value::Float(
-            to_f64(v)
-                .ok_or_else(|| expected("abs", "a number", v))?
-                .abs(),
-        )),
+        v => {
+            let f = to_f64(v).ok_or_else(|| expected("abs", "a number", v))?;
+            ops::beyond_float("abs", v, f.abs())
+        }
     }
 }
 

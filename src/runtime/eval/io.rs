@@ -107,6 +107,9 @@ pub struct CsvOptions {
     pub delimiter: u8,
     pub quote: u8,
     pub header: bool,
+    /// A target's cells that start as a spreadsheet formula does (`=`,
+    /// `+`, `-`, `@`, a tab) are written after a `'`.
+    pub escape_formulas: bool,
 }
 
 impl Default for CsvOptions {
@@ -115,6 +118,7 @@ impl Default for CsvOptions {
             delimiter: b',',
             quote: b'"',
             header: true,
+            escape_formulas: false,
         }
     }
 }
@@ -167,6 +171,9 @@ pub enum Cell<'a> {
     /// zeros.
     Big(String),
     Float(f64),
+    /// A decimal no double holds exactly (`1e-400`, twenty digits): its
+    /// JSON text, with a fraction or exponent, kept digit for digit.
+    Decimal(String),
     Bool(bool),
     /// A list, record or map field's cell, decoded from its JSON text.
     Nested(Value),
@@ -185,7 +192,7 @@ impl Cell<'_> {
             Cell::Null => Value::Null,
             Cell::Text(t) => Value::str(*t),
             Cell::Int(n) => Value::Int(*n),
-            Cell::Big(digits) => Value::from_number_text(digits),
+            Cell::Big(digits) | Cell::Decimal(digits) => Value::from_number_text(digits),
             Cell::Float(f) => Value::Float(*f),
             Cell::Bool(b) => Value::Bool(*b),
             Cell::Nested(v) => v.clone(),

@@ -26,7 +26,9 @@ use crate::runtime::hir::{self, Expr, FnDef, Logic, Program, Stmt};
 use crate::runtime::value::{Record, Value};
 use crate::syntax::ast::Span;
 
-pub use equality::{compare, equal, hash_value, sort_order, write_key, write_key_text, ValueKey};
+pub use equality::{
+    compare, compare_numbers, equal, hash_value, sort_order, write_key, write_key_text, ValueKey,
+};
 pub use io::{
     abandon_all, commit_in_order, Codec, CommitError, CommitStep, Pending, PendingFile, Place,
     RecordWriter, SourceSpec, TableSink, TargetSpec,
@@ -109,9 +111,10 @@ pub trait Host {
         None
     }
 
-    /// `env("VAR")`: a variable of the environment.
-    fn env(&self, _name: &str) -> Option<String> {
-        None
+    /// `env("VAR")`: a variable of the environment, `None` when it is
+    /// not set; a value that is not UTF-8 is an error saying so.
+    fn env(&self, _name: &str) -> Result<Option<String>> {
+        Ok(None)
     }
 
     /// `source("id")`: a source configured in `hql.toml`.

@@ -190,6 +190,20 @@ pub fn finite(f: f64) -> Result<Value> {
     }
 }
 
+/// `f`, the result of `op` on `v`, unless `v` is beyond a Float's range
+/// (`1e999` from data): an infinity is never a result.
+pub fn beyond_float(op: &str, v: &Value, f: f64) -> Result<Value> {
+    if f.is_finite() {
+        return Ok(Value::Float(f));
+    }
+    let text = crate::runtime::print::to_hql(v);
+    Err(RuntimeError::new(
+        "hql::not_finite",
+        format!("`{op}` of {text} is beyond the range of a Float"),
+    )
+    .with_help("a Float holds numbers up to about 1.8e308 in size"))
+}
+
 pub fn negate(v: Value) -> Result<Value> {
     match num(&v) {
         _ if v.is_absent() => Ok(Value::Absent),
@@ -197,7 +211,7 @@ pub fn negate(v: Value) -> Result<Value> {
             .checked_neg()
             .map(Value::Int)
             .ok_or_else(|| RuntimeError::new("hql::overflow", "integer overflow")),
-        Some(Num::Float(f)) => Ok(Value::Float(-f)),
+        Some(Num::Float(f)) => beyond_float("-", &v, -f),
         Some(Num::Big) => Err(big_int()),
         None => Err(RuntimeError::new(
             "hql::type",

@@ -1033,7 +1033,7 @@ fn setting(interp: &Interp, b: Builtin, name: &Value, fallback: Option<&Value>) 
     };
     let found = match b {
         Builtin::Param => interp.host.param(key),
-        _ => interp.host.env(key),
+        _ => interp.host.env(key)?,
     };
     match (found, fallback) {
         (Some(v), _) => Ok(Value::str(v)),
