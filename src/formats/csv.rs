@@ -17,8 +17,8 @@ use std::rc::Rc;
 use super::write_error;
 use crate::runtime::contract::{Contract, FieldSpec, Shape, TypeSpec};
 use crate::runtime::eval::io::{
-    Boundary, Cell, Codec, Column, CsvOptions, Decoded, DecodedRecords, Physical, RecordSource,
-    RecordWriter, RowForCheck, SourceSpec, TargetSpec,
+    line_too_long, max_line, Boundary, Cell, Codec, Column, CsvOptions, Decoded, DecodedRecords,
+    Physical, RecordSource, RecordWriter, RowForCheck, SourceSpec, TargetSpec,
 };
 use crate::runtime::eval::{check_interrupt, Origin, Result, RuntimeError};
 use crate::runtime::json::{write_float, write_int, write_json, Decoder};
@@ -180,7 +180,14 @@ impl Rows {
     fn advance(&mut self) -> Result<Step> {
         loop {
             check_interrupt()?;
-            match self.reader.read_byte_record(&mut self.row) {
+            let start = self.reader.position().clone();
+            self.track.record_start.set(start.byte());
+            let read = self.reader.read_byte_record(&mut self.row);
+            if self.track.too_long.get() || self.row.as_slice().len() > max_line() {
+                self.finished = true;
+                return Err(line_too_long(&self.spec.name, start.line()));
+            }
+            match read {
                 Ok(true) => {}
                 Ok(false) => {
                     self.finished = true;
@@ -356,7 +363,16 @@ struct Track {
     given: std::cell::Cell<u64>,
     last: std::cell::Cell<u8>,
     ended: std::cell::Cell<bool>,
+    /// Where the record being read starts.
+    record_start: std::cell::Cell<u64>,
+    /// Reading stopped: the record being read is longer than the longest
+    /// line allowed (`max_line`), and would otherwise grow on.
+    too_long: std::cell::Cell<bool>,
 }
+
+/// How far past the record being read the CSV reader may have read ahead
+/// (its buffer is smaller).
+const READ_AHEAD: u64 = 1 << 16;
 
 impl Track {
     /// Is byte offset `at` the end of an input whose last line has no `\n`?
@@ -376,6 +392,12 @@ impl Tracked {
 
 impl std::io::Read for Tracked {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let state = &self.state;
+        let record = state.given.get() - state.record_start.get();
+        if record > max_line() as u64 + READ_AHEAD {
+            state.too_long.set(true);
+            return Err(std::io::Error::other("the record is too long"));
+        }
         let n = self.input.read(buf)?;
         match buf[..n].last() {
             Some(&last) => {
