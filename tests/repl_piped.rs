@@ -478,3 +478,44 @@ fn a_source_without_a_format_says_which_to_add() {
         "{err}"
     );
 }
+
+/// `:save FILE` writes the session's declarations, functions and `let`s in
+/// canonical form, in the order entered (a function declared again as
+/// declared last), a program `hql run` accepts; an existing file is
+/// replaced only by `:save!`.
+#[test]
+fn save_writes_the_session_as_a_program_and_refuses_to_overwrite() {
+    let dir = common::Scratch::new("repl-save");
+    let path = dir.path.join("session.hql");
+    let file = path.display().to_string();
+    let input = format!(
+        "type P : Data = {{ x: Int }}\nlet a   =  1\nfn f(n: Int) -> Int = n + a\n1 + 1\nlet b = f(2)\nfn f(n: Int) -> Int = n * 10\n:save {file}\n:save {file}\n:save! {file}\n"
+    );
+    let (out, err, status) = repl(&input);
+    assert_eq!(err, format!("{file} exists; `:save! {file}` replaces it\n"));
+    assert_eq!(status, 1);
+    assert_eq!(
+        out,
+        format!("2\nsaved to {file} (9 lines)\nsaved to {file} (9 lines)\n")
+    );
+    let saved = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        saved,
+        "type P : Data = {\n    x: Int\n}\n\nlet a = 1\nlet b = f(2)\n\nfn f(n: Int) -> Int = n * 10\n"
+    );
+    let run = dir.hql(&["run", "session.hql"]);
+    assert_eq!((run.status, run.err.as_str()), (0, ""));
+}
+
+/// An entry's line longer than `--max-line` ends the session, saying so.
+#[test]
+fn an_entry_line_longer_than_max_line_ends_the_session() {
+    let long = format!("let x = 1\nx + 1\nlet s = \"{}\"\nx\n", "y".repeat(3000));
+    let out = common::hql_with_input(&["repl", "--max-line", "2K"], long.as_bytes());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "2\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "hql: line 3 of the entries is longer than the longest line allowed (2048 bytes)\n"
+    );
+    assert_eq!(out.status.code(), Some(1));
+}
