@@ -618,6 +618,14 @@ impl DecodeFailure {
             too_long: false,
         }
     }
+
+    /// The failure of a line longer than the longest allowed.
+    fn too_long() -> DecodeFailure {
+        DecodeFailure {
+            too_long: true,
+            ..DecodeFailure::new("too long", b"")
+        }
+    }
 }
 
 /// Records from a reader holding either one JSON array (when its first
@@ -685,11 +693,9 @@ impl<R: BufRead> JsonSource<R> {
     fn too_long(&mut self, line: u64) -> Decoded {
         self.layout = Layout::Finished;
         self.line = Vec::new();
-        let mut failure = DecodeFailure::new("too long", b"");
-        failure.too_long = true;
         Decoded {
             line,
-            result: Err(failure),
+            result: Err(DecodeFailure::too_long()),
         }
     }
 
@@ -733,7 +739,9 @@ impl<R: BufRead> JsonSource<R> {
                 Some(true) => {
                     self.reader.consume(1);
                     self.line.clear();
-                    self.layout = Layout::Array(ElementScanner::new());
+                    let mut scanner = ElementScanner::new();
+                    scanner.max_line = self.max_line;
+                    self.layout = Layout::Array(scanner);
                 }
                 Some(false) => self.layout = Layout::Lines,
             }
@@ -980,6 +988,8 @@ struct ElementScanner {
     /// The current element's text (or the trailing text being quoted).
     text: Vec<u8>,
     start_line: u64,
+    /// The longest element allowed, in bytes.
+    max_line: usize,
 }
 
 impl ElementScanner {
@@ -991,6 +1001,7 @@ impl ElementScanner {
             escaped: false,
             text: Vec::new(),
             start_line: 0,
+            max_line: usize::MAX,
         }
     }
 
@@ -1135,6 +1146,15 @@ impl ElementScanner {
     }
 
     fn decode_element(&mut self, decoder: &mut Decoder) -> Decoded {
+        if self.text.len() > self.max_line {
+            // Ended within the bytes that took it past the limit.
+            self.text = Vec::new();
+            self.phase = Phase::Done;
+            return Decoded {
+                line: self.start_line,
+                result: Err(DecodeFailure::too_long()),
+            };
+        }
         let text = trim_json_space(&self.text);
         let result = decoder
             .decode(text)
