@@ -496,7 +496,7 @@ fn save_writes_the_session_as_a_program_and_refuses_to_overwrite() {
     assert_eq!(status, 1);
     assert_eq!(
         out,
-        format!("2\nsaved to {file} (9 lines)\nsaved to {file} (9 lines)\n")
+        format!("2\nsaved to {file} (6 lines)\nsaved to {file} (6 lines)\n")
     );
     let saved = std::fs::read_to_string(&path).unwrap();
     assert_eq!(

@@ -520,6 +520,8 @@ pub fn run_piped(mut input: impl BufRead, host: Rc<dyn Host>, sinks: &mut Sinks)
                     "hql: line {} of the entries is longer than the longest line allowed ({limit} bytes)",
                     number + 1
                 );
+                // The entry before it is whole.
+                entry.submit(&mut repl, sinks);
                 repl.problem(sinks, &message);
                 return EXIT_FAILED;
             }
