@@ -406,12 +406,12 @@ fn describe_profiles_a_field_a_row() {
     transcript(
         ":describe [{name: \"wren\", n: 2}, {name: \"owl\", n: null, at: {x: 1.5}}, 7]\n",
         "2 records, 4 fields; skipped 1 value that is not a record\n\
-         # │ field │ present  │ nulls │ types    │ distinct │ min   │ max    │ examples\n\
-         ─ │ ───── │ ──────── │ ───── │ ──────── │ ──────── │ ───── │ ────── │ ─────────────\n\
-         0 │ name  │ 2 (100%) │ 0     │ String   │ 2        │ \"owl\" │ \"wren\" │ \"wren\", \"owl\"\n\
-         1 │ n     │ 2 (100%) │ 1     │ Int|Null │ 1        │ 2     │ 2      │ 2\n\
-         2 │ at    │ 1 (50%)  │ 0     │ Record   │ 1        │       │        │ {x: 1.5}\n\
-         3 │ at.x  │ 1 (50%)  │ 0     │ Float    │ 1        │ 1.5   │ 1.5    │ 1.5\n",
+         # │ field │ present  │ absent │ nulls │ types    │ distinct │ min   │ max    │ median /…  │ examples\n\
+         ─ │ ───── │ ──────── │ ────── │ ───── │ ──────── │ ──────── │ ───── │ ────── │ ────────── │ ────────\n\
+         0 │ name  │ 2 (100%) │ 0      │ 0     │ String   │ 2        │ \"owl\" │ \"wren\" │            │ \"wren\",…\n\
+         1 │ n     │ 2 (100%) │ 0      │ 1     │ Int|Null │ 1        │ 2     │ 2      │ ≈ 2 / 2    │ 2\n\
+         2 │ at    │ 1 (50%)  │ 1      │ 0     │ Record   │ 1        │       │        │            │ {x: 1.5}\n\
+         3 │ at.x  │ 1 (50%)  │ 1      │ 0     │ Float    │ 1        │ 1.5   │ 1.5    │ ≈ 1.5 / 1… │ 1.5\n",
     );
 }
 
@@ -426,7 +426,7 @@ fn describe_reads_a_stream_and_says_what_it_skipped() {
         "7 records, 10 fields; skipped 1 line that does not decode"
     );
     assert!(
-        lines[9].starts_with("6 │ country  │ 6 (85.7%) │ 0     │ String "),
+        lines[9].starts_with("6 │ country  │ 6 (85.7%) │ 1      │ 0     │ String "),
         "{out}"
     );
     // Laid out for 100 columns when piped.
