@@ -194,10 +194,15 @@ enum Command {
         /// No progress line on a terminal.
         #[arg(long, short)]
         quiet: bool,
+        #[command(flatten)]
+        limits: Limits,
     },
     /// The interactive REPL (reads entries from standard input when it is not a terminal).
     #[command(after_long_help = REPL_HELP)]
-    Repl,
+    Repl {
+        #[command(flatten)]
+        limits: Limits,
+    },
     /// Run the `check`s of .hql files and the cells of Markdown notebooks.
     #[command(after_long_help = TEST_HELP)]
     Test {
@@ -215,6 +220,8 @@ enum Command {
         /// for CI systems.
         #[arg(long, value_enum, default_value_t = TestFormat::Lines)]
         format: TestFormat,
+        #[command(flatten)]
+        limits: Limits,
     },
     /// Validate data files against a contract, without a program: a report per file.
     #[command(after_long_help = VET_HELP)]
@@ -248,6 +255,8 @@ enum Command {
         /// SQL, in DuckDB (Python's `duckdb` module or the `duckdb` command).
         #[arg(long, value_name = "ENGINE")]
         engine: Option<String>,
+        #[command(flatten)]
+        limits: Limits,
     },
     /// Rewrite programs in the canonical layout (Markdown files: their hql blocks).
     #[command(after_long_help = FMT_HELP)]
@@ -339,6 +348,45 @@ enum Command {
     },
 }
 
+/// What a source may hold (tooling.md, "Hostile input stays bounded").
+#[derive(clap::Args, Clone, Copy)]
+struct Limits {
+    /// The longest line a source may hold (a JSON line or array element, a
+    /// CSV record), in bytes, with an optional K, M or G (default 256M):
+    /// a longer one stops the run with an `hql::io` error.
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    max_line: Option<u64>,
+}
+
+impl Limits {
+    /// Make the limits the ones every source is read with.
+    fn apply(self) {
+        if let Some(bytes) = self.max_line {
+            hql::runtime::eval::io::set_max_line(bytes);
+        }
+    }
+}
+
+/// A size in bytes: digits, then optionally `K`, `M` or `G` (powers of
+/// 1024, upper or lower case, an optional `B` or `iB` after them).
+fn parse_size(text: &str) -> Result<u64, String> {
+    let bad = || format!("expected a size in bytes such as 4096, 64K, 256M or 1G, found `{text}`");
+    let digits = text.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let unit = text[digits.len()..].to_ascii_uppercase();
+    let shift = match unit.trim_end_matches("IB").trim_end_matches('B') {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        _ => return Err(bad()),
+    };
+    let n: u64 = digits.parse().map_err(|_| bad())?;
+    if n == 0 {
+        return Err(bad());
+    }
+    n.checked_mul(1 << shift).ok_or_else(bad)
+}
+
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
 enum TestFormat {
     Lines,
@@ -403,8 +451,17 @@ fn command() -> ExitCode {
         confine: cli.confine,
     };
     let find_config = |program: &str| find_config(program, &choice);
-    let command = cli.command.unwrap_or(Command::Repl);
-    if matches!(command, Command::Repl) {
+    let command = cli.command.unwrap_or(Command::Repl {
+        limits: Limits { max_line: None },
+    });
+    match &command {
+        Command::Run { limits, .. }
+        | Command::Vet { limits, .. }
+        | Command::Test { limits, .. }
+        | Command::Repl { limits } => limits.apply(),
+        _ => {}
+    }
+    if matches!(command, Command::Repl { .. }) {
         return ExitCode::from(repl(&choice) as u8);
     }
     // Output takes the progress line off the screen while it is written;
@@ -421,12 +478,13 @@ fn command() -> ExitCode {
         json: cli.diagnostics == Diagnostics::Json,
     };
     let status = match command {
-        Command::Repl => EXIT_OK,
+        Command::Repl { .. } => EXIT_OK,
         Command::Test {
             paths,
             update,
             allow_empty,
             format,
+            ..
         } => match collect_tests(&paths) {
             Ok(files) => {
                 let mut save = |path: &str, text: &str| write_atomically(path, text);
@@ -458,6 +516,7 @@ fn command() -> ExitCode {
             threads,
             set,
             quiet,
+            ..
         } => match read_program(&file) {
             Ok(text) => {
                 let name = if file == "-" { "<stdin>" } else { &file };
@@ -495,6 +554,7 @@ fn command() -> ExitCode {
             threads,
             quiet,
             engine,
+            ..
         } => {
             let config = match find_config(&contracts) {
                 Ok(config) => config,
@@ -711,6 +771,8 @@ fn repl(choice: &ConfigChoice) -> i32 {
     let mut sinks = Sinks::plain(&mut out, &mut err);
     // Entries come from standard input: sources read files only.
     let host = host.with_stdin_holding(StdinHolds::Entries);
+    // A signal stops the entry running; the session goes on.
+    stop_on_signals();
     let status = hql::cli::repl::run_piped(input, Rc::new(host), &mut sinks);
     failure.settle(status, &mut sinks)
 }

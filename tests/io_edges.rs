@@ -428,3 +428,113 @@ fn a_long_stream_prints_as_one_list() {
         assert_eq!(out.is_empty(), !printed, "{take}");
     }
 }
+
+/// A line longer than `--max-line` stops the run with one `hql::io` error
+/// naming the source and the line, on every path that reads it: JSON
+/// Lines read the ordinary way, counted, counted on threads and read in
+/// chunks by threads; a JSON array's element; a CSV record; an endless
+/// line (`/dev/zero`) and a long line on standard input.
+#[test]
+fn a_line_longer_than_max_line_is_an_io_error_on_every_path() {
+    let dir = Scratch::new("io-max-line");
+    let long = "x".repeat(70_000);
+    dir.write(
+        "d.jsonl",
+        format!("{{\"a\": 1}}\n{{\"a\": 2}}\n{{\"a\": \"{long}\"}}\n{{\"a\": 4}}\n"),
+    );
+    dir.write(
+        "d.json",
+        format!("[{{\"a\": 1}},\n {{\"a\": \"{long}\"}}]\n"),
+    );
+    dir.write("d.csv", format!("a\n1\n{long}\n2\n"));
+    let mut big: String = (0..100_000).map(|i| format!("{{\"a\": {i}}}\n")).collect();
+    big.push_str(&format!("{{\"a\": \"{long}\"}}\n"));
+    dir.write("big.jsonl", big);
+    let too_long = |source: &str, line: u64| {
+        format!("line {line} of {source} is longer than the longest line allowed (65536 bytes)")
+    };
+    for (pipeline, source, line) in [
+        ("source(file(\"d.jsonl\"), Json) | count()", "d.jsonl", 3),
+        (
+            "source(file(\"d.jsonl\"), Json) | validate(T) | report()",
+            "d.jsonl",
+            3,
+        ),
+        (
+            "source(file(\"d.jsonl\"), Json) | validate(T) | oks() | count()",
+            "d.jsonl",
+            3,
+        ),
+        ("source(file(\"d.json\"), Json) | count()", "d.json", 2),
+        ("source(file(\"d.csv\"), Csv) | count()", "d.csv", 3),
+        (
+            "source(file(\"d.csv\"), Csv) | validate(T) | report()",
+            "d.csv",
+            3,
+        ),
+        (
+            "source(file(\"big.jsonl\"), Json) | validate(T) | report()",
+            "big.jsonl",
+            100_001,
+        ),
+        (
+            "source(file(\"big.jsonl\"), Json) | validate(T) | oks() | count()",
+            "big.jsonl",
+            100_001,
+        ),
+        (
+            "source(file(\"big.jsonl\"), Json) | validate(T) | errs() | count()",
+            "big.jsonl",
+            100_001,
+        ),
+        (
+            "source(file(\"big.jsonl\"), Json) | validate(T) | oks() | write(file(\"out.jsonl\"))",
+            "big.jsonl",
+            100_001,
+        ),
+    ] {
+        let run = dir.run(
+            &format!("{CONTRACT}{pipeline}\n"),
+            &["--threads", "2", "--max-line", "64K"],
+        );
+        io_error(&run, &too_long(source, line));
+        assert!(!dir.exists("out.jsonl"), "{pipeline}");
+    }
+    for format in ["Json", "Csv"] {
+        let run = dir.run(
+            &format!("source(file(\"/dev/zero\"), {format}) | count()\n"),
+            &["--max-line", "1M"],
+        );
+        io_error(
+            &run,
+            "line 1 of /dev/zero is longer than the longest line allowed (1048576 bytes)",
+        );
+    }
+    dir.write("main.hql", "source(stdin(), Json) | count()\n");
+    let run = dir.hql_stdin(
+        &["run", "main.hql", "--max-line", "64k"],
+        "y".repeat(200_000),
+    );
+    io_error(&run, &too_long("<stdin>", 1));
+    dir.write("c.hql", CONTRACT);
+    let vet = dir.hql(&["vet", "c.hql", "d.jsonl", "--max-line", "64K"]);
+    io_error(&vet, &too_long("d.jsonl", 3));
+    // Within the limit, the same lines are read as ever.
+    let run = dir.run(
+        &format!("{CONTRACT}source(file(\"d.jsonl\"), Json) | count()\n"),
+        &["--max-line", "70010"],
+    );
+    assert_eq!((run.status, run.out.as_str()), (0, "4\n"), "{}", run.err);
+}
+
+#[test]
+fn max_line_takes_a_size_with_a_unit() {
+    let dir = Scratch::new("io-max-line-usage");
+    for bad in ["0", "12Q", "K", "1.5M"] {
+        let run = dir.run("1\n", &["--max-line", bad]);
+        assert_eq!(run.status, 2, "{bad}: {}", run.err);
+        assert!(run.err.contains("expected a size in bytes"), "{}", run.err);
+    }
+    let run = dir.run("1\n", &["--max-line", "1G"]);
+    assert_eq!((run.status, run.out.as_str()), (0, "1\n"), "{}", run.err);
+}

@@ -408,12 +408,12 @@ fn describe_profiles_a_field_a_row() {
     transcript(
         ":describe [{name: \"wren\", n: 2}, {name: \"owl\", n: null, at: {x: 1.5}}, 7]\n",
         "2 records, 4 fields; skipped 1 value that is not a record\n\
-         # │ field │ present  │ nulls │ types    │ distinct │ min   │ max    │ examples\n\
-         ─ │ ───── │ ──────── │ ───── │ ──────── │ ──────── │ ───── │ ────── │ ─────────────\n\
-         0 │ name  │ 2 (100%) │ 0     │ String   │ 2        │ \"owl\" │ \"wren\" │ \"wren\", \"owl\"\n\
-         1 │ n     │ 2 (100%) │ 1     │ Int|Null │ 1        │ 2     │ 2      │ 2\n\
-         2 │ at    │ 1 (50%)  │ 0     │ Record   │ 1        │       │        │ {x: 1.5}\n\
-         3 │ at.x  │ 1 (50%)  │ 0     │ Float    │ 1        │ 1.5   │ 1.5    │ 1.5\n",
+         # │ field │ present  │ absent │ nulls │ types    │ distinct │ min   │ max    │ median /…  │ examples\n\
+         ─ │ ───── │ ──────── │ ────── │ ───── │ ──────── │ ──────── │ ───── │ ────── │ ────────── │ ────────\n\
+         0 │ name  │ 2 (100%) │ 0      │ 0     │ String   │ 2        │ \"owl\" │ \"wren\" │            │ \"wren\",…\n\
+         1 │ n     │ 2 (100%) │ 0      │ 1     │ Int|Null │ 1        │ 2     │ 2      │ ≈ 2 / 2    │ 2\n\
+         2 │ at    │ 1 (50%)  │ 1      │ 0     │ Record   │ 1        │       │        │            │ {x: 1.5}\n\
+         3 │ at.x  │ 1 (50%)  │ 1      │ 0     │ Float    │ 1        │ 1.5   │ 1.5    │ ≈ 1.5 / 1… │ 1.5\n",
     );
 }
 
@@ -428,7 +428,7 @@ fn describe_reads_a_stream_and_says_what_it_skipped() {
         "7 records, 10 fields; skipped 1 line that does not decode"
     );
     assert!(
-        lines[9].starts_with("6 │ country  │ 6 (85.7%) │ 0     │ String "),
+        lines[9].starts_with("6 │ country  │ 6 (85.7%) │ 1      │ 0     │ String "),
         "{out}"
     );
     // Laid out for 100 columns when piped.
@@ -479,4 +479,45 @@ fn a_source_without_a_format_says_which_to_add() {
         err.contains("help: add the format: `, Json` or `, Csv`"),
         "{err}"
     );
+}
+
+/// `:save FILE` writes the session's declarations, functions and `let`s in
+/// canonical form, in the order entered (a function declared again as
+/// declared last), a program `hql run` accepts; an existing file is
+/// replaced only by `:save!`.
+#[test]
+fn save_writes_the_session_as_a_program_and_refuses_to_overwrite() {
+    let dir = common::Scratch::new("repl-save");
+    let path = dir.path.join("session.hql");
+    let file = path.display().to_string();
+    let input = format!(
+        "type P : Data = {{ x: Int }}\nlet a   =  1\nfn f(n: Int) -> Int = n + a\n1 + 1\nlet b = f(2)\nfn f(n: Int) -> Int = n * 10\n:save {file}\n:save {file}\n:save! {file}\n"
+    );
+    let (out, err, status) = repl(&input);
+    assert_eq!(err, format!("{file} exists; `:save! {file}` replaces it\n"));
+    assert_eq!(status, 1);
+    assert_eq!(
+        out,
+        format!("2\nsaved to {file} (6 lines)\nsaved to {file} (6 lines)\n")
+    );
+    let saved = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        saved,
+        "type P : Data = {\n    x: Int\n}\n\nlet a = 1\nlet b = f(2)\n\nfn f(n: Int) -> Int = n * 10\n"
+    );
+    let run = dir.hql(&["run", "session.hql"]);
+    assert_eq!((run.status, run.err.as_str()), (0, ""));
+}
+
+/// An entry's line longer than `--max-line` ends the session, saying so.
+#[test]
+fn an_entry_line_longer_than_max_line_ends_the_session() {
+    let long = format!("let x = 1\nx + 1\nlet s = \"{}\"\nx\n", "y".repeat(3000));
+    let out = common::hql_with_input(&["repl", "--max-line", "2K"], long.as_bytes());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "2\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "hql: line 3 of the entries is longer than the longest line allowed (2048 bytes)\n"
+    );
+    assert_eq!(out.status.code(), Some(1));
 }

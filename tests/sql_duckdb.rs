@@ -267,6 +267,51 @@ fn vet_in_duckdb_prints_what_vet_prints() {
     }
 }
 
+/// DuckDB's answer is read from a file of its own: whatever the engine
+/// prints on its standard output (a progress bar, say) cannot mix with it.
+/// A stand-in for Python's `duckdb` prints a progress bar and writes its
+/// row where it is told to.
+#[test]
+fn vet_in_duckdb_reads_the_answer_apart_from_what_the_engine_prints() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("hql-fake-duckdb-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let python = dir.join("python");
+    std::fs::write(
+        &python,
+        "#!/bin/sh\n\
+         if [ \"$2\" = \"import duckdb\" ]; then exit 0; fi\n\
+         case \"$2\" in *enable_progress_bar*) ;; *) echo 'progress bar left on' >&2; exit 3;; esac\n\
+         cat > /dev/null\n\
+         printf '\\r[=====>      ] 50%%\\r[============] 100%%\\n'\n\
+         printf '{\"total\": 3, \"ok\": 2, \"err\": 1, \"warned\": 0, \"by_rule\": [{\"rule\": \"Order.positive\", \"kind\": \"require\", \"count\": 1}]}' > \"$3\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_hql"))
+        .args([
+            "vet",
+            "tests/sql/fixture.hql",
+            "tests/sql/fixture.jsonl",
+            "--type",
+            "Order",
+            "--engine",
+            "duckdb",
+        ])
+        .current_dir(root())
+        .env("HQL_PYTHON", &python)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "tests/sql/fixture.jsonl: {total: 3, ok: 2, err: 1, warned: 0, by_rule: [{rule: \"Order.positive\", kind: \"require\", count: 1}]}\n",
+        "{err}"
+    );
+    assert_eq!(out.status.code(), Some(1), "{err}");
+}
+
 /// Without DuckDB, `--engine duckdb` says how to get it.
 #[test]
 fn vet_in_duckdb_without_duckdb_says_how_to_install_it() {

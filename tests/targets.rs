@@ -575,6 +575,83 @@ fn the_interrupted_message_names_the_signal_that_stopped_the_run() {
             "{sent}: {err}"
         );
         assert!(!err.contains("Ctrl-C") || sent == "-INT", "{sent}: {err}");
+/// Wait up to 60 seconds for `child` to end without feeding it: its exit
+/// status and stderr (`None` when it did not end, and was killed).
+fn wait_unfed(mut child: std::process::Child) -> (Option<i32>, String) {
+    let end = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().expect("wait").is_none() {
+        if Instant::now() > end {
+            let _ = child.kill();
+            let _ = child.wait();
+            return (None, String::from("hql did not stop"));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let output = child.wait_with_output().expect("reaped");
+    let err = String::from_utf8_lossy(&output.stderr).into_owned();
+    (output.status.code(), err)
+}
+
+#[test]
+fn a_signal_while_waiting_for_input_abandons_the_run() {
+    for sig in ["-TERM", "-INT"] {
+        let s = Scratch::new("t-signal-waiting");
+        let (child, stdin) = writing_process(&s);
+        signal(&child, sig);
+        // Standard input stays open and silent: hql is waiting on it.
+        let (status, err) = wait_unfed(child);
+        drop(stdin);
+        assert_eq!(status, Some(1), "{sig}: {err}");
+        assert!(err.contains("hql::interrupted"), "{sig}: {err}");
+        assert_eq!(s.bytes("out.jsonl"), OLD, "{sig}");
+        assert!(s.temporaries().is_empty(), "{sig}: {:?}", s.files());
+    }
+}
+
+/// A program that collects `data.jsonl`, says so with a failed check on
+/// stderr, then sorts, groups and counts what it collected, and writes
+/// it to `out.jsonl`.
+const SORTING: &str = "let xs = source(file(\"data.jsonl\"), Json) | collect()\n\
+check \"collected\": false\n\
+let ys = xs | sort_by(r => r.n) | sort_by(r => 0 - r.n) | sort() | filter(r => r.n >= 0) | map(r => {n: r.n, m: r.n % 7})\n\
+let gs = ys | group_by(r => r.m)\n\
+let cs = ys | count_by(r => r.n % 1000)\n\
+ys | write(file(\"out.jsonl\"))\n";
+
+#[test]
+fn a_signal_during_a_sort_over_collected_data_abandons_the_run() {
+    for sig in ["-TERM", "-INT"] {
+        let s = Scratch::new("t-signal-sorting");
+        let data: String = (0..200_000u64)
+            .map(|i| format!("{{\"n\":{}}}\n", (i * 7919) % 200_000))
+            .collect();
+        s.write("data.jsonl", data);
+        s.write("main.hql", SORTING);
+        s.write("out.jsonl", OLD);
+        let mut child = s.spawn(&["run", "main.hql"]);
+        drop(child.stdin.take());
+        // The failed check is on stderr once the data is collected.
+        let mut stderr = child.stderr.take().expect("piped stderr");
+        let mut seen = Vec::new();
+        let mut byte = [0u8];
+        while !String::from_utf8_lossy(&seen).contains("collected") {
+            let n = std::io::Read::read(&mut stderr, &mut byte).expect("stderr");
+            assert_eq!(
+                n,
+                1,
+                "hql ended before the check: {}",
+                String::from_utf8_lossy(&seen)
+            );
+            seen.push(byte[0]);
+        }
+        signal(&child, sig);
+        let (status, _) = wait_unfed(child);
+        let mut rest = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut rest);
+        assert_eq!(status, Some(1), "{sig}: {rest}");
+        assert!(rest.contains("hql::interrupted"), "{sig}: {rest}");
+        assert_eq!(s.bytes("out.jsonl"), OLD, "{sig}");
+        assert!(s.temporaries().is_empty(), "{sig}: {:?}", s.files());
     }
 }
 

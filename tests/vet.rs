@@ -473,3 +473,55 @@ fn the_readmes_vet_example_prints_what_the_readme_shows() {
     assert_eq!(r.out, shown);
     assert_eq!(r.status, 1);
 }
+
+/// `--errors` shortens a failure record's `input` longer than 4 KiB in its
+/// printed form, saying how much was left out; the dead letters keep it
+/// whole.
+#[test]
+fn errors_shorten_an_input_longer_than_4_kib_with_a_note() {
+    let s = scratch("vet-long-input");
+    let long = "z".repeat(6000);
+    s.write(
+        "long.jsonl",
+        format!("{{\"id\":\"{long}\",\"qty\":1}}\nnot json {long}\n"),
+    );
+    let r = s.hql(&[
+        "vet",
+        "contracts.hql",
+        "long.jsonl",
+        "--errors",
+        "2",
+        "--dead-letters",
+        "dead.jsonl",
+    ]);
+    assert_eq!(r.status, 1, "{}", r.err);
+    let lines: Vec<&str> = r.out.lines().collect();
+    assert_eq!(lines.len(), 3, "{}", r.out);
+    // The record's printed form, `{id: "zzz…", qty: 1}`, cut at 4096 bytes.
+    let record = format!("{{id: \"{}", &long[..4096 - 6]);
+    let left = 6 + 6000 + 10 - 4096;
+    assert!(
+        lines[1].contains(&format!(
+            "input: \"{}… ({left} more bytes not shown)\"",
+            to_hql_str(&record)
+        )),
+        "{}",
+        lines[1]
+    );
+    let text = format!("not json {long}");
+    assert!(
+        lines[2].contains(&format!(
+            "input: \"{}… ({} more bytes not shown)\"",
+            &text[..4096],
+            text.len() - 4096
+        )),
+        "{}",
+        lines[2]
+    );
+    assert!(s.read("dead.jsonl").contains(&long));
+}
+
+/// `text` as an HQL string's inside (quotes escaped).
+fn to_hql_str(text: &str) -> String {
+    text.replace('"', "\\\"")
+}

@@ -35,10 +35,50 @@ pub fn duckdb_report(contract: &Contract, data: &str, globals: &Interp) -> Resul
     report(&row).ok_or_else(|| format!("DuckDB's answer is not a report: {row}"))
 }
 
-/// Prints the query's one row as JSON.
+/// Writes the query's one row as JSON to the file named by its argument,
+/// DuckDB's progress bar off: the answer never shares standard output
+/// with anything the engine prints.
 const PYTHON: &str = "import duckdb, json, sys\n\
-rel = duckdb.sql(sys.stdin.read())\n\
-print(json.dumps(dict(zip(rel.columns, rel.fetchall()[0]))))\n";
+con = duckdb.connect()\n\
+con.execute('SET enable_progress_bar = false')\n\
+rel = con.sql(sys.stdin.read())\n\
+row = dict(zip(rel.columns, rel.fetchall()[0]))\n\
+with open(sys.argv[1], 'w') as out:\n    json.dump(row, out, default=str)\n";
+
+/// The `duckdb` command's script: the progress bar off, the answer as JSON
+/// into the file `answer`, then `sql`.
+fn cli_script(sql: &str, answer: &std::path::Path) -> String {
+    let sql = sql.trim_end();
+    let end = if sql.ends_with(';') { "" } else { ";" };
+    format!(
+        "SET enable_progress_bar = false;\n.mode json\n.output {}\n{sql}{end}\n",
+        answer.display()
+    )
+}
+
+/// A file of its own for the engine's answer, removed when dropped.
+struct Answer(std::path::PathBuf);
+
+impl Answer {
+    fn new() -> Result<Answer, String> {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("hql-duckdb-{}-{n}.json", std::process::id()));
+        // Made here, anew: never a file someone else put in its place.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(|e| format!("cannot make {}: {e}", path.display()))?;
+        Ok(Answer(path))
+    }
+}
+
+impl Drop for Answer {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
 
 /// The query's one row as JSON text, from whichever DuckDB is there.
 fn run(sql: &str) -> Result<String, String> {
@@ -48,25 +88,26 @@ fn run(sql: &str) -> Result<String, String> {
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success());
-    let mut cmd = if has_module {
+    let answer = Answer::new()?;
+    let (mut cmd, script) = if has_module {
         let mut cmd = Command::new(&python);
-        cmd.args(["-c", PYTHON]);
-        cmd
+        cmd.args(["-c", PYTHON]).arg(&answer.0);
+        (cmd, sql.to_string())
     } else {
         let mut cmd = Command::new("duckdb");
-        cmd.arg("-json");
-        cmd
+        cmd.arg("-batch");
+        (cmd, cli_script(sql, &answer.0))
     };
     let mut child = cmd
         .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
+        .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|_| {
             "DuckDB is not installed: `pip install duckdb` (for $HQL_PYTHON or python3) or put the `duckdb` command on PATH".to_string()
         })?;
     if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all(sql.as_bytes());
+        let _ = stdin.write_all(script.as_bytes());
     }
     let out = child.wait_with_output().map_err(|e| e.to_string())?;
     if !out.status.success() {
@@ -75,8 +116,9 @@ fn run(sql: &str) -> Result<String, String> {
             String::from_utf8_lossy(&out.stderr).trim()
         ));
     }
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    // The `duckdb` command's `-json` prints an array of rows.
+    let text = std::fs::read_to_string(&answer.0)
+        .map_err(|e| format!("cannot read DuckDB's answer: {e}"))?;
+    // The `duckdb` command's JSON mode writes an array of rows.
     Ok(
         match serde_json::from_str::<serde_json::Value>(text.trim()) {
             Ok(serde_json::Value::Array(rows)) if rows.len() == 1 => rows[0].to_string(),

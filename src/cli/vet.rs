@@ -295,16 +295,61 @@ fn print_file(job: &VetJob, data: &str, vetted: &Vetted, sinks: &mut Sinks) {
         let mut object = crate::runtime::value::Record::default();
         object.insert("file".into(), Value::str(data));
         object.insert("report".into(), vetted.report.clone());
-        object.insert("errors".into(), Value::list(vetted.errors.clone()));
+        let shown = vetted.errors.iter().map(|e| shortened(e, true)).collect();
+        object.insert("errors".into(), Value::list(shown));
         write_json(&mut line, &Value::record(object));
         line.push('\n');
     } else {
         line.push_str(&format!("{data}: {}\n", to_hql(&vetted.report)));
         for e in &vetted.errors {
-            line.push_str(&format!("  {}\n", to_hql(e)));
+            line.push_str(&format!("  {}\n", to_hql(&shortened(e, false))));
         }
     }
     let _ = sinks.out.write_all(line.as_bytes());
+}
+
+/// The longest `input` of a failure record `--errors` and the REPL show
+/// whole, in bytes of its printed form (tooling.md, "Commands").
+pub const INPUT_SHOWN: usize = 4096;
+
+/// A failure record to show a person: an `input` whose printed form (JSON
+/// with `json`, else HQL's) is longer than [`INPUT_SHOWN`] is cut there,
+/// with how many bytes were left out; a text input is cut as text, any
+/// other becomes the text of its cut printed form. Anything else as it is.
+pub fn shortened(failure: &Value, json: bool) -> Value {
+    let Value::Record(r) = failure else {
+        return failure.clone();
+    };
+    let Some(input) = r.get("input") else {
+        return failure.clone();
+    };
+    let text = match input {
+        Value::Str(s) => s.to_string(),
+        v if json => crate::runtime::json::to_json(v),
+        v => to_hql(v),
+    };
+    let printed = match input {
+        Value::Str(_) if json => crate::runtime::json::to_json(input).len(),
+        Value::Str(_) => to_hql(input).len(),
+        _ => text.len(),
+    };
+    if printed <= INPUT_SHOWN {
+        return failure.clone();
+    }
+    let mut cut = INPUT_SHOWN.min(text.len());
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let left = text.len() - cut;
+    if left == 0 {
+        return failure.clone();
+    }
+    let mut r = (**r).clone();
+    r.insert(
+        "input".into(),
+        Value::str(format!("{}… ({left} more bytes not shown)", &text[..cut])),
+    );
+    Value::record(r)
 }
 
 /// `--dead-letters PATH`: every failure record, JSON Lines, committed when

@@ -22,8 +22,8 @@ use std::rc::Rc;
 use super::write_error;
 use crate::runtime::contract::{Contract, FieldSpec, Shape, TypeSpec};
 use crate::runtime::eval::io::{
-    Boundary, Cell, Codec, Column, CsvOptions, Decoded, DecodedRecords, Physical, RecordSource,
-    RecordWriter, RowForCheck, SourceSpec, TargetSpec,
+    line_too_long, max_line, Boundary, Cell, Codec, Column, CsvOptions, Decoded, DecodedRecords,
+    Physical, RecordSource, RecordWriter, RowForCheck, SourceSpec, TargetSpec,
 };
 use crate::runtime::eval::{check_interrupt, compare_numbers, equal, Origin, Result, RuntimeError};
 use crate::runtime::json::{write_float, write_int, write_json, Decoder};
@@ -169,6 +169,10 @@ impl Rows {
                 Ok(Split::End) => {
                     self.finished = true;
                     return Ok(Step::End);
+                }
+                Ok(Split::TooLong) => {
+                    self.finished = true;
+                    return Err(line_too_long(&self.spec.name, self.row.line));
                 }
                 Ok(Split::Unterminated) => {
                     let line = self.row.line;
@@ -810,6 +814,9 @@ enum Split {
     /// A row whose quote never closed before the end of the input: `raw`
     /// holds its first line; the lines after it are read again as rows.
     Unterminated,
+    /// A row longer than the longest line allowed (`--max-line`): reading
+    /// stops rather than grow it on.
+    TooLong,
     End,
 }
 
@@ -891,6 +898,9 @@ impl Splitter {
             }
             if ended {
                 return Ok(Split::Row);
+            }
+            if row.raw.len() > max_line() {
+                return Ok(Split::TooLong);
             }
         }
     }

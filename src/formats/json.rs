@@ -11,7 +11,8 @@ use std::rc::Rc;
 use super::write_error;
 use crate::runtime::contract::Contract;
 use crate::runtime::eval::io::{
-    Boundary, Codec, Decoded, DecodedRecords, Plain, RecordWriter, SourceSpec, TargetSpec,
+    line_too_long, Boundary, Codec, Decoded, DecodedRecords, Plain, RecordWriter, SourceSpec,
+    TargetSpec,
 };
 use crate::runtime::eval::{check_interrupt, Origin, Result};
 use crate::runtime::json::{write_json, JsonSource};
@@ -39,6 +40,7 @@ impl Codec for Json {
             };
             let value = match d.result {
                 Ok(v) => renamed(v, &boundary),
+                Err(f) if f.too_long => return Err(line_too_long(&name, d.line)),
                 Err(f) => decode_failure(&origin, f.raw, f.message),
             };
             Ok(Decoded { value, origin })

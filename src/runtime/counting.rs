@@ -28,7 +28,7 @@
 //! path. A CSV file is counted on one thread: a quoted cell may hold a
 //! newline.
 
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -36,7 +36,7 @@ use std::sync::Arc;
 use crate::runtime::builtins::{Builtin, Format};
 use crate::runtime::contract::Contract;
 use crate::runtime::eval::chunks::{self, Worker};
-use crate::runtime::eval::io::{Cell, RowForCheck};
+use crate::runtime::eval::io::{line_too_long, max_line, Cell, RowForCheck};
 use crate::runtime::eval::meter::Meter;
 use crate::runtime::eval::{
     cannot_read, Host, Interp, Origin, Parallel, Plan, Result, RuntimeError, SentError, SourceSpec,
@@ -226,12 +226,24 @@ fn tally_range(counter: &mut Counter, path: &str, (start, end): (u64, u64)) -> R
             break;
         }
         let Some(i) = memchr::memchr(b'\n', buf) else {
+            if carry.len() + buf.len() > max_line() {
+                return Err(line_too_long(
+                    path,
+                    line_at(&counter.interp, path, line_start)?,
+                ));
+            }
             carry.extend_from_slice(buf);
             let n = buf.len();
             reader.consume(n);
             pos += n as u64;
             continue;
         };
+        if carry.len() + i > max_line() {
+            return Err(line_too_long(
+                path,
+                line_at(&counter.interp, path, line_start)?,
+            ));
+        }
         if owned {
             if carry.is_empty() {
                 counter.line(&buf[..i], line_start)?;
@@ -250,6 +262,26 @@ fn tally_range(counter: &mut Counter, path: &str, (start, end): (u64, u64)) -> R
         tally: counter.take_tally(Some(pos))?,
         read_failed,
     })
+}
+
+/// The number of the line of `path` that starts at byte `at`, counted
+/// from the file's start (only for a message: it reads the file again).
+fn line_at(interp: &Interp, path: &str, at: u64) -> Result<u64> {
+    let reader = interp
+        .host()
+        .open_file(path)
+        .map_err(|e| cannot_read(path, &e))?;
+    let mut newlines = 0;
+    let mut reader = reader.take(at);
+    loop {
+        let buf = fill(&mut reader).map_err(|e| cannot_read(path, &e))?;
+        if buf.is_empty() {
+            return Ok(newlines + 1);
+        }
+        newlines += memchr::memchr_iter(b'\n', buf).count() as u64;
+        let n = buf.len();
+        reader.consume(n);
+    }
 }
 
 /// How many records ahead of the one whose keys are settled have their

@@ -605,6 +605,9 @@ pub struct Decoded {
 pub struct DecodeFailure {
     pub message: String,
     pub raw: String,
+    /// The line was longer than the longest allowed (`eval::io::max_line`):
+    /// no failure record of its own, but the end of the reading, an error.
+    pub too_long: bool,
 }
 
 impl DecodeFailure {
@@ -612,6 +615,15 @@ impl DecodeFailure {
         DecodeFailure {
             message: message.into(),
             raw: String::from_utf8_lossy(raw).into_owned(),
+            too_long: false,
+        }
+    }
+
+    /// The failure of a line longer than the longest allowed.
+    fn too_long() -> DecodeFailure {
+        DecodeFailure {
+            too_long: true,
+            ..DecodeFailure::new("too long", b"")
         }
     }
 }
@@ -631,6 +643,8 @@ pub struct JsonSource<R: BufRead> {
     layout: Layout,
     /// Turns a JSON line straight into the value to yield, when it can.
     line_reader: Option<LineReader>,
+    /// The longest line (or array element) read, in bytes.
+    max_line: usize,
 }
 
 /// Reads one JSON line into the value a source yields for it, or `None`
@@ -653,6 +667,7 @@ impl<R: BufRead> JsonSource<R> {
             line: Vec::new(),
             layout: Layout::Unknown,
             line_reader: None,
+            max_line: crate::runtime::eval::io::max_line(),
         }
     }
 
@@ -671,6 +686,17 @@ impl<R: BufRead> JsonSource<R> {
     pub fn with_line_reader(mut self, reader: LineReader) -> JsonSource<R> {
         self.line_reader = Some(reader);
         self
+    }
+
+    /// A line (starting on `line`) longer than the longest allowed: the
+    /// reading ends.
+    fn too_long(&mut self, line: u64) -> Decoded {
+        self.layout = Layout::Finished;
+        self.line = Vec::new();
+        Decoded {
+            line,
+            result: Err(DecodeFailure::too_long()),
+        }
     }
 
     fn io_failure(&mut self, error: &io::Error) -> Decoded {
@@ -713,7 +739,9 @@ impl<R: BufRead> JsonSource<R> {
                 Some(true) => {
                     self.reader.consume(1);
                     self.line.clear();
-                    self.layout = Layout::Array(ElementScanner::new());
+                    let mut scanner = ElementScanner::new();
+                    scanner.max_line = self.max_line;
+                    self.layout = Layout::Array(scanner);
                 }
                 Some(false) => self.layout = Layout::Lines,
             }
@@ -734,7 +762,7 @@ impl<R: BufRead> JsonSource<R> {
     /// The next non-blank line, decoded.
     fn next_line(&mut self) -> Option<Decoded> {
         loop {
-            match read_line_into(&mut self.reader, &mut self.line) {
+            match read_line_into(&mut self.reader, &mut self.line, self.max_line) {
                 Err(e) => return Some(self.io_failure(&e)),
                 Ok(0) if self.line.is_empty() => {
                     self.layout = Layout::Finished;
@@ -743,6 +771,9 @@ impl<R: BufRead> JsonSource<R> {
                 Ok(_) => {}
             }
             self.lines_read += 1;
+            if strip_line_end(&self.line).len() > self.max_line {
+                return Some(self.too_long(self.lines_read));
+            }
             let text = strip_line_end(&self.line);
             if text.iter().all(|&b| is_json_space(b)) {
                 self.line.clear();
@@ -783,6 +814,13 @@ impl<R: BufRead> JsonSource<R> {
             if found.is_some() {
                 return found;
             }
+            if scanner.text.len() > self.max_line {
+                let line = match scanner.phase {
+                    Phase::InElement => scanner.start_line,
+                    _ => self.lines_read + 1,
+                };
+                return Some(self.too_long(line));
+            }
         }
         self.layout = Layout::Finished;
         None
@@ -808,8 +846,13 @@ impl<R: BufRead> Iterator for JsonSource<R> {
 
 /// Append the next line of `reader`, its newline included, to `line`
 /// (as `BufRead::read_until` does, finding the newline with `memchr`);
-/// how many bytes were read.
-fn read_line_into<R: BufRead>(reader: &mut R, line: &mut Vec<u8>) -> io::Result<usize> {
+/// how many bytes were read. Stops early, the line unfinished, once `line`
+/// holds more than `limit` bytes.
+fn read_line_into<R: BufRead>(
+    reader: &mut R,
+    line: &mut Vec<u8>,
+    limit: usize,
+) -> io::Result<usize> {
     let mut read = 0;
     loop {
         let buf = fill(reader)?;
@@ -823,7 +866,7 @@ fn read_line_into<R: BufRead>(reader: &mut R, line: &mut Vec<u8>) -> io::Result<
         line.extend_from_slice(&buf[..used]);
         reader.consume(used);
         read += used;
-        if done {
+        if done || line.len() > limit {
             return Ok(read);
         }
     }
@@ -945,6 +988,8 @@ struct ElementScanner {
     /// The current element's text (or the trailing text being quoted).
     text: Vec<u8>,
     start_line: u64,
+    /// The longest element allowed, in bytes.
+    max_line: usize,
 }
 
 impl ElementScanner {
@@ -956,6 +1001,7 @@ impl ElementScanner {
             escaped: false,
             text: Vec::new(),
             start_line: 0,
+            max_line: usize::MAX,
         }
     }
 
@@ -1100,6 +1146,15 @@ impl ElementScanner {
     }
 
     fn decode_element(&mut self, decoder: &mut Decoder) -> Decoded {
+        if self.text.len() > self.max_line {
+            // Ended within the bytes that took it past the limit.
+            self.text = Vec::new();
+            self.phase = Phase::Done;
+            return Decoded {
+                line: self.start_line,
+                result: Err(DecodeFailure::too_long()),
+            };
+        }
         let text = trim_json_space(&self.text);
         let result = decoder
             .decode(text)

@@ -175,6 +175,50 @@ fn resolve_target(path: &Path) -> io::Result<PathBuf> {
     ))
 }
 
+/// Standard input read from its descriptor, waiting for input in short
+/// turns so that a signal that comes while it waits stops the run
+/// (tooling.md, Targets): a blocked read would be resumed after the
+/// signal's handler ran, and wait on.
+struct WaitingStdin;
+
+/// How long one turn of waiting for standard input lasts, in milliseconds.
+const WAIT_TURN_MS: i32 = 100;
+
+impl io::Read for WaitingStdin {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            if crate::runtime::eval::interrupted() {
+                return Err(io::Error::other("interrupted while waiting for input"));
+            }
+            let mut waiting = libc::pollfd {
+                fd: libc::STDIN_FILENO,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid `pollfd`, for the duration of the call.
+            let ready = unsafe { libc::poll(&mut waiting, 1, WAIT_TURN_MS) };
+            match ready {
+                0 => continue,
+                n if n < 0 => {
+                    let e = io::Error::last_os_error();
+                    if e.kind() == io::ErrorKind::Interrupted {
+                        continue;
+                    }
+                    return Err(e);
+                }
+                // Readable, at its end, or failed: the read says which.
+                _ => break,
+            }
+        }
+        // SAFETY: `buf` is valid for writes of `buf.len()` bytes.
+        let n = unsafe { libc::read(libc::STDIN_FILENO, buf.as_mut_ptr().cast(), buf.len()) };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(n as usize)
+    }
+}
+
 impl Host for FsHost {
     fn open_file(&self, path: &str) -> io::Result<Box<dyn BufRead>> {
         if let Some(snapshot) = self.snapshot(path) {
@@ -198,7 +242,7 @@ impl Host for FsHost {
         if self.stdin_holds.is_some() {
             return None;
         }
-        Some(Box::new(io::stdin().lock()))
+        Some(Box::new(BufReader::with_capacity(1 << 16, WaitingStdin)))
     }
 
     fn stdin_unavailable(&self) -> RuntimeError {

@@ -408,10 +408,17 @@ impl Session {
             }
             let parallel = plan.as_ref().and_then(|p| p.before(ran, lambdas.clone()));
             self.interp.set_parallel(parallel);
-            match self.run_one(stmt, last_result, sinks, display) {
+            // A signal that came while a statement ran stops the entry
+            // even where nothing polled for it (a sort, a list printed).
+            let result = self
+                .run_one(stmt, last_result, sinks, display)
+                .and_then(|ran| crate::runtime::eval::check_interrupt().map(|()| ran));
+            match result {
                 Ok(true) => {}
                 Ok(false) => status = EXIT_FAILED,
                 Err(e) => {
+                    // Whatever failed after a signal failed because of it.
+                    let e = crate::runtime::eval::check_interrupt().err().unwrap_or(e);
                     // An error met while printing a stream has no place of
                     // its own: the statement's.
                     let e = match spans.get(i) {
@@ -614,6 +621,48 @@ impl Session {
         vars.into_iter()
             .filter_map(|(n, slot)| Some((n, self.interp.global_value(slot)?)))
             .collect()
+    }
+
+    /// The session's declarations, functions and `let`s in the order they
+    /// were entered, in canonical form: a program `hql run` accepts
+    /// (`:save`). A function declared again is saved as declared last.
+    pub fn saved_program(&self) -> String {
+        let user = |span: &Span| span.start >= self.prelude_end;
+        let user_stmts: Vec<&Stmt> = self
+            .history
+            .iter()
+            .filter(|s| match s {
+                Stmt::Type(t) => user(&t.span),
+                Stmt::Fn(f) => user(&f.span),
+                Stmt::Let { name, .. } => user(&name.span),
+                _ => false,
+            })
+            .collect();
+        // A function declared again leaves a `let` of its name in its old
+        // place (`history_without_redefined`): not a statement to save.
+        let fns: Vec<&str> = (user_stmts.iter())
+            .filter_map(|s| match s {
+                Stmt::Fn(f) => Some(f.name.text.as_str()),
+                _ => None,
+            })
+            .collect();
+        let saved = user_stmts.into_iter().filter(|s| match s {
+            Stmt::Let { name, .. } => !fns.contains(&name.text.as_str()),
+            _ => true,
+        });
+        let mut text = String::new();
+        let mut last_declared = false;
+        for stmt in saved {
+            let declared = matches!(stmt, Stmt::Type(_) | Stmt::Fn(_));
+            if !text.is_empty() && (declared || last_declared) {
+                text.push('\n');
+            }
+            let stmt_text = crate::syntax::format::stmt_text(stmt);
+            text.push_str(stmt_text.trim_end());
+            text.push('\n');
+            last_declared = declared;
+        }
+        text
     }
 
     fn declared_by_user(&self, name: &str) -> bool {

@@ -9,6 +9,8 @@
 //! (Sturges), from 5 to 20. Each bin holds the values from its lower edge
 //! up to, not including, its upper one; the last holds its upper edge too.
 
+use crate::formats::{convert_csv_cell, CsvCell};
+use crate::runtime::contract::TypeSpec;
 use crate::runtime::eval::{items, RuntimeError};
 use crate::runtime::print::to_hql;
 use crate::runtime::value::Value;
@@ -42,7 +44,7 @@ pub fn histogram(value: &Value) -> Result<Option<Histogram>, RuntimeError> {
     let (mut n, mut skipped, mut whole) = (0u64, 0u64, true);
     let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
     for item in items(value)? {
-        match number(&item?.value).filter(|x| x.is_finite()) {
+        match numeric(&item?.value) {
             Some(x) => {
                 n += 1;
                 min = min.min(x);
@@ -66,12 +68,32 @@ pub fn histogram(value: &Value) -> Result<Option<Histogram>, RuntimeError> {
         skipped,
     };
     for item in items(value)? {
-        if let Some(x) = number(&item?.value).filter(|x| x.is_finite()) {
+        if let Some(x) = numeric(&item?.value) {
             let i = h.bin(x);
             h.counts[i] += 1;
         }
     }
     Ok(Some(h))
+}
+
+/// The number a histogram draws for `v`: a finite number, or a text that
+/// reads as one the way a CSV cell does (a field of a CSV source that
+/// also holds `NA`, say); `None` for anything else.
+fn numeric(v: &Value) -> Option<f64> {
+    let x = match v {
+        Value::Str(text) => {
+            let mut decoder = crate::runtime::json::Decoder::default();
+            [TypeSpec::Int, TypeSpec::Float].iter().find_map(|ty| {
+                match convert_csv_cell(text, ty, &mut decoder)? {
+                    CsvCell::Int(i) => Some(i as f64),
+                    CsvCell::Float(f) => Some(f),
+                    _ => None,
+                }
+            })?
+        }
+        v => number(v)?,
+    };
+    x.is_finite().then_some(x)
 }
 
 /// Nice bin edges over `[min, max]`, and the decimals to print them with.
@@ -365,6 +387,30 @@ mod tests {
 
     fn ints(xs: impl IntoIterator<Item = i64>) -> Value {
         Value::list(xs.into_iter().map(Value::Int).collect())
+    }
+
+    /// The numbers of a field that also holds texts, nulls and numbers
+    /// written as text (a CSV column with `NA`): drawn, and the rest
+    /// counted and said.
+    #[test]
+    fn hist_draws_the_numbers_of_a_mixed_field_and_counts_the_rest() {
+        let mixed = Value::list(vec![
+            Value::Int(1),
+            Value::str("2.5"),
+            Value::str("NA"),
+            Value::Null,
+            Value::Float(4.0),
+            Value::Bool(true),
+        ]);
+        let h = histogram(&mixed).unwrap().unwrap();
+        assert_eq!((h.values, h.skipped, h.min, h.max), (3, 3, 1.0, 4.0));
+        assert_eq!(h.counts.iter().sum::<u64>(), 3);
+        let text = h.text(80);
+        assert!(text.contains("\n3 values, min 1, max 4"), "{text}");
+        assert!(
+            text.ends_with("; 3 items that are not a number left out\n"),
+            "{text}"
+        );
     }
 
     #[test]

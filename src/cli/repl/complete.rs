@@ -120,7 +120,7 @@ fn complete_code(
             let word = &before[start..];
             if let Some(receiver_end) = before[..start].strip_suffix('.').map(str::len) {
                 let fields = fields_of(session, &before[..receiver_end]);
-                return (base + start, words(word, fields.iter().map(String::as_str)));
+                return field_candidates(base, receiver_end, start, word, &fields);
             }
             if word.is_empty() || word.starts_with(|c: char| c.is_ascii_digit()) {
                 return (base + start, vec![]);
@@ -135,6 +135,46 @@ fn complete_code(
             (base + start, words(word, all))
         }
     }
+}
+
+/// The fields among `fields` that start with `word`, typed after the `.`
+/// at `dot`. A field whose name is not an identifier is offered as
+/// `["US Gross"]`, in the place of the `.`; the others then with theirs.
+fn field_candidates(
+    base: usize,
+    dot: usize,
+    start: usize,
+    word: &str,
+    fields: &[String],
+) -> (usize, Vec<Candidate>) {
+    let mut found: Vec<&str> = (fields.iter())
+        .map(String::as_str)
+        .filter(|f| f.starts_with(word))
+        .collect();
+    if found.iter().all(|f| is_ident(f)) {
+        return (base + start, words(word, found));
+    }
+    found.sort_unstable();
+    found.dedup();
+    let offered = found
+        .into_iter()
+        .map(|f| {
+            let replacement = match is_ident(f) {
+                true => format!(".{f}"),
+                false => {
+                    let mut quoted = String::from("[");
+                    crate::syntax::canonical::write_json_string(&mut quoted, f);
+                    quoted.push(']');
+                    quoted
+                }
+            };
+            Candidate {
+                display: f.to_string(),
+                replacement,
+            }
+        })
+        .collect();
+    (base + dot, offered)
 }
 
 /// The candidates among `all` that start with `word`, sorted, once each.
@@ -594,6 +634,27 @@ mod tests {
         assert_eq!(offered(&mut s, ":type one.s").1, vec!["seen", "species"]);
         assert!(offered(&mut s, "nothing_here.").1.is_empty());
         assert!(offered(&mut s, "1.").1.is_empty());
+    }
+
+    #[test]
+    fn completion_offers_a_field_that_is_no_identifier_in_brackets() {
+        let mut s = session(&["let movie = {title: \"Heat\", \"US Gross\": 67, \"US Rank\": 3}"]);
+        assert_eq!(
+            offered(&mut s, "movie."),
+            (
+                5,
+                vec![
+                    "[\"US Gross\"]".into(),
+                    "[\"US Rank\"]".into(),
+                    ".title".into()
+                ]
+            )
+        );
+        assert_eq!(
+            offered(&mut s, "1 + movie.U"),
+            (9, vec!["[\"US Gross\"]".into(), "[\"US Rank\"]".into()])
+        );
+        assert_eq!(offered(&mut s, "movie.ti"), (6, vec!["title".into()]));
     }
 
     #[test]

@@ -30,6 +30,9 @@ pub const MAX_DISTINCT: usize = 1000;
 const EXAMPLES: usize = 3;
 /// The longest an example or an extreme is shown.
 const SHOWN: usize = 16;
+/// Numbers a field keeps for its median and 90th percentile: a sample of
+/// this many, the same for the same data, when there are more.
+const SAMPLE: usize = 4096;
 
 /// The profile of the records folded so far.
 #[derive(Default)]
@@ -59,6 +62,59 @@ struct Field {
     numbers: Option<(Extreme, Extreme)>,
     texts: Option<(Extreme, Extreme)>,
     examples: Vec<String>,
+    /// Its numbers (as floats), or an even sample of them (`SAMPLE`).
+    sample: Sample,
+}
+
+/// A sample of at most [`SAMPLE`] numbers, each number seen as likely to
+/// be kept as any other (reservoir sampling, with a fixed seed so that the
+/// same data gives the same sample).
+#[derive(Default)]
+struct Sample {
+    kept: Vec<f64>,
+    seen: u64,
+    random: u64,
+}
+
+impl Sample {
+    fn add(&mut self, x: f64) {
+        self.seen += 1;
+        if self.kept.len() < SAMPLE {
+            return self.kept.push(x);
+        }
+        // xorshift64*, seeded once.
+        if self.random == 0 {
+            self.random = 0x9E37_79B9_7F4A_7C15;
+        }
+        self.random ^= self.random >> 12;
+        self.random ^= self.random << 25;
+        self.random ^= self.random >> 27;
+        let r = self.random.wrapping_mul(0x2545_F491_4F6C_DD1D);
+        let at = r % self.seen;
+        if let Some(slot) = self.kept.get_mut(at as usize) {
+            *slot = x;
+        }
+    }
+
+    /// The median and the 90th percentile of the sample (nearest rank),
+    /// marked `≈`: `≈ 35 / 120`; empty without numbers.
+    fn median_and_p90(&self) -> String {
+        if self.kept.is_empty() {
+            return String::new();
+        }
+        let mut sorted = self.kept.clone();
+        sorted.sort_by(f64::total_cmp);
+        let quantile = |p: f64| {
+            let rank = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+            let x = sorted[rank - 1];
+            if x.fract() == 0.0 && x.abs() < 1e15 {
+                to_hql(&Value::Int(x as i64))
+            } else {
+                to_hql(&Value::Float(x))
+            }
+        };
+        format!("≈ {} / {}", quantile(0.5), quantile(0.9))
+    }
 }
 
 /// A number or a text: what min and max compare.
@@ -118,6 +174,9 @@ impl Field {
                     self.examples.push(clip(&text));
                 }
             }
+        }
+        if let Some(x) = number(v).filter(|x| x.is_finite()) {
+            self.sample.add(x);
         }
         if let Some(e) = Extreme::of(v) {
             let range = match e {
@@ -205,11 +264,13 @@ impl Profile {
                         "present",
                         format!("{} ({})", f.present, percent_text(f.present, self.records)),
                     ),
+                    ("absent", (self.records - f.present).to_string()),
                     ("nulls", f.nulls.to_string()),
                     ("types", f.kinds.join("|")),
                     ("distinct", distinct),
                     ("min", min),
                     ("max", max),
+                    ("median / p90", f.sample.median_and_p90()),
                     ("examples", f.examples.join(", ")),
                 ];
                 let mut r = Record::with_capacity(cells.len());
@@ -328,10 +389,12 @@ mod tests {
                 "id",
                 "1500 (100%)",
                 "0",
+                "0",
                 "Int",
                 "≥ 1000",
                 "0",
                 "1499",
+                "≈ 749 / 1349",
                 "0, 1, 2"
             ]
         );
@@ -340,11 +403,13 @@ mod tests {
             [
                 "note",
                 "1500 (100%)",
+                "0",
                 "750",
                 "Null|String",
                 "1",
                 "\"b\"",
                 "\"b\"",
+                "",
                 "\"b\""
             ]
         );
@@ -352,6 +417,40 @@ mod tests {
             p.summary(),
             "1500 records, 2 fields; skipped 1 value that is not a record"
         );
+    }
+
+    /// Absent and null counts a field; the median and 90th percentile of
+    /// its numbers, exact for a few and from a bounded sample for many.
+    #[test]
+    fn describe_counts_absent_and_null_and_estimates_median_and_p90() {
+        let mut p = Profile::default();
+        for i in 1..=10 {
+            let mut fields = vec![("id", Value::Int(i))];
+            match i % 5 {
+                0 => {}
+                1 => fields.push(("score", Value::Null)),
+                _ => fields.push(("score", Value::Float(i as f64 / 2.0))),
+            }
+            p.add(&rec(&fields), None);
+        }
+        let row = cells(&p, 1);
+        assert_eq!(row[..4], ["score", "8 (80%)", "2", "2"]);
+        // Scores 1, 1.5, 2, 3.5, 4, 4.5: the median is the third.
+        assert_eq!(row[8], "≈ 2 / 4.5");
+
+        let mut many = Profile::default();
+        for i in 0..100_000 {
+            many.add(&rec(&[("n", Value::Int((i * 7919) % 100_000))]), None);
+        }
+        assert!(many.fields[0].sample.kept.len() <= SAMPLE);
+        let row = cells(&many, 0);
+        let (median, p90) = row[8].trim_start_matches("≈ ").split_once(" / ").unwrap();
+        let near = |shown: &str, want: f64| {
+            let x: f64 = shown.parse().unwrap();
+            assert!((x - want).abs() < 3_000.0, "{shown} is not near {want}");
+        };
+        near(median, 50_000.0);
+        near(p90, 90_000.0);
     }
 
     #[test]

@@ -13,7 +13,7 @@ mod highlight;
 mod table;
 
 use std::borrow::Cow;
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 use std::rc::Rc;
 
 use crate::cli::run::{print_value, OutputFormat};
@@ -90,6 +90,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "bar",
         "EXPR",
         "a bar chart of a `count_by` result (or of {label, number} records)",
+    ),
+    (
+        "save",
+        "FILE",
+        "write the declarations and lets as a program (`:save!` replaces a file)",
     ),
     (
         "export",
@@ -179,6 +184,8 @@ impl Repl {
             "hist" => self.hist(arg, sinks),
             "bar" => self.bar(arg, sinks),
             "export" => self.export(arg, sinks),
+            "save" => self.save(arg, false, sinks),
+            "save!" => self.save(arg, true, sinks),
             "set" => self.set(arg, sinks),
             other => self.problem(
                 sinks,
@@ -261,6 +268,39 @@ impl Repl {
                 self.failed |= status != EXIT_OK;
             }
             Err(e) => self.problem(sinks, &format!("cannot read {path}: {e}")),
+        }
+    }
+
+    /// `:save FILE` / `:save! FILE`: the session's declarations and `let`s
+    /// as a program, written atomically; an existing file is replaced only
+    /// with `!`.
+    fn save(&mut self, path: &str, replace: bool, sinks: &mut Sinks) {
+        if path.is_empty() {
+            return self.problem(sinks, "usage: :save FILE (or :save! FILE to replace it)");
+        }
+        if !replace && std::fs::symlink_metadata(path).is_ok() {
+            return self.problem(
+                sinks,
+                &format!("{path} exists; `:save! {path}` replaces it"),
+            );
+        }
+        let text = self.session.saved_program();
+        let written = self.host.create_file(path).and_then(|mut file| {
+            file.write_all(text.as_bytes())?;
+            file.commit()
+        });
+        match written {
+            Ok(()) => {
+                let n = text.lines().filter(|l| !l.is_empty()).count();
+                say(
+                    sinks,
+                    &format!(
+                        "saved to {path} ({n} line{})",
+                        if n == 1 { "" } else { "s" }
+                    ),
+                );
+            }
+            Err(e) => self.problem(sinks, &format!("cannot save to {path}: {e}")),
         }
     }
 
@@ -434,8 +474,28 @@ fn show(
     sinks: &mut Sinks,
 ) -> Result<(), RuntimeError> {
     match width {
-        Some(width) if format == OutputFormat::Hql => table::show(v, width, sinks.out),
-        _ => print_value(v, format, sinks.out),
+        Some(width) if format == OutputFormat::Hql => {
+            table::show(shortened(v, false), width, sinks.out)
+        }
+        Some(_) => print_value(shortened(v, true), format, sinks.out),
+        None => print_value(v, format, sinks.out),
+    }
+}
+
+/// A value to show on a terminal: a failure record's long `input` (its own,
+/// or in a list) shortened (`vet::shortened`); `hql run` and the piped
+/// REPL print values whole.
+fn shortened(v: Value, json: bool) -> Value {
+    let one = |e: &Value| match e {
+        Value::Err(failure) => Value::Err(Rc::new(crate::cli::vet::shortened(failure, json))),
+        other => other.clone(),
+    };
+    match &v {
+        Value::Err(_) => one(&v),
+        Value::List(items) if items.iter().any(|e| matches!(e, Value::Err(_))) => {
+            Value::list(items.iter().map(one).collect())
+        }
+        _ => v,
     }
 }
 
@@ -449,10 +509,22 @@ pub fn run_piped(mut input: impl BufRead, host: Rc<dyn Host>, sinks: &mut Sinks)
     let mut entry = Entry::default();
     let mut bytes = Vec::new();
     let mut number = 0;
+    // An entry's line is held whole: no longer than a source's may be.
+    let limit = crate::runtime::eval::io::max_line() as u64;
     loop {
         bytes.clear();
-        match input.read_until(b'\n', &mut bytes) {
+        match (&mut input).take(limit + 1).read_until(b'\n', &mut bytes) {
             Ok(0) => break,
+            Ok(_) if bytes.len() as u64 > limit && bytes.last() != Some(&b'\n') => {
+                let message = format!(
+                    "hql: line {} of the entries is longer than the longest line allowed ({limit} bytes)",
+                    number + 1
+                );
+                // The entry before it is whole.
+                entry.submit(&mut repl, sinks);
+                repl.problem(sinks, &message);
+                return EXIT_FAILED;
+            }
             Ok(_) => number += 1,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => {
@@ -543,7 +615,13 @@ impl Entry {
                 repl.not_utf8(sinks, line, at);
                 Control::Continue
             }
-            None => repl.entry(&entry.text, sinks),
+            None => {
+                // A signal stops the entry it came in, not the next one.
+                crate::runtime::eval::clear_interrupt();
+                let control = repl.entry(&entry.text, sinks);
+                crate::runtime::eval::clear_interrupt();
+                control
+            }
         }
     }
 }

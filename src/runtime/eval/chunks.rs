@@ -17,6 +17,7 @@ use std::rc::Rc;
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
 
+use super::io::{line_too_long, max_line};
 use super::{cannot_read, check_interrupt, Interp, Parallel, Result, RuntimeError, SentError};
 use crate::runtime::counting::{json_lines, MIN_SPLIT_BYTES};
 use crate::runtime::json::BOM;
@@ -196,7 +197,14 @@ pub(crate) fn spread<R: Send>(
         }
         drop(done);
         // Dropping `jobs` on the way out, however it ends, stops the workers.
-        feed(&mut reader, (jobs, back, spare), &results, in_flight, take)
+        feed(
+            &mut reader,
+            path,
+            (jobs, back, spare),
+            &results,
+            in_flight,
+            take,
+        )
     })
 }
 
@@ -209,6 +217,7 @@ type Done<R> = (usize, std::result::Result<R, SentError>);
 /// the order of the file.
 fn feed<R>(
     reader: &mut Box<dyn BufRead>,
+    path: &str,
     (jobs, back, spare): Ways,
     results: &Receiver<Done<R>>,
     in_flight: usize,
@@ -221,6 +230,7 @@ fn feed<R>(
         at_start: true,
         ended: false,
         failed: None,
+        too_long: None,
     };
     let (mut sent, mut taken) = (0, 0);
     let mut waiting = BTreeMap::new();
@@ -239,6 +249,9 @@ fn feed<R>(
             })
             .map_err(|_| lost())?;
             sent += 1;
+        }
+        if let Some(line) = chunks.too_long {
+            return Err(line_too_long(path, line));
         }
         if sent == taken {
             break;
@@ -269,6 +282,8 @@ struct Chunks {
     ended: bool,
     /// Why reading stopped early.
     failed: Option<String>,
+    /// The line longer than the longest allowed that stopped the reading.
+    too_long: Option<u64>,
 }
 
 impl Chunks {
@@ -295,6 +310,12 @@ impl Chunks {
                     break;
                 }
                 searched = chunk.len();
+                // No newline in the whole chunk: it is all one line.
+                if chunk.len() > max_line() {
+                    self.too_long = Some(self.next_line);
+                    self.ended = true;
+                    return None;
+                }
             }
             // Read into the chunk itself: a file's reader then reads past
             // its buffer, straight into the chunk's spare room, and the

@@ -284,7 +284,10 @@ pub fn items(v: &Value) -> Result<Items> {
         Value::Stream(s) => s.open(),
         Value::List(list) => {
             let list = list.clone();
+            // A signal stops a pass over collected data as it stops a
+            // source being read.
             Ok(Box::new((0..list.len()).map(move |i| {
+                super::check_interrupt()?;
                 let value = list[i].clone();
                 Ok(Item {
                     origin: origin_of(&value),
@@ -802,6 +805,7 @@ pub(super) fn json_items(
         };
         let value = match d.result {
             Ok(v) => v,
+            Err(f) if f.too_long => return Err(super::io::line_too_long(&name, origin.line)),
             Err(f) => validate::decode_failure(&origin, f.raw, f.message),
         };
         Ok(Item {
@@ -1528,9 +1532,14 @@ fn quantify(interp: &Rc<Interp>, items: Items, p: &Value, any: bool) -> Result<V
 fn sorted(values: Vec<Value>, key: impl Fn(&Value) -> Result<Option<Value>>) -> Result<Value> {
     let mut keyed = values
         .into_iter()
-        .map(|v| Ok((key(&v)?.unwrap_or_else(|| v.clone()), v)))
+        .map(|v| {
+            super::check_interrupt()?;
+            Ok((key(&v)?.unwrap_or_else(|| v.clone()), v))
+        })
         .collect::<Result<Vec<_>>>()?;
     keyed.sort_by(|a, b| sort_order(&a.0, &b.0));
+    // The sort itself cannot stop part-way; a signal it took stops here.
+    super::check_interrupt()?;
     Ok(Value::list(keyed.into_iter().map(|(_, v)| v).collect()))
 }
 
@@ -1570,6 +1579,7 @@ fn count_by(interp: &Rc<Interp>, items: Items, f: &Value) -> Result<Value> {
     let mut counted = groups(interp, items, f, |n: &mut i64, _| *n += 1)?;
     // A stable sort keeps ties in order of first appearance.
     counted.sort_by_key(|c| std::cmp::Reverse(c.1));
+    super::check_interrupt()?;
     Ok(Value::list(
         counted
             .into_iter()
