@@ -575,6 +575,9 @@ fn the_interrupted_message_names_the_signal_that_stopped_the_run() {
             "{sent}: {err}"
         );
         assert!(!err.contains("Ctrl-C") || sent == "-INT", "{sent}: {err}");
+    }
+}
+
 /// Wait up to 60 seconds for `child` to end without feeding it: its exit
 /// status and stderr (`None` when it did not end, and was killed).
 fn wait_unfed(mut child: std::process::Child) -> (Option<i32>, String) {
