@@ -896,11 +896,13 @@ impl Splitter {
             } else {
                 self.input.consume(used);
             }
-            if ended {
-                return Ok(Split::Row);
-            }
+            // A row past the longest line allowed stops reading, whether
+            // it ended in this buffer or grows on.
             if row.raw.len() > max_line() {
                 return Ok(Split::TooLong);
+            }
+            if ended {
+                return Ok(Split::Row);
             }
         }
     }
