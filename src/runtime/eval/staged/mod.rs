@@ -79,9 +79,11 @@ pub struct Piece {
 impl Piece {
     /// Add an item as `render` wants it.
     fn add(&mut self, render: Render, item: Item) -> Result<()> {
+        if matches!(render, Render::Report | Render::Route) {
+            self.tally.add(&item.value);
+        }
         match render {
-            Render::Count => {}
-            Render::Report => self.tally.add(&item.value),
+            Render::Count | Render::Report => {}
             Render::Write if matches!(item.value, Value::Ok(_) | Value::Err(_)) => {
                 return Err(write_of_results().from_record(&item.origin));
             }
@@ -89,10 +91,7 @@ impl Piece {
                 write_json(&mut self.text, &super::force(item.value)?);
                 self.text.push('\n');
             }
-            Render::Route => match {
-                self.tally.add(&item.value);
-                item.value
-            } {
+            Render::Route => match item.value {
                 Value::Err(failure) => {
                     write_json(&mut self.errs, &super::force((*failure).clone())?);
                     self.errs.push('\n');
