@@ -1281,3 +1281,46 @@ fn a_write_inside_map_adds_to_one_output_and_keeps_one_file_open() {
     assert_eq!(out, "20000\n");
     assert_eq!(s.read("out.jsonl"), input);
 }
+
+#[test]
+fn one_target_written_in_two_formats_is_an_error_and_nothing_commits() {
+    let s = Scratch::new("t-two-formats");
+    s.write("out.jsonl", OLD);
+    let r = failing_run(
+        &s,
+        "[{a: 1}] | write(file(\"out.jsonl\"))\n[{a: 2}] | write(file(\"out.jsonl\"), Csv)\n",
+        "hql::io",
+    );
+    assert!(
+        r.err
+            .contains("out.jsonl is written twice in this run, as Json and as Csv"),
+        "{}",
+        r.err
+    );
+    assert_eq!(s.bytes("out.jsonl"), OLD);
+    assert!(s.temporaries().is_empty(), "{:?}", s.files());
+}
+
+#[test]
+fn commands_that_read_declarations_leave_a_crashed_commit_for_a_run_to_finish() {
+    let s = route_scratch("t-crash-readonly");
+    crash_at(&s, "journaled");
+    s.write("shared.hql", "type T : DataContract = { id: Int }\n");
+    s.write("c.hql", "import \"shared.hql\"\ntype U : T = { n?: Int }\n");
+    let before = s.files();
+    for args in [
+        &["check", "c.hql"][..],
+        &["contract", "c.hql"],
+        &["export", "c.hql", "U", "--format", "json-schema"],
+        &["diff", "c.hql", "c.hql"],
+    ] {
+        let r = s.hql(args);
+        assert_eq!(r.status, 0, "{args:?}: {}", r.err);
+        assert_eq!(s.files(), before, "{args:?} changed the folder");
+    }
+    assert_eq!(s.read("good.jsonl"), OLD_GOOD);
+    // The next run finishes it.
+    let r = s.hql(&["recover"]);
+    assert_eq!(r.status, 0, "{}", r.err);
+    assert!(all_old_or_all_new(&s));
+}

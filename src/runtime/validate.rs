@@ -358,6 +358,7 @@ pub fn validate_value(
 /// The rule and kind of each failure validating a value finds, in order,
 /// and of each warning when there is no failure (`validate_value` without
 /// building its result, for `report()`).
+#[derive(Debug, Default)]
 pub struct Findings {
     pub failures: Vec<(Rc<str>, &'static str)>,
     pub warnings: Vec<(Rc<str>, &'static str)>,

@@ -245,7 +245,7 @@ impl Journal {
 }
 
 /// The folder a path is in (`.` for a bare name).
-fn folder_of(path: &Path) -> PathBuf {
+pub(super) fn folder_of(path: &Path) -> PathBuf {
     match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),

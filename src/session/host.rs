@@ -224,18 +224,20 @@ impl Host for FsHost {
         if let Some(snapshot) = self.snapshot(path) {
             return snapshot.open_at(0);
         }
-        if let Some(dir) = Path::new(path).parent() {
-            let dir = if dir.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                dir
-            };
-            if dir.is_dir() {
-                self.sweep(dir);
-            }
+        // A source read from a folder a crashed commit left half done
+        // reads the finished commit.
+        let dir = folder_of(Path::new(path));
+        if dir.is_dir() {
+            self.sweep(&dir);
         }
         let file = open_for_reading(path)?;
         Ok(Box::new(BufReader::with_capacity(1 << 16, file)))
+    }
+
+    /// A program file is only read: no commit is finished for it, so that
+    /// the commands that read declarations change nothing on disk.
+    fn read_source(&self, path: &str) -> io::Result<String> {
+        std::fs::read_to_string(path)
     }
 
     fn stdin(&self) -> Option<Box<dyn BufRead>> {
@@ -431,6 +433,7 @@ impl Host for FsHost {
             (Some(t), None) => sqlite::Select::Table(t.clone()),
             (None, None) => return Err(not_a_database(&spec.name)),
         };
+        self.sweep(&folder_of(path));
         sqlite::read_rows(path, spec, &select, shape)
     }
 
@@ -459,6 +462,7 @@ impl Host for FsHost {
             create_table: target.create_table,
             schema: target.schema.clone(),
         };
+        self.sweep(&folder_of(path));
         sqlite::open_target(&table, shape, Box::new(warning))
     }
 }
@@ -504,7 +508,7 @@ impl PendingFile for Stream {}
 /// Temporaries of one process are told apart by a counter.
 static TEMPORARIES: AtomicU64 = AtomicU64::new(0);
 
-use super::commit::TEMP_MARK;
+use super::commit::{folder_of, TEMP_MARK};
 
 /// A target's new contents, in a temporary file beside it.
 struct TempFile {
@@ -716,14 +720,6 @@ impl Drop for TempFile {
         if !self.renamed {
             let _ = std::fs::remove_file(&self.temp);
         }
-    }
-}
-
-/// The folder a path is in (`.` for a bare name).
-fn folder_of(path: &Path) -> PathBuf {
-    match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
     }
 }
 

@@ -902,13 +902,12 @@ impl Target {
         let key = interp.host.target_key(&spec.path).map_err(cannot)?;
         if let Some(held) = interp.take_held(&key) {
             if held.format != spec.format {
-                let target = Target::from_held(held);
                 return Err(RuntimeError::new(
                     "hql::io",
                     format!(
                         "{} is written twice in this run, as {} and as {}",
                         spec.path,
-                        target.format.name(),
+                        held.format.name(),
                         spec.format.name()
                     ),
                 )
@@ -1220,22 +1219,6 @@ impl Tally {
         };
         for (rule, kind) in counted {
             self.count_rule(rule, kind, 1);
-        }
-    }
-
-    /// Count a failing record from its failures' JSON texts, comma
-    /// separated, as the route copier writes them.
-    pub fn add_failure_texts(&mut self, failures: &[u8]) {
-        let mut list = Vec::with_capacity(failures.len() + 2);
-        list.push(b'[');
-        list.extend_from_slice(failures);
-        list.push(b']');
-        self.total += 1;
-        self.err += 1;
-        let parsed: Vec<serde_json::Value> = serde_json::from_slice(&list).unwrap_or_default();
-        for f in &parsed {
-            let field = |k: &str| f.get(k).and_then(serde_json::Value::as_str).unwrap_or("");
-            self.count_rule(field("rule"), field("kind"), 1);
         }
     }
 

@@ -20,7 +20,7 @@ use crate::runtime::contract::Contract;
 use crate::runtime::eval::io::{SourceSpec, TargetSpec};
 use crate::runtime::json::{write_compact, write_json, LineReader};
 use crate::runtime::scan::{LineCheck, Verdict};
-use crate::runtime::validate;
+use crate::runtime::validate::{self, Findings};
 use crate::runtime::value::Value;
 
 mod spread;
@@ -228,7 +228,7 @@ fn routed(
                 // A failure no one writes.
                 (Some(_), _) if !copier.errs_wanted => (false, Ok(())),
                 (Some(failures), Some(at)) => {
-                    out.tally().add_failure_texts(failures);
+                    out.tally().add_findings(&copier.found);
                     record_text.clear();
                     validate::write_failure_record_json(
                         record_text,
@@ -320,6 +320,9 @@ struct Copier {
     text: Vec<u8>,
     /// For a failing record, its failures' JSON texts, comma-separated.
     failures: Option<Vec<u8>>,
+    /// For a failing record written from `failures`, the check's findings
+    /// (each failure's rule and kind), which `route`'s report counts.
+    found: Findings,
     /// Each failure met, by identity and where it was found
     /// (`LineCheck::found_at`): its JSON text.
     met: FxHashMap<(Rc<str>, u32), Box<str>>,
@@ -344,6 +347,7 @@ impl Copier {
             check,
             text: Vec::new(),
             failures: None,
+            found: Findings::default(),
             met: FxHashMap::default(),
             pending: Vec::new(),
             errs_wanted,
@@ -405,6 +409,7 @@ impl Copier {
             return None;
         }
         self.failures = Some(failures);
+        self.found = found;
         Some(Value::Absent)
     }
 
