@@ -646,36 +646,38 @@ fn ids() -> impl Strategy<Value = Vec<Option<i64>>> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
-    /// The set of `unique` keys answers as a hash set does, for integer
-    /// and string keys, whatever their order: keys claimed or inserted one
-    /// at a time, and keys in order gathered in batches (`Ascending`) that
-    /// the set takes whole exactly when they all lie above its keys.
+    /// The set of `unique` keys answers as a hash map of each key to its
+    /// claimer does, for integer and string keys, whatever their order:
+    /// keys claimed or inserted one at a time, and keys in order gathered
+    /// in batches (`Ascending`) that the set takes whole exactly when they
+    /// all lie above its keys.
     #[test]
-    fn a_key_set_answers_as_a_hash_set(ids in ids(), strings in any::<bool>()) {
+    fn a_key_set_answers_as_a_hash_map(ids in ids(), strings in any::<bool>()) {
         use hql::runtime::eval::{write_key, write_key_text};
         use hql::runtime::keyset::{Ascending, KeySet};
         use hql::runtime::value::Value;
-        use std::collections::HashSet;
+        use std::collections::HashMap;
+        type Model = HashMap<Vec<u8>, u64>;
         let mut set = KeySet::default();
-        let mut model = HashSet::new();
+        let mut model = Model::new();
         let mut batch = (Ascending::default(), Vec::new());
         // Offer the batch: taken whole, or its keys claimed in turn.
-        let offer = |set: &mut KeySet, model: &mut HashSet<Vec<u8>>, batch: &mut (Ascending, Vec<Vec<u8>>)| {
+        let offer = |set: &mut KeySet, model: &mut Model, batch: &mut (Ascending, Vec<(Vec<u8>, u64)>)| {
             let (keys, held) = batch;
-            let Some(first) = held.first() else { return Ok(()) };
-            let above = model.iter().all(|k| k < first);
+            let Some((first, _)) = held.first() else { return Ok(()) };
+            let above = model.keys().all(|k| k < first);
             prop_assert_eq!(set.append(keys), above);
             if !above {
                 let mut drained = Vec::new();
-                keys.drain(|k| drained.push(k.to_vec()));
+                keys.drain(|k, by| drained.push((k.to_vec(), by)));
                 prop_assert_eq!(&drained, &*held);
             }
             prop_assert!(keys.is_empty());
-            for key in held.drain(..) {
+            for (key, by) in held.drain(..) {
                 if !above {
-                    prop_assert_eq!(set.claim(&key), !model.contains(&key));
+                    prop_assert_eq!(set.claim(&key, by), !model.contains_key(&key));
                 }
-                model.insert(key);
+                model.entry(key).or_insert(by);
             }
             Ok(())
         };
@@ -689,35 +691,38 @@ proptest! {
                 true => write_key_text(&format!("id-{id}"), &mut key),
                 false => write_key(&Value::Int(*id), &mut key),
             }
+            // Claimers of every size, not always ascending.
+            let by = (i as u64).wrapping_mul(0x9e37_79b9) >> (i % 40);
             if (i / 64) % 2 == 1 {
                 // Gathered while in order, the batch offered when not. The
                 // batch may keep the buffer it is handed, as a log's is.
-                if !batch.0.push_above_taking(&mut key.clone()) {
+                if !batch.0.push_above_taking(&mut key.clone(), by) {
                     offer(&mut set, &mut model, &mut batch)?;
-                    if !batch.0.push_above_taking(&mut key.clone()) {
+                    if !batch.0.push_above_taking(&mut key.clone(), by) {
                         // Not above the last key the batch held: alone.
-                        prop_assert_eq!(set.claim(&key), !model.contains(&key), "{}", i);
-                        model.insert(key);
+                        prop_assert_eq!(set.claim(&key, by), !model.contains_key(&key), "{}", i);
+                        model.entry(key).or_insert(by);
                         continue;
                     }
                 }
-                batch.1.push(key);
+                batch.1.push((key, by));
                 continue;
             }
             offer(&mut set, &mut model, &mut batch)?;
-            prop_assert_eq!(set.holds(&key), model.contains(&key), "{}", i);
+            prop_assert_eq!(set.holds(&key), model.contains_key(&key), "{}", i);
+            prop_assert_eq!(set.claimer(&key), model.get(&key).copied(), "{}", i);
             set.prefetch(&key);
-            if i % 2 == 0 && !model.contains(&key) {
-                set.insert(&key);
+            if i % 2 == 0 && !model.contains_key(&key) {
+                set.insert(&key, by);
             } else {
-                prop_assert_eq!(set.claim(&key), !model.contains(&key), "{}", i);
+                prop_assert_eq!(set.claim(&key, by), !model.contains_key(&key), "{}", i);
             }
-            model.insert(key);
+            model.entry(key).or_insert(by);
         }
         offer(&mut set, &mut model, &mut batch)?;
         prop_assert_eq!(set.len(), model.len());
-        for key in &model {
-            prop_assert!(set.holds(key));
+        for (key, &by) in &model {
+            prop_assert_eq!(set.claimer(key), Some(by));
         }
     }
 }

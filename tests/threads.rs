@@ -796,3 +796,69 @@ fn an_error_a_repeated_key_decides_is_one_threads_error() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A repeated key's failure names the line of the record that claimed the
+/// key (language.md §4.3), whichever path reads the file: printed,
+/// written, routed to dead letters, on one thread or several, and on the
+/// ordinary path. Keys out of order (the set's table) as well as in order
+/// (its run).
+#[test]
+fn a_repeated_key_names_the_line_that_claimed_it_on_every_path() {
+    let dir = scratch("keyed-claimer");
+    let claimed = "the key (id) of R was already taken by the record at line 1";
+    for again in [300, 23_500] {
+        let data = file_with_a_repeat(&dir, again, None);
+        let src = validated(&data);
+        let target = |name: &str| dir.join(name).to_string_lossy().to_string();
+        let program = format!(
+            "{}{src} | errs() | map(e => {{line: e.origin.line, message: e.failures[0].message}})\n\
+             {src} | errs() | write(file({:?}))\n\
+             {src} | route(ok: file({:?}), err: file({:?}))\n",
+            keyed_contract("    unique id\n"),
+            target("errs.jsonl"),
+            target("ok.jsonl"),
+            target("dead.jsonl"),
+        );
+        let targets = ["errs.jsonl", "dead.jsonl"];
+        let printed = runs_as_the_ordinary_path(&dir, &program, &[], &targets);
+        assert!(
+            printed.contains(&format!("{{line: {again}, message: \"{claimed}\"}}")),
+            "{printed}"
+        );
+        for file in targets {
+            let text = std::fs::read_to_string(dir.join(file)).unwrap();
+            assert_eq!(text.matches(claimed).count(), 1, "{file}: {text}");
+        }
+    }
+    // Keys out of order: each repeat names its own first line.
+    let lines: Vec<String> = (1..=30_000u64)
+        .map(|line| {
+            let id = (line * 7_919) % 20_011;
+            format!("{{\"id\": \"k{id}\", \"low\": 1, \"high\": 9, \"note\": \"{line}\"}}")
+        })
+        .collect();
+    let data = write_lines(&dir, "shuffled.jsonl", &lines);
+    let program = format!(
+        "{}{} | errs() | map(e => [e.origin.line, e.failures[0].message])\n",
+        keyed_contract("    unique id\n"),
+        validated(&data)
+    );
+    let printed = runs_as_the_ordinary_path(&dir, &program, &[], &[]);
+    let mut first = std::collections::HashMap::new();
+    let mut expected = Vec::new();
+    for (n, line) in lines.iter().enumerate() {
+        let id = line.split('"').nth(3).unwrap();
+        match first.get(id) {
+            Some(at) => expected.push(format!(
+                "[{}, \"the key (id) of R was already taken by the record at line {at}\"]",
+                n + 1
+            )),
+            None => {
+                first.insert(id, n + 1);
+            }
+        }
+    }
+    assert_eq!(expected.len(), 30_000 - 20_011);
+    assert_eq!(printed, format!("[{}]\n", expected.join(", ")));
+    std::fs::remove_dir_all(&dir).ok();
+}

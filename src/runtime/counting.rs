@@ -483,7 +483,7 @@ impl Counter {
             if uniques.append(shape, batch) {
                 tally.add_valid(n);
             } else {
-                batch.drain(|key| tally.add_unique(shape, &uniques.settle_key(shape, key)));
+                batch.drain(|key, by| tally.add_unique(shape, &uniques.settle_key(shape, key, by)));
             }
             tally.add_valid(keyless);
             return Ok(());
@@ -570,14 +570,15 @@ impl Counter {
                     return Ok(false);
                 };
                 match &mut self.keys {
+                    // Counts name no claimer: no record has a line here.
                     Keys::Claimed { pending, .. } => {
-                        pending.keys(shape, |s| check.key_part(s));
+                        pending.keys(shape, |s| check.key_part(s), 0);
                         if pending.len() == KEYS_BATCH {
                             self.settle_pending()?;
                         }
                     }
                     Keys::Logged(log) => {
-                        log.keys(shape, |s| check.key_part(s));
+                        log.keys(shape, |s| check.key_part(s), 0);
                     }
                     Keys::None => {}
                 }

@@ -31,12 +31,16 @@ struct Failure {
 /// Keys claimed so far in one pass of a stream, one set per `unique` of
 /// the contract, in its order. A key is its fields' values written by
 /// `write_key`, whose bytes are equal exactly when the values are `==`
-/// (§4.3): compact, and holding nothing of the records.
+/// (§4.3): compact, and holding nothing of the records but the line of
+/// the one that claimed it.
 #[derive(Default)]
 pub struct Uniques {
     seen: Vec<KeySet>,
     /// The keys of the record being checked, reused from record to record.
     current: Written,
+    /// The line of the record being checked; 0 when it has none (a value
+    /// made in the program) or no message will name it (`findings`).
+    by: u64,
 }
 
 /// The keys of one record: their bytes back to back, and for each key
@@ -99,11 +103,13 @@ fn write_key_of<'v>(
     true
 }
 
-/// The keys of one record, as step 6 of §4.8 settles them.
+/// The keys of one record, as step 6 of §4.8 settles them, and its line
+/// (0 for none), which claims them.
 #[derive(Clone, Copy)]
 pub struct RecordKeys<'a> {
     bytes: &'a [u8],
     keys: &'a [KeyEntry],
+    by: u64,
 }
 
 impl RecordKeys<'_> {
@@ -123,7 +129,7 @@ impl RecordKeys<'_> {
 
     fn claim(&self, seen: &mut [KeySet]) {
         for (n, key) in self.keys {
-            seen[*n].insert(&self.bytes[key.clone()]);
+            seen[*n].insert(&self.bytes[key.clone()], self.by);
         }
     }
 
@@ -139,7 +145,7 @@ impl RecordKeys<'_> {
     /// claimed in one probe.
     fn settle(&self, seen: &mut [KeySet]) -> SmallVec<[usize; 2]> {
         if let [(n, key)] = self.keys {
-            if seen[*n].claim(&self.bytes[key.clone()]) {
+            if seen[*n].claim(&self.bytes[key.clone()], self.by) {
                 return SmallVec::new();
             }
             return smallvec![*n];
@@ -160,10 +166,11 @@ impl Written {
         write_keys(&mut self.bytes, &mut self.keys, shape, field);
     }
 
-    fn keys(&self) -> RecordKeys<'_> {
+    fn keys(&self, by: u64) -> RecordKeys<'_> {
         RecordKeys {
             bytes: &self.bytes,
             keys: &self.keys,
+            by,
         }
     }
 }
@@ -191,9 +198,9 @@ pub struct KeyLog {
     keyless: usize,
 }
 
-/// One record of a `KeyLog`: its keys, or its text.
+/// One record of a `KeyLog`: its keys and line, or its text.
 enum Logged {
-    Keys(Range<usize>),
+    Keys(Range<usize>, u64),
     Line(Range<usize>),
 }
 
@@ -206,10 +213,16 @@ pub enum LoggedRecord<'a> {
 }
 
 impl KeyLog {
-    /// Log the keys of a record the line check found valid with no
-    /// warnings, whose declared fields are `field(position)`. Has it a
-    /// key? (A record with none is logged too, and settles to nothing.)
-    pub fn keys<'v>(&mut self, shape: &RecordShape, field: impl Fn(usize) -> KeyPart<'v>) -> bool {
+    /// Log the keys of a record of line `by` (0 where no message will
+    /// name it) the line check found valid with no warnings, whose
+    /// declared fields are `field(position)`. Has it a key? (A record
+    /// with none is logged too, and settles to nothing.)
+    pub fn keys<'v>(
+        &mut self,
+        shape: &RecordShape,
+        field: impl Fn(usize) -> KeyPart<'v>,
+        by: u64,
+    ) -> bool {
         if let ([u], true) = (&shape.uniques[..], self.entries.is_empty()) {
             // Still in order: the key joins the batch, or the record has
             // none. (`bytes` holds nothing while the log is in order.)
@@ -217,7 +230,7 @@ impl KeyLog {
                 self.keyless += 1;
                 return false;
             }
-            if self.ascending.push_above_taking(&mut self.bytes) {
+            if self.ascending.push_above_taking(&mut self.bytes, by) {
                 self.bytes.clear();
                 return true;
             }
@@ -227,22 +240,22 @@ impl KeyLog {
             self.enter_ascending();
             self.keys.push((0, key));
             let at = self.keys.len() - 1;
-            self.entries.push(Logged::Keys(at..at + 1));
+            self.entries.push(Logged::Keys(at..at + 1, by));
             return true;
         }
         let first = self.keys.len();
         write_keys(&mut self.bytes, &mut self.keys, shape, field);
-        self.entries.push(Logged::Keys(first..self.keys.len()));
+        self.entries.push(Logged::Keys(first..self.keys.len(), by));
         first < self.keys.len()
     }
 
-    /// Log the keys of `ok`, a record of `shape` found valid but for its
-    /// keys (§4.8 step 6 not taken yet). Has it a key?
-    pub fn keys_of(&mut self, shape: &RecordShape, ok: &Value) -> bool {
+    /// Log the keys of `ok`, a record of `shape` from line `by` found
+    /// valid but for its keys (§4.8 step 6 not taken yet). Has it a key?
+    pub fn keys_of(&mut self, shape: &RecordShape, ok: &Value, by: u64) -> bool {
         let Value::Record(r) = ok else {
             return false;
         };
-        self.keys(shape, |s| KeyPart::Value(declared(r, shape, s)))
+        self.keys(shape, |s| KeyPart::Value(declared(r, shape, s)), by)
     }
 
     /// Log the line of a record whose keys decide its outcome.
@@ -261,14 +274,14 @@ impl KeyLog {
         }
         for _ in 0..std::mem::take(&mut self.keyless) {
             let at = self.keys.len();
-            self.entries.push(Logged::Keys(at..at));
+            self.entries.push(Logged::Keys(at..at, 0));
         }
         let (bytes, keys, entries) = (&mut self.bytes, &mut self.keys, &mut self.entries);
-        self.ascending.drain(|key| {
+        self.ascending.drain(|key, by| {
             let start = bytes.len();
             bytes.extend_from_slice(key);
             keys.push((0, start..bytes.len()));
-            entries.push(Logged::Keys(keys.len() - 1..keys.len()));
+            entries.push(Logged::Keys(keys.len() - 1..keys.len(), by));
         });
     }
 
@@ -317,9 +330,10 @@ impl KeyLog {
     /// order only, `ascending`).
     pub fn get(&self, i: usize) -> Option<LoggedRecord<'_>> {
         Some(match self.entries.get(i)? {
-            Logged::Keys(keys) => LoggedRecord::Keys(RecordKeys {
+            Logged::Keys(keys, by) => LoggedRecord::Keys(RecordKeys {
                 bytes: &self.bytes,
                 keys: &self.keys[keys.clone()],
+                by: *by,
             }),
             Logged::Line(text) => LoggedRecord::Line(&self.texts[text.clone()]),
         })
@@ -340,6 +354,7 @@ pub fn validate_value(
         err @ Value::Err(_) => return Ok(err),
         v => v,
     };
+    let uniques = uniques.map(|u| u.at(origin));
     let (run, checked) = Run::contract(interp, c, &value, uniques)?;
     if run.failures.is_empty() {
         let warnings = run
@@ -917,14 +932,16 @@ impl<'a> Run<'a> {
                 .map(|&s| shape.fields[s as usize].name.clone())
                 .collect();
             let names = fields.iter().map(|f| &**f).collect::<Vec<_>>().join(", ");
+            let by = match state.claimer(n) {
+                Some(line @ 1..) => format!("the record at line {line}"),
+                _ => "an earlier record".to_string(),
+            };
             self.failures.push(Failure {
                 rule: u.id.clone(),
                 kind: "unique",
                 path: None,
                 fields,
-                message: format!(
-                    "the key ({names}) of {owner} was already taken by an earlier record"
-                ),
+                message: format!("the key ({names}) of {owner} was already taken by {by}"),
             });
         }
         if self.failures.is_empty() {
@@ -944,12 +961,27 @@ impl Uniques {
     ) -> SmallVec<[usize; 2]> {
         self.sets(shape);
         self.current.write(shape, |s| KeyPart::Value(field(s)));
-        self.current.keys().taken(&self.seen)
+        self.current.keys(self.by).taken(&self.seen)
     }
 
     /// Claim the keys of the record `look_up` looked up.
     fn claim(&mut self) {
-        self.current.keys().claim(&mut self.seen);
+        self.current.keys(self.by).claim(&mut self.seen);
+    }
+
+    /// The line of the record that claimed the key in set `n` of the
+    /// record `look_up` looked up.
+    fn claimer(&self, n: usize) -> Option<u64> {
+        let keys = self.current.keys(self.by);
+        let (_, key) = keys.keys.iter().find(|(set, _)| *set == n)?;
+        self.seen[n].claimer(&keys.bytes[key.clone()])
+    }
+
+    /// The state for a record from `origin`, whose keys, if it claims
+    /// them, a later record's message names by its line.
+    fn at(&mut self, origin: Option<&Origin>) -> &mut Uniques {
+        self.by = origin.map_or(0, |o| o.line);
+        self
     }
 
     fn sets(&mut self, shape: &RecordShape) {
@@ -981,13 +1013,14 @@ impl Uniques {
         self.seen[0].append(keys)
     }
 
-    /// `settle_keys` for a record of a contract with one `unique`, whose
-    /// key is `key`.
-    pub fn settle_key(&mut self, shape: &RecordShape, key: &[u8]) -> SmallVec<[usize; 2]> {
+    /// `settle_keys` for a record of line `by` of a contract with one
+    /// `unique`, whose key is `key`.
+    pub fn settle_key(&mut self, shape: &RecordShape, key: &[u8], by: u64) -> SmallVec<[usize; 2]> {
         let keys = [(0, 0..key.len())];
         let keys = RecordKeys {
             bytes: key,
             keys: &keys,
+            by,
         };
         self.settle_keys(shape, keys)
     }
@@ -1023,6 +1056,7 @@ pub fn claim_keys(
     let Value::Record(r) = &ok.value else {
         return validate_value(interp, c, checked, origin, Some(uniques));
     };
+    let uniques = uniques.at(origin);
     let taken = uniques.look_up(shape, |s| declared(r, shape, s));
     if !taken.is_empty() {
         return validate_value(interp, c, checked, origin, Some(uniques));

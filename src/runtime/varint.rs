@@ -1,6 +1,7 @@
 //! Unsigned integers in groups of seven bits, low first, each byte but
 //! the last with its top bit set: the lengths inside unique keys
-//! (`eval::write_key`) and inside the key set's run (`keyset`).
+//! (`eval::write_key`), and the lengths and claimers inside the key set
+//! (`keyset`).
 
 /// Append `n`.
 pub fn write(mut n: u64, out: &mut Vec<u8>) {
@@ -11,7 +12,20 @@ pub fn write(mut n: u64, out: &mut Vec<u8>) {
     out.push(n as u8);
 }
 
-/// The number `write` put at `*at`, moving `*at` past it.
+/// Write `n` at the start of `out`, which has room for it (ten bytes
+/// hold any); how many bytes it took.
+pub fn put(mut n: u64, out: &mut [u8]) -> usize {
+    let mut i = 0;
+    while n >= 0x80 {
+        out[i] = n as u8 | 0x80;
+        n >>= 7;
+        i += 1;
+    }
+    out[i] = n as u8;
+    i + 1
+}
+
+/// The number `write` (or `put`) put at `*at`, moving `*at` past it.
 pub fn read(bytes: &[u8], at: &mut usize) -> u64 {
     let mut n = 0;
     let mut shift = 0;
@@ -38,5 +52,11 @@ mod tests {
             assert_eq!(super::read(&out, &mut at), n);
         }
         assert_eq!(at, out.len());
+        let mut put = [0u8; 10 * 7];
+        let mut end = 0;
+        numbers
+            .iter()
+            .for_each(|&n| end += super::put(n, &mut put[end..]));
+        assert_eq!(&put[..end], &out[..]);
     }
 }

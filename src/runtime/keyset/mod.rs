@@ -1,5 +1,7 @@
 //! An exact set of byte strings in little memory: the keys a `unique`
-//! has seen over one pass of a stream (language.md §4.4).
+//! has seen over one pass of a stream (language.md §4.4), each with the
+//! number of the record that claimed it (its line, for the message of a
+//! later record that repeats it).
 //!
 //! Keys of real data often come in order: ids that count up, timestamps,
 //! time-ordered ids. A key greater than every key before it cannot be in
@@ -57,11 +59,11 @@ impl Default for Ascending {
 }
 
 impl Ascending {
-    /// Add `key` if it is greater than every key added before; was it?
-    /// The batch may keep `key`'s buffer, giving one of its own in its
-    /// place (what `key` then holds is no key).
-    pub fn push_above_taking(&mut self, key: &mut Vec<u8>) -> bool {
-        self.keys.push_above_taking(key)
+    /// Add `key`, claimed by `by`, if it is greater than every key added
+    /// before; was it? The batch may keep `key`'s buffer, giving one of
+    /// its own in its place (what `key` then holds is no key).
+    pub fn push_above_taking(&mut self, key: &mut Vec<u8>, by: u64) -> bool {
+        self.keys.push_above_taking(key, by)
     }
 
     /// How many keys are held.
@@ -78,8 +80,8 @@ impl Ascending {
         self.keys.clear();
     }
 
-    /// Every key, in order, to `f`; then there are none.
-    pub fn drain(&mut self, f: impl FnMut(&[u8])) {
+    /// Every key, in order, with its claimer, to `f`; then there are none.
+    pub fn drain(&mut self, f: impl FnMut(&[u8], u64)) {
         self.keys.drain(f);
     }
 }
@@ -100,10 +102,21 @@ impl KeySet {
         !self.above_all(key) && (self.in_run(key) || self.table.holds(Hashed::of(key), key))
     }
 
-    /// Insert `key`, which the set does not hold.
-    pub fn insert(&mut self, key: &[u8]) {
-        if !self.run.push_above(key) {
-            self.table.insert(Hashed::of(key), key);
+    /// Who claimed `key`, if the set holds it. Read only for the message
+    /// of a record that repeats a key: lookups that decide use `holds`.
+    pub fn claimer(&self, key: &[u8]) -> Option<u64> {
+        if self.above_all(key) {
+            return None;
+        }
+        self.run
+            .claimer(key)
+            .or_else(|| self.table.claimer(Hashed::of(key), key))
+    }
+
+    /// Insert `key`, claimed by `by`, which the set does not hold.
+    pub fn insert(&mut self, key: &[u8], by: u64) {
+        if !self.run.push_above(key, by) {
+            self.table.insert(Hashed::of(key), key, by);
             self.retire_if_searched();
         }
     }
@@ -124,16 +137,16 @@ impl KeySet {
         !self.table.is_empty()
     }
 
-    /// Insert `key` unless it is there; was it new? In the table, one
-    /// probe both looks and finds the empty slot to fill.
-    pub fn claim(&mut self, key: &[u8]) -> bool {
-        if self.run.push_above(key) {
+    /// Insert `key`, claimed by `by`, unless it is there; was it new? In
+    /// the table, one probe both looks and finds the empty slot to fill.
+    pub fn claim(&mut self, key: &[u8], by: u64) -> bool {
+        if self.run.push_above(key, by) {
             return true;
         }
         if self.in_run(key) {
             return false;
         }
-        let new = self.table.claim(Hashed::of(key), key);
+        let new = self.table.claim(Hashed::of(key), key, by);
         self.retire_if_searched();
         new
     }
@@ -184,7 +197,8 @@ impl KeySet {
             return;
         }
         let table = &mut self.table;
-        self.run.drain(|key| table.insert(Hashed::of(key), key));
+        self.run
+            .drain(|key, by| table.insert(Hashed::of(key), key, by));
         *self.searches.get_mut() = 0;
     }
 }
@@ -210,7 +224,7 @@ fn hash(key: &[u8]) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashSet;
+    use std::collections::HashMap;
 
     use super::*;
 
@@ -231,31 +245,34 @@ mod tests {
         x ^ (x >> 31)
     }
 
-    /// The set against `HashSet` over `keys` offered in turn: each looked
-    /// up and fetched ahead, then inserted (every third, when new) or
-    /// claimed; the same answer every time, and the same keys at the end.
-    fn agrees_with_a_hash_set(keys: impl IntoIterator<Item = Vec<u8>>) -> KeySet {
+    /// The set against `HashMap` over `keys` offered in turn, each
+    /// claimed by its position: each looked up and fetched ahead, then
+    /// inserted (every third, when new) or claimed; the same answer every
+    /// time, and the same keys and claimers at the end.
+    fn agrees_with_a_hash_map(keys: impl IntoIterator<Item = Vec<u8>>) -> KeySet {
         let mut set = KeySet::default();
-        let mut model = HashSet::new();
+        let mut model = HashMap::new();
         for (i, k) in keys.into_iter().enumerate() {
-            assert_eq!(set.holds(&k), model.contains(&k), "{i}");
+            assert_eq!(set.holds(&k), model.contains_key(&k), "{i}");
+            assert_eq!(set.claimer(&k), model.get(&k).copied(), "{i}");
             set.prefetch(&k);
+            let by = i as u64;
             match i % 3 {
-                0 if !model.contains(&k) => set.insert(&k),
-                _ => assert_eq!(set.claim(&k), !model.contains(&k), "{i}"),
+                0 if !model.contains_key(&k) => set.insert(&k, by),
+                _ => assert_eq!(set.claim(&k, by), !model.contains_key(&k), "{i}"),
             }
-            model.insert(k);
+            model.entry(k).or_insert(by);
         }
         assert_eq!(set.len(), model.len());
-        for k in &model {
-            assert!(set.holds(k));
+        for (k, &by) in &model {
+            assert_eq!(set.claimer(k), Some(by));
         }
         set
     }
 
     #[test]
     fn keys_in_order_stay_in_the_run() {
-        let set = agrees_with_a_hash_set((0..50_000).map(|n| format!("ev-{n:09}").into_bytes()));
+        let set = agrees_with_a_hash_map((0..50_000).map(|n| format!("ev-{n:09}").into_bytes()));
         assert_eq!((set.run.len(), set.table.len()), (50_000, 0));
     }
 
@@ -263,7 +280,7 @@ mod tests {
     /// and every later key that is not the greatest goes to the table.
     #[test]
     fn keys_out_of_order_end_in_the_table() {
-        let set = agrees_with_a_hash_set((0..60_000).map(|n| key(mix(n) % 40_000)));
+        let set = agrees_with_a_hash_map((0..60_000).map(|n| key(mix(n) % 40_000)));
         assert!(set.table.len() > set.run.len() * 100, "{}", set.run.len());
     }
 
@@ -281,7 +298,7 @@ mod tests {
             };
             format!("ev-{m:09}").into_bytes()
         });
-        let set = agrees_with_a_hash_set(keys);
+        let set = agrees_with_a_hash_map(keys);
         assert!(set.run.len() > 0 && !set.table.is_empty());
     }
 
@@ -295,7 +312,7 @@ mod tests {
             let down = (0..20_000).map(move |n| base + 49_999 - n);
             up.chain(down).map(key)
         });
-        let set = agrees_with_a_hash_set(keys);
+        let set = agrees_with_a_hash_map(keys);
         // Half the keys went down; more than those are in the table.
         assert!(set.table.len() > 100_000, "{}", set.table.len());
     }
@@ -304,7 +321,7 @@ mod tests {
     fn a_set_may_move_to_another_thread() {
         fn movable<T: Send + Sync>(_: &T) {}
         let mut set = KeySet::default();
-        set.claim(&key(1));
+        set.claim(&key(1), 1);
         movable(&set);
         let set = std::thread::spawn(move || {
             assert!(!set.holds(&key(2)));
@@ -312,7 +329,7 @@ mod tests {
         })
         .join()
         .expect("the thread ends");
-        assert!(set.holds(&key(1)));
+        assert_eq!(set.claimer(&key(1)), Some(1));
     }
 
     #[test]

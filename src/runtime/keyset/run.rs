@@ -5,9 +5,13 @@
 //! stored whole, so that a lookup can find its block by binary search
 //! over those and then read at most `BLOCK` keys.
 //!
+//! Beside each key the run keeps who claimed it (`super`), as the
+//! difference from the claimer of the key before it in its block: records
+//! that come one after another cost a byte for it.
+//!
 //! Ids that count up, timestamps and time-ordered ids share most of
 //! their bytes with the id before them: `ev-000000002` after
-//! `ev-000000001` costs four bytes here, not twelve and a slot. Appending
+//! `ev-000000001` costs five bytes here, not twelve and a slot. Appending
 //! is all a key costs while keys keep coming in order.
 
 use smallvec::SmallVec;
@@ -21,8 +25,8 @@ const CHUNK: usize = 1 << 20;
 /// The size of a chunk of a batch of keys on its way to a set
 /// (`Run::batch`), a few thousand keys.
 const BATCH_CHUNK: usize = 1 << 16;
-/// The most bytes an entry's two lengths take.
-const HEAD: usize = 20;
+/// The most bytes an entry's two lengths and its claimer take.
+const HEAD: usize = 30;
 
 /// A place in the run's chunks.
 #[derive(Clone, Copy, PartialEq)]
@@ -51,6 +55,8 @@ pub(super) struct Run {
     blocks: Vec<Place>,
     /// The last key appended, whole; kept when the run is emptied.
     last: Vec<u8>,
+    /// The claimer of the last key appended.
+    last_by: u64,
     /// Keys in the current (last) block.
     in_block: usize,
     len: usize,
@@ -72,6 +78,7 @@ impl Run {
             chunks: Vec::new(),
             blocks: Vec::new(),
             last: Vec::new(),
+            last_by: 0,
             in_block: 0,
             len: 0,
             started: false,
@@ -96,14 +103,14 @@ impl Run {
         self.started.then_some(self.last.as_slice())
     }
 
-    /// Append `key` if it is greater than every key appended before; was
-    /// it? One pass over the last key both compares and finds the prefix
-    /// the two share.
-    pub fn push_above(&mut self, key: &[u8]) -> bool {
+    /// Append `key`, claimed by `by`, if it is greater than every key
+    /// appended before; was it? One pass over the last key both compares
+    /// and finds the prefix the two share.
+    pub fn push_above(&mut self, key: &[u8], by: u64) -> bool {
         let Some(shared) = self.shared_below(key) else {
             return false;
         };
-        self.push(key, shared);
+        self.push(key, shared, by);
         self.last.truncate(shared);
         self.last.extend_from_slice(&key[shared..]);
         true
@@ -111,11 +118,11 @@ impl Run {
 
     /// `push_above` of the key in `key`, which then holds what it will: the
     /// run keeps the buffer as its last key, rather than copy the key.
-    pub fn push_above_taking(&mut self, key: &mut Vec<u8>) -> bool {
+    pub fn push_above_taking(&mut self, key: &mut Vec<u8>, by: u64) -> bool {
         let Some(shared) = self.shared_below(key) else {
             return false;
         };
-        self.push(key, shared);
+        self.push(key, shared, by);
         std::mem::swap(&mut self.last, key);
         true
     }
@@ -134,9 +141,10 @@ impl Run {
         }
     }
 
-    /// Append `key`, which shares `shared` bytes with the last key and is
-    /// greater than it (the last key is the caller's to set).
-    fn push(&mut self, key: &[u8], mut shared: usize) {
+    /// Append `key`, claimed by `by`, which shares `shared` bytes with
+    /// the last key and is greater than it (the last key is the caller's
+    /// to set).
+    fn push(&mut self, key: &[u8], mut shared: usize, by: u64) {
         if self.in_block == 0 || self.in_block == BLOCK {
             shared = 0;
         }
@@ -149,9 +157,13 @@ impl Run {
         }
         let number = self.chunks.len() - 1;
         let chunk = self.chunks.last_mut().expect("a chunk is open");
+        // A block's first claimer is written whole, the others as the
+        // difference from the one before.
+        let mut before = self.last_by;
         if shared == 0 {
             self.blocks.push(Place::new(number, chunk.len()));
             self.in_block = 0;
+            before = 0;
         }
         let rest = &key[shared..];
         match (u8::try_from(shared), u8::try_from(rest.len())) {
@@ -172,6 +184,11 @@ impl Run {
                 chunk.extend_from_slice(rest);
             }
         }
+        match zigzag(by.wrapping_sub(before)) {
+            d @ 0..0x80 => chunk.push(d as u8),
+            d => varint::write(d, chunk),
+        }
+        self.last_by = by;
         self.in_block += 1;
         self.len += 1;
         self.started = true;
@@ -184,28 +201,31 @@ impl Run {
 
     /// Is `key` in the run?
     pub fn holds(&self, key: &[u8]) -> bool {
+        self.claimer(key).is_some()
+    }
+
+    /// Who claimed `key`, if the run holds it.
+    pub fn claimer(&self, key: &[u8]) -> Option<u64> {
         if self.len == 0 || key > self.last.as_slice() {
-            return false;
+            return None;
         }
         // The last block whose first key is at most `key`.
         let after = self.blocks.partition_point(|&at| self.first_of(at) <= key);
-        let Some(block) = after.checked_sub(1) else {
-            return false;
-        };
-        let mut found = false;
-        self.each_in_block(block, |k| {
-            found = k == key;
+        let block = after.checked_sub(1)?;
+        let mut found = None;
+        self.each_in_block(block, |k, by| {
+            found = (k == key).then_some(by);
             k < key
         });
         found
     }
 
-    /// Every key of the run, in order, to `f`; the run is then emptied
-    /// (its last key kept, as `clear` keeps it).
-    pub fn drain(&mut self, mut f: impl FnMut(&[u8])) {
+    /// Every key of the run, in order, with its claimer, to `f`; the run
+    /// is then emptied (its last key kept, as `clear` keeps it).
+    pub fn drain(&mut self, mut f: impl FnMut(&[u8], u64)) {
         for block in 0..self.blocks.len() {
-            self.each_in_block(block, |k| {
-                f(k);
+            self.each_in_block(block, |k, by| {
+                f(k, by);
                 true
             });
         }
@@ -247,6 +267,7 @@ impl Run {
         self.in_block = batch.in_block;
         self.len += batch.len;
         self.last.clone_from(&batch.last);
+        self.last_by = batch.last_by;
         self.started = true;
         batch.clear();
     }
@@ -273,8 +294,9 @@ impl Run {
         &chunk[i..i + len]
     }
 
-    /// The keys of block `block`, in order, to `f` while it returns true.
-    fn each_in_block(&self, block: usize, mut f: impl FnMut(&[u8]) -> bool) {
+    /// The keys of block `block`, in order, each with its claimer, to `f`
+    /// while it returns true.
+    fn each_in_block(&self, block: usize, mut f: impl FnMut(&[u8], u64) -> bool) {
         let at = self.blocks[block];
         let chunk = &self.chunks[at.chunk as usize];
         // The block ends where the next begins, or with its chunk.
@@ -284,17 +306,30 @@ impl Run {
         };
         let mut i = at.offset as usize;
         let mut key: SmallVec<[u8; 64]> = SmallVec::new();
+        let mut by = 0u64;
         while i < end {
             let shared = read_len(chunk, &mut i);
             let len = read_len(chunk, &mut i);
             key.truncate(shared);
             key.extend_from_slice(&chunk[i..i + len]);
             i += len;
-            if !f(&key) {
+            by = by.wrapping_add(unzigzag(varint::read(chunk, &mut i)));
+            if !f(&key, by) {
                 return;
             }
         }
     }
+}
+
+/// A difference of claimers as a small number whatever its sign: 0, -1,
+/// 1, -2, … become 0, 1, 2, 3, …
+fn zigzag(d: u64) -> u64 {
+    let d = d as i64;
+    ((d << 1) ^ (d >> 63)) as u64
+}
+
+fn unzigzag(z: u64) -> u64 {
+    (z >> 1) ^ (z & 1).wrapping_neg()
 }
 
 /// A length the run wrote at `*at`.
@@ -352,14 +387,15 @@ mod tests {
         }
         let (mut copied, mut taken) = (Run::with_chunks(4096), Run::with_chunks(4096));
         let mut buffer = Vec::new();
-        let mut held = std::collections::HashSet::new();
-        for key in &keys {
+        let mut held = std::collections::HashMap::new();
+        for (by, key) in keys.iter().enumerate() {
             buffer.clear();
             buffer.extend_from_slice(key);
-            let above = copied.push_above(key);
-            assert_eq!(above, taken.push_above_taking(&mut buffer));
+            let by = by as u64;
+            let above = copied.push_above(key, by);
+            assert_eq!(above, taken.push_above_taking(&mut buffer, by));
             if above {
-                held.insert(key.clone());
+                held.insert(key.clone(), by);
             }
         }
         assert!(held.len() > 40_000 && held.len() < keys.len());
@@ -367,7 +403,7 @@ mod tests {
         assert!(copied.chunks == taken.chunks && copied.blocks == taken.blocks);
         for key in &keys {
             let shown = String::from_utf8_lossy(key);
-            assert_eq!(taken.holds(key), held.contains(key), "{shown}");
+            assert_eq!(taken.claimer(key), held.get(key).copied(), "{shown}");
         }
     }
 
@@ -392,12 +428,12 @@ mod tests {
         let mut run = Run::default();
         assert_eq!(run.last(), None);
         for n in (0..100_000).map(|n| n * 2) {
-            assert!(run.push_above(&id(n)));
+            assert!(run.push_above(&id(n), n));
         }
         assert_eq!(run.len(), 100_000);
         assert_eq!(run.last(), Some(id(199_998).as_slice()));
         for n in 0..200_000 {
-            assert_eq!(run.holds(&id(n)), n % 2 == 0, "{n}");
+            assert_eq!(run.claimer(&id(n)), (n % 2 == 0).then_some(n), "{n}");
         }
         assert!(!run.holds(b"ev"));
         assert!(!run.holds(b"ev-999999999"));
@@ -411,7 +447,7 @@ mod tests {
     fn batches_appended_whole() {
         let mut run = Run::default();
         let mut batch = Run::batch();
-        let mut keys = Vec::new();
+        let (mut keys, mut bys) = (Vec::new(), Vec::new());
         let mut n = 0;
         for size in (1..40).map(|b| (b * b * 7) % 3_000 + 1) {
             for i in 0..size {
@@ -420,26 +456,29 @@ mod tests {
                 if n % 997 == 0 {
                     k.extend(std::iter::repeat_n(b'~', BATCH_CHUNK + 3));
                 }
-                assert!(batch.push_above(&k));
+                // Claimers that go down now and then, and far apart.
+                assert!(batch.push_above(&k, n ^ 0x5555_0000_0000));
                 keys.push(k);
+                bys.push(n ^ 0x5555_0000_0000);
             }
             run.append(&mut batch);
             assert_eq!((batch.len(), run.len()), (0, keys.len()));
             assert_eq!(run.last(), keys.last().map(Vec::as_slice));
         }
         n += 1;
-        assert!(run.push_above(&id(n)));
+        assert!(run.push_above(&id(n), n ^ 0x5555_0000_0000));
         keys.push(id(n));
+        bys.push(n ^ 0x5555_0000_0000);
         assert!(run.chunks.len() > 1 && run.blocks.len() > keys.len() / BLOCK);
-        for k in &keys {
-            assert!(run.holds(k));
+        for (k, &by) in keys.iter().zip(&bys) {
+            assert_eq!(run.claimer(k), Some(by));
         }
         let held: std::collections::HashSet<&Vec<u8>> = keys.iter().collect();
         for m in 0..n + 2 {
             assert_eq!(run.holds(&id(m)), held.contains(&id(m)), "{m}");
         }
         let mut drained = Vec::new();
-        run.drain(|k| drained.push(k.to_vec()));
+        run.drain(|k, _| drained.push(k.to_vec()));
         assert_eq!(drained, keys);
     }
 
@@ -448,15 +487,15 @@ mod tests {
     #[test]
     fn a_batch_with_an_empty_chunk() {
         let mut batch = Run::batch();
-        assert!(batch.push_above(&id(1)));
+        assert!(batch.push_above(&id(1), 1));
         Run::default().append(&mut batch);
         let mut long = id(2);
         long.extend(std::iter::repeat_n(b'~', BATCH_CHUNK + 3));
-        assert!(batch.push_above(&long));
+        assert!(batch.push_above(&long, 2));
         assert_eq!(batch.chunks.first().map(Vec::len), Some(0));
         let mut fresh = Run::default();
         fresh.append(&mut batch);
-        assert!(fresh.holds(&long) && !fresh.holds(&id(1)));
+        assert!(fresh.claimer(&long) == Some(2) && !fresh.holds(&id(1)));
         assert_eq!(fresh.first(), Some(long.as_slice()));
     }
 
@@ -476,9 +515,9 @@ mod tests {
             })
             .collect();
         let mut run = Run::default();
-        for k in &keys {
-            assert!(run.push_above(k));
-            assert!(!run.push_above(k));
+        for (by, k) in keys.iter().enumerate() {
+            assert!(run.push_above(k, u64::MAX - by as u64));
+            assert!(!run.push_above(k, 0));
         }
         assert!(run.chunks.len() > 1);
         for k in &keys {
@@ -487,7 +526,10 @@ mod tests {
             assert!(!run.holds(&k[..k.len() - 1]));
         }
         let mut drained = Vec::new();
-        run.drain(|k| drained.push(k.to_vec()));
+        run.drain(|k, by| {
+            assert_eq!(by, u64::MAX - drained.len() as u64);
+            drained.push(k.to_vec());
+        });
         assert_eq!(drained, keys);
         assert_eq!(run.len(), 0);
         assert!(!run.holds(&keys[0]));

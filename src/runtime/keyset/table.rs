@@ -1,10 +1,11 @@
 //! The set's table: every key that did not come above all before it
-//! (`super`), each key's bytes written once into an arena of 2 MiB
-//! chunks that never move. The table holds one `u64` a key: 28 bits of
+//! (`super`), each key's bytes written once, followed by its claimer,
+//! into an arena of 2 MiB chunks that never move. The table holds one `u64` a key: 28 bits of
 //! the key's hash beside the 36-bit place of its bytes. It is split by
 //! hash into 16 shards, each an open-addressing table with linear
 //! probing that grows by half when four fifths full, so a key costs its
-//! bytes, a byte or two of type and length, and 10 to 15 bytes of table.
+//! bytes, a byte or two of type and length, its claimer (a few bytes),
+//! and 10 to 15 bytes of table.
 //! A shard grows in place: nothing is held twice, and only the added
 //! half is new memory.
 //!
@@ -26,6 +27,10 @@
 use std::ptr::NonNull;
 
 use super::Hashed;
+use crate::runtime::varint;
+
+/// The most bytes a claimer takes after its key.
+const CLAIMER: usize = 10;
 
 /// Shards a table is split into (the top bits of a key's hash choose
 /// one): few enough that a shard of a large table spans many huge pages,
@@ -57,12 +62,23 @@ impl Table {
             .is_some_and(|shard| shard.holds(tag_of(h.0), key, &self.arena))
     }
 
-    /// Insert `key`, whose hash is `h` and which the table does not hold.
-    pub(super) fn insert(&mut self, h: Hashed, key: &[u8]) {
+    /// Who claimed `key`, whose hash is `h`, if the table holds it.
+    pub(super) fn claimer(&self, h: Hashed, key: &[u8]) -> Option<u64> {
+        let shard = self.shards.get(shard_of(h.0))?;
+        if shard.slots.words().is_empty() {
+            return None;
+        }
+        let place = shard.find(tag_of(h.0), key, &self.arena).err()?;
+        Some(self.arena.claimer(place, key.len()))
+    }
+
+    /// Insert `key`, claimed by `by`, whose hash is `h` and which the
+    /// table does not hold.
+    pub(super) fn insert(&mut self, h: Hashed, key: &[u8], by: u64) {
         if self.shards.is_empty() {
             self.shards.resize_with(1 << SHARD_BITS, Shard::default);
         }
-        let place = self.arena.push(key);
+        let place = self.arena.push(key, by);
         self.shards[shard_of(h.0)].insert(tag_of(h.0), place);
     }
 
@@ -89,9 +105,10 @@ impl Table {
         let _ = slot;
     }
 
-    /// Insert `key`, whose hash is `h`, unless it is there; was it new?
-    /// One probe both looks and finds the empty slot to fill.
-    pub(super) fn claim(&mut self, h: Hashed, key: &[u8]) -> bool {
+    /// Insert `key`, claimed by `by`, whose hash is `h`, unless it is
+    /// there; was it new? One probe both looks and finds the empty slot
+    /// to fill.
+    pub(super) fn claim(&mut self, h: Hashed, key: &[u8], by: u64) -> bool {
         if self.shards.is_empty() {
             self.shards.resize_with(1 << SHARD_BITS, Shard::default);
         }
@@ -99,10 +116,10 @@ impl Table {
         let tag = tag_of(h.0);
         // Room is made first, so that the empty slot found stays so.
         shard.make_room();
-        let Some(i) = shard.vacancy(tag, key, &self.arena) else {
+        let Ok(i) = shard.find(tag, key, &self.arena) else {
             return false;
         };
-        let place = self.arena.push(key);
+        let place = self.arena.push(key, by);
         shard.slots.words_mut()[i] = (tag << PLACE_BITS) | (place + 1);
         shard.len += 1;
         true
@@ -144,21 +161,22 @@ impl Shard {
 
     /// Does the shard hold `key`, whose hash has `tag`?
     fn holds(&self, tag: u64, key: &[u8], arena: &Arena) -> bool {
-        !self.slots.words().is_empty() && self.vacancy(tag, key, arena).is_none()
+        !self.slots.words().is_empty() && self.find(tag, key, arena).is_err()
     }
 
-    /// The empty slot where `key`, whose hash has `tag`, would go; `None`
-    /// when the shard holds it. The table must not be empty.
-    fn vacancy(&self, tag: u64, key: &[u8], arena: &Arena) -> Option<usize> {
+    /// The empty slot where `key`, whose hash has `tag`, would go; when
+    /// the shard holds it, the place of its bytes instead. The table must
+    /// not be empty.
+    fn find(&self, tag: u64, key: &[u8], arena: &Arena) -> Result<usize, u64> {
         let slots = self.slots.words();
         let mut i = Self::home(tag, slots.len());
         loop {
             let slot = slots[i];
             if slot == 0 {
-                return Some(i);
+                return Ok(i);
             }
             if slot >> PLACE_BITS == tag && arena.holds(slot_place(slot), key) {
-                return None;
+                return Err(slot_place(slot));
             }
             i += 1;
             if i == slots.len() {
@@ -243,8 +261,8 @@ fn slot_place(slot: u64) -> u64 {
     (slot & ((1 << PLACE_BITS) - 1)) - 1
 }
 
-/// Key bytes, back to back in chunks that never move; a place is a
-/// chunk's number above an offset in it.
+/// Key bytes, each key's followed by its claimer, back to back in chunks
+/// that never move; a place is a chunk's number above an offset in it.
 #[derive(Default)]
 struct Arena {
     chunks: Vec<Chunk>,
@@ -257,11 +275,13 @@ struct Chunk {
 }
 
 impl Arena {
-    fn push(&mut self, key: &[u8]) -> u64 {
+    /// Write `key` and its claimer `by`; the place of the key.
+    fn push(&mut self, key: &[u8], by: u64) -> u64 {
+        let len = key.len() + CLAIMER;
         let fits = self
             .chunks
             .last()
-            .is_some_and(|c| c.block.len() - c.used >= key.len() && c.used < CHUNK);
+            .is_some_and(|c| c.block.len() - c.used >= len && c.used < CHUNK);
         if !fits {
             // Chunk numbers (and a slot's place plus one) run out only
             // near 2^15 chunks, 64 GiB of keys: memory runs out first.
@@ -272,15 +292,24 @@ impl Arena {
             // Chunks stay on small pages, taken as they are written: key
             // bytes are written and read in order but for a few
             // comparisons, and fresh huge pages can cost more to clear.
-            let block = Block::small(key.len().max(CHUNK));
+            let block = Block::small(len.max(CHUNK));
             self.chunks.push(Chunk { block, used: 0 });
         }
         let number = self.chunks.len() - 1;
         let chunk = &mut self.chunks[number];
         let offset = chunk.used;
-        chunk.block.bytes_mut()[offset..offset + key.len()].copy_from_slice(key);
-        chunk.used += key.len();
+        let bytes = chunk.block.bytes_mut();
+        bytes[offset..offset + key.len()].copy_from_slice(key);
+        chunk.used = offset + key.len();
+        chunk.used += varint::put(by, &mut bytes[chunk.used..]);
         ((number as u64) << CHUNK_BITS) | offset as u64
+    }
+
+    /// The claimer written after the key of `len` bytes at `place`.
+    fn claimer(&self, place: u64, len: usize) -> u64 {
+        let chunk = &self.chunks[(place >> CHUNK_BITS) as usize];
+        let mut at = (place & (CHUNK as u64 - 1)) as usize + len;
+        varint::read(chunk.block.bytes(), &mut at)
     }
 
     /// Do the bytes at `place` begin with `key`?
@@ -505,7 +534,12 @@ mod tests {
 
     /// Claim `key`: was it new?
     fn insert_new(table: &mut Table, key: &[u8]) -> bool {
-        table.claim(Hashed::of(key), key)
+        table.claim(Hashed::of(key), key, by(key))
+    }
+
+    /// The claimer the tests give `key`: numbers of every size.
+    fn by(key: &[u8]) -> u64 {
+        super::super::hash(key) >> (key.len() % 64)
     }
 
     /// Keys of several lengths, none a prefix of another (a length byte
@@ -526,6 +560,8 @@ mod tests {
         assert_eq!(set.len(), 200_000);
         for n in 0..200_000 {
             assert!(!insert_new(&mut set, &key(n)), "{n} is there");
+            let k = key(n);
+            assert_eq!(set.claimer(Hashed::of(&k), &k), Some(by(&k)));
         }
         for n in 200_000..210_000 {
             assert!(
@@ -547,7 +583,7 @@ mod tests {
                 let k = key(n);
                 let shard = set.shards.get(shard_of(hash));
                 assert!(!shard.is_some_and(|s| s.holds(tag_of(hash), &k, &set.arena)));
-                set.insert(Hashed(hash), &k);
+                set.insert(Hashed(hash), &k, by(&k));
             }
             let shard = &set.shards[shard_of(hash)];
             assert_eq!(shard.len, 3_000);
@@ -565,10 +601,11 @@ mod tests {
         let mut set = Table::default();
         for n in 0..50_000 {
             let k = key(n);
-            assert!(set.claim(Hashed::of(&k), &k), "{n} is new");
-            assert!(!set.claim(Hashed::of(&k), &k), "{n} is there");
+            assert!(set.claim(Hashed::of(&k), &k, n), "{n} is new");
+            assert!(!set.claim(Hashed::of(&k), &k, 0), "{n} is there");
             let earlier = key(n / 2);
-            assert!(!set.claim(Hashed::of(&earlier), &earlier), "{n}");
+            assert!(!set.claim(Hashed::of(&earlier), &earlier, 0), "{n}");
+            assert_eq!(set.claimer(Hashed::of(&earlier), &earlier), Some(n / 2));
         }
         assert_eq!(set.len(), 50_000);
         assert!((0..50_000).all(|n| set.holds(Hashed::of(&key(n)), &key(n))));
@@ -589,7 +626,7 @@ mod tests {
         let (mut capacity, mut remapped) = (0, 0);
         for n in 0..500_000 {
             let mapped = set.shards.first().is_some_and(|s| s.slots.mapped);
-            set.insert(in_shard_zero(tag(n)), &key(n));
+            set.insert(in_shard_zero(tag(n)), &key(n), by(&key(n)));
             let now = set.shards[0].slots.words().len();
             if now != capacity {
                 capacity = now;
@@ -604,7 +641,8 @@ mod tests {
         assert!(shard.slots.mapped && remapped > 0, "{capacity}");
         assert_eq!(shard.len, 500_000);
         for n in 0..500_000 {
-            assert!(set.holds(in_shard_zero(tag(n)), &key(n)), "{n}");
+            let k = key(n);
+            assert_eq!(set.claimer(in_shard_zero(tag(n)), &k), Some(by(&k)));
         }
         for n in 500_000..510_000 {
             assert!(!set.holds(in_shard_zero(tag(n)), &key(n)), "{n}");
@@ -618,7 +656,7 @@ mod tests {
         let mut set = Table::default();
         let top = (1 << TAG_BITS) - 1;
         for n in 0..5_000 {
-            set.insert(in_shard_zero(top - n % 64), &key(n));
+            set.insert(in_shard_zero(top - n % 64), &key(n), by(&key(n)));
             if n % 97 == 0 {
                 for m in 0..=n {
                     assert!(
@@ -651,6 +689,7 @@ mod tests {
         assert!(insert_new(&mut set, &long(2)));
         for k in [key(1), long(1), key(2), long(2)] {
             assert!(!insert_new(&mut set, &k));
+            assert_eq!(set.claimer(Hashed::of(&k), &k), Some(by(&k)));
         }
         assert!(insert_new(&mut set, &long(3)));
         assert_eq!(set.len(), 5);

@@ -103,7 +103,7 @@ impl Deferred {
         let Some(shape) = contract.record() else {
             return;
         };
-        if self.log.keys_of(shape, ok) {
+        if self.log.keys_of(shape, ok, line) {
             self.pending.push(Pending {
                 line: (line - self.first_line) as u32,
                 n: 0,
@@ -249,8 +249,8 @@ impl Settler {
             }
             let mut taken = Vec::new();
             let mut n = 0;
-            batch.drain(|key| {
-                if (!stops || taken.is_empty()) && !uniques.settle_key(shape, key).is_empty() {
+            batch.drain(|key, by| {
+                if (!stops || taken.is_empty()) && !uniques.settle_key(shape, key, by).is_empty() {
                     taken.push(n);
                 }
                 n += 1;
