@@ -538,3 +538,50 @@ fn max_line_takes_a_size_with_a_unit() {
     let run = dir.run("1\n", &["--max-line", "1G"]);
     assert_eq!((run.status, run.out.as_str()), (0, "1\n"), "{}", run.err);
 }
+
+/// The peak resident memory, in KiB, of `child` once it has ended, and
+/// whether it succeeded.
+fn peak_kib(child: Child) -> (i64, bool) {
+    let mut status = 0;
+    // SAFETY: `rusage` is plain data that `wait4` fills in; the pid is
+    // our own child's, not yet waited for.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = child.id() as libc::pid_t;
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid, "wait4");
+    (
+        usage.ru_maxrss,
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+    )
+}
+
+/// A line of JSON Lines far longer than the rest, one string most of it,
+/// is held once: its string takes the line's buffer rather than a copy
+/// of it (tooling.md, "--max-line"). A 96 MiB line costs well under twice
+/// its size on the ordinary path.
+#[test]
+fn a_huge_line_costs_about_its_size_once() {
+    let dir = Scratch::new("io-huge-line");
+    let size = 96 << 20;
+    let mut data = Vec::with_capacity(size + 64);
+    data.extend_from_slice(b"{\"n\": 1, \"s\": \"");
+    data.resize(data.len() + size, b'x');
+    data.extend_from_slice(b"\", \"m\": [2]}\n{\"n\": 2, \"s\": \"b\", \"m\": []}\n");
+    dir.write("huge.jsonl", &data);
+    drop(data);
+    dir.write(
+        "main.hql",
+        "source(file(\"huge.jsonl\"), Json) | map(r => [r.n, len(r.s), r.m])\n",
+    );
+    let mut child = dir.spawn(&["run", "main.hql"]);
+    let mut out = String::new();
+    std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut out).unwrap();
+    let (peak, ok) = peak_kib(child);
+    assert!(ok);
+    assert_eq!(out, format!("[[1, {size}, [2]], [2, 1, []]]\n"));
+    let line_kib = (size >> 10) as i64;
+    assert!(
+        peak < line_kib + line_kib / 2,
+        "peak {peak} KiB for a {line_kib} KiB line"
+    );
+}

@@ -10,6 +10,7 @@
 use std::borrow::Cow;
 use std::fmt::{self, Write as _};
 use std::io::{self, BufRead};
+use std::ops::Range;
 use std::rc::Rc;
 
 use rustc_hash::FxHashSet;
@@ -73,10 +74,57 @@ impl Decoder {
     /// else may follow it.
     pub fn decode(&mut self, bytes: &[u8]) -> Result<Value, JsonError> {
         let mut parser = Parser::new(bytes, self);
-        parser.document().map_err(|fault| JsonError {
-            message: fault.message.to_string(),
-            column: char_column(bytes, fault.pos),
-        })
+        parser.document().map_err(|fault| fault.at(bytes))
+    }
+
+    /// Decodes the first `len` bytes of `text` as `decode` does, taking
+    /// `text`'s buffer for the value's string when one string without
+    /// escapes is most of it: the string's bytes are moved to the front
+    /// and the rest let go, so a huge line costs about its size once
+    /// rather than twice. On an error `text` is given back.
+    pub fn decode_owned(
+        &mut self,
+        mut text: Vec<u8>,
+        len: usize,
+    ) -> Result<Value, (JsonError, Vec<u8>)> {
+        let bytes = &text[..len];
+        let mut parser = Parser::new(bytes, self);
+        parser.defer_at_least = len / 2;
+        let decoded = parser.document();
+        let deferred = parser.deferred.take();
+        let mut value = match decoded {
+            Ok(value) => value,
+            Err(fault) => return Err((fault.at(bytes), text)),
+        };
+        let Some((range, placeholder)) = deferred else {
+            return Ok(value);
+        };
+        text.copy_within(range.clone(), 0);
+        text.truncate(range.len());
+        text.shrink_to_fit();
+        // The parser checked the string's UTF-8.
+        let string = String::from_utf8(text)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        put_string(&mut value, &placeholder, &mut Some(string));
+        Ok(value)
+    }
+}
+
+/// Put `string` where `value` holds `placeholder`; `false` when it holds
+/// it nowhere (a later field of the same name took its place). The value
+/// was just decoded, so its records and lists have no other owner.
+fn put_string(value: &mut Value, placeholder: &Rc<String>, string: &mut Option<String>) -> bool {
+    match value {
+        Value::Str(s) if Rc::ptr_eq(s, placeholder) => {
+            *value = Value::Str(Rc::new(string.take().unwrap_or_default()));
+            true
+        }
+        Value::Record(r) => Rc::get_mut(r)
+            .is_some_and(|r| r.values_mut().any(|v| put_string(v, placeholder, string))),
+        Value::List(l) => {
+            Rc::get_mut(l).is_some_and(|l| l.iter_mut().any(|v| put_string(v, placeholder, string)))
+        }
+        _ => false,
     }
 }
 
@@ -91,6 +139,16 @@ fn char_column(bytes: &[u8], pos: usize) -> usize {
 pub(crate) struct Fault {
     message: &'static str,
     pos: usize,
+}
+
+impl Fault {
+    /// The error as the decoder reports it, in `bytes`, the text parsed.
+    fn at(self, bytes: &[u8]) -> JsonError {
+        JsonError {
+            message: self.message.to_string(),
+            column: char_column(bytes, self.pos),
+        }
+    }
 }
 
 pub(crate) type Parsed<T> = Result<T, Fault>;
@@ -118,6 +176,11 @@ pub(crate) struct Parser<'a, 'k> {
     /// compare)? A repeated key there would decode to one field, so the
     /// text could not stand for the value as it is.
     pub(crate) keys_unchecked: bool,
+    /// A string without escapes at least this long is left in the input
+    /// (`Decoder::decode_owned`): its place there, and the placeholder
+    /// the value holds instead, go to `deferred`. One at most.
+    defer_at_least: usize,
+    deferred: Option<(Range<usize>, Rc<String>)>,
 }
 
 pub(crate) fn is_json_space(byte: u8) -> bool {
@@ -135,6 +198,8 @@ impl<'a, 'k> Parser<'a, 'k> {
             depth: 0,
             decoder,
             keys_unchecked: false,
+            defer_at_least: usize::MAX,
+            deferred: None,
         }
     }
 
@@ -255,13 +320,27 @@ impl<'a, 'k> Parser<'a, 'k> {
         match self.peek_token()? {
             b'{' => self.nested(Self::record),
             b'[' => self.nested(Self::list),
-            b'"' => Ok(Value::str(self.string()?)),
+            b'"' => self.string_value(),
             b't' => self.literal("true", Value::Bool(true)),
             b'f' => self.literal("false", Value::Bool(false)),
             b'n' => self.literal("null", Value::Null),
             b'-' | b'0'..=b'9' => self.number(),
             _ => Err(self.fault("expected a value")),
         }
+    }
+
+    /// A string value; one long enough is deferred (`defer_at_least`).
+    fn string_value(&mut self) -> Parsed<Value> {
+        let start = self.pos + 1;
+        let text = self.string()?;
+        if let Cow::Borrowed(run) = text {
+            if run.len() >= self.defer_at_least && self.deferred.is_none() {
+                let placeholder = Rc::new(String::new());
+                self.deferred = Some((start..start + run.len(), placeholder.clone()));
+                return Ok(Value::Str(placeholder));
+            }
+        }
+        Ok(Value::str(text))
     }
 
     /// Reads one value as `value` does, building nothing: for fields whose
@@ -619,6 +698,18 @@ impl DecodeFailure {
         }
     }
 
+    /// `new` of the first `len` bytes of `text`, taking its buffer.
+    fn owned(message: impl Into<String>, mut text: Vec<u8>, len: usize) -> DecodeFailure {
+        text.truncate(len);
+        let raw = String::from_utf8(text)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        DecodeFailure {
+            message: message.into(),
+            raw,
+            too_long: false,
+        }
+    }
+
     /// The failure of a line longer than the longest allowed.
     fn too_long() -> DecodeFailure {
         DecodeFailure {
@@ -779,6 +870,20 @@ impl<R: BufRead> JsonSource<R> {
                 self.line.clear();
                 continue;
             }
+            if text.len() >= HUGE_LINE {
+                // The line's buffer goes with it, to the value or the
+                // failure: the next line has a buffer of its own.
+                let len = text.len();
+                let line = std::mem::take(&mut self.line);
+                let result = self
+                    .decoder
+                    .decode_owned(line, len)
+                    .map_err(|(e, line)| DecodeFailure::owned(e.to_string(), line, len));
+                return Some(Decoded {
+                    line: self.lines_read,
+                    result,
+                });
+            }
             let direct = self.line_reader.as_mut().and_then(|read| read(text));
             let result = match direct {
                 Some(v) => Ok(v),
@@ -843,6 +948,11 @@ impl<R: BufRead> Iterator for JsonSource<R> {
         }
     }
 }
+
+/// A line at least this long is decoded from its own buffer
+/// (`Decoder::decode_owned`), so that its longest string need not be
+/// copied; shorter ones share one buffer and the line reader.
+pub(crate) const HUGE_LINE: usize = 16 << 20;
 
 /// Append the next line of `reader`, its newline included, to `line`
 /// (as `BufRead::read_until` does, finding the newline with `memchr`);
@@ -1530,6 +1640,35 @@ mod tests {
             decoder.decode(text.as_bytes()).unwrap();
         }
         assert_eq!(decoder.keys.len(), KEY_CACHE_LIMIT);
+    }
+
+    /// `decode_owned` gives what `decode` gives, the long string taken
+    /// from the text's buffer where it can be: at the top, in a record, in
+    /// a list; not when a later field of its name replaces it, nor when it
+    /// has escapes; and the text back on an error.
+    #[test]
+    fn decoding_an_owned_text_gives_what_decoding_it_gives() {
+        let long = "ab".repeat(5_000);
+        let texts = [
+            format!("\"{long}\""),
+            format!("{{\"a\": 1, \"s\": \"{long}\", \"t\": [true]}}  \r\n"),
+            format!("[1, [\"x\", \"{long}\"], null]\n"),
+            format!("{{\"s\": \"{long}\", \"s\": \"\"}}"),
+            format!("{{\"s\": \"{long}\\n\"}}"),
+            format!("{{\"s\": \"{long}\", \"u\": \"short\"}}"),
+        ];
+        for text in texts {
+            let len = strip_line_end(text.as_bytes()).len();
+            let want = Decoder::new().decode(&text.as_bytes()[..len]).unwrap();
+            let got = Decoder::new().decode_owned(text.clone().into_bytes(), len);
+            let got = got.ok().map(|v| to_hql(&v));
+            assert_eq!(got, Some(to_hql(&want)), "{}", &text[..40]);
+        }
+        let bad = format!("{{\"s\": \"{long}\", }}\n").into_bytes();
+        let len = bad.len() - 1;
+        let (error, back) = Decoder::new().decode_owned(bad.clone(), len).unwrap_err();
+        assert_eq!(back, bad);
+        assert_eq!(error, Decoder::new().decode(&bad[..len]).unwrap_err());
     }
 
     #[test]

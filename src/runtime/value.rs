@@ -102,6 +102,10 @@ impl Record {
     pub fn values(&self) -> impl Iterator<Item = &Value> {
         self.fields.iter().map(|(_, v)| v)
     }
+
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut Value> {
+        self.fields.iter_mut().map(|(_, v)| v)
+    }
 }
 
 /// Past this many fields, a record being built looks its keys up in a hash
