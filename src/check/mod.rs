@@ -226,8 +226,6 @@ pub struct Checked {
     pub types: Vec<Rc<Contract>>,
     /// The static type of the last expression statement, where known.
     pub last_type: Option<crate::check::typeflow::Ty>,
-    /// What each name refers to.
-    pub names: names::Names,
 }
 
 /// The `let`s of `program` that the declarations of `types` need, each
@@ -280,28 +278,196 @@ pub fn check_program(
     prelude_end: usize,
     unparsed: &Unparsed,
 ) -> Result<Checked, Diagnostics> {
+    check_resumable(module, prelude_end, unparsed).map(|(checked, _)| checked)
+}
+
+/// `check_program`, keeping what the checker learnt so that a session can
+/// check its next entry against it (`Resumable::extend`).
+pub fn check_resumable(
+    module: &ast::Module,
+    prelude_end: usize,
+    unparsed: &Unparsed,
+) -> Result<(Checked, Resumable), Diagnostics> {
     let mut checker = Checker {
         prelude_end,
         unparsed: unparsed.clone(),
         ..Checker::default()
     };
     let program = checker.check_module(module);
-    if checker.diags.errors.is_empty() {
-        let mut types: Vec<(usize, Rc<Contract>)> = checker
-            .types
-            .values()
-            .filter_map(|e| Some((e.decl.span.start, e.cell.get()?.clone())))
+    if !checker.diags.errors.is_empty() {
+        return Err(checker.diags);
+    }
+    let mut types: Vec<(usize, Rc<Contract>)> = checker
+        .types
+        .values()
+        .filter_map(|e| Some((e.decl.span.start, e.cell.get()?.clone())))
+        .collect();
+    types.sort_by_key(|(at, _)| *at);
+    let types: Vec<Rc<Contract>> = types.into_iter().map(|(_, c)| c).collect();
+    let checked = Checked {
+        program,
+        warnings: std::mem::take(&mut checker.diags.warnings),
+        types: types.clone(),
+        last_type: checker.last_type.take(),
+    };
+    let resumable = Resumable {
+        checker,
+        types,
+        next: module.stmts.len(),
+        end: 0,
+        extended: 0,
+    };
+    Ok((checked, resumable))
+}
+
+/// A program checked so far, kept to check what a session adds to it
+/// without checking it again: an entry of `let`s, `check`s and
+/// expressions is checked on its own against what is kept, so that each
+/// entry costs the same whatever the session's length. An entry that
+/// declares a type or a function, imports, or redefines a name that a
+/// function body, a rule or a default reads (which would change what that
+/// body sees) is for `check_resumable` over the whole program instead.
+pub struct Resumable {
+    checker: Checker,
+    /// Every declared type, compiled, in the order of the text.
+    types: Vec<Rc<Contract>>,
+    /// The next statement's index.
+    next: usize,
+    /// Every offset checked so far is below this.
+    end: usize,
+    /// Entries checked on their own since the whole program was.
+    extended: usize,
+}
+
+/// What `Resumable::extend` changed, to take it back.
+pub struct Mark {
+    extended: usize,
+    from: usize,
+    next: usize,
+    end: usize,
+    n_globals: u32,
+    nested_reads: usize,
+    declared: Vec<String>,
+}
+
+impl Resumable {
+    /// How many entries were checked on their own since the whole program
+    /// was (each undone one taken back).
+    pub fn extended(&self) -> usize {
+        self.extended
+    }
+
+    /// Every offset checked so far, and every one to come, is at or above
+    /// `end` (the session's source map ends there).
+    pub fn set_end(&mut self, end: usize) {
+        self.end = self.end.max(end);
+    }
+
+    /// Check `stmts` (written at or after `set_end`'s offset) against the
+    /// program so far, keeping them: the checked statements (the
+    /// `Program` holds only theirs, and the names they declare), and a
+    /// mark to take them back. `None` when they are not for this path
+    /// (see `Resumable`). When they do not check they are taken back
+    /// already.
+    pub fn extend(&mut self, stmts: &[AStmt]) -> Option<(Result<Checked, Diagnostics>, Mark)> {
+        let c = &mut self.checker;
+        let simple = stmts.iter().all(|s| match s {
+            AStmt::Let { name, .. } => !c.hoisted.contains(&name.text),
+            AStmt::Check { .. } | AStmt::Expr(_) => true,
+            AStmt::Type(_) | AStmt::Fn(_) | AStmt::Import { .. } => false,
+        });
+        let from = stmts.iter().map(stmt_start).min().unwrap_or(self.end);
+        if !simple || from < self.end {
+            return None;
+        }
+        let declared: Vec<String> = stmts
+            .iter()
+            .filter_map(|s| match s {
+                AStmt::Let { name, .. } => Some(name.text.clone()),
+                _ => None,
+            })
             .collect();
-        types.sort_by_key(|(at, _)| *at);
-        Ok(Checked {
-            program,
-            warnings: checker.diags.warnings,
-            types: types.into_iter().map(|(_, c)| c).collect(),
-            last_type: checker.last_type,
-            names: checker.resolved,
-        })
-    } else {
-        Err(checker.diags)
+        let mark = Mark {
+            extended: self.extended,
+            from,
+            next: self.next,
+            end: self.end,
+            n_globals: c.n_globals,
+            nested_reads: c.nested_reads.len(),
+            declared,
+        };
+        for (i, stmt) in stmts.iter().enumerate() {
+            if let AStmt::Let { name, .. } = stmt {
+                c.declare_global(name, self.next + i, None);
+            }
+        }
+        let mut lowered = Vec::new();
+        for (i, stmt) in stmts.iter().enumerate() {
+            c.stmt_index = Some(self.next + i);
+            lowered.extend(c.check_stmt(stmt));
+        }
+        c.stmt_index = None;
+        let flowed = typeflow::flow(
+            stmts,
+            &c.flow_types,
+            &c.resolved,
+            c.prelude_end,
+            &mut c.facts,
+        );
+        c.absorb_flow_errors(flowed.errors);
+        self.next += stmts.len();
+        let mut warnings = std::mem::take(&mut c.diags.warnings);
+        warnings.extend(flowed.warnings);
+        if !c.diags.errors.is_empty() {
+            let errors = std::mem::take(&mut c.diags.errors);
+            self.undo(&mark);
+            return Some((Err(Diagnostics { errors, warnings }), mark));
+        }
+        let ends = stmts.iter().map(|s| match s {
+            AStmt::Let { value, .. } => value.span.end,
+            AStmt::Check { span, .. } => span.end,
+            AStmt::Expr(e) => e.span.end,
+            _ => 0,
+        });
+        self.end = ends.fold(self.end, usize::max);
+        self.extended += 1;
+        let names = (mark.declared.iter())
+            .filter_map(|n| Some((n.clone(), c.globals.get(n)?.last()?.slot)))
+            .collect();
+        let checked = Checked {
+            program: Program {
+                stmts: lowered,
+                globals: c.n_globals as usize,
+                functions: Vec::new(),
+                names,
+            },
+            warnings,
+            types: self.types.clone(),
+            last_type: flowed.last,
+        };
+        Some((Ok(checked), mark))
+    }
+
+    /// Take back what `extend` kept.
+    pub fn undo(&mut self, mark: &Mark) {
+        let c = &mut self.checker;
+        for name in mark.declared.iter().rev() {
+            if let Some(decls) = c.globals.get_mut(name) {
+                decls.pop();
+                if decls.is_empty() {
+                    c.globals.remove(name);
+                }
+            }
+        }
+        c.n_globals = mark.n_globals;
+        c.slot_params.truncate(mark.n_globals as usize);
+        c.diags = Diagnostics::default();
+        c.nested_reads.truncate(mark.nested_reads);
+        c.resolved.forget_from(mark.from);
+        c.facts.forget_from(mark.from);
+        self.next = mark.next;
+        self.end = mark.end;
+        self.extended = mark.extended;
     }
 }
 
@@ -398,11 +564,23 @@ struct Checker {
     nested_reads: Vec<NestedRead>,
     /// What each name resolved to: the table type flow reads.
     resolved: names::Names,
+    /// The globals the program's function bodies, rules and defaults read:
+    /// a later `let` of one of these names changes what they see.
+    hoisted: FxHashSet<String>,
+    /// What type flow learnt of the declarations, and the types it saw.
+    facts: typeflow::Facts,
+    flow_types: typeflow::Types,
 }
 
 impl Checker {
     fn error(&mut self, e: CheckError) {
         self.diags.errors.push(e);
+    }
+
+    /// Type flow's errors, but for those the checker found itself.
+    fn absorb_flow_errors(&mut self, mut errors: Vec<CheckError>) {
+        errors.retain(|e| !self.diags.errors.contains(e));
+        self.diags.errors.extend(errors);
     }
 
     fn check_module(&mut self, module: &ast::Module) -> Program {
@@ -423,15 +601,19 @@ impl Checker {
         // Type flow runs whatever the checks above found: §7 asks for
         // every diagnostic, and an unresolved name or an uncompiled type is
         // an unknown type there, never an error of its own.
-        let types = self
+        self.flow_types = self
             .types
             .iter()
             .filter_map(|(n, e)| Some((n.clone(), e.cell.get()?.clone())))
             .collect();
-        let flowed = crate::check::typeflow::flow(module, &types, &self.resolved, self.prelude_end);
-        let mut errors = flowed.errors;
-        errors.retain(|e| !self.diags.errors.contains(e));
-        self.diags.errors.extend(errors);
+        let flowed = typeflow::flow(
+            &module.stmts,
+            &self.flow_types,
+            &self.resolved,
+            self.prelude_end,
+            &mut self.facts,
+        );
+        self.absorb_flow_errors(flowed.errors);
         self.diags.warnings.extend(flowed.warnings);
         self.last_type = flowed.last;
         let names = self
@@ -1563,6 +1745,9 @@ impl Checker {
         };
         let decls = if own.is_empty() { &all[..] } else { own };
         let Some(here) = self.stmt_index else {
+            if !self.in_prelude {
+                self.hoisted.insert(n.to_string());
+            }
             return decls.last().cloned();
         };
         // A function is seen from anywhere, a `let` after it.

@@ -11,6 +11,8 @@
 //! program has its own range in one span space, so offsets are unique);
 //! a declaration is identified the same way, by where its name is written.
 
+use std::collections::BTreeMap;
+
 use rustc_hash::FxHashMap;
 
 use crate::runtime::builtins::{Builtin, Format};
@@ -37,7 +39,9 @@ pub enum Binding {
 /// The resolver's output beside the `hir`.
 #[derive(Debug, Default)]
 pub struct Names {
-    uses: FxHashMap<usize, Binding>,
+    /// Ordered by offset, so that a session can let go of an entry's names
+    /// (`forget_from`) without a walk over the history's.
+    uses: BTreeMap<usize, Binding>,
     /// Parameter annotations by where the parameter's name is written, and
     /// return annotations by where the function's name is written; compiled
     /// by the same code that compiles a field's type.
@@ -51,6 +55,13 @@ impl Names {
 
     pub(crate) fn annotate(&mut self, at: usize, ty: TypeSpec) {
         self.annotations.insert(at, ty);
+    }
+
+    /// Forget the uses written at or after `at`: an entry of a session
+    /// that did not check (it declared no function, so no annotation),
+    /// whose offsets the next entry takes again.
+    pub(crate) fn forget_from(&mut self, at: usize) {
+        self.uses.split_off(&at);
     }
 
     /// What the name written at `at` refers to (none when it did not resolve).

@@ -9,6 +9,8 @@
 
 use std::rc::Rc;
 
+use std::collections::BTreeMap;
+
 use rustc_hash::FxHashMap;
 
 use crate::check::names::{Binding, Names};
@@ -120,24 +122,51 @@ const LITERAL: &str = "this record";
 /// Declared types by name, compiled.
 pub type Types = FxHashMap<String, Rc<Contract>>;
 
-/// Run type flow over the statements at or after `from` (the program's own,
-/// not the standard library's).
-pub fn flow(module: &ast::Module, types: &Types, names: &Names, from: usize) -> Flowed {
+/// What type flow learnt of a program's declarations: the types of its
+/// `let`s and functions, and the declared field each field read names. A
+/// session keeps them to follow its next entry without following its
+/// history again.
+#[derive(Default)]
+pub struct Facts {
+    lets: BTreeMap<usize, Ty>,
+    /// Each function's parameter types and return type, where annotated.
+    fns: FxHashMap<usize, (Vec<Ty>, Ty)>,
+    /// By where the field's name is written.
+    field_reads: BTreeMap<usize, DeclaredField>,
+}
+
+impl Facts {
+    /// Forget what was learnt of the text at or after offset `at`: an
+    /// entry that did not check, and declared no function.
+    pub(crate) fn forget_from(&mut self, at: usize) {
+        self.lets.split_off(&at);
+        self.field_reads.split_off(&at);
+    }
+}
+
+/// Run type flow over `stmts`, adding to `facts` what it learns of them;
+/// the statements before offset `from` (the standard library's) are
+/// followed for their declarations only.
+pub fn flow(
+    stmts: &[Stmt],
+    types: &Types,
+    names: &Names,
+    from: usize,
+    facts: &mut Facts,
+) -> Flowed {
     let mut f = Flow {
         last: None,
         types,
         names,
         locals: FxHashMap::default(),
         frame: Vec::new(),
-        lets: FxHashMap::default(),
-        fns: FxHashMap::default(),
+        facts,
         errors: Vec::new(),
         warnings: Vec::new(),
         frame_owner: None,
         guards: Vec::new(),
-        field_reads: FxHashMap::default(),
     };
-    for stmt in &module.stmts {
+    for stmt in stmts {
         if let Stmt::Fn(d) = stmt {
             let ret = f.annotated(d.name.span.start);
             let params = d
@@ -145,10 +174,10 @@ pub fn flow(module: &ast::Module, types: &Types, names: &Names, from: usize) -> 
                 .iter()
                 .map(|p| f.annotated(p.name.span.start))
                 .collect();
-            f.fns.insert(d.name.span.start, (params, ret));
+            f.facts.fns.insert(d.name.span.start, (params, ret));
         }
     }
-    for stmt in &module.stmts {
+    for stmt in stmts {
         let own = crate::check::stmt_start(stmt) >= from;
         f.stmt(stmt, own);
     }
@@ -188,9 +217,7 @@ struct Flow<'a> {
     locals: FxHashMap<usize, Ty>,
     /// The slots of the rule frame being followed: `self`, then the fields.
     frame: Vec<Ty>,
-    lets: FxHashMap<usize, Ty>,
-    /// Each function's parameter types and return type, where annotated.
-    fns: FxHashMap<usize, (Vec<Ty>, Ty)>,
+    facts: &'a mut Facts,
     errors: Vec<CheckError>,
     warnings: Vec<CheckWarning>,
     last: Option<Ty>,
@@ -199,9 +226,6 @@ struct Flow<'a> {
     /// What the conditions around the expression being followed say of
     /// fields (`delay != "NA" and …`).
     guards: Vec<Guard>,
-    /// The declared field each read of a declared type's field names, by
-    /// where the field's name is written: its type and its position.
-    field_reads: FxHashMap<usize, DeclaredField>,
 }
 
 /// A field of a declared record type: the type and the field's position.
@@ -241,7 +265,7 @@ impl Flow<'_> {
         match stmt {
             Stmt::Let { name, value } => {
                 let ty = if own { self.expr(value) } else { Ty::Unknown };
-                self.lets.insert(name.span.start, ty);
+                self.facts.lets.insert(name.span.start, ty);
             }
             _ if !own => {}
             Stmt::Check { cond, .. } => self.condition(cond),
@@ -387,7 +411,7 @@ impl Flow<'_> {
     /// `at` refers to, when it refers to a declared function.
     fn function(&self, at: usize) -> Option<(Vec<Ty>, Ty)> {
         match self.names.binding(at)? {
-            Binding::Fn(decl) => self.fns.get(decl).cloned(),
+            Binding::Fn(decl) => self.facts.fns.get(decl).cloned(),
             _ => None,
         }
     }
@@ -397,7 +421,7 @@ impl Flow<'_> {
         let known = match self.names.binding(at) {
             Some(Binding::Param(decl)) => self.locals.get(decl).cloned(),
             Some(Binding::RuleSlot(slot)) => self.frame.get(*slot as usize).cloned(),
-            Some(Binding::Let(decl)) => self.lets.get(decl).cloned(),
+            Some(Binding::Let(decl)) => self.facts.lets.get(decl).cloned(),
             Some(Binding::Type(name)) => self.types.get(name).map(|c| Ty::Type(c.clone())),
             _ => None,
         };
@@ -546,7 +570,7 @@ impl Flow<'_> {
     fn declared_field(&self, e: &Expr) -> Option<DeclaredField> {
         match &e.kind {
             ExprKind::Present(inner) => self.declared_field(inner),
-            ExprKind::Field(_, name) => self.field_reads.get(&name.span.start).cloned(),
+            ExprKind::Field(_, name) => self.facts.field_reads.get(&name.span.start).cloned(),
             ExprKind::Name(_) => match self.names.binding(e.span.start) {
                 Some(Binding::RuleSlot(slot)) if *slot > 0 => Some(DeclaredField {
                     owner: self.frame_owner.clone()?,
@@ -655,7 +679,7 @@ impl Flow<'_> {
                     owner: c.clone(),
                     index,
                 };
-                self.field_reads.insert(name.span.start, field);
+                self.facts.field_reads.insert(name.span.start, field);
             }
         }
         let (owner, fields, closed) = match t {

@@ -15,13 +15,17 @@ mod kernel_agreement;
 pub mod memory;
 pub mod prelude;
 #[cfg(test)]
+mod resume_agreement;
+#[cfg(test)]
 mod scan_agreement;
 
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 use std::rc::Rc;
 
-use crate::check::{check_program, Checked, Unparsed};
+use rustc_hash::FxHashMap;
+
+use crate::check::{check_resumable, Checked, Mark, Resumable, Unparsed};
 use crate::runtime::builtins::Builtin;
 use crate::runtime::contract::Contract;
 use crate::runtime::eval::{FnRef, Function, Host, Interp, Outcome, RuntimeError};
@@ -85,12 +89,20 @@ pub type Display<'a> = dyn FnMut(Value, &mut Sinks) -> Result<(), RuntimeError> 
 pub struct Session {
     host: Rc<dyn Host>,
     map: SourceMap,
-    /// The standard library, then every declaration and `let` accepted so far.
-    history: Vec<Stmt>,
+    /// The standard library, then every declaration and `let` accepted so
+    /// far; shared with the worker threads of the entry being run.
+    history: std::sync::Arc<Vec<Stmt>>,
+    /// Does a declaration or `let` of the history read standard input?
+    history_reads_stdin: bool,
+    /// The history as checked, kept so that an entry of `let`s and
+    /// expressions is checked against it alone (`Resumable`); `None` after
+    /// an entry that did not run to its end, until a check of the whole
+    /// program makes it again.
+    resumable: Option<Resumable>,
     prelude_end: usize,
     interp: Rc<Interp>,
     /// Global slots by name, as of the last successful check.
-    names: Vec<(String, u32)>,
+    names: FxHashMap<String, u32>,
     /// Declared types, as of the last successful check.
     types: Vec<Rc<Contract>>,
     /// Every `check` run so far, in order (`hql test` reads them).
@@ -135,9 +147,11 @@ impl Session {
             interp: Interp::new(host.clone(), crate::formats::codec),
             host,
             map,
-            history: Vec::new(),
+            history: Default::default(),
+            history_reads_stdin: false,
+            resumable: None,
             prelude_end,
-            names: Vec::new(),
+            names: FxHashMap::default(),
             types: Vec::new(),
             checks: Vec::new(),
             threads: None,
@@ -172,9 +186,10 @@ impl Session {
     fn lambdas_of(&mut self, stmt: Stmt) -> Option<Vec<Rc<crate::runtime::hir::Lambda>>> {
         let (mut out, mut err) = (std::io::sink(), std::io::sink());
         let mut quiet = Sinks::plain(&mut out, &mut err);
-        let (checked, _) = self
+        let (checked, _, pending) = self
             .prepare(&Entry::checked(usize::MAX, vec![stmt]), &mut quiet)
             .ok()?;
+        self.discard(pending);
         checked.program.stmts.last().map(written_lambdas)
     }
 
@@ -183,29 +198,31 @@ impl Session {
     /// that each statement costs the same whatever the program's length.
     fn parallel_plan(&self, entry: &[Stmt]) -> Option<ParallelPlan> {
         let (threads, hosts) = self.threads.clone()?;
-        let user = |s: &&Stmt| crate::check::stmt_start(s) >= self.prelude_end;
-        let mut stmts: Vec<Stmt> = self.history.iter().filter(user).cloned().collect();
-        let entry_start = stmts.len();
-        stmts.extend(entry.iter().cloned());
         // Standard input can be read once: a worker rebuilding a `let` or
         // calling a function that reads it would see something else.
-        let declared = |s: &Stmt| matches!(s, Stmt::Type(_) | Stmt::Fn(_));
-        let always = stmts[..entry_start].iter().any(reads_stdin)
-            || entry.iter().filter(|s| declared(s)).any(reads_stdin);
+        let declared = |s: &&Stmt| matches!(s, Stmt::Type(_) | Stmt::Fn(_));
+        let always = self.history_reads_stdin || entry.iter().filter(declared).any(reads_stdin);
         let stdin_let = runs(entry)
             .find(|(_, s)| reads_stdin(s))
             .map(|(run, _)| run);
         Some(ParallelPlan {
             threads,
             hosts,
-            stmts: std::sync::Arc::new(stmts),
-            entry_start,
+            history: self.history.clone(),
+            user_from: self.user_from(),
+            entry: std::sync::Arc::new(entry.to_vec()),
             stdin_from: if always {
                 Some(0)
             } else {
                 stdin_let.map(|r| r + 1)
             },
         })
+    }
+
+    /// Where the user's statements start in the history (the library's
+    /// come first).
+    fn user_from(&self) -> usize {
+        (self.history).partition_point(|s| crate::check::stmt_start(s) < self.prelude_end)
     }
 
     /// Forget every entry; keep the standard library.
@@ -223,10 +240,13 @@ impl Session {
     pub fn check(&mut self, name: &str, text: &str, sinks: &mut Sinks) -> Result<Checked, i32> {
         let files = self.map.files().len();
         let entry = self.load(name, text);
-        let checked = self.prepare(&entry, sinks);
+        let checked = self.prepare(&entry, sinks).map(|(checked, _, pending)| {
+            self.discard(pending);
+            checked
+        });
         // Nothing of the entry is kept, so neither is its text.
         self.map.truncate(files);
-        checked.map(|(checked, _)| checked)
+        checked
     }
 
     /// Read an entry for its declarations, as the commands that read
@@ -276,20 +296,41 @@ impl Session {
     /// entry) and how many of the checked statements are the entry's. The
     /// statements that parsed are checked even when others did not (§7:
     /// every diagnostic); all errors are shown in the order of the text.
-    fn prepare(&mut self, entry: &Entry, sinks: &mut Sinks) -> Result<(Checked, usize), i32> {
-        let mut stmts = self.history_without_redefined(&entry.stmts);
-        stmts.extend(entry.stmts.iter().cloned());
+    /// An entry of `let`s and expressions is checked against the kept
+    /// checker alone, so that each entry costs the same however long the
+    /// session (`Resumable`); the rest against the whole history.
+    fn prepare(
+        &mut self,
+        entry: &Entry,
+        sinks: &mut Sinks,
+    ) -> Result<(Checked, usize, Pending), i32> {
         let runs = entry
             .stmts
             .iter()
             .filter(|s| matches!(s, Stmt::Let { .. } | Stmt::Check { .. } | Stmt::Expr(_)))
             .count();
-        let module = Module { stmts };
         let own = |span: &Span| span.start >= entry.base;
         let mut errors = entry.diags.clone();
-        let checked = check_program(&module, self.prelude_end, &entry.unparsed);
+        let clean = entry.diags.is_empty()
+            && !entry.unparsed.any
+            && entry.unparsed.names.is_empty()
+            && !self.declarations_only;
+        let extended = match &mut self.resumable {
+            Some(kept) if clean => kept.extend(&entry.stmts),
+            _ => None,
+        };
+        let checked = match extended {
+            Some((result, mark)) => result.map(|checked| (checked, Pending::Extended(mark))),
+            None => {
+                let mut stmts = self.history_without_redefined(&entry.stmts);
+                stmts.extend(entry.stmts.iter().cloned());
+                let module = Module { stmts };
+                check_resumable(&module, self.prelude_end, &entry.unparsed)
+                    .map(|(checked, kept)| (checked, Pending::Fresh(Box::new(kept))))
+            }
+        };
         let warnings = match &checked {
-            Ok(checked) => {
+            Ok((checked, _)) => {
                 let first = checked.program.stmts.len() - runs;
                 let unknown = self.unknown_ids(&checked.program.stmts[first..]);
                 errors.extend(unknown.iter().map(Diag::from));
@@ -308,8 +349,38 @@ impl Session {
         let warnings = warnings.iter().filter(|w| own(&w.span())).map(Diag::from);
         emit(sinks, &self.map, warnings.chain(errors));
         match checked {
-            Ok(checked) if !failed => Ok((checked, runs)),
-            _ => Err(EXIT_STATIC),
+            Ok((checked, pending)) if !failed => Ok((checked, runs, pending)),
+            Ok((_, pending)) => {
+                self.discard(pending);
+                Err(EXIT_STATIC)
+            }
+            Err(_) => Err(EXIT_STATIC),
+        }
+    }
+
+    /// Forget a checked entry that is not kept.
+    fn discard(&mut self, pending: Pending) {
+        if let (Pending::Extended(mark), Some(kept)) = (pending, &mut self.resumable) {
+            kept.undo(&mark);
+        }
+    }
+
+    /// Keep the checker that checked an entry which ran to its end; after
+    /// one that did not, the history (only the `let`s that ran) is checked
+    /// whole at the next entry.
+    fn keep(&mut self, pending: Pending, ran_to_end: bool) {
+        let end = self.map.end();
+        match pending {
+            _ if !ran_to_end => self.resumable = None,
+            Pending::Extended(_) => {
+                if let Some(kept) = &mut self.resumable {
+                    kept.set_end(end);
+                }
+            }
+            Pending::Fresh(mut kept) => {
+                kept.set_end(end);
+                self.resumable = Some(*kept);
+            }
         }
     }
 
@@ -359,14 +430,25 @@ impl Session {
     }
 
     fn run_entry(&mut self, entry: Entry, sinks: &mut Sinks, display: &mut Display) -> i32 {
-        let (checked, runs) = match self.prepare(&entry, sinks) {
+        let (checked, runs, pending) = match self.prepare(&entry, sinks) {
             Ok(p) => p,
             Err(status) => return status,
         };
         let entry = entry.stmts;
         let first = checked.program.stmts.len() - runs;
-        self.history = self.history_without_redefined(&entry);
-        self.names = checked.program.names.clone();
+        if entry
+            .iter()
+            .any(|s| matches!(s, Stmt::Type(_) | Stmt::Fn(_)))
+        {
+            self.history = std::sync::Arc::new(self.history_without_redefined(&entry));
+            let user = self.user_from();
+            self.history_reads_stdin = self.history[user..].iter().any(reads_stdin);
+        }
+        let names = checked.program.names.iter().cloned();
+        match pending {
+            Pending::Extended(_) => self.names.extend(names),
+            Pending::Fresh(_) => self.names = names.collect(),
+        }
         self.types = checked.types.clone();
         self.interp.load(&checked.program);
         let mut status = EXIT_OK;
@@ -441,6 +523,9 @@ impl Session {
             sinks.diag(&self.map, &Diag::from(&e));
             status = EXIT_FAILED;
         }
+        // The plan shares the history, which is added to next.
+        self.interp.set_parallel(None);
+        self.keep(pending, !stopped && skipped.is_empty());
         self.remember(entry, ran, &skipped);
         let _ = sinks.out.flush();
         status
@@ -523,16 +608,19 @@ impl Session {
     /// keeps its slot and a worker thread rebuilding the session does not
     /// run it either.
     fn remember(&mut self, entry: Vec<Stmt>, ran: usize, skipped: &[usize]) {
+        let user = |s: &Stmt| crate::check::stmt_start(s) >= self.prelude_end;
+        self.history_reads_stdin |= entry.iter().any(|s| user(s) && reads_stdin(s));
+        let history = std::sync::Arc::make_mut(&mut self.history);
         let mut runs = 0;
         for stmt in entry {
             match stmt {
-                Stmt::Type(_) | Stmt::Fn(_) => self.history.push(stmt),
+                Stmt::Type(_) | Stmt::Fn(_) => history.push(stmt),
                 Stmt::Let { name, value } => {
                     if skipped.contains(&runs) {
                         let value = Expr::new(ExprKind::Lit(Lit::Null), value.span);
-                        self.history.push(Stmt::Let { name, value });
+                        history.push(Stmt::Let { name, value });
                     } else if runs < ran {
-                        self.history.push(Stmt::Let { name, value });
+                        history.push(Stmt::Let { name, value });
                     }
                     runs += 1;
                 }
@@ -606,16 +694,15 @@ impl Session {
     }
 
     fn slot(&self, name: &str) -> Option<u32> {
-        self.names.iter().find(|(n, _)| n == name).map(|(_, s)| *s)
+        self.names.get(name).copied()
     }
 
     /// The user's global names and their current values, in declaration order.
     pub fn vars(&self) -> Vec<(String, Value)> {
-        let mut vars: Vec<(String, u32)> = self
-            .names
-            .iter()
-            .filter(|(n, _)| n != "_" && self.declared_by_user(n))
-            .cloned()
+        let user = self.declared_by_user();
+        let mut vars: Vec<(String, u32)> = (self.names.iter())
+            .filter(|(n, _)| *n != "_" && user.contains(n.as_str()))
+            .map(|(n, slot)| (n.clone(), *slot))
             .collect();
         vars.sort_by_key(|(_, slot)| *slot);
         vars.into_iter()
@@ -665,12 +752,15 @@ impl Session {
         text
     }
 
-    fn declared_by_user(&self, name: &str) -> bool {
-        self.history.iter().any(|s| match s {
-            Stmt::Let { name: n, .. } => n.text == name && n.span.start >= self.prelude_end,
-            Stmt::Fn(f) => f.name.text == name && f.span.start >= self.prelude_end,
-            _ => false,
-        })
+    /// The names the user's `let`s and functions declare.
+    fn declared_by_user(&self) -> rustc_hash::FxHashSet<&str> {
+        (self.history[self.user_from()..].iter())
+            .filter_map(|s| match s {
+                Stmt::Let { name, .. } => Some(name.text.as_str()),
+                Stmt::Fn(f) => Some(f.name.text.as_str()),
+                _ => None,
+            })
+            .collect()
     }
 
     /// Every declared type, the standard library's included.
@@ -684,10 +774,18 @@ impl Session {
 
     /// The names in scope at top level: globals and types.
     pub fn names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.names.iter().map(|(n, _)| n.clone()).collect();
+        let mut names: Vec<String> = self.names.keys().cloned().collect();
         names.extend(self.types.iter().map(|c| c.name.clone()));
         names
     }
+}
+
+/// What a checked entry leaves to decide once it has run (`Session::keep`):
+/// the kept checker was extended by it, or a new one checked the whole
+/// program.
+enum Pending {
+    Extended(Mark),
+    Fresh(Box<Resumable>),
 }
 
 /// The user's declarations before an entry and the entry's statements,
@@ -695,9 +793,10 @@ impl Session {
 struct ParallelPlan {
     threads: usize,
     hosts: HostFactory,
-    stmts: std::sync::Arc<Vec<Stmt>>,
-    /// Where the entry starts in `stmts`.
-    entry_start: usize,
+    /// The session's history, the user's from `user_from` on.
+    history: std::sync::Arc<Vec<Stmt>>,
+    user_from: usize,
+    entry: std::sync::Arc<Vec<Stmt>>,
     /// From this statement on (counting those that run), a declaration
     /// reads standard input: no worker threads.
     stdin_from: Option<usize>,
@@ -719,8 +818,9 @@ impl ParallelPlan {
             lambdas,
             threads: self.threads,
             rebuild: std::sync::Arc::new(Declarations {
-                stmts: self.stmts.clone(),
-                entry_start: self.entry_start,
+                history: self.history.clone(),
+                user_from: self.user_from,
+                entry: self.entry.clone(),
                 at,
                 hosts: self.hosts.clone(),
             }),
@@ -768,18 +868,18 @@ fn runs(entry: &[Stmt]) -> impl Iterator<Item = (usize, &Stmt)> {
 /// the session's side of pipelines on several threads
 /// (`eval::Rebuild`).
 struct Declarations {
-    stmts: std::sync::Arc<Vec<Stmt>>,
-    entry_start: usize,
+    history: std::sync::Arc<Vec<Stmt>>,
+    user_from: usize,
+    entry: std::sync::Arc<Vec<Stmt>>,
     at: usize,
     hosts: HostFactory,
 }
 
 impl Declarations {
     fn wanted(&self) -> Vec<Stmt> {
-        let (before, entry) = self.stmts.split_at(self.entry_start);
-        let mut wanted = before.to_vec();
+        let mut wanted = self.history[self.user_from..].to_vec();
         let mut runs = 0;
-        for stmt in entry {
+        for stmt in self.entry.iter() {
             match stmt {
                 Stmt::Type(_) | Stmt::Fn(_) => wanted.push(stmt.clone()),
                 Stmt::Let { .. } if runs < self.at => wanted.push(stmt.clone()),
@@ -816,7 +916,7 @@ impl Declarations {
         if n > self.at {
             return None;
         }
-        let (_, stmt) = runs(&self.stmts[self.entry_start..]).nth(n)?;
+        let (_, stmt) = runs(&self.entry).nth(n)?;
         Some(match stmt {
             Stmt::Let { value, .. } => Stmt::Expr(value.clone()),
             other => other.clone(),

@@ -37,11 +37,7 @@ impl SourceMap {
     /// Add a file; returns the base offset its spans start at.
     pub fn add(&mut self, name: &str, text: &str) -> usize {
         // One byte of gap keeps an end-of-file span inside its own file.
-        let base = self
-            .files
-            .last()
-            .map(|f| f.base + f.text.len() + 1)
-            .unwrap_or(0);
+        let base = self.end();
         self.files.push(SourceFile {
             name: name.to_string(),
             text: text.to_string(),
@@ -62,6 +58,12 @@ impl SourceMap {
     /// nothing leaves no trace).
     pub fn truncate(&mut self, len: usize) {
         self.files.truncate(len);
+    }
+
+    /// Where the next file's spans would start: every offset so far is
+    /// below it.
+    pub fn end(&self) -> usize {
+        (self.files.last()).map_or(0, |f| f.base + f.text.len() + 1)
     }
 
     pub fn files(&self) -> &[SourceFile] {
