@@ -26,7 +26,7 @@ use crate::runtime::eval::io::{
     Physical, RecordSource, RecordWriter, RowForCheck, SourceSpec, TargetSpec,
 };
 use crate::runtime::eval::{check_interrupt, compare_numbers, equal, Origin, Result, RuntimeError};
-use crate::runtime::json::{write_float, write_int, write_json, Decoder};
+use crate::runtime::json::{write_float, write_int, write_json, Decoder, HUGE_LINE};
 use crate::runtime::print::write_hql;
 use crate::runtime::validate::undecodable;
 use crate::runtime::value::{DataNum, Key, NumKind, Record, Value};
@@ -97,6 +97,7 @@ fn rows(input: Box<dyn BufRead>, spec: &SourceSpec, shape: Option<&Rc<Contract>>
         converted: false,
         distinct: false,
         skip_undeclared: admits_undeclared(shape.map(|c| &**c)),
+        taken: None,
     }
 }
 
@@ -116,6 +117,9 @@ struct Rows {
     distinct: bool,
     /// May `json_row` leave undeclared columns out (`admits_undeclared`)?
     skip_undeclared: bool,
+    /// The huge text cell of the row last yielded, which took the row's
+    /// buffer (`take_huge_cell`): its column and its text.
+    taken: Option<(usize, Rc<String>)>,
 }
 
 impl RecordSource for Rows {
@@ -139,6 +143,7 @@ impl Iterator for Rows {
 
     fn next(&mut self) -> Option<Result<Decoded>> {
         self.converted = false;
+        self.taken = None;
         if self.finished {
             return None;
         }
@@ -443,7 +448,10 @@ impl Rows {
             return failure;
         }
         let mut typed = Vec::with_capacity(columns.len());
-        for ((cell, quoted), column) in self.row.cells().zip(columns) {
+        let huge = self.row.huge_cell();
+        // Where the huge cell's text goes, if it stays text.
+        let mut deferred = None;
+        for (i, ((cell, quoted), column)) in self.row.cells().zip(columns).enumerate() {
             let cell = match self.text_of(cell, column, line) {
                 Ok(cell) => cell,
                 Err(failure) => return failure,
@@ -451,9 +459,19 @@ impl Rows {
             let ty = column
                 .declared
                 .map(|i| &fields_of(self.shape.as_deref())[i].ty);
-            if let Some(v) = cell_of(cell, quoted, column, ty, &mut self.decoder) {
-                typed.push((column.field.clone(), v.into_value()));
+            match cell_of(cell, quoted, column, ty, &mut self.decoder) {
+                Some(Cell::Text(t)) if huge == Some(i) && t.len() == cell.len() => {
+                    deferred = Some((i, typed.len()));
+                    typed.push((column.field.clone(), Value::Null));
+                }
+                Some(v) => typed.push((column.field.clone(), v.into_value())),
+                None => {}
             }
+        }
+        if let Some((i, at)) = deferred {
+            let text = self.row.take_cell(i);
+            typed[at].1 = Value::Str(text.clone());
+            self.taken = Some((i, text));
         }
         self.converted = self.shape.is_some();
         let typed = match self.distinct {
@@ -471,8 +489,10 @@ impl Rows {
     fn text_record(&self) -> Value {
         let columns = self.columns.as_deref().unwrap_or_default();
         let mut text = Record::with_capacity(columns.len());
-        for ((cell, quoted), column) in self.row.cells().zip(columns) {
-            if quoted || !cell.is_empty() {
+        for (i, ((cell, quoted), column)) in self.row.cells().zip(columns).enumerate() {
+            if let Some((_, taken)) = self.taken.as_ref().filter(|(at, _)| *at == i) {
+                text.insert(column.field.clone(), Value::Str(taken.clone()));
+            } else if quoted || !cell.is_empty() {
                 let cell = String::from_utf8_lossy(cell).into_owned();
                 text.insert(column.field.clone(), Value::str(cell));
             }
@@ -490,7 +510,8 @@ impl Rows {
     /// The `decode` failure of the current row, the row as CSV text as the
     /// input.
     fn failure(&self, line: u64, message: String) -> Decoded {
-        let raw = self.row.text();
+        let lexer = &self.split.lexer;
+        let raw = self.row.text(lexer.delimiter, lexer.quote);
         let origin = self.origin(line);
         Decoded {
             value: undecodable(&origin, raw, message),
@@ -739,8 +760,11 @@ fn boolean(cell: &str) -> Option<Cell<'_>> {
 // ------------------------------------------------------------------ splitting
 
 /// One row as split from the input: its cells, whether each was quoted,
-/// the line it starts on, and its bytes as they came (without the line
-/// end), for a failure's `input`.
+/// and the line it starts on. Its bytes as they came (without the line
+/// end), for a failure's `input`, are written again from the cells
+/// (`text`); only a row they cannot be written again from (text after a
+/// closing quote) keeps them as they came, so that a huge cell is held
+/// once.
 #[derive(Default)]
 struct Row {
     bytes: Vec<u8>,
@@ -750,7 +774,11 @@ struct Row {
     /// Is the cell being read quoted?
     quoting: bool,
     line: u64,
+    /// The bytes as they came, once `keeps_raw`.
     raw: Vec<u8>,
+    keeps_raw: bool,
+    /// How many bytes came.
+    raw_len: usize,
 }
 
 impl Row {
@@ -773,6 +801,36 @@ impl Row {
         &self.bytes[start..self.ends[i]]
     }
 
+    /// The cell, if any, that is huge (`HUGE_LINE` bytes or more) and most
+    /// of the row: its text takes the row's buffer instead of a copy.
+    fn huge_cell(&self) -> Option<usize> {
+        if self.bytes.len() < HUGE_LINE {
+            return None;
+        }
+        (0..self.len()).find(|&i| self.cell(i).len() * 2 >= self.bytes.len())
+    }
+
+    /// Take cell `i`'s bytes, which are UTF-8, as a string: the row's
+    /// buffer moves to it, the other cells' bytes copied to a new one
+    /// (cell `i` left empty there).
+    fn take_cell(&mut self, i: usize) -> Rc<String> {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        let end = self.ends[i];
+        let mut rest = Vec::with_capacity(self.bytes.len() - (end - start));
+        rest.extend_from_slice(&self.bytes[..start]);
+        rest.extend_from_slice(&self.bytes[end..]);
+        let mut text = std::mem::replace(&mut self.bytes, rest);
+        for cell_end in &mut self.ends[i..] {
+            *cell_end -= end - start;
+        }
+        text.copy_within(start..end, 0);
+        text.truncate(end - start);
+        text.shrink_to_fit();
+        let text = String::from_utf8(text)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        Rc::new(text)
+    }
+
     /// A line with nothing on it (not even a quoted empty cell).
     fn is_blank(&self) -> bool {
         self.len() == 1 && self.ends[0] == 0 && !self.quoted[0]
@@ -784,6 +842,56 @@ impl Row {
         self.quoted.clear();
         self.quoting = false;
         self.raw.clear();
+        self.keeps_raw = false;
+        self.raw_len = 0;
+    }
+
+    /// Bytes of the row as they came.
+    fn came(&mut self, bytes: &[u8]) {
+        self.raw_len += bytes.len();
+        if self.keeps_raw {
+            self.raw.extend_from_slice(bytes);
+        }
+    }
+
+    /// Keep the bytes as they came from here on, writing those so far
+    /// again from the cells: the ended ones, and the quoted cell being
+    /// read (`closed`: its closing quote came).
+    fn keep_raw(&mut self, delimiter: u8, quote: u8, closed: bool) {
+        if self.keeps_raw {
+            return;
+        }
+        let mut raw = self.written_again(delimiter, quote);
+        if !self.ends.is_empty() {
+            raw.push(delimiter);
+        }
+        raw.push(quote);
+        let start = self.ends.last().copied().unwrap_or(0);
+        double_quotes(&self.bytes[start..], quote, &mut raw);
+        if closed {
+            raw.push(quote);
+        }
+        self.raw = raw;
+        self.keeps_raw = true;
+    }
+
+    /// The ended cells as they came: each quoted one between quotes, its
+    /// quotes doubled.
+    fn written_again(&self, delimiter: u8, quote: u8) -> Vec<u8> {
+        let mut raw = Vec::new();
+        for (i, (cell, quoted)) in self.cells().enumerate() {
+            if i > 0 {
+                raw.push(delimiter);
+            }
+            if quoted {
+                raw.push(quote);
+                double_quotes(cell, quote, &mut raw);
+                raw.push(quote);
+            } else {
+                raw.extend_from_slice(cell);
+            }
+        }
+        raw
     }
 
     fn end_cell(&mut self) {
@@ -792,9 +900,23 @@ impl Row {
     }
 
     /// The row's text as it came, for a failure's `input`.
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.raw).into_owned()
+    fn text(&self, delimiter: u8, quote: u8) -> String {
+        if self.keeps_raw {
+            return String::from_utf8_lossy(&self.raw).into_owned();
+        }
+        String::from_utf8_lossy(&self.written_again(delimiter, quote)).into_owned()
     }
+}
+
+/// `cell` with each quote doubled, onto `out`.
+fn double_quotes(cell: &[u8], quote: u8, out: &mut Vec<u8>) {
+    let mut rest = cell;
+    while let Some(i) = memchr::memchr(quote, rest) {
+        out.extend_from_slice(&rest[..=i]);
+        out.push(quote);
+        rest = &rest[i + 1..];
+    }
+    out.extend_from_slice(rest);
 }
 
 /// Where the splitter stands in a row.
@@ -898,7 +1020,7 @@ impl Splitter {
             }
             // A row past the longest line allowed stops reading, whether
             // it ended in this buffer or grows on.
-            if row.raw.len() > max_line() {
+            if row.raw_len > max_line() {
                 return Ok(Split::TooLong);
             }
             if ended {
@@ -918,6 +1040,7 @@ impl Splitter {
             return Split::Row;
         }
         // Read again what follows the row's first line, from its line end.
+        row.keep_raw(lexer.delimiter, lexer.quote, false);
         let first = memchr::memchr2(b'\n', b'\r', &row.raw).unwrap_or(row.raw.len());
         self.again = row.raw.split_off(first);
         self.again_at = 0;
@@ -949,15 +1072,14 @@ impl Lexer {
             if self.at == At::Quoted {
                 let Some(n) = memchr::memchr3(quote, b'\n', b'\r', &buf[i..]) else {
                     row.bytes.extend_from_slice(&buf[i..]);
-                    row.raw.extend_from_slice(&buf[i..]);
+                    row.came(&buf[i..]);
                     i = buf.len();
                     break;
                 };
                 let j = i + n;
                 row.bytes.extend_from_slice(&buf[i..j]);
-                row.raw.extend_from_slice(&buf[i..j]);
                 let b = buf[j];
-                row.raw.push(b);
+                row.came(&buf[i..=j]);
                 if b == quote {
                     self.at = At::QuoteInQuoted;
                 } else {
@@ -978,7 +1100,7 @@ impl Lexer {
             let b = buf[i];
             if b == delimiter {
                 row.end_cell();
-                row.raw.push(b);
+                row.came(&[b]);
                 self.at = At::CellStart;
                 i += 1;
             } else if b == b'\n' || b == b'\r' {
@@ -990,21 +1112,25 @@ impl Lexer {
                 return (i + 1, true);
             } else if b == quote && self.at == At::CellStart {
                 row.quoting = true;
-                row.raw.push(b);
+                row.came(&[b]);
                 self.at = At::Quoted;
                 i += 1;
             } else if b == quote && self.at == At::QuoteInQuoted {
                 row.bytes.push(b);
-                row.raw.push(b);
+                row.came(&[b]);
                 self.at = At::Quoted;
                 i += 1;
             } else {
                 // Text up to the next delimiter or line end (after a
-                // closing quote, kept as it is).
+                // closing quote, kept as it is: the row's text is then
+                // kept as it came).
+                if self.at == At::QuoteInQuoted {
+                    row.keep_raw(delimiter, quote, true);
+                }
                 let run = memchr::memchr3(delimiter, b'\n', b'\r', &buf[i..])
                     .map_or(buf.len(), |n| i + n);
                 row.bytes.extend_from_slice(&buf[i..run]);
-                row.raw.extend_from_slice(&buf[i..run]);
+                row.came(&buf[i..run]);
                 self.at = At::Unquoted;
                 i = run;
             }
@@ -1155,4 +1281,61 @@ fn cell_text(v: Option<&Value>, text: &mut String) -> bool {
         Some(v) => write_hql(text, v),
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rows of `input`, each as its text for a failure record.
+    fn row_texts(input: &str, delimiter: u8, quote: u8) -> Vec<String> {
+        let options = CsvOptions {
+            delimiter,
+            quote,
+            ..CsvOptions::default()
+        };
+        let reader: Box<dyn BufRead> = Box::new(std::io::Cursor::new(input.as_bytes().to_vec()));
+        let mut split = Splitter::new(reader, options);
+        let mut row = Row::default();
+        let mut texts = Vec::new();
+        loop {
+            match split.next(&mut row).expect("read from memory") {
+                Split::Row | Split::Unterminated => texts.push(row.text(delimiter, quote)),
+                Split::TooLong => panic!("no row is that long"),
+                Split::End => return texts,
+            }
+        }
+    }
+
+    /// A row's text is written again from its cells exactly as it came:
+    /// quotes doubled, empty quoted cells, quotes inside unquoted text,
+    /// line ends inside quotes, text after a closing quote (kept as it
+    /// came), and the first line of a quote that never closes.
+    #[test]
+    fn a_rows_text_is_what_came() {
+        let rows = [
+            "a,b,c",
+            "\"a\",b,\"c\"\"d\"",
+            "\"ab\"cd,e",
+            "x,\"y\"z\"w\",v",
+            "\"multi\nline\",z",
+            "\"crlf\r\nline\",\"\"\"\"",
+            "q\"uote,r\"",
+            "\"\",,\"\"",
+            ",",
+        ];
+        let input = rows.join("\n") + "\n";
+        assert_eq!(row_texts(&input, b',', b'"'), rows);
+        let semicolons: Vec<String> = rows
+            .iter()
+            .map(|r| r.replace(',', ";").replace('"', "'"))
+            .collect();
+        let input = semicolons.join("\n") + "\n";
+        assert_eq!(row_texts(&input, b';', b'\''), semicolons);
+        // A quote that never closes spoils its first line; what follows
+        // it, from its line end, is read again (a blank row, passed over
+        // by the reader, then the rows).
+        let texts = row_texts("1,\"ab\"\"c\n2,b\n", b',', b'"');
+        assert_eq!(texts, ["1,\"ab\"\"c", "", "2,b"]);
+    }
 }

@@ -75,13 +75,19 @@ struct JsonWriter {
     line: String,
 }
 
+/// The longest buffer a writer keeps from one record for the next.
+const KEPT_BUFFER: usize = 1 << 20;
+
 impl RecordWriter for JsonWriter {
     fn write(&mut self, out: &mut dyn Write, record: &Value) -> Result<()> {
         let mut line = std::mem::take(&mut self.line);
         line.clear();
         write_json(&mut line, record);
         let written = self.write_json_text(out, line.as_bytes()).map(|_| ());
-        self.line = line;
+        // The buffer of a huge record is let go rather than kept.
+        if line.capacity() <= KEPT_BUFFER {
+            self.line = line;
+        }
         written
     }
 

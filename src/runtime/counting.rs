@@ -226,19 +226,23 @@ fn tally_range(counter: &mut Counter, path: &str, (start, end): (u64, u64)) -> R
             break;
         }
         let Some(i) = memchr::memchr(b'\n', buf) else {
-            if carry.len() + buf.len() > max_line() {
-                return Err(line_too_long(
-                    path,
-                    line_at(&counter.interp, path, line_start)?,
-                ));
+            // The line that started before the range is its owner's: it
+            // is passed over, never gathered (a huge one is held once).
+            if owned {
+                if carry.len() + buf.len() > max_line() {
+                    return Err(line_too_long(
+                        path,
+                        line_at(&counter.interp, path, line_start)?,
+                    ));
+                }
+                carry.extend_from_slice(buf);
             }
-            carry.extend_from_slice(buf);
             let n = buf.len();
             reader.consume(n);
             pos += n as u64;
             continue;
         };
-        if carry.len() + i > max_line() {
+        if owned && carry.len() + i > max_line() {
             return Err(line_too_long(
                 path,
                 line_at(&counter.interp, path, line_start)?,

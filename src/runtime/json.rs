@@ -731,6 +731,9 @@ pub struct JsonSource<R: BufRead> {
     lines_read: u64,
     /// The JSON line being read, reused from line to line.
     line: Vec<u8>,
+    /// Does `line` hold a whole line, not read from `reader`
+    /// (`with_first_line`)?
+    preloaded: bool,
     layout: Layout,
     /// Turns a JSON line straight into the value to yield, when it can.
     line_reader: Option<LineReader>,
@@ -756,6 +759,7 @@ impl<R: BufRead> JsonSource<R> {
             decoder: Decoder::new(),
             lines_read: 0,
             line: Vec::new(),
+            preloaded: false,
             layout: Layout::Unknown,
             line_reader: None,
             max_line: crate::runtime::eval::io::max_line(),
@@ -770,6 +774,15 @@ impl<R: BufRead> JsonSource<R> {
             layout: Layout::Lines,
             ..JsonSource::new(reader)
         }
+    }
+
+    /// JSON Lines whose first line, with its newline, is `line` (its
+    /// buffer, which a huge line's string then takes), the rest from the
+    /// reader.
+    pub fn with_first_line(mut self, line: Vec<u8>) -> JsonSource<R> {
+        self.line = line;
+        self.preloaded = true;
+        self
     }
 
     /// Offer each line of JSON Lines input to `reader` before decoding it
@@ -853,7 +866,11 @@ impl<R: BufRead> JsonSource<R> {
     /// The next non-blank line, decoded.
     fn next_line(&mut self) -> Option<Decoded> {
         loop {
-            match read_line_into(&mut self.reader, &mut self.line, self.max_line) {
+            let read = match std::mem::take(&mut self.preloaded) {
+                true => Ok(self.line.len()),
+                false => read_line_into(&mut self.reader, &mut self.line, self.max_line),
+            };
+            match read {
                 Err(e) => return Some(self.io_failure(&e)),
                 Ok(0) if self.line.is_empty() => {
                     self.layout = Layout::Finished;

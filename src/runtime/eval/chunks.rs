@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use super::io::{line_too_long, max_line};
 use super::{cannot_read, check_interrupt, Interp, Parallel, Result, RuntimeError, SentError};
 use crate::runtime::counting::{json_lines, MIN_SPLIT_BYTES};
-use crate::runtime::json::BOM;
+use crate::runtime::json::{JsonSource, BOM, HUGE_LINE};
 
 /// How many bytes a chunk holds, at least (a longer line makes a longer
 /// chunk).
@@ -70,6 +70,22 @@ impl Job {
             text: std::io::Cursor::new(bytes),
             back: self.back.clone(),
         })
+    }
+
+    /// The chunk's lines, for a JSON source. A first line of `HUGE_LINE`
+    /// bytes or more (a huge line starts a chunk: `Chunks::next` cuts
+    /// before it) keeps the chunk's buffer, which its decoded string then
+    /// takes, so that it is held once; the few lines after it are copied
+    /// out.
+    pub fn into_lines(mut self) -> JsonSource<Box<dyn BufRead>> {
+        let first = memchr::memchr(b'\n', &self.bytes).map_or(self.bytes.len(), |i| i + 1);
+        if first <= HUGE_LINE {
+            return JsonSource::lines(self.into_reader());
+        }
+        let mut line = std::mem::take(&mut self.bytes);
+        let rest = line.split_off(first);
+        let rest: Box<dyn BufRead> = Box::new(std::io::Cursor::new(rest));
+        JsonSource::lines(rest).with_first_line(line)
     }
 
     /// The chunk's bytes, kept past the reading of them (`Kept`).

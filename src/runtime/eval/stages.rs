@@ -181,12 +181,11 @@ pub(super) fn validated_chunk(
     interp: &Rc<Interp>,
     contract: &Rc<Contract>,
     name: Rc<str>,
-    text: Box<dyn std::io::BufRead>,
+    mut lines: JsonSource<Box<dyn std::io::BufRead>>,
     first_line: u64,
     at: Option<Span>,
     keys: KeyWork,
 ) -> Items {
-    let mut lines = JsonSource::lines(text);
     if let Some(mut check) = LineCheck::building(contract, interp) {
         let hook_interp = interp.clone();
         lines = lines.with_line_reader(Box::new(move |line| check.validated(&hook_interp, line)));

@@ -15,7 +15,7 @@ use crate::runtime::contract::Contract;
 use crate::runtime::eval::chunks::{self, Job, Worker};
 use crate::runtime::eval::stages::json_items;
 use crate::runtime::eval::{Interp, Origin, Parallel, Result, Tally};
-use crate::runtime::json::{write_json, JsonSource};
+use crate::runtime::json::write_json;
 use crate::runtime::validate;
 use crate::runtime::value::Value;
 
@@ -127,8 +127,9 @@ fn route_chunk(
     let mut out = Routed::default();
     let mut record_text = Vec::new();
     let first_line = job.first_line;
-    let text = job.into_reader();
-    let lines = JsonSource::lines(text).with_line_reader(Copier::hook(copier, interp));
+    let lines = job
+        .into_lines()
+        .with_line_reader(Copier::hook(copier, interp));
     for item in json_items(lines, name.clone(), first_line - 1) {
         routed(interp, copier, contract, item?, &mut record_text, &mut out)?;
     }

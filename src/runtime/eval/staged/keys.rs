@@ -22,6 +22,7 @@ use crate::runtime::eval::chunks::{Job, Kept};
 use crate::runtime::eval::stages::{validated_chunk, validated_items, KeyWork};
 use crate::runtime::eval::Staged;
 use crate::runtime::eval::{Interp, Item, Items, Origin, Result, SentError};
+use crate::runtime::json::JsonSource;
 use crate::runtime::json::{strip_line_end, Decoder};
 use crate::runtime::validate::{KeyLog, LoggedRecord, Uniques};
 use crate::runtime::value::Value;
@@ -344,7 +345,7 @@ impl Settler {
             &self.interp,
             &staged.contract,
             staged.source.name.clone(),
-            Box::new(Cursor::new(text.to_vec())),
+            JsonSource::lines(Box::new(Cursor::new(text.to_vec()))),
             first_line,
             staged.at.clone(),
             keys,

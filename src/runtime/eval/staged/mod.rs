@@ -32,6 +32,7 @@ use crate::runtime::contract::Contract;
 use crate::runtime::eval::io::TargetSpec;
 use crate::runtime::hir::Expr;
 use crate::runtime::json::write_json;
+use crate::runtime::json::JsonSource;
 use crate::runtime::print::write_hql;
 use crate::runtime::validate::Uniques;
 use crate::runtime::value::Value;
@@ -234,9 +235,10 @@ impl Spread {
                 let (text, kept, keys) = match keyed {
                     true => {
                         let (kept, text) = keys::KeptChunk::open(job);
+                        let text = JsonSource::lines(text);
                         (text, Some(kept), keys::deferred(&seen, &contract))
                     }
-                    false => (job.into_reader(), None, KeyWork::claimed()),
+                    false => (job.into_lines(), None, KeyWork::claimed()),
                 };
                 let lines = validated_chunk(
                     &interp,
