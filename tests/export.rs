@@ -345,8 +345,34 @@ fn an_unknown_type_or_format_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         text(&out.stderr),
-        "hql: no export format `avro`; the formats are json-schema, openlineage and contract\n"
+        "error: invalid value 'avro' for '--format <F>'\n  \
+         [possible values: json-schema, openlineage, contract, sql]\n\n\
+         For more information, try '--help'.\n"
     );
+    // Dialects and engines are closed sets too, refused with their members.
+    let movies = "examples/contracts/movies.hql";
+    for (args, members) in [
+        (
+            &[
+                "export",
+                movies,
+                "Movie",
+                "--format",
+                "sql",
+                "--dialect",
+                "oracle",
+            ][..],
+            "[possible values: duckdb, spark, trino]",
+        ),
+        (
+            &["vet", movies, "m.jsonl", "--engine", "spark"][..],
+            "[possible values: duckdb]",
+        ),
+    ] {
+        let out = hql(args);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(text(&out.stderr).contains(members), "{args:?}");
+    }
     let out = hql(&["contract", "examples/contracts/movies.hql", "Film"]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(

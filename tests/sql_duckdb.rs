@@ -230,7 +230,9 @@ fn what_does_not_compile_is_named_with_the_reason() {
     );
     assert_eq!(status, 2);
     assert!(
-        err.contains("no SQL dialect `oracle`; there are duckdb, spark and trino"),
+        err.contains(
+            "invalid value 'oracle' for '--dialect <D>'\n  [possible values: duckdb, spark, trino]"
+        ),
         "{err}"
     );
     let _ = std::fs::remove_dir_all(&dir);

@@ -11,6 +11,13 @@ use crate::runtime::eval::Interp;
 use crate::runtime::value::{Record, Value};
 use crate::tooling::sql::{compile, Dialect, Options};
 
+/// The engines `hql vet --engine` runs a contract compiled to SQL in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Engine {
+    #[value(name = "duckdb")]
+    DuckDb,
+}
+
 /// Does the engine path read `data` (a JSON Lines file)?
 pub fn reads(data: &str) -> bool {
     let lower = data.to_ascii_lowercase();

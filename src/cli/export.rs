@@ -2,27 +2,27 @@
 //! a contracts file as a JSON Schema, an OpenLineage facet or HQL's
 //! canonical JSON, pretty-printed on standard output.
 
+use crate::cli::args::ExportFormat;
 use crate::cli::contracts::load;
 use crate::session::{Session, Sinks, EXIT_OK, EXIT_STATIC};
 use crate::tooling::export::{export_text, Format};
 use crate::tooling::sql::{compile, Dialect, Options};
 
-/// Export `ty` of `file` in the format named `format`; the exit status
-/// (2 for an unknown format or type, or a file that does not check).
+/// Export `ty` of `file` as `format`; the exit status (2 for an unknown
+/// type, or a file that does not check).
 pub fn export(
     mut session: Session,
     file: &str,
     ty: &str,
-    format: &str,
+    format: ExportFormat,
     sql: &SqlArgs,
     sinks: &mut Sinks,
 ) -> i32 {
-    if format == "sql" {
-        return export_sql(session, file, ty, sql, sinks);
-    }
-    let format = match Format::lookup(format) {
-        Ok(format) => format,
-        Err(message) => return usage(sinks, &message),
+    let format = match format {
+        ExportFormat::Sql => return export_sql(session, file, ty, sql, sinks),
+        ExportFormat::JsonSchema => Format::JsonSchema,
+        ExportFormat::OpenLineage => Format::OpenLineage,
+        ExportFormat::Contract => Format::Contract,
     };
     let declared = match load(&mut session, file, sinks) {
         Ok(declared) => declared,
@@ -47,8 +47,8 @@ fn usage(sinks: &mut Sinks, message: &str) -> i32 {
 /// What `--format sql` takes besides the type.
 #[derive(Debug, Default)]
 pub struct SqlArgs {
-    /// `--dialect D` (`duckdb`).
-    pub dialect: Option<String>,
+    /// `--dialect D`.
+    pub dialect: Option<Dialect>,
     /// `--from`: a JSON Lines file (or glob) or a table expression.
     pub from: Option<String>,
     /// `--summary`: `report()`'s one row.
@@ -62,10 +62,8 @@ fn export_sql(
     args: &SqlArgs,
     sinks: &mut Sinks,
 ) -> i32 {
-    let dialect = match args.dialect.as_deref().map(Dialect::lookup) {
-        Some(Ok(d)) => d,
-        Some(Err(message)) => return usage(sinks, &message),
-        None => return usage(sinks, "--format sql needs --dialect duckdb, spark or trino"),
+    let Some(dialect) = args.dialect else {
+        return usage(sinks, "--format sql needs --dialect duckdb, spark or trino");
     };
     let Some(from) = args.from.as_deref() else {
         return usage(

@@ -5,8 +5,11 @@
 //! `export`, `infer`), `hql recover` (`recover`), the progress line
 //! (`progress`) and standard
 //! output's failures (`output`).
-//! `src/main.rs` parses the arguments.
+//! The arguments (`args`) and the commands that run them (`commands`);
+//! `src/main.rs` only calls them.
 
+pub mod args;
+pub mod commands;
 pub mod contract;
 pub mod contracts;
 pub mod diff;

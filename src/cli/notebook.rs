@@ -521,6 +521,56 @@ pub fn diff(expected: &str, actual: &str) -> String {
     out.join("\n")
 }
 
+/// The files `hql test` runs: each path, or the *.hql and *.md files below
+/// a directory (sorted, so the order is stable).
+pub fn collect_tests(paths: &[String]) -> Result<Vec<crate::cli::run::TestFile>, String> {
+    let mut found = Vec::new();
+    for p in paths {
+        let path = std::path::Path::new(p);
+        if path.is_dir() {
+            let mut below = Vec::new();
+            walk(path, &mut below).map_err(|e| format!("cannot read {p}: {e}"))?;
+            found.extend(below.into_iter().map(|p| (p, false)));
+        } else {
+            found.push((path.to_path_buf(), true));
+        }
+    }
+    found
+        .into_iter()
+        .map(|(p, named)| {
+            let path = p.to_string_lossy().to_string();
+            crate::cli::commands::read_program(&path).map(|text| crate::cli::run::TestFile {
+                path,
+                text,
+                named,
+            })
+        })
+        .collect()
+}
+
+fn walk(dir: &std::path::Path, found: &mut Vec<std::path::PathBuf>) -> std::io::Result<()> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)?
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            walk(&path, found)?;
+        } else if path.extension().is_some_and(|e| e == "hql" || e == "md") {
+            found.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Write a notebook back as targets are written: never half a file.
+pub fn write_atomically(path: &str, text: &str) -> std::io::Result<()> {
+    let mut file = crate::session::host::FsHost::new().create_file(path)?;
+    file.write_all(text.as_bytes())?;
+    file.commit()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

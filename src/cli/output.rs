@@ -19,6 +19,21 @@ use crate::session::diagnostic::Diag;
 use crate::session::{Sinks, EXIT_FAILED};
 use crate::syntax::source::SourceMap;
 
+/// Was standard output closed when the process started? The binary's
+/// initialiser says so (`mark_stdout_closed`) before the Rust runtime
+/// opens `/dev/null` in its place.
+static STDOUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Standard output was closed when the process started.
+pub fn mark_stdout_closed() {
+    STDOUT_CLOSED.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Was standard output closed when the process started?
+pub fn stdout_closed_at_start() -> bool {
+    STDOUT_CLOSED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// The first write to standard output that failed, shared by the writer
 /// and the command that settles it.
 #[derive(Clone, Default)]

@@ -33,7 +33,7 @@ pub struct VetJob {
     pub json: bool,
     /// `--engine duckdb`: each file checked by the contract compiled to SQL,
     /// run in DuckDB, instead of by `hql` itself.
-    pub engine: Option<String>,
+    pub engine: Option<crate::cli::engine::Engine>,
 }
 
 /// One data file's outcome.
@@ -52,8 +52,8 @@ pub fn vet(job: &VetJob, mut session: Session, sinks: &mut Sinks) -> i32 {
         Ok(ty) => ty,
         Err(message) => return usage(sinks, &message),
     };
-    if let Some(engine) = &job.engine {
-        return vet_in_engine(job, engine, &ty, session, sinks);
+    if let Some(crate::cli::engine::Engine::DuckDb) = job.engine {
+        return vet_in_engine(job, &ty, session, sinks);
     }
     // Usage errors come before any file is read.
     let sources: Result<Vec<String>, String> =
@@ -115,19 +115,7 @@ fn session_host(session: &Session) -> Rc<dyn Host> {
 
 /// `--engine duckdb`: each file's report from the contract compiled to SQL
 /// and run in DuckDB (`crate::cli::engine`).
-fn vet_in_engine(
-    job: &VetJob,
-    engine: &str,
-    ty: &str,
-    mut session: Session,
-    sinks: &mut Sinks,
-) -> i32 {
-    if engine != "duckdb" {
-        return usage(
-            sinks,
-            &format!("no engine `{engine}`; the one built is duckdb"),
-        );
-    }
+fn vet_in_engine(job: &VetJob, ty: &str, mut session: Session, sinks: &mut Sinks) -> i32 {
     if job.errors > 0 || job.dead_letters.is_some() {
         return usage(
             sinks,

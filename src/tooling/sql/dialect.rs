@@ -8,9 +8,10 @@
 //! JSON path of the value within the line as SQL text, which Spark needs to
 //! read what its `VARIANT` forgets (the order of keys, `1.0` against `1`).
 
-/// The SQL dialects the compiler writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The SQL dialects the compiler writes (`--dialect`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Dialect {
+    #[value(name = "duckdb")]
     DuckDb,
     Spark,
     Trino,
@@ -54,17 +55,6 @@ pub struct Loc {
 pub const WHITE_SPACE: &str = "\\t\\n\\x0B\\f\\r \\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}";
 
 impl Dialect {
-    pub fn lookup(name: &str) -> Result<Dialect, String> {
-        match name {
-            "duckdb" => Ok(Dialect::DuckDb),
-            "spark" => Ok(Dialect::Spark),
-            "trino" => Ok(Dialect::Trino),
-            other => Err(format!(
-                "no SQL dialect `{other}`; there are duckdb, spark and trino"
-            )),
-        }
-    }
-
     /// `text` as a string literal (Spark reads backslashes in literals as
     /// escapes).
     pub fn string(self, text: &str) -> String {

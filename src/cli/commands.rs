@@ -1,0 +1,441 @@
+//! The commands, each one call into its module, around what every
+//! command shares: the `hql.toml` chosen, standard output and its
+//! failures, the progress line, threads and signals.
+
+use std::collections::HashMap;
+use std::io::{self, IsTerminal, Read, Write};
+use std::process::ExitCode;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use crate::cli::args::{Cli, Command, Diagnostics, Format, TestFormat};
+use crate::cli::output::{note, Failure, Stdout};
+use crate::cli::progress::{Line, Progress};
+use crate::cli::run::{
+    check_source, print_value, OutputFormat, Sinks, Source, EXIT_OK, EXIT_STATIC,
+};
+use crate::runtime::eval::meter::Meter;
+use crate::runtime::eval::Host;
+use crate::session::config::{Config, ConfigError};
+use crate::session::host::{FsHost, StdinHolds};
+use crate::session::Session;
+
+/// Which `hql.toml` applies: `--config`, `--no-config`, `--confine`.
+#[derive(Clone, Default)]
+pub struct ConfigChoice {
+    file: Option<String>,
+    none: bool,
+    confine: bool,
+}
+
+/// Run the command `cli` names; its exit status.
+pub fn run(cli: Cli) -> ExitCode {
+    let choice = ConfigChoice {
+        file: cli.config.clone(),
+        none: cli.no_config,
+        confine: cli.confine,
+    };
+    let find_config = |program: &str| find_config(program, &choice);
+    let command = match cli.command {
+        None => return ExitCode::from(repl(&choice) as u8),
+        Some(Command::Repl { limits }) => {
+            limits.apply();
+            return ExitCode::from(repl(&choice) as u8);
+        }
+        Some(command) => command,
+    };
+    if let Command::Run { limits, .. }
+    | Command::Vet { limits, .. }
+    | Command::Test { limits, .. } = &command
+    {
+        limits.apply();
+    }
+    // Output takes the progress line off the screen while it is written;
+    // standard error is not locked for the whole run, since the line's
+    // thread writes there too.
+    let line = Line::default();
+    let (stdout, failure) = stdout(line.writer(io::stdout().lock()));
+    let mut out = io::BufWriter::new(stdout);
+    let mut err = line.writer(io::stderr());
+    let mut sinks = Sinks {
+        out: &mut out,
+        err: &mut err,
+        color: color(),
+        json: cli.diagnostics == Diagnostics::Json,
+    };
+    let status = match command {
+        Command::Repl { .. } => unreachable!("the REPL started above"),
+        Command::Test {
+            paths,
+            update,
+            allow_empty,
+            format,
+            ..
+        } => match crate::cli::notebook::collect_tests(&paths) {
+            Ok(files) => {
+                let mut save =
+                    |path: &str, text: &str| crate::cli::notebook::write_atomically(path, text);
+                let host_for = |path: &str| -> Rc<dyn Host> {
+                    // A file whose hql.toml is broken (or refused by
+                    // --confine) is run without it, saying so; its cases
+                    // that need it fail.
+                    let config = find_config(path).unwrap_or_else(|e| {
+                        note(&format!("hql: {e}\nhql: {path} runs without it"));
+                        None
+                    });
+                    Rc::new(FsHost::new().with_config(config))
+                };
+                let options = crate::cli::run::TestOptions {
+                    update,
+                    allow_empty,
+                    junit: format == TestFormat::Junit,
+                    json_diagnostics: sinks.json,
+                };
+                crate::cli::run::test_files(
+                    &files, &host_for, options, sinks.out, sinks.err, &mut save,
+                )
+            }
+            Err(e) => usage_error(&e),
+        },
+        Command::Run {
+            file,
+            format,
+            threads,
+            set,
+            quiet,
+            ..
+        } => match read_program(&file) {
+            Ok(text) => {
+                let name = if file == "-" { "<stdin>" } else { &file };
+                let format = match format {
+                    Format::Hql => OutputFormat::Hql,
+                    Format::Json => OutputFormat::Json,
+                };
+                let config = match find_config(&file) {
+                    Ok(config) => config,
+                    Err(e) => return ExitCode::from(sinks.config_error(&e) as u8),
+                };
+                let mut host = FsHost::new()
+                    .with_params(set.into_iter().collect::<HashMap<_, _>>())
+                    .with_config(config);
+                if file == "-" {
+                    host = host.with_stdin_holding(StdinHolds::Program);
+                }
+                let mut session = threaded_session(host, threads);
+                let meter = watch(&session, quiet);
+                with_progress(meter, &line, || {
+                    session.submit(name, &text, &mut sinks, &mut |v, sinks| {
+                        print_value(v, format, sinks.out)
+                    })
+                })
+            }
+            Err(e) => usage_error(&e),
+        },
+        Command::Vet {
+            contracts,
+            data,
+            ty,
+            errors,
+            dead_letters,
+            format,
+            threads,
+            quiet,
+            engine,
+            ..
+        } => {
+            let config = match find_config(&contracts) {
+                Ok(config) => config,
+                Err(e) => return ExitCode::from(sinks.config_error(&e) as u8),
+            };
+            let host = FsHost::new().with_config(config);
+            let job = crate::cli::vet::VetJob {
+                contracts,
+                data,
+                ty,
+                errors,
+                dead_letters,
+                json: matches!(format, Format::Json),
+                engine,
+            };
+            let session = threaded_session(host, threads);
+            let meter = watch(&session, quiet);
+            with_progress(meter, &line, || {
+                crate::cli::vet::vet(&job, session, &mut sinks)
+            })
+        }
+        Command::Fmt { files, check } => {
+            crate::cli::fmt::fmt(&crate::cli::fmt::FmtJob { files, check }, &mut sinks)
+        }
+        Command::Diff { old, new, format } => {
+            let session = || Session::new(Rc::new(FsHost::new()));
+            let json = matches!(format, Format::Json);
+            crate::cli::diff::diff(&old, &new, json, [session(), session()], &mut sinks)
+        }
+        Command::Infer {
+            data,
+            name,
+            closed,
+            limit,
+        } => {
+            let config = match find_config(&data) {
+                Ok(config) => config,
+                Err(e) => return ExitCode::from(sinks.config_error(&e) as u8),
+            };
+            let host = FsHost::new().with_config(config);
+            let job = crate::cli::infer::InferJob {
+                data,
+                name,
+                closed,
+                limit,
+            };
+            crate::cli::infer::infer(&job, threaded_session(host, None), &mut sinks)
+        }
+        Command::Export {
+            file,
+            ty,
+            format,
+            dialect,
+            from,
+            summary,
+        } => match find_config(&file) {
+            Ok(config) => {
+                let session = Session::new(Rc::new(FsHost::new().with_config(config)));
+                let sql = crate::cli::export::SqlArgs {
+                    dialect,
+                    from,
+                    summary,
+                };
+                crate::cli::export::export(session, &file, &ty, format, &sql, &mut sinks)
+            }
+            Err(e) => sinks.config_error(&e),
+        },
+        Command::Contract { file, ty } => match find_config(&file) {
+            Ok(config) => {
+                let session = Session::new(Rc::new(FsHost::new().with_config(config)));
+                crate::cli::contract::contract(session, &file, ty.as_deref(), &mut sinks)
+            }
+            Err(e) => sinks.config_error(&e),
+        },
+        Command::Recover { dir } => crate::cli::recover::recover(dir.as_deref(), &mut sinks),
+        Command::Check { files } => files.iter().fold(EXIT_OK, |status, file| {
+            let config = match find_config(file) {
+                Ok(config) => config,
+                Err(e) => return status.max(sinks.config_error(&e)),
+            };
+            let one = match read_program(file) {
+                Ok(text) => check_source(
+                    &Source {
+                        name: file,
+                        text: &text,
+                    },
+                    Rc::new(FsHost::new().with_config(config)),
+                    &mut sinks,
+                ),
+                Err(e) => usage_error(&e),
+            };
+            status.max(one)
+        }),
+    };
+    ExitCode::from(failure.settle(status, &mut sinks) as u8)
+}
+
+/// Standard output, through `cli::output::Stdout`, which keeps its first
+/// failure for the command to report.
+fn stdout(inner: impl Write + 'static) -> (Stdout, Failure) {
+    if crate::cli::output::stdout_closed_at_start() {
+        return Stdout::new(crate::cli::output::Closed);
+    }
+    Stdout::new(inner)
+}
+
+fn repl(choice: &ConfigChoice) -> i32 {
+    let config = find_config("-", choice).unwrap_or_else(|e| {
+        note(&format!("hql: {e}\nhql: going on without it"));
+        None
+    });
+    let host = FsHost::new().with_config(config);
+    if io::stdin().is_terminal() {
+        // Unlocked: the line editor writes to the terminal too.
+        let (mut out, failure) = stdout(io::stdout());
+        let status = crate::cli::repl::run_interactive(Rc::new(host), color(), &mut out);
+        let mut err = io::stderr();
+        let mut sinks = Sinks {
+            out: &mut out,
+            err: &mut err,
+            color: color(),
+            json: false,
+        };
+        return failure.settle(status, &mut sinks);
+    }
+    let input = io::stdin().lock();
+    let (out, failure) = stdout(io::stdout().lock());
+    let mut out = io::BufWriter::new(out);
+    let mut err = io::stderr().lock();
+    let mut sinks = Sinks::plain(&mut out, &mut err);
+    // Entries come from standard input: sources read files only.
+    let host = host.with_stdin_holding(StdinHolds::Entries);
+    // A signal stops the entry running; the session goes on.
+    stop_on_signals();
+    let status = crate::cli::repl::run_piped(input, Rc::new(host), &mut sinks);
+    failure.settle(status, &mut sinks)
+}
+
+/// The `hql.toml` of a program: looked up from its folder upward (from the
+/// current folder for a program read from standard input), or the one
+/// `--config` names, or none with `--no-config`; with `--confine`, one
+/// whose paths stay in its folder.
+fn find_config(program: &str, choice: &ConfigChoice) -> Result<Option<Config>, ConfigError> {
+    let config = match &choice.file {
+        _ if choice.none => None,
+        Some(file) => Some(Config::load(std::path::Path::new(file))?),
+        None => {
+            let start = match std::path::Path::new(program).parent() {
+                Some(dir) if program != "-" && !dir.as_os_str().is_empty() => dir.to_path_buf(),
+                _ => std::path::PathBuf::from("."),
+            };
+            Config::find(&start)?
+        }
+    };
+    if choice.confine {
+        if let Some(config) = &config {
+            config.confine()?;
+        }
+    }
+    Ok(config)
+}
+
+/// The session's meter, when a progress line is wanted (a run nobody
+/// watches counts nothing).
+fn watch(session: &Session, quiet: bool) -> Option<Arc<Meter>> {
+    crate::cli::progress::wanted(quiet).then(|| session.interp().watch())
+}
+
+/// Run `job`, with a progress line drawn from `meter` when there is one.
+fn with_progress(meter: Option<Arc<Meter>>, line: &Line, job: impl FnOnce() -> i32) -> i32 {
+    let progress = meter.map(|meter| Progress::start(meter, line));
+    let status = job();
+    if let Some(p) = progress {
+        p.finish();
+    }
+    status
+}
+
+/// A session on `host` whose counting path may use `threads` threads
+/// (default: every core), each with a copy of the host; Ctrl-C and
+/// SIGTERM stop it at the next record.
+fn threaded_session(host: FsHost, threads: Option<usize>) -> Session {
+    let threads = thread_count(threads);
+    let mut session = Session::new(Rc::new(host.clone()));
+    session.set_threads(
+        threads,
+        std::sync::Arc::new(move || Rc::new(host.clone()) as Rc<dyn Host>),
+    );
+    stop_on_signals();
+    session
+}
+
+/// More threads than this a core only cost memory and start-up time.
+const THREADS_PER_CORE: usize = 4;
+
+/// The threads to count with: `--threads` (at least 1, at most
+/// `THREADS_PER_CORE` a core, with a note when capped), else every core.
+fn thread_count(asked: Option<usize>) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let most = cores * THREADS_PER_CORE;
+    match asked {
+        None => cores,
+        Some(n) if n > most => {
+            let plural = if cores == 1 { "" } else { "s" };
+            note(&format!(
+                "hql: --threads {n} is more than {THREADS_PER_CORE} per core; using {most} ({cores} core{plural} here)"
+            ));
+            most
+        }
+        Some(n) => n.max(1),
+    }
+}
+
+pub fn read_program(file: &str) -> Result<String, String> {
+    if let Some(hint) = looks_like_data(file) {
+        return Err(hint);
+    }
+    if file == "-" {
+        let mut text = String::new();
+        io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| format!("cannot read the program from standard input: {e}"))?;
+        return Ok(text);
+    }
+    std::fs::read_to_string(file).map_err(|e| format!("cannot read {file}: {e}"))
+}
+
+/// A program named like a data file: most likely data given where a
+/// program was wanted. What to run instead.
+fn looks_like_data(file: &str) -> Option<String> {
+    let path = std::path::Path::new(file);
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    if !matches!(ext.as_str(), "json" | "jsonl" | "ndjson" | "csv" | "tsv") {
+        return None;
+    }
+    Some(format!(
+        "{file} looks like data, not a program: did you mean `hql vet CONTRACTS {file}` \
+         (check it against a contract), `hql infer {file}` (a contract from it), or a \
+         program reading it with `source(file({file:?}), {})`?",
+        if ext == "csv" || ext == "tsv" {
+            "Csv"
+        } else {
+            "Json"
+        }
+    ))
+}
+
+fn color() -> bool {
+    io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+/// Ctrl-C or a termination signal stops the run at the next record, which
+/// abandons its targets; a second one ends the process at once.
+fn stop_on_signals() {
+    let handled = ctrlc::set_handler(|| {
+        if crate::runtime::eval::interrupted() {
+            std::process::exit(130);
+        }
+        crate::runtime::eval::interrupt();
+    });
+    // Without a handler the signal ends the process, as it would anyway.
+    if handled.is_ok() {
+        termination::name_it();
+    }
+}
+
+/// SIGTERM gets a handler of its own, so that the message names it rather
+/// than Ctrl-C: it only marks the interrupt (atomics, as a signal handler
+/// may), as the Ctrl-C handler does.
+#[cfg(unix)]
+mod termination {
+    extern "C" fn on_term(_: libc::c_int) {
+        if crate::runtime::eval::interrupted() {
+            // SAFETY: `_exit` is async-signal-safe.
+            unsafe { libc::_exit(128 + libc::SIGTERM) }
+        }
+        crate::runtime::eval::interrupt_by(crate::runtime::eval::Signal::Term);
+    }
+
+    pub fn name_it() {
+        let handler = on_term as extern "C" fn(libc::c_int);
+        // SAFETY: the handler touches atomics only, and `_exit`.
+        unsafe {
+            libc::signal(libc::SIGTERM, handler as libc::sighandler_t);
+        }
+    }
+}
+
+#[cfg(not(unix))]
+mod termination {
+    pub fn name_it() {}
+}
+
+fn usage_error(message: &str) -> i32 {
+    note(&format!("hql: {message}"));
+    EXIT_STATIC
+}
