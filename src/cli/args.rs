@@ -176,6 +176,11 @@ pub enum Command {
         /// No progress line on a terminal.
         #[arg(long, short)]
         quiet: bool,
+        /// Print, per statement, how it will run (the execution path chosen
+        /// for each pipeline, and why the faster ones were passed over),
+        /// and run nothing.
+        #[arg(long)]
+        explain: bool,
         #[command(flatten)]
         limits: Limits,
     },

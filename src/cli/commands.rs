@@ -103,6 +103,7 @@ pub fn run(cli: Cli) -> ExitCode {
             threads,
             set,
             quiet,
+            explain,
             ..
         } => match read_program(&file) {
             Ok(text) => {
@@ -122,6 +123,11 @@ pub fn run(cli: Cli) -> ExitCode {
                     host = host.with_stdin_holding(StdinHolds::Program);
                 }
                 let mut session = threaded_session(host, threads);
+                if explain {
+                    return ExitCode::from(
+                        failure.settle(session.explain(name, &text, &mut sinks), &mut sinks) as u8,
+                    );
+                }
                 let meter = watch(&session, quiet);
                 with_progress(meter, &line, || {
                     session.submit(name, &text, &mut sinks, &mut |v, sinks| {

@@ -56,6 +56,10 @@ impl Codec for Csv {
         false
     }
 
+    fn checks_rows(&self) -> bool {
+        true
+    }
+
     fn each_row_for_check(
         &self,
         input: Box<dyn BufRead>,

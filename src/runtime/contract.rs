@@ -362,24 +362,95 @@ impl TypeSpec {
         }
     }
 
+    /// The type in a message: an inline record is `a record`.
     pub fn describe(&self) -> String {
-        match self {
-            TypeSpec::Any => "Any".into(),
-            TypeSpec::Null => "Null".into(),
-            TypeSpec::Bool => "Bool".into(),
-            TypeSpec::Int => "Int".into(),
-            TypeSpec::Float => "Float".into(),
-            TypeSpec::String => "String".into(),
-            TypeSpec::List(t) => format!("List[{}]", t.describe()),
-            TypeSpec::Map(t) => format!("Map[{}]", t.describe()),
-            TypeSpec::Record(_) => "a record".into(),
-            TypeSpec::Union(ms) => ms
-                .iter()
-                .map(TypeSpec::describe)
-                .collect::<Vec<_>>()
-                .join(" | "),
-            TypeSpec::Literal(v) => crate::runtime::print::to_hql(v),
-            TypeSpec::Named(cell) => cell.get().map(|c| c.name.clone()).unwrap_or_default(),
+        let mut out = String::new();
+        self.write_text(&mut out, Records::Described);
+        out
+    }
+
+    /// The type as HQL writes it: `List[Item]`, `"G" | "PG"`,
+    /// `{ a: Int, b?: String }`.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        self.write_text(&mut out, Records::Fields);
+        out
+    }
+
+    /// The one printer of types, which `hql contract`, the exports, `hql
+    /// diff` and messages use; `records` says how inline records read.
+    pub fn write_text(&self, out: &mut String, records: Records) {
+        let name = match self {
+            TypeSpec::Any => "Any",
+            TypeSpec::Null => "Null",
+            TypeSpec::Bool => "Bool",
+            TypeSpec::Int => "Int",
+            TypeSpec::Float => "Float",
+            TypeSpec::String => "String",
+            TypeSpec::List(item) | TypeSpec::Map(item) => {
+                out.push_str(if matches!(self, TypeSpec::List(_)) {
+                    "List["
+                } else {
+                    "Map["
+                });
+                item.write_text(out, records);
+                out.push(']');
+                return;
+            }
+            TypeSpec::Record(shape) => return shape.write_text(out, records),
+            TypeSpec::Union(members) => {
+                for (i, m) in members.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(" | ");
+                    }
+                    m.write_text(out, records);
+                }
+                return;
+            }
+            TypeSpec::Literal(v) => return crate::runtime::print::write_hql(out, v),
+            TypeSpec::Named(cell) => cell.get().map_or("", |c| &c.name),
+        };
+        out.push_str(name);
+    }
+}
+
+/// How `TypeSpec::write_text` writes an inline record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Records {
+    /// In full: `{ a: Int, b?: String }`.
+    Fields,
+    /// In full, each field's default after it (`{ a: Int = 0 }`): what
+    /// `hql diff` compares.
+    WithDefaults,
+    /// `Record`, its fields listed beside it (OpenLineage's nested fields).
+    Word,
+    /// `a record`, in a message.
+    Described,
+}
+
+impl RecordShape {
+    fn write_text(&self, out: &mut String, records: Records) {
+        match records {
+            Records::Word => return out.push_str("Record"),
+            Records::Described => return out.push_str("a record"),
+            Records::Fields | Records::WithDefaults => {}
         }
+        out.push_str("{ ");
+        for (i, f) in self.fields.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            crate::syntax::canonical::write_key(out, &f.name);
+            if f.optional {
+                out.push('?');
+            }
+            out.push_str(": ");
+            f.ty.write_text(out, records);
+            if let (Records::WithDefaults, Some(d)) = (records, &f.default_text) {
+                out.push_str(" = ");
+                out.push_str(d);
+            }
+        }
+        out.push_str(" }");
     }
 }

@@ -2,7 +2,8 @@
 //! JSON Lines file, or a CSV file whose codec gives each row's converted
 //! cells (`Codec::each_row_for_check`): the pipelines that check records
 //! and keep only counts.
-//! `try_consume(interp, builtin, plan) -> Option<Value>`.
+//! `route(interp, builtin, plan)` says whether and how (the execution
+//! planner asks it), `consume` runs it.
 //!
 //! No record is built for these: each line is first checked as it is read
 //! ([`LineCheck`]), and only a line that check cannot vouch for — one that
@@ -50,10 +51,37 @@ use crate::runtime::value::Value;
 /// Files smaller than this are not worth starting threads for.
 pub(crate) const MIN_SPLIT_BYTES: u64 = 1 << 20;
 
-/// Run `count()` (of `validate(T) | oks()`) or `report()` (of `validate(T)`)
-/// over a JSON Lines file on the counting path, on several threads when
-/// the file and the host allow it.
-pub fn try_consume(interp: &Rc<Interp>, b: Builtin, plan: Option<Plan>) -> Result<Option<Value>> {
+/// How `count()` (of `validate(T) | oks()`) or `report()` (of
+/// `validate(T)`) reads its file on the counting path.
+pub enum Route {
+    /// JSON Lines cut into byte pieces that the threads take in turn
+    /// (the contract has no unique keys, so order does not matter).
+    Pieces {
+        path: String,
+        len: u64,
+        parallel: Parallel,
+    },
+    /// JSON Lines in chunks the threads check, whose keys this thread
+    /// claims in the order of the file.
+    Keyed {
+        path: String,
+        len: u64,
+        parallel: Parallel,
+    },
+    /// JSON Lines on this thread.
+    OneThread { path: String, len: u64 },
+    /// The rows of a format that gives its converted cells (CSV), on this
+    /// thread.
+    Cells,
+}
+
+/// The counting path's route for `b` over `plan`, or why it has none (the
+/// ordinary path then runs): the execution planner's question.
+pub fn route(
+    interp: &Rc<Interp>,
+    b: Builtin,
+    plan: Option<&Plan>,
+) -> std::result::Result<Route, &'static str> {
     let Some(Plan::Validated {
         source,
         contract,
@@ -61,40 +89,84 @@ pub fn try_consume(interp: &Rc<Interp>, b: Builtin, plan: Option<Plan>) -> Resul
         ..
     }) = plan
     else {
-        return Ok(None);
+        return Err("the pipeline is not a validated source followed by this consumer");
     };
-    let wanted = matches!((b, oks), (Builtin::Count, true) | (Builtin::Report, false));
-    // Unique keys are claimed in the order of the records (`run_keyed`).
-    let order_free = contract.record().is_some_and(|r| r.uniques.is_empty());
-    if !wanted {
-        return Ok(None);
+    if !matches!((b, oks), (Builtin::Count, true) | (Builtin::Report, false)) {
+        return Err("count() counts valid records only after oks(), report() every result");
     }
-    let Some(path) = json_file(&source) else {
-        return tally_rows(interp, &contract, &source, b);
+    let Some(path) = json_file(source) else {
+        if source.path().is_some() && interp.codec(source.format).checks_rows() {
+            return Ok(Route::Cells);
+        }
+        return Err("the source is not a file the line check reads");
     };
     let host = interp.host();
     // Only a regular file has a length: anything else is read once.
     let Some(len) = host.file_len(&path) else {
-        return Ok(None);
+        return Err(
+            "the source is not a regular file (standard input, a FIFO, a device, or missing)",
+        );
     };
     if !json_lines(host, &path) {
-        return Ok(None);
-    }
-    if let Some(meter) = interp.meter() {
-        meter.start_source(Some(len));
+        return Err("the file is a JSON array, not JSON Lines");
     }
     let split = interp
         .parallel()
         .filter(|p| p.threads > 1 && len >= MIN_SPLIT_BYTES);
-    let tally = match split {
-        Some(parallel) if order_free => run(interp, &contract, &parallel, &path, len, b)?,
+    // Unique keys are claimed in the order of the records (`run_keyed`).
+    let order_free = contract.record().is_some_and(|r| r.uniques.is_empty());
+    Ok(match split {
+        Some(parallel) if order_free => Route::Pieces {
+            path,
+            len,
+            parallel,
+        },
         // Workers must judge most lines, or this thread would validate
         // them all again.
-        Some(parallel) if LineCheck::keyed(&contract, interp).is_some() => {
-            run_keyed(interp, &contract, &parallel, &path, b)?
+        Some(parallel) if LineCheck::keyed(contract, interp).is_some() => Route::Keyed {
+            path,
+            len,
+            parallel,
+        },
+        _ => Route::OneThread { path, len },
+    })
+}
+
+/// Run `count()` or `report()` over a validated source on `route`;
+/// `None` when its file cannot be opened, for the ordinary path to report.
+pub fn consume(
+    interp: &Rc<Interp>,
+    b: Builtin,
+    plan: Option<&Plan>,
+    route: Route,
+) -> Result<Option<Value>> {
+    let Some(Plan::Validated {
+        source, contract, ..
+    }) = plan
+    else {
+        return Ok(None);
+    };
+    let tally = match route {
+        Route::Cells => return tally_rows(interp, contract, source, b),
+        Route::Pieces {
+            path,
+            len,
+            parallel,
+        } => {
+            start_meter(interp, len);
+            run(interp, contract, &parallel, &path, len, b)?
         }
-        _ => {
-            let mut counter = Counter::new(interp, &contract, b, &path, interp.meter(), false);
+        Route::Keyed {
+            path,
+            len,
+            parallel,
+        } => {
+            start_meter(interp, len);
+            run_keyed(interp, contract, &parallel, &path, b)?
+        }
+        Route::OneThread { path, len } => {
+            start_meter(interp, len);
+            let mut counter = Counter::new(interp, contract, b, &path, interp.meter(), false);
             tally_range(&mut counter, &path, (0, len))?.tally
         }
     };
@@ -102,6 +174,12 @@ pub fn try_consume(interp: &Rc<Interp>, b: Builtin, plan: Option<Plan>) -> Resul
         Builtin::Count => Value::Int(tally.ok),
         _ => tally.into_value(),
     }))
+}
+
+fn start_meter(interp: &Interp, len: u64) {
+    if let Some(meter) = interp.meter() {
+        meter.start_source(Some(len));
+    }
 }
 
 /// `count()` or `report()` over a file whose format converts its records

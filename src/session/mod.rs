@@ -249,6 +249,80 @@ impl Session {
         checked
     }
 
+    /// Check an entry and print, for each of its statements, how its
+    /// pipelines would run — the execution planner's choice and why the
+    /// faster paths were passed over (`hql run --explain`, `:explain`) —
+    /// running nothing. A `let` that only builds a stream is evaluated
+    /// (streams are lazy: nothing is read), so that a later statement's
+    /// plan sees it. Nothing of the entry is kept. The exit status.
+    pub fn explain(&mut self, name: &str, text: &str, sinks: &mut Sinks) -> i32 {
+        use crate::runtime::eval::planner;
+        use crate::runtime::hir::Stmt as HStmt;
+        let files = self.map.files().len();
+        let entry = self.load(name, text);
+        let (checked, runs, pending) = match self.prepare(&entry, sinks) {
+            Ok(p) => p,
+            Err(status) => return status,
+        };
+        let first = checked.program.stmts.len() - runs;
+        self.interp.load(&checked.program);
+        let spans: Vec<Span> = entry.stmts.iter().filter_map(runnable_span).collect();
+        let plan = self.parallel_plan(&entry.stmts);
+        let lambdas: Rc<[_]> = (checked.program.stmts[first..].iter())
+            .map(written_lambdas)
+            .collect();
+        let mut lines = Vec::new();
+        for (i, stmt) in checked.program.stmts[first..].iter().enumerate() {
+            let parallel = plan.as_ref().and_then(|p| p.before(i, lambdas.clone()));
+            self.interp.set_parallel(parallel);
+            let at = |span: Option<&Span>| span.or(spans.get(i)).map(|s| self.place(s));
+            let explained = planner::explain(&self.interp, stmt);
+            for e in &explained {
+                let text = match &e.plan {
+                    Ok(plan) => plan.describe(),
+                    Err(why) => why.clone(),
+                };
+                lines.push(format!(
+                    "{}: {text}",
+                    at(e.span.as_ref()).unwrap_or_default()
+                ));
+            }
+            let stream = match stmt {
+                HStmt::Let { slot, value } if planner::builds_only(value) => {
+                    let value = self.interp.eval(value, &None).map(|v| v.stored());
+                    let stream = matches!(value, Ok(Value::Stream(_)));
+                    if let Ok(v) = value {
+                        self.interp.set_global(*slot, v);
+                    }
+                    stream
+                }
+                _ => false,
+            };
+            if explained.is_empty() {
+                let what = match stream {
+                    true => "a stream, planned where it is consumed",
+                    false => "no pipeline",
+                };
+                lines.push(format!("{}: {what}", at(None).unwrap_or_default()));
+            }
+        }
+        self.interp.set_parallel(None);
+        self.discard(pending);
+        self.map.truncate(files);
+        for line in lines {
+            let _ = writeln!(sinks.out, "{line}");
+        }
+        EXIT_OK
+    }
+
+    /// `file:line` of a span.
+    fn place(&self, span: &Span) -> String {
+        match self.map.locate(span) {
+            Some((file, at)) => format!("{}:{}", file.name, file.line(at.start)),
+            None => String::new(),
+        }
+    }
+
     /// Read an entry for its declarations, as the commands that read
     /// declarations only do (`hql diff`, `export`, `contract`, `vet`):
     /// types and functions are declared, and of the `let`s only those a

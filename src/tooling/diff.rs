@@ -29,8 +29,9 @@
 
 use std::rc::Rc;
 
-use crate::runtime::contract::{Contract, FieldSpec, Kind, RecordShape, RuleSpec, Shape, TypeSpec};
-use crate::runtime::print::to_hql;
+use crate::runtime::contract::{
+    Contract, FieldSpec, Kind, RecordShape, Records, RuleSpec, Shape, TypeSpec,
+};
 use crate::runtime::value::Value;
 use crate::syntax::ast::Severity;
 use crate::syntax::canonical::write_key;
@@ -710,24 +711,12 @@ fn literal_fits(wide: &TypeSpec, v: &Value) -> bool {
     )
 }
 
-/// A type as written: inline records in full, named types by name.
-pub fn type_text(t: &TypeSpec) -> String {
-    match t {
-        TypeSpec::Record(r) => {
-            let fields: Vec<String> = (r.fields.iter())
-                .map(|f| {
-                    let mark = if f.optional { "?" } else { "" };
-                    format!("{}{mark}: {}", path_of("", &f.name), field_text(f))
-                })
-                .collect();
-            format!("{{ {} }}", fields.join(", "))
-        }
-        TypeSpec::List(t) => format!("List[{}]", type_text(t)),
-        TypeSpec::Map(t) => format!("Map[{}]", type_text(t)),
-        TypeSpec::Union(_) => joined(&members(t)),
-        TypeSpec::Literal(v) => to_hql(v),
-        _ => t.describe(),
-    }
+/// A type as written: inline records in full, their fields' defaults
+/// too, named types by name.
+fn type_text(t: &TypeSpec) -> String {
+    let mut out = String::new();
+    t.write_text(&mut out, Records::WithDefaults);
+    out
 }
 
 /// What pairs a removed rule with an added one: severity and fields read.

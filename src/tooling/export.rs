@@ -17,7 +17,9 @@ use std::rc::Rc;
 
 use serde_json::{json, Map, Value as Json};
 
-use crate::runtime::contract::{Contract, FieldSpec, RecordShape, RuleSpec, Shape, TypeSpec};
+use crate::runtime::contract::{
+    Contract, FieldSpec, RecordShape, Records, RuleSpec, Shape, TypeSpec,
+};
 use crate::runtime::hir::{Expr, Logic};
 use crate::runtime::json::to_json;
 use crate::runtime::value::Value;
@@ -72,58 +74,6 @@ pub fn export_text(contract: &Contract, format: Format) -> String {
         .expect("JSON values always serialize");
     text.push('\n');
     text
-}
-
-// ---------------------------------------------------------------------------
-// Type text
-
-/// A type as HQL writes it: `List[Item]`, `"G" | "PG"`, `{ a: Int, b?: String }`.
-pub fn type_text(t: &TypeSpec) -> String {
-    let mut out = String::new();
-    write_type(&mut out, t, true);
-    out
-}
-
-/// `inline` false writes an inline record as `Record` (its fields are
-/// listed beside it).
-fn write_type(out: &mut String, t: &TypeSpec, inline: bool) {
-    match t {
-        TypeSpec::Record(shape) if inline => {
-            out.push_str("{ ");
-            for (i, f) in shape.fields.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_key(out, &f.name);
-                if f.optional {
-                    out.push('?');
-                }
-                out.push_str(": ");
-                write_type(out, &f.ty, inline);
-            }
-            out.push_str(" }");
-        }
-        TypeSpec::Record(_) => out.push_str("Record"),
-        TypeSpec::List(item) => {
-            out.push_str("List[");
-            write_type(out, item, inline);
-            out.push(']');
-        }
-        TypeSpec::Map(item) => {
-            out.push_str("Map[");
-            write_type(out, item, inline);
-            out.push(']');
-        }
-        TypeSpec::Union(members) => {
-            for (i, m) in members.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(" | ");
-                }
-                write_type(out, m, inline);
-            }
-        }
-        other => out.push_str(&other.describe()),
-    }
 }
 
 /// A `///` description as exports carry it: without its `example:` lines,
@@ -189,7 +139,7 @@ pub fn canonical(c: &Contract) -> Json {
         }
         Shape::Refined { base, .. } => {
             out.insert("kind".into(), "refinement".into());
-            out.insert("base".into(), type_text(base).into());
+            out.insert("base".into(), base.text().into());
         }
     }
     out.insert("version".into(), c.version.clone().into());
@@ -234,7 +184,7 @@ fn canonical_field(f: &FieldSpec) -> Json {
         .collect();
     json!({
         "name": &*f.name,
-        "type": type_text(&f.ty),
+        "type": f.ty.text(),
         "optional": f.optional,
         "nullable": f.ty.admits_null(),
         "default": f.default_text,
@@ -281,7 +231,7 @@ fn lineage_fields(record: &RecordShape, seen: &mut HashSet<String>) -> Vec<Json>
             let mut field = Map::new();
             field.insert("name".into(), Json::from(&*f.name));
             let mut ty = String::new();
-            write_type(&mut ty, &f.ty, false);
+            f.ty.write_text(&mut ty, Records::Word);
             field.insert("type".into(), ty.into());
             if let Some(doc) = description(&f.doc) {
                 field.insert("description".into(), doc.into());
@@ -390,7 +340,7 @@ impl SchemaBuilder {
                 int_note(
                     base,
                     &ids.type_,
-                    &format!("{}: {}", c.name, type_text(base)),
+                    &format!("{}: {}", c.name, base.text()),
                     &mut notes,
                 );
                 for rule in rules {
@@ -650,7 +600,7 @@ fn int_note(t: &TypeSpec, id: &str, text: &str, notes: &mut Vec<Json>) {
 
 /// The `Int` notes of a field and of the fields of inline records in it.
 fn field_int_notes(f: &FieldSpec, notes: &mut Vec<Json>) {
-    let text = format!("{}: {}", key_text(&f.name), type_text(&f.ty));
+    let text = format!("{}: {}", key_text(&f.name), f.ty.text());
     int_note(&f.ty, &f.ids.type_, &text, notes);
     nested_int_notes(&f.ty, notes);
 }

@@ -55,6 +55,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "EXPR",
         "the static type of an expression, without running it",
     ),
+    (
+        "explain",
+        "EXPR",
+        "how an expression's pipelines would run (the path chosen, and why), without running it",
+    ),
     ("load", "FILE", "run a file into the session"),
     (
         "reset",
@@ -165,6 +170,14 @@ impl Repl {
                 ),
             },
             "type" | "t" => self.static_type(arg, sinks),
+            "explain" if arg.is_empty() => self.problem(sinks, "usage: :explain EXPR"),
+            "explain" => {
+                self.entries += 1;
+                let name = format!("<repl:{}>", self.entries);
+                if self.session.explain(&name, arg, sinks) != 0 {
+                    self.failed = true;
+                }
+            }
             "load" | "l" => self.load(arg, sinks),
             "reset" => {
                 self.session.reset();

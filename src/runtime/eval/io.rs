@@ -306,6 +306,12 @@ pub trait Codec {
         None
     }
 
+    /// Does `each_row_for_check` give rows (`count()` and `report()` then
+    /// judge converted cells without building records)?
+    fn checks_rows(&self) -> bool {
+        false
+    }
+
     /// Can it hold nested values as they are (failure records go only to
     /// a target that can)?
     fn keeps_nesting(&self) -> bool {

@@ -10,6 +10,7 @@ mod funcs;
 pub mod io;
 pub mod meter;
 pub(crate) mod ops;
+pub mod planner;
 mod route;
 mod staged;
 mod stages;

@@ -15,6 +15,7 @@ use super::equality::{compare, sort_order, ValueKey};
 use super::io::{DecodedRecords, PendingFile, Place, RecordWriter, SourceSpec, TargetSpec};
 use super::meter::Metered;
 use super::ops;
+use super::planner::{self, Consumer, Path};
 use super::{Held, Interp, Item, Items, Origin, Plan, Result, RuntimeError, Step, Stream};
 use crate::runtime::builtins::{Builtin, Format};
 use crate::runtime::contract::{Contract, RecordShape};
@@ -236,16 +237,28 @@ impl KeyWork {
 
 /// Stages that read their whole input and give one value.
 fn consume(interp: &Rc<Interp>, b: Builtin, input: Value, arg: Value) -> Result<Value> {
-    if let Some(v) = crate::runtime::counting::try_consume(interp, b, plan_of(&input))? {
-        return Ok(v);
-    }
-    let spread = match b {
-        Builtin::Count => super::staged::count(&input),
-        Builtin::Report => super::staged::report(&input),
-        _ => None,
-    };
-    if let Some(v) = spread {
-        return v;
+    if let Some(consumer @ (Consumer::Count | Consumer::Report)) = Consumer::of(b) {
+        match planner::plan(interp, consumer, &input, None).path {
+            Path::Counting(route) => {
+                let plan = plan_of(&input);
+                // `None`: the file did not open, which the ordinary path reports.
+                if let Some(v) = crate::runtime::counting::consume(interp, b, plan.as_ref(), route)?
+                {
+                    return Ok(v);
+                }
+            }
+            Path::Spread { .. } => {
+                let spread = match consumer {
+                    Consumer::Count => super::staged::count(&input),
+                    _ => super::staged::report(&input),
+                };
+                if let Some(v) = spread {
+                    return v;
+                }
+                debug_assert!(false, "the planner chose threads the pipeline cannot take");
+            }
+            _ => {}
+        }
     }
     let items = || items(&input);
     match b {
@@ -823,10 +836,12 @@ fn write(interp: &Rc<Interp>, input: Value, target: Value, format: Value) -> Res
         return super::tables::write_table(interp, input, &spec);
     }
     let shape = contract_of(&input);
-    if let Some(written) = super::route::write_valid(interp, &input, &spec, shape.as_ref()) {
-        return written;
-    }
-    if let Some(written) = super::staged::write(interp, &input, &spec, shape.as_ref()) {
+    let written = match planner::plan(interp, Consumer::Write, &input, Some(&spec)).path {
+        Path::Copier { .. } => super::route::write_valid(interp, &input, &spec, shape.as_ref()),
+        Path::Spread { .. } => super::staged::write(interp, &input, &spec, shape.as_ref()),
+        _ => None,
+    };
+    if let Some(written) = written {
         return written;
     }
     let mut sink = Target::open(interp, spec, shape.as_ref())?;

@@ -14,6 +14,7 @@ use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
 
+use super::planner::{self, Consumer, Path};
 use super::stages::{checked_lines, contract_of, items, plan_of, target_spec, Target};
 use super::{Interp, Plan, Result, RuntimeError, Tally};
 use crate::runtime::contract::Contract;
@@ -49,8 +50,12 @@ pub(super) fn route(interp: &Rc<Interp>, input: Value, ok: Value, err: Value) ->
     if ok_spec.table {
         return super::tables::route_table(interp, input, &ok_spec, err_spec);
     }
-    let copy = copy_plan(interp, &input, &ok_spec, false);
-    let spread = copy.is_none() && is_json(&ok_spec);
+    let path = planner::plan(interp, Consumer::Route, &input, Some(&ok_spec)).path;
+    let copy = match path {
+        Path::Copier { .. } => copy_plan(interp, &input, &ok_spec, false).ok(),
+        _ => None,
+    };
+    let spread = matches!(path, Path::Spread { .. });
     let mut out = Targets {
         oks: Target::open(interp, ok_spec, shape.as_ref())?,
         errs: Some(Target::open(interp, err_spec, None)?),
@@ -106,7 +111,7 @@ pub(super) fn write_valid(
     spec: &TargetSpec,
     shape: Option<&Rc<Contract>>,
 ) -> Option<Result<Value>> {
-    let plan = copy_plan(interp, input, spec, true)?;
+    let plan = copy_plan(interp, input, spec, true).ok()?;
     Some((|| {
         let mut out = Targets {
             oks: Target::open(interp, spec.clone(), shape)?,
@@ -279,7 +284,12 @@ struct CopyPlan {
 /// target; `None` otherwise. A valid line is never built: the line
 /// check vouches for it and its text is copied; a failing line of a record
 /// of scalar fields is written from failure texts met before (`Copier`).
-fn copy_plan(interp: &Interp, input: &Value, target: &TargetSpec, oks: bool) -> Option<CopyPlan> {
+fn copy_plan(
+    interp: &Interp,
+    input: &Value,
+    target: &TargetSpec,
+    oks: bool,
+) -> std::result::Result<CopyPlan, &'static str> {
     let Some(Plan::Validated {
         source,
         contract,
@@ -287,19 +297,41 @@ fn copy_plan(interp: &Interp, input: &Value, target: &TargetSpec, oks: bool) -> 
         ..
     }) = plan_of(input)
     else {
-        return None;
+        return Err("the pipeline is not a validated source");
     };
-    let path = crate::runtime::counting::json_file(&source)?;
-    if validated_oks != oks || !is_json(target) {
-        return None;
+    let path = crate::runtime::counting::json_file(&source)
+        .ok_or("the source is not a JSON file read by its field names")?;
+    if validated_oks != oks {
+        return Err(match oks {
+            true => "write copies only what oks() keeps",
+            false => "route copies the results of validate(T) as they come",
+        });
     }
-    let copier = Copier::new(&contract, interp, !oks)?;
-    Some(CopyPlan {
+    if !is_json(target) {
+        return Err("the target is not JSON with the records' own fields");
+    }
+    let copier = Copier::new(&contract, interp, !oks).ok_or(
+        "the contract has defaults or unique keys, or rules the line check cannot vouch for",
+    )?;
+    Ok(CopyPlan {
         source,
         path,
         contract,
         copier,
     })
+}
+
+/// Would `route` (or `write` of `… | oks()`, `oks`) copy the lines of
+/// `input` to `target`, and on how many threads? Or why not: the
+/// execution planner's question.
+pub(super) fn copies(
+    interp: &Interp,
+    input: &Value,
+    target: &TargetSpec,
+    oks: bool,
+) -> std::result::Result<usize, &'static str> {
+    let plan = copy_plan(interp, input, target, oks)?;
+    Ok(spread::parallel_for(interp, &plan.path).map_or(1, |p| p.threads))
 }
 
 /// What `route` copies of a line instead of building its record: a valid

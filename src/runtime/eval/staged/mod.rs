@@ -127,7 +127,15 @@ pub fn spread_stream(
     render: Render,
     take: &mut dyn FnMut(&Piece) -> Result<bool>,
 ) -> Option<Result<()>> {
-    Some(Spread::of(value)?.run(render, take))
+    Some(Spread::of(value).ok()?.run(render, take))
+}
+
+/// Would the pipeline `value` is run on several threads: on how many,
+/// and with unique keys settled on this thread? Or why not (the
+/// execution planner's question).
+pub fn spreads(value: &Value) -> std::result::Result<(usize, bool), &'static str> {
+    let spread = Spread::of(value)?;
+    Ok((spread.parallel.threads, spread.keyed()))
 }
 
 /// A pipeline that may run on several threads, and how.
@@ -140,21 +148,29 @@ struct Spread {
 }
 
 impl Spread {
-    fn of(value: &Value) -> Option<Spread> {
+    fn of(value: &Value) -> std::result::Result<Spread, &'static str> {
+        let not_staged = "the pipeline is not a validated source followed by oks(), errs(), \
+                          map and filter";
         let Value::Stream(stream) = value else {
-            return None;
+            return Err(not_staged);
         };
-        let staged = Rc::new(stream.plan()?.staged()?);
-        let interp = staged.interp.upgrade()?;
-        let path = crate::runtime::counting::json_file(&staged.source)?;
-        let parallel = chunks::parallel_for(&interp, &path)?;
+        let staged = stream.plan().and_then(|p| p.staged()).ok_or(not_staged)?;
+        let staged = Rc::new(staged);
+        let interp = staged.interp.upgrade().ok_or(not_staged)?;
+        let path = crate::runtime::counting::json_file(&staged.source)
+            .ok_or("the source is not a JSON file read by its field names")?;
+        let parallel = chunks::parallel_for(&interp, &path).ok_or(
+            "one thread, or the file is not JSON Lines of a megabyte or more in a regular file",
+        )?;
         let mut funcs = Vec::new();
         for step in &staged.steps {
             if let Some(f) = &step.func {
-                funcs.push(fn_ref(&interp, &parallel.lambdas, f)?);
+                funcs.push(fn_ref(&interp, &parallel.lambdas, f).ok_or(
+                    "a function of the pipeline reads more than declarations and constants",
+                )?);
             }
         }
-        Some(Spread {
+        Ok(Spread {
             interp,
             staged,
             path,
@@ -488,7 +504,7 @@ pub(super) fn write(
     if !super::route::is_json(spec) {
         return None;
     }
-    let spread = Spread::of(input)?;
+    let spread = Spread::of(input).ok()?;
     let mut target = match super::Target::open(interp, spec.clone(), shape) {
         Ok(target) => Some(target),
         Err(e) => return Some(Err(e)),
