@@ -233,7 +233,7 @@ pub(crate) mod tests {
         let session = session(declarations);
         let interp = session.interp().clone();
         let contract = session.contract(name).expect("declared");
-        let mut check = LineCheck::new(&contract, &interp).expect("a line check");
+        let mut check = LineCheck::keyed(&contract, &interp).expect("a line check");
         let nested_warns = contract
             .record()
             .is_some_and(|r| r.fields.iter().any(|f| warns_inside(&f.ty, 0)));
@@ -603,5 +603,246 @@ type Order : DataContract = {{
     #[test]
     fn folds_over_lists_of_records_with_defaults() {
         agree(&orders("note: String = \"none\""), "Order", ORDERS);
+    }
+}
+
+#[cfg(test)]
+mod generated {
+    //! Contracts nobody wrote by hand: random kinds, nesting, unions,
+    //! literals, refinements, rules, warnings, named checks, unique keys
+    //! and defaults, each with lines of valid records. The line check must
+    //! agree with the ordinary path on them and on their broken copies
+    //! (`tests::agree`).
+
+    use super::tests::{agree, session, Dice};
+    use crate::runtime::json::Decoder;
+    use crate::runtime::validate::validate_value;
+    use crate::runtime::value::Value;
+
+    /// A field's type, as written and as its valid values are made.
+    enum Ty {
+        Int,
+        Float,
+        Text,
+        Bool,
+        IntOrText,
+        Literals,
+        /// `Small`, an `Int` refined below 1000.
+        Small,
+        /// `Word`, a `String` refined to lower-case letters.
+        Word,
+        List(Box<Ty>),
+        Map(Box<Ty>),
+        Nullable(Box<Ty>),
+        /// The declared record type `Place`.
+        Place,
+        /// An inline record.
+        Inline(Vec<Field>),
+    }
+
+    struct Field {
+        name: String,
+        ty: Ty,
+        optional: bool,
+        default: Option<&'static str>,
+    }
+
+    fn scalar(dice: &mut Dice) -> Ty {
+        match dice.below(9) {
+            0 => Ty::Int,
+            1 => Ty::Float,
+            2 => Ty::Text,
+            3 => Ty::Bool,
+            4 => Ty::IntOrText,
+            5 => Ty::Literals,
+            6 => Ty::Small,
+            7 => Ty::Word,
+            _ => Ty::Int,
+        }
+    }
+
+    fn ty(dice: &mut Dice, depth: usize) -> Ty {
+        if depth >= 2 {
+            return scalar(dice);
+        }
+        match dice.below(12) {
+            0 => Ty::List(Box::new(ty(dice, depth + 1))),
+            1 => Ty::Map(Box::new(scalar(dice))),
+            2 => Ty::Nullable(Box::new(scalar(dice))),
+            3 => Ty::Place,
+            4 => Ty::Inline(fields(dice, depth + 1, "i", false)),
+            _ => scalar(dice),
+        }
+    }
+
+    /// Fields; defaults only where `defaults` (a contract kind's own).
+    fn fields(dice: &mut Dice, depth: usize, prefix: &str, defaults: bool) -> Vec<Field> {
+        (0..1 + dice.below(7))
+            .map(|i| {
+                let ty = ty(dice, depth);
+                let optional = dice.below(4) == 0;
+                // A default for a scalar that is not optional, now and then.
+                let default = match (&ty, optional || !defaults, dice.below(4)) {
+                    (Ty::Int | Ty::Small, false, 0) => Some("5"),
+                    (Ty::Text, false, 0) => Some("\"dflt\""),
+                    (Ty::Bool, false, 0) => Some("false"),
+                    _ => None,
+                };
+                Field {
+                    name: format!("{prefix}{i}"),
+                    ty,
+                    optional,
+                    default,
+                }
+            })
+            .collect()
+    }
+
+    fn ty_text(t: &Ty) -> String {
+        match t {
+            Ty::Int => "Int".into(),
+            Ty::Float => "Float".into(),
+            Ty::Text => "String".into(),
+            Ty::Bool => "Bool".into(),
+            Ty::IntOrText => "Int | String".into(),
+            Ty::Literals => "\"red\" | \"green\" | 3".into(),
+            Ty::Small => "Small".into(),
+            Ty::Word => "Word".into(),
+            Ty::List(t) => format!("List[{}]", ty_text(t)),
+            Ty::Map(t) => format!("Map[{}]", ty_text(t)),
+            Ty::Nullable(t) => format!("{} | Null", ty_text(t)),
+            Ty::Place => "Place".into(),
+            Ty::Inline(fs) => {
+                let fs: Vec<String> = fs.iter().map(field_text).collect();
+                format!("{{ {} }}", fs.join(", "))
+            }
+        }
+    }
+
+    fn field_text(f: &Field) -> String {
+        let mark = if f.optional { "?" } else { "" };
+        let default = f.default.map(|d| format!(" = {d}")).unwrap_or_default();
+        format!("{}{mark}: {}{default}", f.name, ty_text(&f.ty))
+    }
+
+    /// A valid value of `t`, as JSON.
+    fn value(t: &Ty, dice: &mut Dice) -> String {
+        match t {
+            Ty::Int => (dice.below(200) as i64 - 20).to_string(),
+            Ty::Small => dice.below(999).to_string(),
+            Ty::Float => ["1.5", "2", "-0.25", "3e2"][dice.below(4)].into(),
+            Ty::Text => ["\"a\"", "\"b c\"", "\"\"", "\"\\u00e9t\\u00e9\""][dice.below(4)].into(),
+            Ty::Word => ["\"abc\"", "\"x y\""][dice.below(2)].into(),
+            Ty::Bool => ["true", "false"][dice.below(2)].into(),
+            Ty::IntOrText => ["7", "\"seven\""][dice.below(2)].into(),
+            Ty::Literals => ["\"red\"", "\"green\"", "3"][dice.below(3)].into(),
+            Ty::List(item) => {
+                let items: Vec<String> = (0..dice.below(3)).map(|_| value(item, dice)).collect();
+                format!("[{}]", items.join(", "))
+            }
+            Ty::Map(item) => format!("{{\"k\": {}}}", value(item, dice)),
+            Ty::Nullable(inner) if dice.below(3) == 0 => "null".into(),
+            Ty::Nullable(inner) => value(inner, dice),
+            Ty::Place => match dice.below(2) {
+                0 => "{\"city\": \"Oslo\"}".into(),
+                _ => "{\"city\": \"Rome\", \"zip\": 10}".into(),
+            },
+            Ty::Inline(fs) => record(fs, dice),
+        }
+    }
+
+    /// A record of `fields`, as one JSON line with `", "` between fields
+    /// (as `mutate` expects); optional and defaulted fields left out now
+    /// and then.
+    fn record(fields: &[Field], dice: &mut Dice) -> String {
+        let mut parts = Vec::new();
+        for f in fields {
+            if !(f.optional || f.default.is_some()) || dice.below(3) != 0 {
+                parts.push(format!("\"{}\": {}", f.name, value(&f.ty, dice)));
+            }
+        }
+        format!("{{{}}}", parts.join(", "))
+    }
+
+    /// A contract `G` and its declarations, with rules over its top-level
+    /// fields.
+    fn contract(dice: &mut Dice) -> (String, Vec<Field>) {
+        let kind = ["DataContract", "TypeContract", "Data", "Type"][dice.below(4)];
+        let contract = kind.ends_with("Contract");
+        let fields = fields(dice, 0, "f", contract);
+        let mut members: Vec<String> = fields.iter().map(field_text).collect();
+        for f in &fields {
+            let read = if f.optional {
+                format!("{}?", f.name)
+            } else {
+                f.name.clone()
+            };
+            let rule = match (&f.ty, dice.below(3)) {
+                (Ty::Int, 0) if !f.optional => Some(format!("require {0}_low: {0} >= -20", f.name)),
+                (Ty::Int | Ty::Small, 1) if !f.optional => {
+                    Some(format!("warn {0}_seven: {0} != 7", f.name))
+                }
+                (Ty::Text, 0) => Some(format!(
+                    "require {0}_short: len({read} ?? \"\") < 40",
+                    f.name
+                )),
+                (Ty::Text, 1) if !f.optional => Some(format!("validate {} with short", f.name)),
+                (Ty::List(_), 0) if !f.optional => {
+                    Some(format!("require {0}_few: len({0}) <= 3", f.name))
+                }
+                (Ty::Bool, 0) if !f.optional => Some(format!("warn {0}_set: {0} or true", f.name)),
+                _ => None,
+            };
+            members.extend(rule.filter(|_| contract));
+        }
+        // A unique key on a required scalar, now and then.
+        let key = fields.iter().find(|f| {
+            !f.optional && f.default.is_none() && matches!(f.ty, Ty::Int | Ty::Text | Ty::Word)
+        });
+        if let Some(key) = key.filter(|_| contract && dice.below(3) == 0) {
+            members.push(format!("unique {}", key.name));
+        }
+        let declarations = format!(
+            "fn short(s) = len(s) < 12
+type Small = Int require small: self < 1000
+type Word = String require word: matches(self, r\"^[a-z ]+$\")
+type Place : {} = {{ city: String, zip?: Int }}
+type G : {kind} = {{
+    {}
+}}",
+            ["Data", "Type"][dice.below(2)],
+            members.join("\n    ")
+        );
+        (declarations, fields)
+    }
+
+    #[test]
+    fn generated_contracts_agree() {
+        let mut dice = Dice(0x2F_6B1D_A3C4_9E27);
+        let mut agreed = 0;
+        for _ in 0..32 {
+            let (declarations, fields) = contract(&mut dice);
+            let s = session(&declarations);
+            let (interp, g) = (s.interp().clone(), s.contract("G").expect("declared"));
+            // The lines the ordinary path finds valid, without warnings.
+            let lines: Vec<String> = (0..12)
+                .map(|_| record(&fields, &mut dice))
+                .filter(|line| {
+                    let v = Decoder::new().decode(line.as_bytes()).expect("well formed");
+                    matches!(validate_value(&interp, &g, v, None, None),
+                        Ok(Value::Ok(ok)) if ok.warnings.is_empty())
+                })
+                .collect();
+            if lines.len() < 3 {
+                continue;
+            }
+            let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+            agree(&declarations, "G", &lines);
+            agreed += 1;
+        }
+        assert!(
+            agreed >= 16,
+            "only {agreed} generated contracts had valid lines"
+        );
     }
 }
