@@ -24,6 +24,10 @@ pub struct Json;
 pub static JSON: Json = Json;
 
 impl Codec for Json {
+    fn is_json_text(&self) -> bool {
+        true
+    }
+
     fn read(
         &self,
         input: Box<dyn BufRead>,

@@ -34,7 +34,7 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::runtime::builtins::{Builtin, Format};
+use crate::runtime::builtins::Builtin;
 use crate::runtime::contract::Contract;
 use crate::runtime::eval::chunks::{self, Worker};
 use crate::runtime::eval::io::{line_too_long, max_line, Cell, RowForCheck};
@@ -94,7 +94,7 @@ pub fn route(
     if !matches!((b, oks), (Builtin::Count, true) | (Builtin::Report, false)) {
         return Err("count() counts valid records only after oks(), report() every result");
     }
-    let Some(path) = json_file(source) else {
+    let Some(path) = json_file(interp, source) else {
         if source.path().is_some() && interp.codec(source.format).checks_rows() {
             return Ok(Route::Cells);
         }
@@ -236,10 +236,11 @@ fn tally_rows(
     }
 }
 
-/// The file of a source the line check can read: a JSON file whose keys
-/// are the program's field names.
-pub fn json_file(source: &SourceSpec) -> Option<String> {
-    let plain = source.format == Format::Json && source.boundary.columns.is_empty();
+/// The file of a source the line check can read: a file of a format
+/// whose records are JSON texts (`Codec::is_json_text`), whose keys are
+/// the program's field names.
+pub fn json_file(interp: &Interp, source: &SourceSpec) -> Option<String> {
+    let plain = interp.codec(source.format).is_json_text() && source.boundary.columns.is_empty();
     source.path().filter(|_| plain).map(str::to_string)
 }
 

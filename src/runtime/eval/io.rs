@@ -306,6 +306,14 @@ pub trait Codec {
         None
     }
 
+    /// Are its records JSON texts, which the line check reads as they are
+    /// (the counting path, the copier and the threads read such a
+    /// file's bytes), and does a target of it take a record as its
+    /// compact JSON text?
+    fn is_json_text(&self) -> bool {
+        false
+    }
+
     /// Does `each_row_for_check` give rows (`count()` and `report()` then
     /// judge converted cells without building records)?
     fn checks_rows(&self) -> bool {

@@ -184,7 +184,7 @@ fn choose(
                 Ok(threads) => return Path::Copier { threads },
                 Err(why) => passed.push(("copier", why)),
             }
-            if !super::route::is_json(target) {
+            if !super::route::is_json(interp, target) {
                 passed.push((
                     "threads",
                     "the target is not JSON with the records' own fields",

@@ -662,7 +662,8 @@ fn read_source_for(
     // A contract that fills defaults changes records, so the check could
     // not build them: the line is decoded then.
     let check = LineCheck::building(contract, interp);
-    if let (Some(path), Some(check)) = (crate::runtime::counting::json_file(source), check) {
+    if let (Some(path), Some(check)) = (crate::runtime::counting::json_file(interp, source), check)
+    {
         return Ok(Upstream::Checked(read_validated(
             interp, source, &path, check,
         )?));

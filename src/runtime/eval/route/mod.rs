@@ -78,8 +78,8 @@ pub(super) fn route(interp: &Rc<Interp>, input: Value, ok: Value, err: Value) ->
 }
 
 /// Is the target JSON, with its fields as the records have them?
-pub(super) fn is_json(spec: &TargetSpec) -> bool {
-    spec.format == crate::runtime::builtins::Format::Json && spec.boundary.columns.is_empty()
+pub(super) fn is_json(interp: &Interp, spec: &TargetSpec) -> bool {
+    interp.codec(spec.format).is_json_text() && spec.boundary.columns.is_empty()
 }
 
 /// Route a pipeline of stages after `validate` that runs on several
@@ -299,7 +299,7 @@ fn copy_plan(
     else {
         return Err("the pipeline is not a validated source");
     };
-    let path = crate::runtime::counting::json_file(&source)
+    let path = crate::runtime::counting::json_file(interp, &source)
         .ok_or("the source is not a JSON file read by its field names")?;
     if validated_oks != oks {
         return Err(match oks {
@@ -307,7 +307,7 @@ fn copy_plan(
             false => "route copies the results of validate(T) as they come",
         });
     }
-    if !is_json(target) {
+    if !is_json(interp, target) {
         return Err("the target is not JSON with the records' own fields");
     }
     let copier = Copier::new(&contract, interp, !oks).ok_or(
