@@ -18,6 +18,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use crate::check::CheckError;
 use crate::runtime::builtins::Builtin;
 use crate::runtime::contract::{Contract, FieldSpec, RecordShape, Shape, TypeSpec};
+use crate::runtime::decide::FailureKind;
 use crate::runtime::eval::io::{DecodedRecords, Plain, RecordWriter};
 use crate::runtime::eval::{Codec, Function, Host, Interp, SourceSpec, TargetSpec};
 use crate::runtime::hir::{Expr, FnDef, Program};
@@ -70,11 +71,13 @@ pub fn check_defaults(decls: &[(&TypeDecl, Rc<Contract>)], globals: &Globals) ->
             let field = decl.name.text.clone();
             let span = decl.default.as_ref()?.span.clone();
             Some(match kind {
-                "require" | "check" | "eval" => CheckError::DefaultBreaks {
-                    field,
-                    rule: rule.to_string(),
-                    span,
-                },
+                FailureKind::Require | FailureKind::Check | FailureKind::Eval => {
+                    CheckError::DefaultBreaks {
+                        field,
+                        rule: rule.to_string(),
+                        span,
+                    }
+                }
                 _ => CheckError::DefaultType {
                     field,
                     expected: spec.ty.describe(),
@@ -160,7 +163,7 @@ fn run_lets(interp: &Rc<Interp>, lets: &FxHashMap<u32, &Expr>, mut needed: Vec<u
 
 /// The first failure (rule and kind) of the field's default, computed
 /// now, against the field's own type and checks.
-fn first_failure(interp: &Rc<Interp>, spec: &FieldSpec) -> Option<(Rc<str>, &'static str)> {
+fn first_failure(interp: &Rc<Interp>, spec: &FieldSpec) -> Option<(Rc<str>, FailureKind)> {
     // An evaluation error is left for run time to report where it happens.
     let value = interp.eval(spec.default.as_ref()?, &None).ok()?;
     field_findings(interp, spec, value.stored())

@@ -13,6 +13,55 @@ use crate::runtime::kernel::{Bail, InFrame};
 use crate::runtime::value::Value;
 use crate::syntax::ast::Severity;
 
+/// What kind of broken check a failure or warning is: the `kind` of its
+/// record (language.md §4.9). Decided once, named by `name`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FailureKind {
+    /// The value is not a record.
+    NotRecord,
+    /// A required field is absent.
+    Missing,
+    /// A field is null where its type does not admit `Null`.
+    Null,
+    /// A field's value is not of its type.
+    Type,
+    /// A `require` is false.
+    Require,
+    /// A named check of a field is false.
+    Check,
+    /// A rule's condition raised an error or is not a Bool.
+    Eval,
+    /// A `warn` is false.
+    Warn,
+    /// A closed record has a field it does not declare.
+    Extra,
+    /// A unique key was claimed by an earlier record.
+    Unique,
+    /// A record does not fit its table's columns.
+    SchemaDrift,
+    /// The input did not decode.
+    Decode,
+}
+
+impl FailureKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            FailureKind::NotRecord => "not_record",
+            FailureKind::Missing => "missing",
+            FailureKind::Null => "null",
+            FailureKind::Type => "type",
+            FailureKind::Require => "require",
+            FailureKind::Check => "check",
+            FailureKind::Eval => "eval",
+            FailureKind::Warn => "warn",
+            FailureKind::Extra => "extra",
+            FailureKind::Unique => "unique",
+            FailureKind::SchemaDrift => "schema_drift",
+            FailureKind::Decode => "decode",
+        }
+    }
+}
+
 /// What a rule came to in a record's frame (steps 5 and 7).
 pub enum Outcome {
     /// True, or absent: a rule over an optional field that is missing
@@ -61,10 +110,10 @@ fn value_outcome(v: Value) -> Outcome {
 /// The kind of the failure or warning a rule makes whose condition came
 /// to `result` (an error, such as a kernel's `Bail`, is `eval`); `None`
 /// when it holds.
-pub fn kind_of<E>(rule: &RuleSpec, result: Result<Value, E>) -> Option<&'static str> {
+pub fn kind_of<E>(rule: &RuleSpec, result: Result<Value, E>) -> Option<FailureKind> {
     match result {
         Ok(v) => value_outcome(v).kind(rule),
-        Err(_) => Some("eval"),
+        Err(_) => Some(FailureKind::Eval),
     }
 }
 
@@ -78,12 +127,12 @@ pub fn holds_in<E>(value: Result<Value, E>) -> Result<bool, E> {
 impl Outcome {
     /// The kind of the failure or warning `rule` makes with this outcome;
     /// `None` when it holds.
-    pub fn kind(&self, rule: &RuleSpec) -> Option<&'static str> {
+    pub fn kind(&self, rule: &RuleSpec) -> Option<FailureKind> {
         match self {
             Outcome::Holds => None,
-            Outcome::Broken if rule.severity == Severity::Warn => Some("warn"),
-            Outcome::Broken => Some("require"),
-            Outcome::NotBool(_) | Outcome::Raised(_) => Some("eval"),
+            Outcome::Broken if rule.severity == Severity::Warn => Some(FailureKind::Warn),
+            Outcome::Broken => Some(FailureKind::Require),
+            Outcome::NotBool(_) | Outcome::Raised(_) => Some(FailureKind::Eval),
         }
     }
 }

@@ -17,7 +17,6 @@ use rustc_hash::FxHashSet;
 use smallvec::SmallVec;
 
 use crate::runtime::value::{Key, Record, Value};
-use crate::syntax::canonical::{write_json_string, write_separated};
 
 /// How deeply arrays and objects may nest before decoding gives up.
 const MAX_DEPTH: usize = 512;
@@ -1451,21 +1450,7 @@ const ENDS_RUN: [bool; 256] = {
 /// function or type is written as the string it prints as. Streams are the
 /// caller's to expand; one reaching here is written as `null`.
 pub fn write_json(out: &mut String, v: &Value) {
-    match v {
-        Value::Null | Value::Absent | Value::Stream(_) => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Int(n) => write_int(out, *n),
-        Value::Float(f) => write_float(out, *f),
-        Value::Num(n) => out.push_str(&n.text),
-        Value::Str(s) => write_json_string(out, s),
-        Value::List(items) => write_json_list(out, items),
-        Value::Record(record) => write_json_record(out, record),
-        Value::Ok(okay) => write_json_tagged(out, "ok", &okay.value),
-        Value::Err(error) => write_json_tagged(out, "err", error),
-        Value::Func(function) => write_json_string(out, &function.display_name()),
-        Value::Type(contract) => write_json_string(out, &contract.name),
-        Value::Format(format) => write_json_string(out, format.name()),
-    }
+    crate::runtime::print::write_value::<crate::runtime::print::Json>(out, v);
 }
 
 /// `v` as compact JSON text.
@@ -1473,30 +1458,6 @@ pub fn to_json(v: &Value) -> String {
     let mut out = String::new();
     write_json(&mut out, v);
     out
-}
-
-fn write_json_list(out: &mut String, items: &[Value]) {
-    out.push('[');
-    write_separated(out, ",", items.iter(), write_json);
-    out.push(']');
-}
-
-fn write_json_record(out: &mut String, record: &Record) {
-    out.push('{');
-    write_separated(out, ",", record.iter(), |out, (key, value)| {
-        write_json_string(out, key);
-        out.push(':');
-        write_json(out, value);
-    });
-    out.push('}');
-}
-
-fn write_json_tagged(out: &mut String, tag: &str, v: &Value) {
-    out.push_str("{\"");
-    out.push_str(tag);
-    out.push_str("\":");
-    write_json(out, v);
-    out.push('}');
 }
 
 /// Appends an integer in decimal digits.
@@ -1515,6 +1476,7 @@ pub fn write_float(out: &mut String, f: f64) {
 mod tests {
     use super::*;
     use crate::runtime::print::to_hql;
+    use crate::syntax::canonical::write_json_string;
 
     fn decode(text: &str) -> Result<Value, JsonError> {
         Decoder::new().decode(text.as_bytes())

@@ -20,6 +20,75 @@ pub fn to_hql(v: &Value) -> String {
 
 /// Appends `v` in HQL's printed form.
 pub fn write_hql(out: &mut String, v: &Value) {
+    write_value::<Hql>(out, v);
+}
+
+/// How a value's text is spelled: HQL's printed form and compact JSON
+/// differ only in these, and one walker (`write_value`) serves both.
+pub trait Syntax {
+    /// Between a list's items and a record's fields.
+    const SEPARATOR: &'static str;
+    /// A record's field name, and what follows it.
+    fn field(out: &mut String, name: &str);
+    /// `ok(v)` / `err(v)`: before the value, and after it.
+    fn wrapped(out: &mut String, tag: &str, v: &Value);
+    /// A function's, a type's or a format's name.
+    fn name(out: &mut String, name: &str);
+    /// A stream that reached the printer (the caller expands streams).
+    const STREAM: &'static str;
+}
+
+/// HQL's printed form.
+pub struct Hql;
+
+impl Syntax for Hql {
+    const SEPARATOR: &'static str = ", ";
+    const STREAM: &'static str = "<stream>";
+
+    fn field(out: &mut String, name: &str) {
+        write_field_name(out, name);
+        out.push_str(": ");
+    }
+
+    fn wrapped(out: &mut String, tag: &str, v: &Value) {
+        out.push_str(tag);
+        out.push('(');
+        write_value::<Hql>(out, v);
+        out.push(')');
+    }
+
+    fn name(out: &mut String, name: &str) {
+        out.push_str(name);
+    }
+}
+
+/// Compact JSON.
+pub struct Json;
+
+impl Syntax for Json {
+    const SEPARATOR: &'static str = ",";
+    const STREAM: &'static str = "null";
+
+    fn field(out: &mut String, name: &str) {
+        write_json_string(out, name);
+        out.push(':');
+    }
+
+    fn wrapped(out: &mut String, tag: &str, v: &Value) {
+        out.push_str("{\"");
+        out.push_str(tag);
+        out.push_str("\":");
+        write_value::<Json>(out, v);
+        out.push('}');
+    }
+
+    fn name(out: &mut String, name: &str) {
+        write_json_string(out, name);
+    }
+}
+
+/// Appends `v` spelled as `S` spells values.
+pub fn write_value<S: Syntax>(out: &mut String, v: &Value) {
     match v {
         Value::Null | Value::Absent => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -27,29 +96,26 @@ pub fn write_hql(out: &mut String, v: &Value) {
         Value::Float(f) => write_float(out, *f),
         Value::Num(n) => out.push_str(&n.text),
         Value::Str(s) => write_json_string(out, s),
-        Value::List(items) => write_list(out, items),
-        Value::Record(record) => write_record(out, record),
-        Value::Ok(okay) => write_wrapped(out, "ok", &okay.value),
-        Value::Err(error) => write_wrapped(out, "err", error),
-        Value::Func(function) => out.push_str(&function.display_name()),
-        Value::Type(contract) => out.push_str(&contract.name),
-        Value::Format(format) => out.push_str(format.name()),
-        Value::Stream(_) => out.push_str("<stream>"),
+        Value::List(items) => {
+            out.push('[');
+            write_separated(out, S::SEPARATOR, items.iter(), write_value::<S>);
+            out.push(']');
+        }
+        Value::Record(record) => write_record::<S>(out, record),
+        Value::Ok(okay) => S::wrapped(out, "ok", &okay.value),
+        Value::Err(error) => S::wrapped(out, "err", error),
+        Value::Func(function) => S::name(out, &function.display_name()),
+        Value::Type(contract) => S::name(out, &contract.name),
+        Value::Format(format) => S::name(out, format.name()),
+        Value::Stream(_) => out.push_str(S::STREAM),
     }
 }
 
-fn write_list(out: &mut String, items: &[Value]) {
-    out.push('[');
-    write_separated(out, ", ", items.iter(), write_hql);
-    out.push(']');
-}
-
-fn write_record(out: &mut String, record: &Record) {
+fn write_record<S: Syntax>(out: &mut String, record: &Record) {
     out.push('{');
-    write_separated(out, ", ", record.iter(), |out, (key, value)| {
-        write_field_name(out, key);
-        out.push_str(": ");
-        write_hql(out, value);
+    write_separated(out, S::SEPARATOR, record.iter(), |out, (key, value)| {
+        S::field(out, key);
+        write_value::<S>(out, value);
     });
     out.push('}');
 }
@@ -70,13 +136,6 @@ fn is_identifier(name: &str) -> bool {
         .next()
         .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
     starts_well && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
-}
-
-fn write_wrapped(out: &mut String, wrapper: &str, v: &Value) {
-    out.push_str(wrapper);
-    out.push('(');
-    write_hql(out, v);
-    out.push(')');
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ use std::rc::Rc;
 use regex::Regex;
 
 use crate::runtime::contract::{Contract, FieldSpec, RecordShape, RuleSpec, Shape, TypeSpec};
-use crate::runtime::decide;
+use crate::runtime::decide::{self, FailureKind};
 use crate::runtime::eval::io::Cell;
 use crate::runtime::eval::{push_frame, Env, Frame, Function, Interp, Slots};
 use crate::runtime::hir::Expr;
@@ -908,7 +908,7 @@ impl RecordCheck {
                             // A repeated key is one field to `validate`.
                             return Err(p.give_up());
                         }
-                        found.failures.push((rule, "extra"));
+                        found.failures.push((rule, FailureKind::Extra));
                         found_at.push(AFTER_FIELDS);
                         p.skip_value()?;
                     }
@@ -924,7 +924,9 @@ impl RecordCheck {
         for (i, spec) in shape.fields.iter().enumerate() {
             if seen[i] != *visit && !spec.optional {
                 failed[i] = true;
-                found.failures.push((spec.ids.missing.clone(), "missing"));
+                found
+                    .failures
+                    .push((spec.ids.missing.clone(), FailureKind::Missing));
                 found_at.push(i as u32 + 1);
             }
         }
@@ -974,13 +976,17 @@ impl Elements {
                             Judged::Broke(ids) => found.failures.extend(ids),
                             // An element has no null step: null is a value
                             // of the wrong type.
-                            Judged::Null => found.failures.push((self.type_id.clone(), "type")),
+                            Judged::Null => found
+                                .failures
+                                .push((self.type_id.clone(), FailureKind::Type)),
                         }
                     }
                     _ if p.peek_token()? == b'n' => {
                         p.literal("null", ())?;
                         if !self.admits_null {
-                            found.failures.push((self.type_id.clone(), "type"));
+                            found
+                                .failures
+                                .push((self.type_id.clone(), FailureKind::Type));
                         }
                     }
                     how => how.find(interp, &self.type_id, p, found)?,
@@ -1007,7 +1013,7 @@ const AFTER_EXTRAS: u32 = u32::MAX;
 /// `validate` names them: field by field as declared, then undeclared
 /// fields (in the order of the keys), then rules. `at` is each failure's
 /// place in that order (`found_at`), sorted with it.
-fn in_validate_order(failures: &mut [(Rc<str>, &'static str)], at: &mut [u32]) {
+fn in_validate_order(failures: &mut [(Rc<str>, FailureKind)], at: &mut [u32]) {
     if at.is_sorted() {
         return;
     }
@@ -1024,7 +1030,7 @@ enum Judged {
     /// It passed (the value, when a rule reads it; else null).
     Passed(Value),
     /// It broke these rules: a type failure, or a refinement's rules.
-    Broke(Vec<(Rc<str>, &'static str)>),
+    Broke(Vec<(Rc<str>, FailureKind)>),
     /// Null where the type does not admit it.
     Null,
 }
@@ -1040,7 +1046,7 @@ fn judge(
     p: &mut Parser,
 ) -> Parsed<Judged> {
     let byte = p.peek_token()?;
-    let type_failure = || Judged::Broke(vec![(type_id.clone(), "type")]);
+    let type_failure = || Judged::Broke(vec![(type_id.clone(), FailureKind::Type)]);
     Ok(match byte {
         b'n' => {
             p.literal("null", ())?;
@@ -1057,9 +1063,12 @@ fn judge(
                 Some(broken) if broken.is_empty() => {
                     Judged::Passed(if read { Value::str(s) } else { Value::Null })
                 }
-                Some(broken) => {
-                    Judged::Broke(broken.into_iter().map(|id| (id, "require")).collect())
-                }
+                Some(broken) => Judged::Broke(
+                    broken
+                        .into_iter()
+                        .map(|id| (id, FailureKind::Require))
+                        .collect(),
+                ),
             }
         }
         b'-' | b'0'..=b'9' => {
@@ -1111,7 +1120,7 @@ impl FieldCheck {
                 match judge(tokens, self.admits_null, self.read, &self.type_id, p)? {
                     Judged::Passed(v) => return Ok(Some(v)),
                     Judged::Broke(ids) => found.failures.extend(ids),
-                    Judged::Null => found.failures.push((null_id.clone(), "null")),
+                    Judged::Null => found.failures.push((null_id.clone(), FailureKind::Null)),
                 }
                 return Ok(None);
             }
@@ -1121,7 +1130,7 @@ impl FieldCheck {
                 if self.admits_null {
                     return Ok(Some(Value::Null));
                 }
-                found.failures.push((null_id.clone(), "null"));
+                found.failures.push((null_id.clone(), FailureKind::Null));
             }
             how => how.find(interp, &self.type_id, p, found)?,
         }
@@ -1153,7 +1162,7 @@ impl How {
             How::List(elements) if byte == b'[' => elements.find(interp, p, found),
             How::Record(_) | How::List(_) => {
                 p.skip_value()?;
-                found.failures.push((type_id.clone(), "type"));
+                found.failures.push((type_id.clone(), FailureKind::Type));
                 Ok(())
             }
             How::Tokens(_) | How::Value => Err(p.give_up()),

@@ -10,7 +10,7 @@ use std::rc::Rc;
 use smallvec::{smallvec, SmallVec};
 
 use crate::runtime::contract::*;
-use crate::runtime::decide::{self, Outcome};
+use crate::runtime::decide::{self, FailureKind, Outcome};
 use crate::runtime::eval::{
     push_frame, write_key, write_key_text, Env, Interp, Origin, Result, Slots,
 };
@@ -22,7 +22,7 @@ use crate::syntax::canonical::write_json_string;
 /// One broken check, before it becomes a record.
 struct Failure {
     rule: Rc<str>,
-    kind: &'static str,
+    kind: FailureKind,
     path: Option<String>,
     fields: Vec<Key>,
     message: String,
@@ -375,8 +375,8 @@ pub fn validate_value(
 /// building its result, for `report()`).
 #[derive(Debug, Default)]
 pub struct Findings {
-    pub failures: Vec<(Rc<str>, &'static str)>,
-    pub warnings: Vec<(Rc<str>, &'static str)>,
+    pub failures: Vec<(Rc<str>, FailureKind)>,
+    pub warnings: Vec<(Rc<str>, FailureKind)>,
 }
 
 pub fn findings(interp: &Rc<Interp>, c: &Rc<Contract>, value: &Value) -> Result<Findings> {
@@ -435,7 +435,7 @@ pub fn field_findings(
     interp: &Rc<Interp>,
     f: &FieldSpec,
     v: Value,
-) -> Result<Vec<(Rc<str>, &'static str)>> {
+) -> Result<Vec<(Rc<str>, FailureKind)>> {
     let mut run = Run {
         interp,
         failures: Vec::new(),
@@ -508,7 +508,7 @@ impl<'a> Run<'a> {
         let Value::Record(_) = value else {
             self.failures.push(Failure {
                 rule: format!("{}.not_record", c.name).into(),
-                kind: "not_record",
+                kind: FailureKind::NotRecord,
                 path: None,
                 fields: vec![],
                 message: format!("{} expects a record, not {}", c.name, value.kind_article()),
@@ -618,7 +618,7 @@ impl<'a> Run<'a> {
             None if f.optional => {}
             None => self.fail(
                 &f.ids.missing,
-                "missing",
+                FailureKind::Missing,
                 &path,
                 &f.name,
                 format!("required field {path} ({}) is missing", f.ty.describe()),
@@ -626,7 +626,7 @@ impl<'a> Run<'a> {
             Some(Value::Null) if f.ty.admits_null() => {}
             Some(Value::Null) => self.fail(
                 &f.ids.null,
-                "null",
+                FailureKind::Null,
                 &path,
                 &f.name,
                 format!("field {path} is null; expected {}", f.ty.describe()),
@@ -646,7 +646,7 @@ impl<'a> Run<'a> {
     fn fail(
         &mut self,
         rule: &Rc<str>,
-        kind: &'static str,
+        kind: FailureKind,
         path: &str,
         field: &Key,
         message: String,
@@ -673,7 +673,7 @@ impl<'a> Run<'a> {
         let type_failure = |run: &mut Self| {
             run.fail(
                 &ids.type_,
-                "type",
+                FailureKind::Type,
                 path,
                 field,
                 format!("{} must be {}", subject(path), spec.describe()),
@@ -791,7 +791,7 @@ impl<'a> Run<'a> {
                 } else if !type_matches(base, v) {
                     self.failures.push(Failure {
                         rule: ids.type_.clone(),
-                        kind: "type",
+                        kind: FailureKind::Type,
                         path: failure_path(path),
                         fields: field_list(field),
                         message: format!(
@@ -818,7 +818,7 @@ impl<'a> Run<'a> {
         rule: &RuleSpec,
         record: Option<&RecordShape>,
         env: &Env,
-    ) -> Option<(&'static str, String)> {
+    ) -> Option<(FailureKind, String)> {
         let outcome = decide::compiled_outcome(self.interp, rule, record, env);
         let kind = outcome.kind(rule)?;
         let message = match outcome {
@@ -855,7 +855,7 @@ impl<'a> Run<'a> {
                 // A refinement's rule that raised at a field says which
                 // (a broken rule's message is only `rule … does not hold`,
                 // §4.9: the field is the failure's path).
-                let raised = kind == "eval";
+                let raised = kind == FailureKind::Eval;
                 if let (true, Some(_), Some(p)) = (raised, field, path.filter(|p| !p.is_empty())) {
                     message = format!("{message} (field {p})");
                 }
@@ -885,11 +885,11 @@ impl<'a> Run<'a> {
             let (kind, message) = match self.interp.call(&func, smallvec![v.clone()]) {
                 Ok(Value::Bool(true)) => continue,
                 Ok(_) => (
-                    "check",
+                    FailureKind::Check,
                     format!("field {path} fails check {}", check.func_name),
                 ),
                 Err(e) => (
-                    "eval",
+                    FailureKind::Eval,
                     format!(
                         "check {} on field {path} could not run: {}",
                         check.func_name, e.message
@@ -912,7 +912,7 @@ impl<'a> Run<'a> {
             let path = join_path(prefix, key);
             self.failures.push(Failure {
                 rule: decide::extra_id(owner, key),
-                kind: "extra",
+                kind: FailureKind::Extra,
                 path: Some(path.clone()),
                 fields: vec![key.clone()],
                 message: format!("field {path} is not declared in {owner}"),
@@ -938,7 +938,7 @@ impl<'a> Run<'a> {
             };
             self.failures.push(Failure {
                 rule: u.id.clone(),
-                kind: "unique",
+                kind: FailureKind::Unique,
                 path: None,
                 fields,
                 message: format!("the key ({names}) of {owner} was already taken by {by}"),
@@ -1176,7 +1176,7 @@ fn failure_value(f: Failure, severity: &str) -> Value {
         &FAILURE_KEYS,
         [
             Value::str(&*f.rule),
-            Value::str(f.kind),
+            Value::str(f.kind.name()),
             f.path.map(Value::str).unwrap_or(Value::Null),
             Value::list(fields),
             Value::str(severity),
@@ -1295,7 +1295,7 @@ pub fn undecodable(origin: &Origin, raw: String, message: String) -> Value {
 pub fn undecodable_input(origin: &Origin, input: Value, message: String) -> Value {
     let failure = Failure {
         rule: DECODE.into(),
-        kind: DECODE,
+        kind: FailureKind::Decode,
         path: None,
         fields: vec![],
         message,
@@ -1323,7 +1323,7 @@ pub fn schema_drift_failure(
         .map(|(rule, column, message)| {
             let failure = Failure {
                 rule: rule.into(),
-                kind: "schema_drift",
+                kind: FailureKind::SchemaDrift,
                 path: Some(column.to_string()),
                 fields: vec![column],
                 message,

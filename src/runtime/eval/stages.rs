@@ -19,6 +19,7 @@ use super::planner::{self, Consumer, Path};
 use super::{Held, Interp, Item, Items, Origin, Plan, Result, RuntimeError, Step, Stream};
 use crate::runtime::builtins::{Builtin, Format};
 use crate::runtime::contract::{Contract, RecordShape};
+use crate::runtime::decide::FailureKind;
 use crate::runtime::json::{JsonSource, LineReader};
 use crate::runtime::scan::LineCheck;
 use crate::runtime::validate::{self, failure_rules, Uniques};
@@ -1233,7 +1234,7 @@ impl Tally {
             &f.failures
         };
         for (rule, kind) in counted {
-            self.count_rule(rule, kind, 1);
+            self.count_rule(rule, kind.name(), 1);
         }
     }
 
@@ -1255,7 +1256,7 @@ impl Tally {
         }
         self.err += 1;
         for &n in taken {
-            self.count_rule(&shape.uniques[n].id, "unique", 1);
+            self.count_rule(&shape.uniques[n].id, FailureKind::Unique.name(), 1);
         }
     }
 

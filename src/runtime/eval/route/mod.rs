@@ -416,7 +416,11 @@ impl Copier {
             // Valid with warnings: `ok`, built the ordinary way.
             return None;
         }
-        if found.failures.iter().any(|(_, kind)| *kind == "eval") {
+        if found
+            .failures
+            .iter()
+            .any(|(_, kind)| *kind == crate::runtime::decide::FailureKind::Eval)
+        {
             // Its message carries the error: never learnt, and the rule's
             // other failures must not stand for it.
             return None;
@@ -469,7 +473,9 @@ impl Copier {
             return;
         }
         for (failure, key) in failures.iter().zip(pending) {
-            if text_of(failure, "kind").as_deref() != Some("eval") {
+            if text_of(failure, "kind").as_deref()
+                != Some(crate::runtime::decide::FailureKind::Eval.name())
+            {
                 let mut text = String::new();
                 write_json(&mut text, failure);
                 self.met.insert(key, text.into());
