@@ -1215,6 +1215,60 @@ fn a_crash_at_each_step_of_a_two_file_commit_ends_all_old_or_all_new() {
     }
 }
 
+/// A rename that fails after another target was replaced leaves the
+/// journal and every temporary it names, so `hql recover` finishes the
+/// commit: both targets new, nothing left behind. (Before, the failed
+/// rename's temporary was removed, and recovery left good new, bad old.)
+#[test]
+fn a_rename_that_fails_past_the_point_of_no_return_is_finished_by_recover() {
+    let s = route_scratch("t-refused-rename");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hql"))
+        .args(["run", "main.hql"])
+        .current_dir(&s.path)
+        .env("HQL_PROGRESS", "0")
+        .env("HQL_TEST_REFUSE_RENAME", "bad.jsonl")
+        .output()
+        .expect("hql runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("hql::commit"), "{err}");
+    assert!(err.contains("hql recover"), "{err}");
+    // Mixed until recovered: good new, bad old, its temporary kept.
+    assert_ne!(s.read("good.jsonl"), OLD_GOOD);
+    assert_eq!(s.read("bad.jsonl"), OLD_BAD);
+    let kept: Vec<String> = (s.files().into_iter())
+        .filter(|f| f.contains(".hql-"))
+        .collect();
+    assert!(kept.iter().any(|f| f.contains("bad.jsonl")), "{kept:?}");
+    let r = s.hql(&["recover"]);
+    assert_eq!(r.status, 0, "{}{}", r.out, r.err);
+    assert!(all_old_or_all_new(&s));
+    let left: Vec<String> = (s.files().into_iter())
+        .filter(|f| f.contains(".hql-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+/// A rename that fails before anything changed abandons the run: both
+/// targets old, no temporary and no journal left.
+#[test]
+fn a_first_rename_that_fails_leaves_every_target_old() {
+    let s = route_scratch("t-refused-first");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hql"))
+        .args(["run", "main.hql"])
+        .current_dir(&s.path)
+        .env("HQL_PROGRESS", "0")
+        .env("HQL_TEST_REFUSE_RENAME", "good.jsonl")
+        .output()
+        .expect("hql runs");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!all_old_or_all_new(&s));
+    let left: Vec<String> = (s.files().into_iter())
+        .filter(|f| f.contains(".hql-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
 #[test]
 fn recover_in_a_folder_with_nothing_to_do_says_so() {
     let s = Scratch::new("t-recover-none");

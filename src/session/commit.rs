@@ -70,12 +70,16 @@ pub fn commit(mut pending: Vec<Box<dyn Pending>>) -> Result<(), CommitError> {
     let mut renamed = 0;
     let mut done = Vec::new();
     while let Some(p) = pending.next() {
-        let is_database = matches!(p.step(), CommitStep::Database { .. });
+        let step = p.step();
+        let is_database = matches!(step, CommitStep::Database { .. });
         let target = p.target();
         if let Err(e) = p.commit() {
             let rest: Vec<Box<dyn Pending>> = pending.collect();
             if is_database || done.is_empty() {
                 // Nothing is changed yet: every file goes back to before.
+                if let CommitStep::Rename { temp, .. } = &step {
+                    let _ = std::fs::remove_file(temp);
+                }
                 if let Some(j) = &journal {
                     j.remove();
                 }
@@ -83,9 +87,11 @@ pub fn commit(mut pending: Vec<Box<dyn Pending>>) -> Result<(), CommitError> {
                 error.unchanged.insert(0, target);
                 return Err(error);
             }
-            // Past the point of no return: the journal stays for recovery.
+            // Past the point of no return: the journal stays for recovery,
+            // and so does every temporary it names, the failed one's too.
             let mut unchanged = vec![target];
             unchanged.extend(rest.iter().map(|p| p.target()));
+            rest.into_iter().for_each(|p| p.keep());
             let dir = journal.as_ref().map(|j| j.dirs[0].display().to_string());
             return Err(CommitError {
                 message: format!(

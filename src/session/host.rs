@@ -520,7 +520,7 @@ struct TempFile {
     /// Written out and synced (`prepare`).
     synced: Option<File>,
     /// Renamed over the target: nothing to remove.
-    renamed: bool,
+    settled: bool,
     published: Published,
 }
 
@@ -552,7 +552,7 @@ impl TempFile {
                 },
             )),
             synced: None,
-            renamed: false,
+            settled: false,
             published,
         })
     }
@@ -685,14 +685,26 @@ impl Pending for TempFile {
 
     fn commit(mut self: Box<Self>) -> io::Result<()> {
         self.prepare("")?;
+        // Whatever happens, the temporary is the commit's now: renamed
+        // over the target, or, when the rename fails, removed or kept for
+        // recovery by the commit (`session::commit`), which knows which.
+        self.settled = true;
+        if refused_in_test(&self.named) {
+            return Err(io::Error::other(format!(
+                "{}: rename refused (test)",
+                self.named
+            )));
+        }
         std::fs::rename(&self.temp, &self.target)
-            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.named)))?;
-        self.renamed = true;
-        Ok(())
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.named)))
     }
 
     fn abandon(self: Box<Self>) {
         // Dropping removes the temporary.
+    }
+
+    fn keep(mut self: Box<Self>) {
+        self.settled = true;
     }
 }
 
@@ -715,9 +727,17 @@ impl PendingFile for TempFile {
     }
 }
 
+/// Does a test ask this target's rename to fail
+/// (`HQL_TEST_REFUSE_RENAME=TARGET`)?
+fn refused_in_test(named: &str) -> bool {
+    static REFUSED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    let refused = REFUSED.get_or_init(|| std::env::var("HQL_TEST_REFUSE_RENAME").ok());
+    refused.as_deref() == Some(named)
+}
+
 impl Drop for TempFile {
     fn drop(&mut self) {
-        if !self.renamed {
+        if !self.settled {
             let _ = std::fs::remove_file(&self.temp);
         }
     }

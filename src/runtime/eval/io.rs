@@ -396,6 +396,11 @@ pub trait Pending {
 
     /// Leave the target as it was, and no temporary behind.
     fn abandon(self: Box<Self>);
+
+    /// The commit stopped past its point of no return (the database, or a
+    /// file, already changed): leave the temporary where it is, for the
+    /// run's journal to finish the commit by (`hql recover`).
+    fn keep(self: Box<Self>) {}
 }
 
 /// What one target's commit does.
