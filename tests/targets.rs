@@ -1222,13 +1222,7 @@ fn a_crash_at_each_step_of_a_two_file_commit_ends_all_old_or_all_new() {
 #[test]
 fn a_rename_that_fails_past_the_point_of_no_return_is_finished_by_recover() {
     let s = route_scratch("t-refused-rename");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hql"))
-        .args(["run", "main.hql"])
-        .current_dir(&s.path)
-        .env("HQL_PROGRESS", "0")
-        .env("HQL_TEST_REFUSE_RENAME", "bad.jsonl")
-        .output()
-        .expect("hql runs");
+    let out = run_refusing(&s, "bad.jsonl");
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("hql::commit"), "{err}");
@@ -1236,17 +1230,12 @@ fn a_rename_that_fails_past_the_point_of_no_return_is_finished_by_recover() {
     // Mixed until recovered: good new, bad old, its temporary kept.
     assert_ne!(s.read("good.jsonl"), OLD_GOOD);
     assert_eq!(s.read("bad.jsonl"), OLD_BAD);
-    let kept: Vec<String> = (s.files().into_iter())
-        .filter(|f| f.contains(".hql-"))
-        .collect();
+    let kept = temporaries(&s);
     assert!(kept.iter().any(|f| f.contains("bad.jsonl")), "{kept:?}");
     let r = s.hql(&["recover"]);
     assert_eq!(r.status, 0, "{}{}", r.out, r.err);
     assert!(all_old_or_all_new(&s));
-    let left: Vec<String> = (s.files().into_iter())
-        .filter(|f| f.contains(".hql-"))
-        .collect();
-    assert!(left.is_empty(), "{left:?}");
+    assert_eq!(temporaries(&s), Vec::<String>::new());
 }
 
 /// A rename that fails before anything changed abandons the run: both
@@ -1254,19 +1243,28 @@ fn a_rename_that_fails_past_the_point_of_no_return_is_finished_by_recover() {
 #[test]
 fn a_first_rename_that_fails_leaves_every_target_old() {
     let s = route_scratch("t-refused-first");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hql"))
+    let out = run_refusing(&s, "good.jsonl");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!all_old_or_all_new(&s));
+    assert_eq!(temporaries(&s), Vec::<String>::new());
+}
+
+/// `hql run main.hql` with the rename of `target` refused.
+fn run_refusing(s: &Scratch, target: &str) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_hql"))
         .args(["run", "main.hql"])
         .current_dir(&s.path)
         .env("HQL_PROGRESS", "0")
-        .env("HQL_TEST_REFUSE_RENAME", "good.jsonl")
+        .env("HQL_TEST_REFUSE_RENAME", target)
         .output()
-        .expect("hql runs");
-    assert_eq!(out.status.code(), Some(1));
-    assert!(!all_old_or_all_new(&s));
-    let left: Vec<String> = (s.files().into_iter())
+        .expect("hql runs")
+}
+
+/// The commit's temporaries and journals in the folder.
+fn temporaries(s: &Scratch) -> Vec<String> {
+    (s.files().into_iter())
         .filter(|f| f.contains(".hql-"))
-        .collect();
-    assert!(left.is_empty(), "{left:?}");
+        .collect()
 }
 
 #[test]
