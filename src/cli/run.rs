@@ -5,6 +5,7 @@
 use std::io::Write;
 use std::rc::Rc;
 
+use crate::runtime::eval::planner::{self, Path};
 use crate::runtime::eval::{force, spread_stream, Host, Items, Render, RuntimeError};
 use crate::runtime::json::write_json;
 use crate::runtime::print::write_hql;
@@ -188,8 +189,10 @@ pub fn print_value(
     format: OutputFormat,
     out: &mut dyn Write,
 ) -> Result<(), RuntimeError> {
-    if let Some(printed) = print_spread(&v, format, out) {
-        return printed;
+    if let Path::Spread { .. } = planner::print_path(&v) {
+        if let Some(printed) = print_spread(&v, format, out) {
+            return printed;
+        }
     }
     let mut line = String::new();
     match (format, v) {

@@ -153,13 +153,6 @@ fn choose(
     target: Option<&TargetSpec>,
     passed: &mut Vec<(&'static str, &'static str)>,
 ) -> Path {
-    let spread = |passed: &mut Vec<_>| match super::staged::spreads(input) {
-        Ok((threads, keyed)) => Some(Path::Spread { threads, keyed }),
-        Err(why) => {
-            passed.push(("threads", why));
-            None
-        }
-    };
     match consumer {
         Consumer::Count | Consumer::Report => {
             let b = match consumer {
@@ -170,9 +163,9 @@ fn choose(
                 Ok(route) => return Path::Counting(route),
                 Err(why) => passed.push(("counting", why)),
             }
-            spread(passed).unwrap_or(Path::Ordinary)
+            spread_or_ordinary(input, passed)
         }
-        Consumer::Print => spread(passed).unwrap_or(Path::Ordinary),
+        Consumer::Print => spread_or_ordinary(input, passed),
         Consumer::Route | Consumer::Write => {
             let Some(target) = target else {
                 return Path::Ordinary;
@@ -191,9 +184,27 @@ fn choose(
                 ));
                 return Path::Ordinary;
             }
-            spread(passed).unwrap_or(Path::Ordinary)
+            spread_or_ordinary(input, passed)
         }
     }
+}
+
+/// The threads of the staged spread, when they take `input`; else the
+/// ordinary path, with the reason they gave.
+fn spread_or_ordinary(input: &Value, passed: &mut Vec<(&'static str, &'static str)>) -> Path {
+    match super::staged::spreads(input) {
+        Ok((threads, keyed)) => Path::Spread { threads, keyed },
+        Err(why) => {
+            passed.push(("threads", why));
+            Path::Ordinary
+        }
+    }
+}
+
+/// The path an expression statement's value is printed on (which needs no
+/// interpreter: a stream's plan knows the one that made it).
+pub fn print_path(value: &Value) -> Path {
+    spread_or_ordinary(value, &mut Vec::new())
 }
 
 /// The builtins whose call reads a stream (or writes a target): an
