@@ -45,6 +45,8 @@ let n = rows | count()
 rows | route(ok: file("ok.jsonl"), err: file("err.jsonl"))
 rows | oks() | write(file("ok.csv"), Csv)
 n + 1
+fn again() = source(file("rows.jsonl"), Json) | validate(Row)
+again() | oks() | count()
 "#;
 
 #[test]
@@ -70,6 +72,7 @@ main.hql:21: write: ordinary: records built, one thread
     not copier: the target is not JSON with the records' own fields
     not threads: the target is not JSON with the records' own fields
 main.hql:22: no pipeline
+main.hql:24: count(): decided when it runs: its input is computed by running the program
 "
     );
     // Nothing ran: no target was written.

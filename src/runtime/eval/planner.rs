@@ -298,16 +298,18 @@ fn plan_call(
     b: Builtin,
     args: &[Expr],
 ) -> std::result::Result<ExecPlan, String> {
-    let later = "decided when it runs: its input is computed by running the program";
+    let name = Consumer::of(b).map_or(b.name(), Consumer::name);
+    let later =
+        format!("{name}: decided when it runs: its input is computed by running the program");
+    let consumer = Consumer::of(b).ok_or_else(|| later.clone())?;
     if !args.iter().all(builds_only) {
-        return Err(later.into());
+        return Err(later);
     }
     let values = args
         .iter()
         .map(|a| interp.eval(a, &None))
         .collect::<super::Result<Vec<Value>>>()
         .map_err(|e| format!("{later} ({})", e.message))?;
-    let consumer = Consumer::of(b).ok_or_else(|| later.to_string())?;
     let none = Value::Null;
     let target = match consumer {
         Consumer::Write => Some((values.get(1), values.get(2))),
@@ -317,7 +319,7 @@ fn plan_call(
     let target = match target {
         Some((Some(t), format)) => Some(
             super::stages::target_spec(interp, t, format.unwrap_or(&none))
-                .map_err(|e| e.message)?,
+                .map_err(|e| format!("{name}: {}", e.message))?,
         ),
         _ => None,
     };
