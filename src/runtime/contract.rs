@@ -11,7 +11,6 @@ use std::rc::Rc;
 use rustc_hash::FxHashMap;
 
 use crate::runtime::hir;
-use crate::runtime::kernel::Kernel;
 use crate::runtime::value::{Key, Value};
 use crate::syntax::ast::Severity;
 
@@ -289,20 +288,33 @@ pub struct RuleSpec {
     /// The condition in canonical form.
     pub text: String,
     pub doc: Option<String>,
-    /// The condition compiled (`kernel`), on first use.
-    pub compiled: OnceCell<Kernel>,
+    /// The condition compiled by validation (`kernel::Kernel`), on first
+    /// use.
+    pub compiled: Compiled,
 }
 
-impl RuleSpec {
-    /// The condition compiled, for a rule of `record` (`None` for a
-    /// refinement's rule, whose frame holds the value alone). Both ways of
-    /// validating run this one kernel.
-    pub fn kernel(&self, record: Option<&RecordShape>) -> &Kernel {
-        self.compiled.get_or_init(|| {
-            let element_field = |list: u32, name: &str| {
-                record.and_then(|r| crate::runtime::kernel::element_field(r, list, name))
-            };
-            Kernel::compile(&self.cond, &element_field)
+/// What a layer above compiles of a declaration, kept with it on first use
+/// without the declaration naming its type (a rule's kernel): the arrow
+/// points from validation down to contracts, never back.
+#[derive(Default)]
+pub struct Compiled(OnceCell<Box<dyn std::any::Any>>);
+
+impl Compiled {
+    /// What was compiled, compiling it with `compile` the first time.
+    pub fn get_or_init<T: 'static>(&self, compile: impl FnOnce() -> T) -> &T {
+        let compiled = self.0.get_or_init(|| Box::new(compile()));
+        compiled
+            .downcast_ref()
+            .expect("a declaration is compiled into one type")
+    }
+}
+
+impl std::fmt::Debug for Compiled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.get().is_some() {
+            "Compiled"
+        } else {
+            "Compiled(not yet)"
         })
     }
 }

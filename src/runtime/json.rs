@@ -761,7 +761,7 @@ impl<R: BufRead> JsonSource<R> {
             preloaded: false,
             layout: Layout::Unknown,
             line_reader: None,
-            max_line: crate::runtime::eval::io::max_line(),
+            max_line: crate::runtime::limits::max_line(),
         }
     }
 

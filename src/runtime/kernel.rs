@@ -26,7 +26,7 @@ use regex::Regex;
 use smallvec::SmallVec;
 
 use crate::runtime::builtins::Builtin;
-use crate::runtime::contract::{RecordShape, TypeSpec};
+use crate::runtime::contract::{RecordShape, RuleSpec, TypeSpec};
 use crate::runtime::eval::{ops, Env, Interp};
 use crate::runtime::hir::{Expr, Logic};
 use crate::runtime::value::{Key, Value};
@@ -670,6 +670,19 @@ impl Cx<'_> {
             End::All(_) => Value::Bool(true),
             End::Any(_) => Value::Bool(false),
             End::Len => unreachable!("answered before the loop"),
+        })
+    }
+}
+
+impl RuleSpec {
+    /// The condition compiled, for a rule of `record` (`None` for a
+    /// refinement's rule, whose frame holds the value alone), on first use
+    /// and kept with the rule. Both ways of validating run this one kernel.
+    pub fn kernel(&self, record: Option<&RecordShape>) -> &Kernel {
+        self.compiled.get_or_init(|| {
+            let element_field =
+                |list: u32, name: &str| record.and_then(|r| element_field(r, list, name));
+            Kernel::compile(&self.cond, &element_field)
         })
     }
 }

@@ -16,6 +16,7 @@ pub mod hir;
 pub mod json;
 pub mod kernel;
 pub mod keyset;
+pub mod limits;
 pub mod print;
 pub mod scan;
 pub mod stdlib_native;

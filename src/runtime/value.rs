@@ -8,7 +8,7 @@ use std::fmt;
 use std::rc::Rc;
 
 use crate::runtime::contract::Contract;
-use crate::runtime::eval::{Function, Origin, Stream};
+use crate::runtime::eval::{Function, Stream};
 
 /// A record's field name. Shared, since the JSON decoder interns the keys it
 /// sees repeatedly and every record of a stream points at the same names.
@@ -397,5 +397,21 @@ mod tests {
         let big = Value::from_number_text("12345678901234567890123");
         assert!(big.is_int());
         assert!(!Value::from_number_text("1.0").is_int());
+    }
+}
+
+/// Where a value was read from: `{source, line}` (language.md §4.9).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Origin {
+    pub source: Rc<str>,
+    pub line: u64,
+}
+
+impl Origin {
+    pub fn to_value(&self) -> Value {
+        let mut r = Record::default();
+        r.insert("source".into(), Value::str(&*self.source));
+        r.insert("line".into(), Value::Int(self.line as i64));
+        Value::record(r)
     }
 }

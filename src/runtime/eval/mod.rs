@@ -168,21 +168,7 @@ fn no_database(id: &str) -> RuntimeError {
     )
 }
 
-/// Where a value was read from: `{source, line}` (language.md §4.9).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Origin {
-    pub source: Rc<str>,
-    pub line: u64,
-}
-
-impl Origin {
-    pub fn to_value(&self) -> Value {
-        let mut r = Record::default();
-        r.insert("source".into(), Value::str(&*self.source));
-        r.insert("line".into(), Value::Int(self.line as i64));
-        Value::record(r)
-    }
-}
+pub use crate::runtime::value::Origin;
 
 /// One element of a stream, with the origin of the record it came from.
 #[derive(Clone)]
