@@ -230,3 +230,85 @@ fn the_scan_sees_paths_and_skips_comments() {
     let up: Vec<String> = climbing(&code, 2).into_iter().map(|(_, m)| m).collect();
     assert_eq!(up, ["check"]);
 }
+
+/// The runtime's lowest layer — values, the values that run (functions,
+/// streams, the runtime error), compiled declarations, the builtins table,
+/// printing, the JSON decoder and the key sets — names nothing of the
+/// interpreter, validation or execution above it; those reach down to it.
+const RUNTIME_CORE: [&str; 11] = [
+    "builtins",
+    "contract",
+    "hir",
+    "json",
+    "keyset",
+    "limits",
+    "print",
+    "stdlib_native",
+    "stream",
+    "value",
+    "varint",
+];
+
+/// The rest of the runtime, above its lowest layer.
+const RUNTIME_ABOVE: [&str; 6] = ["counting", "decide", "eval", "kernel", "scan", "validate"];
+
+#[test]
+fn the_runtimes_values_and_declarations_name_nothing_above_them() {
+    let runtime = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/runtime");
+    let mut files = Vec::new();
+    rust_files(&runtime, &mut files);
+    files.sort();
+    let mut up = Vec::new();
+    let mut core_files = 0;
+    for file in &files {
+        let rel = file.strip_prefix(&runtime).expect("under src/runtime/");
+        let parts: Vec<&str> = rel.iter().map(|p| p.to_str().expect("UTF-8")).collect();
+        if parts == ["mod.rs"] {
+            continue;
+        }
+        let module = parts[0].trim_end_matches(".rs");
+        let known = RUNTIME_CORE.contains(&module) || RUNTIME_ABOVE.contains(&module);
+        assert!(
+            known,
+            "src/runtime/{}: place `{module}` in RUNTIME_CORE or RUNTIME_ABOVE",
+            rel.display()
+        );
+        if !RUNTIME_CORE.contains(&module) {
+            continue;
+        }
+        core_files += 1;
+        // `runtime/json.rs` is `runtime::json`: one `super::` names a
+        // module of the runtime; `runtime/keyset/run.rs` needs two.
+        let ups = parts.len() - usize::from(parts.last() == Some(&"mod.rs"));
+        let code = code_only(&fs::read_to_string(file).expect("a readable file"));
+        let mut named = rooted(&code, "crate::runtime");
+        for (at, _) in code.match_indices("super::") {
+            if !starts_path(&code, at) {
+                continue;
+            }
+            let mut rest = &code[at..];
+            let mut n = 0;
+            while let Some(r) = rest.strip_prefix("super::") {
+                n += 1;
+                rest = r;
+            }
+            if n == ups {
+                named.push((at, ident_at(rest).to_string()));
+            }
+        }
+        for (at, name) in named {
+            if RUNTIME_ABOVE.contains(&name.as_str()) {
+                up.push(format!(
+                    "src/runtime/{}:{}: names `runtime::{name}`, above the lowest layer",
+                    rel.display(),
+                    code[..at].lines().count().max(1)
+                ));
+            }
+        }
+    }
+    assert!(
+        core_files >= 13,
+        "only {core_files} files of the lowest layer found"
+    );
+    assert!(up.is_empty(), "arrows pointing up:\n{}", up.join("\n"));
+}

@@ -2024,11 +2024,11 @@ mod tests {
         let mut record = Record::default();
         record.insert(
             Rc::from("f"),
-            Value::Func(Rc::new(crate::runtime::eval::test_fn("g"))),
+            Value::Func(Rc::new(crate::runtime::stream::test_fn("g"))),
         );
         record.insert(
             Rc::from("l"),
-            Value::Func(Rc::new(crate::runtime::eval::test_fn(""))),
+            Value::Func(Rc::new(crate::runtime::stream::test_fn(""))),
         );
         record.insert(
             Rc::from("t"),
@@ -2042,7 +2042,7 @@ mod tests {
         let v = Value::list(vec![
             Value::ok(Value::record(record)),
             Value::err(Value::str("bad")),
-            Value::Stream(Rc::new(crate::runtime::eval::Stream::new(|| {
+            Value::Stream(Rc::new(crate::runtime::stream::Stream::new(|| {
                 Ok(Box::new(std::iter::empty()))
             }))),
         ]);

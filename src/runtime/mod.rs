@@ -2,7 +2,10 @@
 //! The builtins table, values, the checked program (`hir`) and compiled
 //! contracts — which embed one another, so they share this floor — their
 //! printed and JSON forms, the evaluator (`eval`), validation, and the
-//! line check and counting path over JSON Lines. Imports only `syntax`;
+//! line check and counting path over JSON Lines. Its lowest layer (values,
+//! `stream`, `hir`, `contract`, `builtins`, `print`, `json`, `limits`,
+//! `keyset`, `varint`, `stdlib_native`) names nothing of the rest
+//! (`tests/floors.rs`). Imports only `syntax`;
 //! what it needs from above (files, formats, rebuilding a program on a
 //! worker thread) it is handed through traits it owns (`eval::Host`,
 //! `eval::Codec`).
@@ -20,6 +23,7 @@ pub mod limits;
 pub mod print;
 pub mod scan;
 pub mod stdlib_native;
+pub mod stream;
 pub mod validate;
 pub mod value;
 pub mod varint;

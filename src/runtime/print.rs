@@ -144,7 +144,7 @@ mod tests {
 
     use super::*;
     use crate::runtime::contract::Contract;
-    use crate::runtime::eval::Stream;
+    use crate::runtime::stream::Stream;
 
     fn record(fields: &[(&str, Value)]) -> Value {
         let mut record = Record::default();
@@ -224,8 +224,8 @@ mod tests {
 
     #[test]
     fn results_types_functions_and_streams_print() {
-        let named = Value::Func(Rc::new(crate::runtime::eval::test_fn("total")));
-        let lambda = Value::Func(Rc::new(crate::runtime::eval::test_fn("")));
+        let named = Value::Func(Rc::new(crate::runtime::stream::test_fn("total")));
+        let lambda = Value::Func(Rc::new(crate::runtime::stream::test_fn("")));
         let order = Value::Type(Rc::new(Contract::alias(
             "Order",
             crate::runtime::contract::TypeSpec::Any,

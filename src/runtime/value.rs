@@ -8,7 +8,7 @@ use std::fmt;
 use std::rc::Rc;
 
 use crate::runtime::contract::Contract;
-use crate::runtime::eval::{Function, Stream};
+use crate::runtime::stream::{Function, Stream};
 
 /// A record's field name. Shared, since the JSON decoder interns the keys it
 /// sees repeatedly and every record of a stream points at the same names.
