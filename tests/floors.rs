@@ -138,9 +138,9 @@ fn rooted(code: &str, root: &str) -> Vec<(usize, String)> {
     found
 }
 
-/// Paths that climb with `super::` to the crate root and name a floor from
-/// there. `depth` is how many modules the file sits below the root.
-fn climbing(code: &str, depth: usize) -> Vec<(usize, String)> {
+/// Every `super::` path: where it starts, how many modules it climbs, and
+/// the name after the climb.
+fn supers(code: &str) -> Vec<(usize, usize, String)> {
     let mut found = Vec::new();
     for (at, _) in code.match_indices("super::") {
         if !starts_path(code, at) {
@@ -152,14 +152,20 @@ fn climbing(code: &str, depth: usize) -> Vec<(usize, String)> {
             ups += 1;
             rest = r;
         }
-        // Inline modules (`mod tests`) sit deeper than their file, so
-        // only a floor's name after the climb counts.
-        let name = ident_at(rest);
-        if ups >= depth && floor_of(name).is_some() {
-            found.push((at, name.to_string()));
-        }
+        found.push((at, ups, ident_at(rest).to_string()));
     }
     found
+}
+
+/// Paths that climb with `super::` to the crate root and name a floor from
+/// there. `depth` is how many modules the file sits below the root.
+fn climbing(code: &str, depth: usize) -> Vec<(usize, String)> {
+    // Inline modules (`mod tests`) sit deeper than their file, so only a
+    // floor's name after the climb counts.
+    (supers(code).into_iter())
+        .filter(|(_, ups, name)| *ups >= depth && floor_of(name).is_some())
+        .map(|(at, _, name)| (at, name))
+        .collect()
 }
 
 #[test]
@@ -282,20 +288,11 @@ fn the_runtimes_values_and_declarations_name_nothing_above_them() {
         let ups = parts.len() - usize::from(parts.last() == Some(&"mod.rs"));
         let code = code_only(&fs::read_to_string(file).expect("a readable file"));
         let mut named = rooted(&code, "crate::runtime");
-        for (at, _) in code.match_indices("super::") {
-            if !starts_path(&code, at) {
-                continue;
-            }
-            let mut rest = &code[at..];
-            let mut n = 0;
-            while let Some(r) = rest.strip_prefix("super::") {
-                n += 1;
-                rest = r;
-            }
-            if n == ups {
-                named.push((at, ident_at(rest).to_string()));
-            }
-        }
+        named.extend(
+            (supers(&code).into_iter())
+                .filter(|(_, n, _)| *n == ups)
+                .map(|(at, _, name)| (at, name)),
+        );
         for (at, name) in named {
             if RUNTIME_ABOVE.contains(&name.as_str()) {
                 up.push(format!(
