@@ -144,7 +144,11 @@ impl Session {
         let prelude = loader.stmts;
         let prelude_end = map.add("", "");
         let mut session = Session {
-            interp: Interp::new(host.clone(), crate::formats::codec),
+            interp: Interp::new(
+                host.clone(),
+                crate::formats::codec,
+                &crate::runtime::eval::ENGINE,
+            ),
             host,
             map,
             history: Default::default(),

@@ -36,7 +36,31 @@ pub use io::{
 };
 pub use ops::to_f64;
 pub use staged::{spread_stream, Piece, Render};
-pub use stages::{cannot_read, force, items, Tally, Target};
+pub use stages::{cannot_read, force, items, Tally, Target, ENGINE};
+
+/// What the interpreter hands on to the layers above it, as it is handed
+/// `Host`: the call of a stream stage (execution) and the check of a
+/// `T { … }` (validation). It names neither; `ENGINE` is both.
+pub trait Engine: Sync {
+    /// Call builtin `b` if it is a stage of streams; `None` for a builtin
+    /// over single values, which the interpreter calls itself.
+    fn stage(
+        &self,
+        interp: &Rc<Interp>,
+        b: Builtin,
+        args: &[Value],
+        span: Option<&Span>,
+    ) -> Result<Option<Value>>;
+
+    /// `T { … }`: `value` checked against `contract`; a broken rule here is
+    /// a program bug, so a runtime error.
+    fn construct(
+        &self,
+        interp: &Rc<Interp>,
+        contract: &Rc<Contract>,
+        value: Value,
+    ) -> Result<Value>;
+}
 
 /// What the evaluator may ask of the world outside.
 pub trait Host {
@@ -349,6 +373,8 @@ pub struct Interp {
     parallel: RefCell<Option<Parallel>>,
     /// The codec of each format.
     codecs: Codecs,
+    /// The layers above the interpreter: stream stages and validation.
+    engine: &'static dyn Engine,
     /// The files this run writes, each kept open until the run ends, so
     /// that every `write` and `route` to one target adds to one output.
     held: RefCell<Vec<Held>>,
@@ -407,7 +433,7 @@ pub type Rebuilt = (Rc<Interp>, Rc<Contract>, Vec<Value>);
 const MAX_CALL_DEPTH: usize = 800;
 
 impl Interp {
-    pub fn new(host: Rc<dyn Host>, codecs: Codecs) -> Rc<Interp> {
+    pub fn new(host: Rc<dyn Host>, codecs: Codecs, engine: &'static dyn Engine) -> Rc<Interp> {
         Rc::new(Interp {
             globals: RefCell::new(Vec::new()),
             host,
@@ -415,6 +441,7 @@ impl Interp {
             depth: Cell::new(0),
             parallel: RefCell::new(None),
             codecs,
+            engine,
             held: RefCell::new(Vec::new()),
             pending: RefCell::new(Vec::new()),
             meter: Default::default(),
@@ -680,7 +707,8 @@ impl Interp {
             Expr::Type(cell) => Ok(Value::Type(contract(cell))),
             Expr::Construct { cell, fields, span } => {
                 let value = Value::record(self.eval_fields(fields, env)?);
-                self.construct(&contract(cell), value)
+                self.engine
+                    .construct(self, &contract(cell), value)
                     .map_err(|e| e.at(span))
             }
         }
@@ -830,25 +858,10 @@ impl Interp {
                 ),
             ));
         }
-        match stages::call_stage(self, b, &args, span)? {
+        match self.engine.stage(self, b, &args, span)? {
             Some(v) => Ok(v),
             // Builtins over single values see a stream as the list it yields.
             None => funcs::call(b, &args.into_iter().map(force).collect::<Result<Vec<_>>>()?),
-        }
-    }
-
-    /// `T { … }`: a broken rule here is a program bug, so a runtime error.
-    fn construct(self: &Rc<Self>, c: &Rc<Contract>, value: Value) -> Result<Value> {
-        match crate::runtime::validate::validate_value(self, c, value, None, None)? {
-            Value::Err(failure) => {
-                let rule = crate::runtime::validate::first_rule(&failure).unwrap_or_default();
-                Err(RuntimeError::new(
-                    "hql::construct",
-                    format!("this {} breaks rule {rule}", c.name),
-                ))
-            }
-            Value::Ok(ok) => Ok(ok.value.clone()),
-            other => Ok(other),
         }
     }
 

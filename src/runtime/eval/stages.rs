@@ -26,10 +26,42 @@ use crate::runtime::validate::{self, failure_rules, Uniques};
 use crate::runtime::value::{Okay, Record, Value};
 use crate::syntax::ast::Span;
 
+/// The stages and validation the interpreter is handed (`eval::Engine`).
+pub struct Stages;
+
+/// The engine every interpreter runs with.
+pub static ENGINE: Stages = Stages;
+
+impl super::Engine for Stages {
+    fn stage(
+        &self,
+        interp: &Rc<Interp>,
+        b: Builtin,
+        args: &[Value],
+        span: Option<&Span>,
+    ) -> Result<Option<Value>> {
+        call_stage(interp, b, args, span)
+    }
+
+    fn construct(&self, interp: &Rc<Interp>, c: &Rc<Contract>, value: Value) -> Result<Value> {
+        match validate::validate_value(interp, c, value, None, None)? {
+            Value::Err(failure) => {
+                let rule = validate::first_rule(&failure).unwrap_or_default();
+                Err(RuntimeError::new(
+                    "hql::construct",
+                    format!("this {} breaks rule {rule}", c.name),
+                ))
+            }
+            Value::Ok(ok) => Ok(ok.value.clone()),
+            other => Ok(other),
+        }
+    }
+}
+
 /// Run `b` if it is a source or a stream stage; `None` otherwise. Errors a
 /// stream meets later, as its items are read, point at `span`, the
 /// stage's call, when it is known.
-pub fn call_stage(
+fn call_stage(
     interp: &Rc<Interp>,
     b: Builtin,
     args: &[Value],
