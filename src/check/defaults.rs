@@ -50,7 +50,11 @@ pub fn check_defaults(decls: &[(&TypeDecl, Rc<Contract>)], globals: &Globals) ->
         return Vec::new();
     }
     let fns: FxHashMap<u32, Rc<FnDef>> = globals.functions.iter().cloned().collect();
-    let interp = Interp::new(Rc::new(NoHost), no_codec, &crate::runtime::eval::ENGINE);
+    let interp = Interp::new(
+        Rc::new(NoHost),
+        no_codec,
+        &crate::runtime::exec::stages::ENGINE,
+    );
     interp.load(&Program {
         stmts: Vec::new(),
         globals: globals.count,

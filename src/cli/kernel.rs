@@ -9,7 +9,8 @@ use std::rc::Rc;
 
 use crate::cli::repl::chart;
 use crate::cli::run::{print_value, OutputFormat};
-use crate::runtime::eval::{force, Host};
+use crate::runtime::eval::Host;
+use crate::runtime::exec::stages::force;
 use crate::runtime::print::to_hql;
 use crate::runtime::value::{Record, Value};
 use crate::session::{CheckResult, Session, Sinks};

@@ -5,8 +5,11 @@
 use std::io::Write;
 use std::rc::Rc;
 
-use crate::runtime::eval::planner::{self, Path};
-use crate::runtime::eval::{force, spread_stream, Host, Items, Render, RuntimeError};
+use crate::runtime::eval::{Host, Items, RuntimeError};
+use crate::runtime::exec::planner::{self, Path};
+use crate::runtime::exec::staged::spread_stream;
+use crate::runtime::exec::staged::Render;
+use crate::runtime::exec::stages::force;
 use crate::runtime::json::write_json;
 use crate::runtime::print::write_hql;
 use crate::runtime::value::Value;

@@ -16,7 +16,10 @@
 use std::rc::Rc;
 
 use crate::runtime::builtins::Format;
-use crate::runtime::eval::{items, Host, Interp, RuntimeError, Tally, Target, TargetSpec};
+use crate::runtime::eval::{Host, Interp, RuntimeError, TargetSpec};
+use crate::runtime::exec::stages::items;
+use crate::runtime::exec::stages::Tally;
+use crate::runtime::exec::stages::Target;
 use crate::runtime::json::write_json;
 use crate::runtime::print::to_hql;
 use crate::runtime::value::Value;

@@ -36,13 +36,14 @@ use std::sync::Arc;
 
 use crate::runtime::builtins::Builtin;
 use crate::runtime::contract::Contract;
-use crate::runtime::eval::chunks::{self, Worker};
 use crate::runtime::eval::io::{line_too_long, max_line, Cell, RowForCheck};
 use crate::runtime::eval::meter::Meter;
 use crate::runtime::eval::{
-    cannot_read, Host, Interp, Origin, Parallel, Plan, Result, RuntimeError, SentError, SourceSpec,
-    Tally,
+    Host, Interp, Origin, Parallel, Plan, Result, RuntimeError, SentError, SourceSpec,
 };
+use crate::runtime::exec::chunks::{self, Worker};
+use crate::runtime::exec::stages::cannot_read;
+use crate::runtime::exec::stages::Tally;
 use crate::runtime::json::{fill, is_json_space, Decoder, BOM};
 use crate::runtime::scan::{LineCheck, Verdict};
 use crate::runtime::validate::{decode_failure, findings_keyed, KeyLog, LoggedRecord, Uniques};

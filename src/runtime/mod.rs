@@ -2,10 +2,13 @@
 //! The builtins table, values, the checked program (`hir`) and compiled
 //! contracts — which embed one another, so they share this floor — their
 //! printed and JSON forms, the evaluator (`eval`), validation, and the
-//! line check and counting path over JSON Lines. Its lowest layer (values,
-//! `stream`, `hir`, `contract`, `builtins`, `print`, `json`, `limits`,
-//! `keyset`, `varint`, `stdlib_native`) names nothing of the rest
-//! (`tests/floors.rs`). Imports only `syntax`;
+//! line check and counting path over JSON Lines. Four layers, each naming
+//! only its own or lower ones (`tests/floors.rs`): values and declarations
+//! (`value`, `stream`, `hir`, `contract`, `builtins`, `print`, `json`,
+//! `limits`, `keyset`, `varint`, `stdlib_native`); the interpreter
+//! (`eval`); validation (`validate`, `kernel`, `decide`, `scan`); execution
+//! (`exec`, `counting`), which the interpreter is handed (`eval::Engine`).
+//! Imports only `syntax`;
 //! what it needs from above (files, formats, rebuilding a program on a
 //! worker thread) it is handed through traits it owns (`eval::Host`,
 //! `eval::Codec`).
@@ -15,6 +18,7 @@ pub mod contract;
 pub mod counting;
 pub mod decide;
 pub mod eval;
+pub mod exec;
 pub mod hir;
 pub mod json;
 pub mod kernel;

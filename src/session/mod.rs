@@ -147,7 +147,7 @@ impl Session {
             interp: Interp::new(
                 host.clone(),
                 crate::formats::codec,
-                &crate::runtime::eval::ENGINE,
+                &crate::runtime::exec::stages::ENGINE,
             ),
             host,
             map,
@@ -260,7 +260,7 @@ impl Session {
     /// (streams are lazy: nothing is read), so that a later statement's
     /// plan sees it. Nothing of the entry is kept. The exit status.
     pub fn explain(&mut self, name: &str, text: &str, sinks: &mut Sinks) -> i32 {
-        use crate::runtime::eval::planner;
+        use crate::runtime::exec::planner;
         use crate::runtime::hir::Stmt as HStmt;
         let files = self.map.files().len();
         let entry = self.load(name, text);

@@ -12,7 +12,8 @@ pub(crate) mod tests {
     use std::rc::Rc;
 
     use crate::runtime::contract::{Contract, RecordShape, Shape, TypeSpec};
-    use crate::runtime::eval::{Interp, Tally};
+    use crate::runtime::eval::Interp;
+    use crate::runtime::exec::stages::Tally;
     use crate::runtime::json::{Decoder, Parser};
     use crate::runtime::print::to_hql;
     use crate::runtime::scan::{LineCheck, Verdict};

@@ -11,7 +11,8 @@
 
 use crate::formats::{convert_csv_cell, CsvCell};
 use crate::runtime::contract::TypeSpec;
-use crate::runtime::eval::{items, RuntimeError};
+use crate::runtime::eval::RuntimeError;
+use crate::runtime::exec::stages::items;
 use crate::runtime::print::to_hql;
 use crate::runtime::value::Value;
 

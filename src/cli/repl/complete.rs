@@ -12,7 +12,7 @@
 use std::path::Path;
 
 use crate::runtime::builtins::Builtin;
-use crate::runtime::eval::items;
+use crate::runtime::exec::stages::items;
 use crate::runtime::value::Value;
 use crate::session::{Session, Sinks};
 use crate::syntax::input::continues_entry;

@@ -12,7 +12,9 @@
 
 use std::io::Write;
 
-use crate::runtime::eval::{force, RuntimeError};
+use crate::runtime::eval::RuntimeError;
+
+use crate::runtime::exec::stages::force;
 use crate::runtime::print::{to_hql, write_field_name};
 use crate::runtime::value::{Record, Value};
 
@@ -67,7 +69,7 @@ fn first_rows(v: &Value) -> Result<(Vec<Value>, More), RuntimeError> {
         };
         return Ok((shown.collect::<Result<_, _>>()?, more));
     }
-    let mut items = crate::runtime::eval::items(v)?;
+    let mut items = crate::runtime::exec::stages::items(v)?;
     let mut shown = Vec::new();
     for item in items.by_ref().take(ROW_LIMIT) {
         shown.push(force(item?.value)?);

@@ -860,7 +860,7 @@ impl Sink {
 
 impl TableSink for Sink {
     fn put(&mut self, record: &Value, origin: Option<&Origin>) -> Result<()> {
-        let record = crate::runtime::eval::force(record.clone())?;
+        let record = crate::runtime::exec::stages::force(record.clone())?;
         if let Value::Record(r) = &record {
             for key in r.keys() {
                 self.nameable(key)?;

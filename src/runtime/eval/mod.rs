@@ -4,17 +4,11 @@
 //! `Host` it is given opens sources. Streams are lazy: a pipeline is a chain
 //! of iterators pulled one record at a time.
 
-pub(crate) mod chunks;
-mod equality;
-mod funcs;
+pub(crate) mod equality;
+pub(crate) mod funcs;
 pub mod io;
 pub mod meter;
 pub(crate) mod ops;
-pub mod planner;
-mod route;
-mod staged;
-mod stages;
-mod tables;
 
 use std::cell::{Cell, RefCell};
 use std::io::BufRead;
@@ -35,12 +29,10 @@ pub use io::{
     RecordWriter, SourceSpec, TableSink, TargetSpec,
 };
 pub use ops::to_f64;
-pub use staged::{spread_stream, Piece, Render};
-pub use stages::{cannot_read, force, items, Tally, Target, ENGINE};
 
 /// What the interpreter hands on to the layers above it, as it is handed
 /// `Host`: the call of a stream stage (execution) and the check of a
-/// `T { … }` (validation). It names neither; `ENGINE` is both.
+/// `T { … }` (validation). It names neither; `exec::stages::ENGINE` is both.
 pub trait Engine: Sync {
     /// Call builtin `b` if it is a stage of streams; `None` for a builtin
     /// over single values, which the interpreter calls itself.
@@ -51,6 +43,11 @@ pub trait Engine: Sync {
         args: &[Value],
         span: Option<&Span>,
     ) -> Result<Option<Value>>;
+
+    /// `v` with its streams (also inside lists and records) read into
+    /// lists: a builtin over single values sees a stream as the list it
+    /// yields.
+    fn force(&self, v: Value) -> Result<Value>;
 
     /// `T { … }`: `value` checked against `contract`; a broken rule here is
     /// a program bug, so a runtime error.
@@ -365,7 +362,7 @@ pub enum Outcome {
 /// The interpreter: global slots and the host.
 pub struct Interp {
     globals: RefCell<Vec<Option<Value>>>,
-    host: Rc<dyn Host>,
+    pub(crate) host: Rc<dyn Host>,
     stdin_taken: Cell<bool>,
     /// How deep declared functions are nested in calls right now.
     depth: Cell<usize>,
@@ -861,11 +858,14 @@ impl Interp {
         match self.engine.stage(self, b, &args, span)? {
             Some(v) => Ok(v),
             // Builtins over single values see a stream as the list it yields.
-            None => funcs::call(b, &args.into_iter().map(force).collect::<Result<Vec<_>>>()?),
+            None => {
+                let args = args.into_iter().map(|a| self.engine.force(a));
+                funcs::call(b, &args.collect::<Result<Vec<_>>>()?)
+            }
         }
     }
 
-    fn take_stdin(&self) -> Result<Box<dyn BufRead>> {
+    pub(crate) fn take_stdin(&self) -> Result<Box<dyn BufRead>> {
         if self.stdin_taken.replace(true) {
             return Err(RuntimeError::new(
                 "hql::stdin_twice",

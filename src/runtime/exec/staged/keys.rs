@@ -18,10 +18,10 @@ use std::rc::Rc;
 
 use super::{rendered, Made, Piece, Render, Seen};
 use crate::runtime::contract::Contract;
-use crate::runtime::eval::chunks::{Job, Kept};
-use crate::runtime::eval::stages::{validated_chunk, validated_items, KeyWork};
 use crate::runtime::eval::Staged;
 use crate::runtime::eval::{Interp, Item, Items, Origin, Result, SentError};
+use crate::runtime::exec::chunks::{Job, Kept};
+use crate::runtime::exec::stages::{validated_chunk, validated_items, KeyWork};
 use crate::runtime::json::JsonSource;
 use crate::runtime::json::{strip_line_end, Decoder};
 use crate::runtime::validate::{KeyLog, LoggedRecord, Uniques};

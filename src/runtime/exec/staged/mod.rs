@@ -26,10 +26,13 @@ use std::rc::Rc;
 use super::chunks::{self, ReadFailure, Worker};
 use super::stages::KeyWork;
 use super::stages::{read_once, run_step, validated_chunk, validated_items, write_of_results};
-use super::{items, FnRef, Function, Interp, Item, Items, Origin, Result, SentError, Staged, Step};
 use crate::runtime::builtins::Builtin;
 use crate::runtime::contract::Contract;
 use crate::runtime::eval::io::TargetSpec;
+use crate::runtime::eval::{
+    FnRef, Function, Interp, Item, Items, Origin, Result, SentError, Staged, Step,
+};
+use crate::runtime::exec::stages::items;
 use crate::runtime::hir::Expr;
 use crate::runtime::json::write_json;
 use crate::runtime::json::JsonSource;
@@ -74,7 +77,7 @@ pub struct Piece {
     /// How many of the chunk's records validation found valid, and not.
     pub judged: (u64, u64),
     /// For `Report` and `Route`, the items counted.
-    pub tally: super::Tally,
+    pub tally: crate::runtime::exec::stages::Tally,
 }
 
 impl Piece {
@@ -89,26 +92,38 @@ impl Piece {
                 return Err(write_of_results().from_record(&item.origin));
             }
             Render::Json | Render::Write => {
-                write_json(&mut self.text, &super::force(item.value)?);
+                write_json(
+                    &mut self.text,
+                    &crate::runtime::exec::stages::force(item.value)?,
+                );
                 self.text.push('\n');
             }
             Render::Route => match item.value {
                 Value::Err(failure) => {
-                    write_json(&mut self.errs, &super::force((*failure).clone())?);
+                    write_json(
+                        &mut self.errs,
+                        &crate::runtime::exec::stages::force((*failure).clone())?,
+                    );
                     self.errs.push('\n');
                     self.failed += 1;
                 }
                 Value::Ok(ok) => {
-                    write_json(&mut self.text, &super::force(ok.value.clone())?);
+                    write_json(
+                        &mut self.text,
+                        &crate::runtime::exec::stages::force(ok.value.clone())?,
+                    );
                     self.text.push('\n');
                 }
                 value => {
-                    write_json(&mut self.text, &super::force(value)?);
+                    write_json(&mut self.text, &crate::runtime::exec::stages::force(value)?);
                     self.text.push('\n');
                 }
             },
             Render::Hql => {
-                write_hql(&mut self.text, &super::force(item.value)?);
+                write_hql(
+                    &mut self.text,
+                    &crate::runtime::exec::stages::force(item.value)?,
+                );
                 self.ends.push(self.text.len());
             }
         }
@@ -143,7 +158,7 @@ struct Spread {
     interp: Rc<Interp>,
     staged: Rc<Staged>,
     path: String,
-    parallel: super::Parallel,
+    parallel: crate::runtime::eval::Parallel,
     funcs: Vec<FnRef>,
 }
 
@@ -486,7 +501,7 @@ pub(super) fn count(input: &Value) -> Option<Result<Value>> {
 /// `report()` of a staged pipeline on several threads: each chunk's
 /// counts, merged (a report does not depend on the order of its items).
 pub(super) fn report(input: &Value) -> Option<Result<Value>> {
-    let mut tally = super::Tally::default();
+    let mut tally = crate::runtime::exec::stages::Tally::default();
     let ran = spread_stream(input, Render::Report, &mut |piece| {
         tally.merge(&piece.tally);
         Ok(true)
@@ -505,7 +520,7 @@ pub(super) fn write(
         return None;
     }
     let spread = Spread::of(input).ok()?;
-    let mut target = match super::Target::open(interp, spec.clone(), shape) {
+    let mut target = match crate::runtime::exec::stages::Target::open(interp, spec.clone(), shape) {
         Ok(target) => Some(target),
         Err(e) => return Some(Err(e)),
     };

@@ -12,9 +12,10 @@ use std::rc::Rc;
 
 use super::{routed, Copier, Routes, Targets};
 use crate::runtime::contract::Contract;
-use crate::runtime::eval::chunks::{self, Job, Worker};
-use crate::runtime::eval::stages::json_items;
-use crate::runtime::eval::{Interp, Origin, Parallel, Result, Tally};
+use crate::runtime::eval::{Interp, Origin, Parallel, Result};
+use crate::runtime::exec::chunks::{self, Job, Worker};
+use crate::runtime::exec::stages::json_items;
+use crate::runtime::exec::stages::Tally;
 use crate::runtime::json::write_json;
 use crate::runtime::validate;
 use crate::runtime::value::Value;

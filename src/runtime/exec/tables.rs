@@ -8,9 +8,9 @@
 
 use std::rc::Rc;
 
-use super::io::{TableSink, TargetSpec};
 use super::stages::{contract_of, items, target_spec, write_of_results, Tally, Target};
-use super::{Interp, Origin, Result, RuntimeError};
+use crate::runtime::eval::io::{TableSink, TargetSpec};
+use crate::runtime::eval::{Interp, Origin, Result, RuntimeError};
 use crate::runtime::value::{Record, Value};
 
 /// `write("table")`: `{written, drift}`.

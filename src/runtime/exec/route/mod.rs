@@ -16,9 +16,10 @@ use rustc_hash::FxHashMap;
 
 use super::planner::{self, Consumer, Path};
 use super::stages::{checked_lines, contract_of, items, plan_of, target_spec, Target};
-use super::{Interp, Plan, Result, RuntimeError, Tally};
 use crate::runtime::contract::Contract;
 use crate::runtime::eval::io::{SourceSpec, TargetSpec};
+use crate::runtime::eval::{Interp, Plan, Result, RuntimeError};
+use crate::runtime::exec::stages::Tally;
 use crate::runtime::json::{write_compact, write_json, LineReader};
 use crate::runtime::scan::{LineCheck, Verdict};
 use crate::runtime::validate::{self, Findings};
@@ -86,19 +87,23 @@ pub(super) fn is_json(interp: &Interp, spec: &TargetSpec) -> bool {
 /// threads (`staged`): each chunk's texts written whole to a JSON Lines
 /// target, one at a time to another.
 fn spread_results(input: &Value, out: &mut Targets) -> Option<Result<()>> {
-    super::staged::spread_stream(input, super::Render::Route, &mut |piece| {
-        out.tally.merge(&piece.tally);
-        let oks = piece.n - piece.failed;
-        for (ok, text, n) in [(true, &piece.text, oks), (false, &piece.errs, piece.failed)] {
-            if n == 0 || out.lines(ok, text.as_bytes(), n)? {
-                continue;
+    super::staged::spread_stream(
+        input,
+        crate::runtime::exec::staged::Render::Route,
+        &mut |piece| {
+            out.tally.merge(&piece.tally);
+            let oks = piece.n - piece.failed;
+            for (ok, text, n) in [(true, &piece.text, oks), (false, &piece.errs, piece.failed)] {
+                if n == 0 || out.lines(ok, text.as_bytes(), n)? {
+                    continue;
+                }
+                for record in text.lines() {
+                    out.text(ok, record.as_bytes())?;
+                }
             }
-            for record in text.lines() {
-                out.text(ok, record.as_bytes())?;
-            }
-        }
-        Ok(true)
-    })
+            Ok(true)
+        },
+    )
 }
 
 /// `write` of `source(file(…), Json) | validate(T) | oks()` to a JSON
@@ -217,7 +222,7 @@ fn routed(
     interp: &Rc<Interp>,
     copier: &RefCell<Copier>,
     contract: &Rc<Contract>,
-    item: super::Item,
+    item: crate::runtime::eval::Item,
     record_text: &mut Vec<u8>,
     out: &mut dyn Routes,
 ) -> Result<bool> {

@@ -17,9 +17,10 @@ use std::rc::Rc;
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
 
-use super::io::{line_too_long, max_line};
-use super::{cannot_read, check_interrupt, Interp, Parallel, Result, RuntimeError, SentError};
 use crate::runtime::counting::{json_lines, MIN_SPLIT_BYTES};
+use crate::runtime::eval::io::{line_too_long, max_line};
+use crate::runtime::eval::{check_interrupt, Interp, Parallel, Result, RuntimeError, SentError};
+use crate::runtime::exec::stages::cannot_read;
 use crate::runtime::json::{JsonSource, BOM, HUGE_LINE};
 
 /// How many bytes a chunk holds, at least (a longer line makes a longer

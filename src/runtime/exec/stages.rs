@@ -11,15 +11,19 @@ use std::rc::Rc;
 use rustc_hash::{FxHashMap, FxHashSet};
 use smallvec::smallvec;
 
-use super::equality::{compare, sort_order, ValueKey};
-use super::io::{DecodedRecords, PendingFile, Place, RecordWriter, SourceSpec, TargetSpec};
-use super::meter::Metered;
-use super::ops;
 use super::planner::{self, Consumer, Path};
-use super::{Held, Interp, Item, Items, Origin, Plan, Result, RuntimeError, Step, Stream};
 use crate::runtime::builtins::{Builtin, Format};
 use crate::runtime::contract::{Contract, RecordShape};
 use crate::runtime::decide::FailureKind;
+use crate::runtime::eval::equality::{compare, sort_order, ValueKey};
+use crate::runtime::eval::io::{
+    DecodedRecords, PendingFile, Place, RecordWriter, SourceSpec, TargetSpec,
+};
+use crate::runtime::eval::meter::Metered;
+use crate::runtime::eval::ops;
+use crate::runtime::eval::{
+    Held, Interp, Item, Items, Origin, Plan, Result, RuntimeError, Step, Stream,
+};
 use crate::runtime::json::{JsonSource, LineReader};
 use crate::runtime::scan::LineCheck;
 use crate::runtime::validate::{self, failure_rules, Uniques};
@@ -32,7 +36,7 @@ pub struct Stages;
 /// The engine every interpreter runs with.
 pub static ENGINE: Stages = Stages;
 
-impl super::Engine for Stages {
+impl crate::runtime::eval::Engine for Stages {
     fn stage(
         &self,
         interp: &Rc<Interp>,
@@ -41,6 +45,10 @@ impl super::Engine for Stages {
         span: Option<&Span>,
     ) -> Result<Option<Value>> {
         call_stage(interp, b, args, span)
+    }
+
+    fn force(&self, v: Value) -> Result<Value> {
+        force(v)
     }
 
     fn construct(&self, interp: &Rc<Interp>, c: &Rc<Contract>, value: Value) -> Result<Value> {
@@ -332,7 +340,7 @@ pub fn items(v: &Value) -> Result<Items> {
             // A signal stops a pass over collected data as it stops a
             // source being read.
             Ok(Box::new((0..list.len()).map(move |i| {
-                super::check_interrupt()?;
+                crate::runtime::eval::check_interrupt()?;
                 let value = list[i].clone();
                 Ok(Item {
                     origin: origin_of(&value),
@@ -587,11 +595,11 @@ impl Interp {
 /// A source's records, counted on the meter as they are read.
 struct Counted {
     records: DecodedRecords,
-    meter: std::sync::Arc<super::meter::Meter>,
+    meter: std::sync::Arc<crate::runtime::eval::meter::Meter>,
 }
 
 impl Iterator for Counted {
-    type Item = Result<super::io::Decoded>;
+    type Item = Result<crate::runtime::eval::io::Decoded>;
 
     fn next(&mut self) -> Option<Self::Item> {
         let next = self.records.next();
@@ -602,7 +610,7 @@ impl Iterator for Counted {
     }
 }
 
-impl super::io::RecordSource for Counted {
+impl crate::runtime::eval::io::RecordSource for Counted {
     fn received(&self) -> Option<Value> {
         self.records.received()
     }
@@ -844,14 +852,16 @@ pub(super) fn json_items(
     lines_before: u64,
 ) -> Items {
     Box::new(source.map(move |d| {
-        super::check_interrupt()?;
+        crate::runtime::eval::check_interrupt()?;
         let origin = Origin {
             source: name.clone(),
             line: lines_before + d.line,
         };
         let value = match d.result {
             Ok(v) => v,
-            Err(f) if f.too_long => return Err(super::io::line_too_long(&name, origin.line)),
+            Err(f) if f.too_long => {
+                return Err(crate::runtime::eval::io::line_too_long(&name, origin.line))
+            }
             Err(f) => validate::decode_failure(&origin, f.raw, f.message),
         };
         Ok(Item {
@@ -990,7 +1000,7 @@ impl Target {
     /// A writer's error over the bytes, with the target named.
     fn failed(&self, e: RuntimeError) -> RuntimeError {
         match e.code {
-            super::io::WRITE_FAILED => RuntimeError {
+            crate::runtime::eval::io::WRITE_FAILED => RuntimeError {
                 message: format!("cannot write {}: {}", self.path, e.message),
                 ..e
             },
@@ -1080,7 +1090,11 @@ impl Drop for Target {
 /// an error naming what is missing.
 fn setting(interp: &Interp, b: Builtin, name: &Value, fallback: Option<&Value>) -> Result<Value> {
     let Some(key) = name.as_str() else {
-        return Err(super::funcs::expected(b.name(), "a String", name));
+        return Err(crate::runtime::eval::funcs::expected(
+            b.name(),
+            "a String",
+            name,
+        ));
     };
     let found = match b {
         Builtin::Param => interp.host.param(key),
@@ -1564,13 +1578,13 @@ fn sorted(values: Vec<Value>, key: impl Fn(&Value) -> Result<Option<Value>>) -> 
     let mut keyed = values
         .into_iter()
         .map(|v| {
-            super::check_interrupt()?;
+            crate::runtime::eval::check_interrupt()?;
             Ok((key(&v)?.unwrap_or_else(|| v.clone()), v))
         })
         .collect::<Result<Vec<_>>>()?;
     keyed.sort_by(|a, b| sort_order(&a.0, &b.0));
     // The sort itself cannot stop part-way; a signal it took stops here.
-    super::check_interrupt()?;
+    crate::runtime::eval::check_interrupt()?;
     Ok(Value::list(keyed.into_iter().map(|(_, v)| v).collect()))
 }
 
@@ -1610,7 +1624,7 @@ fn count_by(interp: &Rc<Interp>, items: Items, f: &Value) -> Result<Value> {
     let mut counted = groups(interp, items, f, |n: &mut i64, _| *n += 1)?;
     // A stable sort keeps ties in order of first appearance.
     counted.sort_by_key(|c| std::cmp::Reverse(c.1));
-    super::check_interrupt()?;
+    crate::runtime::eval::check_interrupt()?;
     Ok(Value::list(
         counted
             .into_iter()
@@ -1631,8 +1645,8 @@ fn group_by(interp: &Rc<Interp>, items: Items, f: &Value) -> Result<Value> {
 
 #[cfg(test)]
 mod tests {
-    use super::Tally;
     use crate::runtime::eval::Origin;
+    use crate::runtime::exec::stages::Tally;
     use crate::runtime::validate::decode_failure;
 
     /// A tally withdrawn after it was merged leaves what was there: no

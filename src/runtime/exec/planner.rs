@@ -13,11 +13,11 @@
 
 use std::rc::Rc;
 
-use super::io::TargetSpec;
 use super::stages::plan_of;
-use super::Interp;
 use crate::runtime::builtins::Builtin;
 use crate::runtime::counting;
+use crate::runtime::eval::io::TargetSpec;
+use crate::runtime::eval::Interp;
 use crate::runtime::hir::{Expr, Stmt};
 use crate::runtime::value::Value;
 use crate::syntax::ast::Span;
@@ -308,7 +308,7 @@ fn plan_call(
     let values = args
         .iter()
         .map(|a| interp.eval(a, &None))
-        .collect::<super::Result<Vec<Value>>>()
+        .collect::<crate::runtime::eval::Result<Vec<Value>>>()
         .map_err(|e| format!("{later} ({})", e.message))?;
     let none = Value::Null;
     let target = match consumer {
