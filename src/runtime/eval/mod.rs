@@ -1,8 +1,10 @@
 //! Evaluation: `Interp::run_stmt(&hir::Stmt) -> Result<Outcome, RuntimeError>`.
 //!
 //! Takes a checked program; touches no file, terminal or clock itself — the
-//! `Host` it is given opens sources. Streams are lazy: a pipeline is a chain
-//! of iterators pulled one record at a time.
+//! `Host` it is given opens sources — and runs no stage of a stream and no
+//! validation itself: the `Engine` it is given does (`exec::stages::ENGINE`).
+//! Streams are lazy: a pipeline is a chain of iterators pulled one record at
+//! a time.
 
 pub(crate) mod equality;
 pub(crate) mod funcs;

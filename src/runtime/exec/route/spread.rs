@@ -1,7 +1,7 @@
 //! `route` of a validated JSON Lines file (and `write` of its valid
 //! records) on several threads.
 //!
-//! The file is read in chunks by worker threads (`eval::chunks`); each
+//! The file is read in chunks by worker threads (`exec::chunks`); each
 //! worker routes a chunk's lines with its own copier into two texts, one
 //! record a line. The calling thread writes those to the targets in the
 //! order of the chunks: the targets get exactly the records one thread

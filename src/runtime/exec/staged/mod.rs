@@ -7,7 +7,7 @@
 //! validation and the same stages as one thread, with origins offset by
 //! the chunk's first line; it gives back the items' text as the consumer
 //! wants it (`Render`). The calling thread takes the chunks in the order
-//! of the file (`eval::chunks`), so the output is byte for byte what one
+//! of the file (`exec::chunks`), so the output is byte for byte what one
 //! thread gives, and the first runtime error in file order stops the run
 //! with the same message and origin. With unique keys, the workers leave
 //! the keys to the calling thread, which claims them in the order of the
