@@ -260,7 +260,7 @@ const RUNTIME_LAYERS: [&[&str]; 4] = [
     ],
     &["eval"],
     &["decide", "kernel", "scan", "validate"],
-    &["counting", "exec"],
+    &["exec"],
 ];
 
 const LAYER_NAMES: [&str; 4] = [

@@ -7,7 +7,7 @@
 //! (`value`, `stream`, `hir`, `contract`, `builtins`, `print`, `json`,
 //! `limits`, `keyset`, `varint`, `stdlib_native`); the interpreter
 //! (`eval`); validation (`validate`, `kernel`, `decide`, `scan`); execution
-//! (`exec`, `counting`), which the interpreter is handed (`eval::Engine`).
+//! (`exec`), which the interpreter is handed (`eval::Engine`).
 //! Imports only `syntax`;
 //! what it needs from above (files, formats, rebuilding a program on a
 //! worker thread) it is handed through traits it owns (`eval::Host`,
@@ -15,7 +15,6 @@
 
 pub mod builtins;
 pub mod contract;
-pub mod counting;
 pub mod decide;
 pub mod eval;
 pub mod exec;

@@ -17,9 +17,9 @@ use std::rc::Rc;
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
 
-use crate::runtime::counting::{json_lines, MIN_SPLIT_BYTES};
 use crate::runtime::eval::io::{line_too_long, max_line};
 use crate::runtime::eval::{check_interrupt, Interp, Parallel, Result, RuntimeError, SentError};
+use crate::runtime::exec::counting::{json_lines, MIN_SPLIT_BYTES};
 use crate::runtime::exec::stages::cannot_read;
 use crate::runtime::json::{JsonSource, BOM, HUGE_LINE};
 

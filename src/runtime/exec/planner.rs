@@ -15,9 +15,9 @@ use std::rc::Rc;
 
 use super::stages::plan_of;
 use crate::runtime::builtins::Builtin;
-use crate::runtime::counting;
 use crate::runtime::eval::io::TargetSpec;
 use crate::runtime::eval::Interp;
+use crate::runtime::exec::counting;
 use crate::runtime::hir::{Expr, Stmt};
 use crate::runtime::value::Value;
 use crate::syntax::ast::Span;

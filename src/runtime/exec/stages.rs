@@ -283,7 +283,8 @@ fn consume(interp: &Rc<Interp>, b: Builtin, input: Value, arg: Value) -> Result<
             Path::Counting(route) => {
                 let plan = plan_of(&input);
                 // `None`: the file did not open, which the ordinary path reports.
-                if let Some(v) = crate::runtime::counting::consume(interp, b, plan.as_ref(), route)?
+                if let Some(v) =
+                    crate::runtime::exec::counting::consume(interp, b, plan.as_ref(), route)?
                 {
                     return Ok(v);
                 }
@@ -703,8 +704,10 @@ fn read_source_for(
     // A contract that fills defaults changes records, so the check could
     // not build them: the line is decoded then.
     let check = LineCheck::building(contract, interp);
-    if let (Some(path), Some(check)) = (crate::runtime::counting::json_file(interp, source), check)
-    {
+    if let (Some(path), Some(check)) = (
+        crate::runtime::exec::counting::json_file(interp, source),
+        check,
+    ) {
         return Ok(Upstream::Checked(read_validated(
             interp, source, &path, check,
         )?));

@@ -304,7 +304,7 @@ fn copy_plan(
     else {
         return Err("the pipeline is not a validated source");
     };
-    let path = crate::runtime::counting::json_file(interp, &source)
+    let path = crate::runtime::exec::counting::json_file(interp, &source)
         .ok_or("the source is not a JSON file read by its field names")?;
     if validated_oks != oks {
         return Err(match oks {
