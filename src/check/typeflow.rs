@@ -7,9 +7,8 @@
 //! take, and builtins given arguments of the wrong type. Where a type is not
 //! known nothing is reported: the evaluator checks at run time.
 
-use std::rc::Rc;
-
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
 

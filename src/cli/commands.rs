@@ -35,7 +35,10 @@ pub fn run(cli: Cli) -> ExitCode {
         none: cli.no_config,
         confine: cli.confine,
     };
-    let find_config = |program: &str| find_config(program, &choice);
+    // A program's host, with the `hql.toml` that applies to it.
+    let host_for = |program: &str| -> Result<FsHost, ConfigError> {
+        find_config(program, &choice).map(|config| FsHost::new().with_config(config))
+    };
     let command = match cli.command {
         None => return ExitCode::from(repl(&choice) as u8),
         Some(Command::Repl { limits }) => {
@@ -75,15 +78,14 @@ pub fn run(cli: Cli) -> ExitCode {
             Ok(files) => {
                 let mut save =
                     |path: &str, text: &str| crate::cli::notebook::write_atomically(path, text);
-                let host_for = |path: &str| -> Rc<dyn Host> {
+                let test_host = |path: &str| -> Rc<dyn Host> {
                     // A file whose hql.toml is broken (or refused by
                     // --confine) is run without it, saying so; its cases
                     // that need it fail.
-                    let config = find_config(path).unwrap_or_else(|e| {
+                    Rc::new(host_for(path).unwrap_or_else(|e| {
                         note(&format!("hql: {e}\nhql: {path} runs without it"));
-                        None
-                    });
-                    Rc::new(FsHost::new().with_config(config))
+                        FsHost::new()
+                    }))
                 };
                 let options = crate::cli::run::TestOptions {
                     update,
@@ -92,7 +94,7 @@ pub fn run(cli: Cli) -> ExitCode {
                     json_diagnostics: sinks.json,
                 };
                 crate::cli::run::test_files(
-                    &files, &host_for, options, sinks.out, sinks.err, &mut save,
+                    &files, &test_host, options, sinks.out, sinks.err, &mut save,
                 )
             }
             Err(e) => usage_error(&e),
@@ -112,13 +114,11 @@ pub fn run(cli: Cli) -> ExitCode {
                     Format::Hql => OutputFormat::Hql,
                     Format::Json => OutputFormat::Json,
                 };
-                let config = match find_config(&file) {
-                    Ok(config) => config,
+                let host = match host_for(&file) {
+                    Ok(host) => host,
                     Err(e) => return ExitCode::from(sinks.config_error(&e) as u8),
                 };
-                let mut host = FsHost::new()
-                    .with_params(set.into_iter().collect::<HashMap<_, _>>())
-                    .with_config(config);
+                let mut host = host.with_params(set.into_iter().collect::<HashMap<_, _>>());
                 if file == "-" {
                     host = host.with_stdin_holding(StdinHolds::Program);
                 }
@@ -149,11 +149,10 @@ pub fn run(cli: Cli) -> ExitCode {
             engine,
             ..
         } => {
-            let config = match find_config(&contracts) {
-                Ok(config) => config,
+            let host = match host_for(&contracts) {
+                Ok(host) => host,
                 Err(e) => return ExitCode::from(sinks.config_error(&e) as u8),
             };
-            let host = FsHost::new().with_config(config);
             let job = crate::cli::vet::VetJob {
                 contracts,
                 data,
@@ -183,11 +182,10 @@ pub fn run(cli: Cli) -> ExitCode {
             closed,
             limit,
         } => {
-            let config = match find_config(&data) {
-                Ok(config) => config,
+            let host = match host_for(&data) {
+                Ok(host) => host,
                 Err(e) => return ExitCode::from(sinks.config_error(&e) as u8),
             };
-            let host = FsHost::new().with_config(config);
             let job = crate::cli::infer::InferJob {
                 data,
                 name,
@@ -203,9 +201,9 @@ pub fn run(cli: Cli) -> ExitCode {
             dialect,
             from,
             summary,
-        } => match find_config(&file) {
-            Ok(config) => {
-                let session = Session::new(Rc::new(FsHost::new().with_config(config)));
+        } => match host_for(&file) {
+            Ok(host) => {
+                let session = Session::new(Rc::new(host));
                 let sql = crate::cli::export::SqlArgs {
                     dialect,
                     from,
@@ -215,17 +213,17 @@ pub fn run(cli: Cli) -> ExitCode {
             }
             Err(e) => sinks.config_error(&e),
         },
-        Command::Contract { file, ty } => match find_config(&file) {
-            Ok(config) => {
-                let session = Session::new(Rc::new(FsHost::new().with_config(config)));
+        Command::Contract { file, ty } => match host_for(&file) {
+            Ok(host) => {
+                let session = Session::new(Rc::new(host));
                 crate::cli::contract::contract(session, &file, ty.as_deref(), &mut sinks)
             }
             Err(e) => sinks.config_error(&e),
         },
         Command::Recover { dir } => crate::cli::recover::recover(dir.as_deref(), &mut sinks),
         Command::Check { files } => files.iter().fold(EXIT_OK, |status, file| {
-            let config = match find_config(file) {
-                Ok(config) => config,
+            let host = match host_for(file) {
+                Ok(host) => host,
                 Err(e) => return status.max(sinks.config_error(&e)),
             };
             let one = match read_program(file) {
@@ -234,7 +232,7 @@ pub fn run(cli: Cli) -> ExitCode {
                         name: file,
                         text: &text,
                     },
-                    Rc::new(FsHost::new().with_config(config)),
+                    Rc::new(host),
                     &mut sinks,
                 ),
                 Err(e) => usage_error(&e),

@@ -686,8 +686,8 @@ impl Session {
     /// keeps its slot and a worker thread rebuilding the session does not
     /// run it either.
     fn remember(&mut self, entry: Vec<Stmt>, ran: usize, skipped: &[usize]) {
-        let user = |s: &Stmt| crate::check::stmt_start(s) >= self.prelude_end;
-        self.history_reads_stdin |= entry.iter().any(|s| user(s) && reads_stdin(s));
+        let prelude_end = self.prelude_end;
+        let len = self.history.len();
         let history = std::sync::Arc::make_mut(&mut self.history);
         let mut runs = 0;
         for stmt in entry {
@@ -705,6 +705,9 @@ impl Session {
                 _ => runs += 1,
             }
         }
+        // What was kept of the entry may read standard input.
+        let user = |s: &&Stmt| crate::check::stmt_start(s) >= prelude_end;
+        self.history_reads_stdin |= self.history[len..].iter().filter(user).any(reads_stdin);
     }
 
     fn run_one(
