@@ -66,8 +66,8 @@ pub enum Path {
     /// building a record the check vouches for.
     Counting(counting::Route),
     /// Valid lines copied as they are to a JSON target, failures written
-    /// from the texts the copier learnt, on `threads` threads.
-    Copier { threads: usize },
+    /// from the texts the copier learnt: the copier as planned, run so.
+    Copier(Box<super::route::CopyPlan>),
     /// Chunks of the file validated and run through the stages by worker
     /// threads, taken back in the order of the file; with unique keys
     /// settled on this thread (`keyed`).
@@ -101,9 +101,9 @@ impl ExecPlan {
                 counting::Route::OneThread { .. } => "counting: line check, one thread".into(),
                 counting::Route::Cells => "counting: CSV cells checked, one thread".into(),
             },
-            Path::Copier { threads } => format!(
+            Path::Copier(plan) => format!(
                 "copier: valid lines copied as they are, {}",
-                threads_text(*threads)
+                threads_text(plan.threads())
             ),
             Path::Spread { threads, keyed } => format!(
                 "threads: chunks validated and staged on {threads} threads{}",
@@ -174,7 +174,7 @@ fn choose(
                 return Path::Table;
             }
             match super::route::copies(interp, input, target, consumer == Consumer::Write) {
-                Ok(threads) => return Path::Copier { threads },
+                Ok(plan) => return Path::Copier(Box::new(plan)),
                 Err(why) => passed.push(("copier", why)),
             }
             if !super::route::is_json(interp, target) {

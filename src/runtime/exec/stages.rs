@@ -884,7 +884,12 @@ fn write(interp: &Rc<Interp>, input: Value, target: Value, format: Value) -> Res
     }
     let shape = contract_of(&input);
     let written = match planner::plan(interp, Consumer::Write, &input, Some(&spec)).path {
-        Path::Copier { .. } => super::route::write_valid(interp, &input, &spec, shape.as_ref()),
+        Path::Copier(plan) => Some(super::route::write_valid(
+            interp,
+            *plan,
+            &spec,
+            shape.as_ref(),
+        )),
         Path::Spread { .. } => super::staged::write(interp, &input, &spec, shape.as_ref()),
         _ => None,
     };

@@ -52,11 +52,11 @@ pub(super) fn route(interp: &Rc<Interp>, input: Value, ok: Value, err: Value) ->
         return super::tables::route_table(interp, input, &ok_spec, err_spec);
     }
     let path = planner::plan(interp, Consumer::Route, &input, Some(&ok_spec)).path;
+    let spread = matches!(path, Path::Spread { .. });
     let copy = match path {
-        Path::Copier { .. } => copy_plan(interp, &input, &ok_spec, false).ok(),
+        Path::Copier(plan) => Some(*plan),
         _ => None,
     };
-    let spread = matches!(path, Path::Spread { .. });
     let mut out = Targets {
         oks: Target::open(interp, ok_spec, shape.as_ref())?,
         errs: Some(Target::open(interp, err_spec, None)?),
@@ -108,24 +108,21 @@ fn spread_results(input: &Value, out: &mut Targets) -> Option<Result<()>> {
 
 /// `write` of `source(file(…), Json) | validate(T) | oks()` to a JSON
 /// target: the valid lines copied as `route` copies them (on several
-/// threads too), the others dropped as `oks()` drops them; `None` where
-/// the pipeline or the target does not allow it.
+/// threads too), the others dropped as `oks()` drops them, as the planner
+/// planned it (`copies`).
 pub(super) fn write_valid(
     interp: &Rc<Interp>,
-    input: &Value,
+    plan: CopyPlan,
     spec: &TargetSpec,
     shape: Option<&Rc<Contract>>,
-) -> Option<Result<Value>> {
-    let plan = copy_plan(interp, input, spec, true).ok()?;
-    Some((|| {
-        let mut out = Targets {
-            oks: Target::open(interp, spec.clone(), shape)?,
-            errs: None,
-            tally: Tally::default(),
-        };
-        copy_lines(interp, plan, &mut out)?;
-        Ok(Value::Int(out.close(interp)?.0))
-    })())
+) -> Result<Value> {
+    let mut out = Targets {
+        oks: Target::open(interp, spec.clone(), shape)?,
+        errs: None,
+        tally: Tally::default(),
+    };
+    copy_lines(interp, plan, &mut out)?;
+    Ok(Value::Int(out.close(interp)?.0))
 }
 
 /// Route the lines of a file the copier reads (`copy_plan`): on several
@@ -136,8 +133,9 @@ fn copy_lines(interp: &Rc<Interp>, plan: CopyPlan, out: &mut Targets) -> Result<
         path,
         contract,
         copier,
+        parallel,
     } = plan;
-    if let Some(parallel) = spread::parallel_for(interp, &path) {
+    if let Some(parallel) = parallel {
         let errs = copier.borrow().errs_wanted;
         return spread::spread(interp, &parallel, &path, &source.name, &contract, errs, out);
     }
@@ -274,13 +272,22 @@ fn put_result(result: &Value, out: &mut dyn Routes) -> Result<()> {
     }
 }
 
-/// A file the copier reads: its source, its path, the contract and the
-/// copier.
-struct CopyPlan {
+/// A file the copier reads: its source, its path, the contract, the
+/// copier, and the threads it is read on (`None`: this one). Made once,
+/// by the planner (`copies`), and run as it was planned.
+pub struct CopyPlan {
     source: Rc<SourceSpec>,
     path: String,
     contract: Rc<Contract>,
     copier: Rc<RefCell<Copier>>,
+    parallel: Option<crate::runtime::eval::Parallel>,
+}
+
+impl CopyPlan {
+    /// How many threads read the file.
+    pub fn threads(&self) -> usize {
+        self.parallel.as_ref().map_or(1, |p| p.threads)
+    }
 }
 
 /// How the copier reads the lines of a pipeline — `source(file(…), Json)
@@ -318,7 +325,9 @@ fn copy_plan(
     let copier = Copier::new(&contract, interp, !oks).ok_or(
         "the contract has defaults or unique keys, or rules the line check cannot vouch for",
     )?;
+    let parallel = spread::parallel_for(interp, &path);
     Ok(CopyPlan {
+        parallel,
         source,
         path,
         contract,
@@ -326,17 +335,16 @@ fn copy_plan(
     })
 }
 
-/// Would `route` (or `write` of `… | oks()`, `oks`) copy the lines of
-/// `input` to `target`, and on how many threads? Or why not: the
-/// execution planner's question.
+/// How `route` (or `write` of `… | oks()`, `oks`) would copy the lines
+/// of `input` to `target`, or why it would not: the execution planner's
+/// question, whose answer is then run.
 pub(super) fn copies(
     interp: &Interp,
     input: &Value,
     target: &TargetSpec,
     oks: bool,
-) -> std::result::Result<usize, &'static str> {
-    let plan = copy_plan(interp, input, target, oks)?;
-    Ok(spread::parallel_for(interp, &plan.path).map_or(1, |p| p.threads))
+) -> std::result::Result<CopyPlan, &'static str> {
+    copy_plan(interp, input, target, oks)
 }
 
 /// What `route` copies of a line instead of building its record: a valid
