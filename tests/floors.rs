@@ -259,7 +259,7 @@ const RUNTIME_LAYERS: [&[&str]; 4] = [
         "varint",
     ],
     &["eval"],
-    &["decide", "kernel", "scan", "validate"],
+    &["decide", "kernel", "plan", "scan", "validate"],
     &["exec"],
 ];
 

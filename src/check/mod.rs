@@ -909,6 +909,7 @@ impl Checker {
             owner: attr("owner"),
             doc: decl.doc.clone(),
             shape,
+            plan: Default::default(),
         })
     }
 

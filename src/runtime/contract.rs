@@ -71,6 +71,9 @@ pub struct Contract {
     pub owner: Option<String>,
     pub doc: Option<String>,
     pub shape: Shape,
+    /// The validation plan of a record type (`plan::LinePlan`), compiled
+    /// on first use.
+    pub plan: Compiled,
 }
 
 #[derive(Debug)]
@@ -96,6 +99,7 @@ impl Contract {
             version: None,
             owner: None,
             doc: None,
+            plan: Compiled::default(),
             shape: Shape::Refined {
                 base,
                 rules: vec![],

@@ -23,6 +23,7 @@ pub mod json;
 pub mod kernel;
 pub mod keyset;
 pub mod limits;
+pub mod plan;
 pub mod print;
 pub mod scan;
 pub mod stdlib_native;

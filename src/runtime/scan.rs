@@ -24,54 +24,41 @@
 
 use std::rc::Rc;
 
-use regex::Regex;
-
-use crate::runtime::contract::{Contract, FieldSpec, RecordShape, RuleSpec, Shape, TypeSpec};
+use crate::runtime::contract::{Contract, FieldSpec, RecordShape, RuleSpec, TypeSpec};
 use crate::runtime::decide::{self, FailureKind};
 use crate::runtime::eval::io::Cell;
-use crate::runtime::eval::{push_frame, Env, Frame, Function, Interp, Slots};
-use crate::runtime::hir::Expr;
+use crate::runtime::eval::{push_frame, Env, Frame, Interp, Slots};
 use crate::runtime::json::{write_compact, Decoder, Mark, Parsed, Parser};
-use crate::runtime::kernel::{Lists, Reads, Rows};
-use crate::runtime::stdlib_native::Native;
-use crate::runtime::validate::{check_field, type_matches, Checked, Findings, KeyPart};
+use crate::runtime::kernel::{Lists, Rows};
+use crate::runtime::plan::{
+    element_type, is_plain, nested_shape, Elements, FieldStep, How, LinePlan, RecordPlan, Tokens,
+};
+use crate::runtime::validate::{check_field, Checked, Findings, KeyPart};
 use crate::runtime::value::{Key, Okay, Record, Value};
-use crate::syntax::ast::Severity;
 
-/// Nested records and lists deeper than this are checked the ordinary way
-/// (this also bounds the compiling of a recursive type).
-const MAX_NESTING: usize = 6;
-
-/// A record contract compiled for checking lines.
+/// A record contract's plan (`crate::runtime::plan`), run over lines: the
+/// plan, and the state of the record being read.
 pub struct LineCheck {
-    top: RecordCheck,
-    /// Is a line that fails certainly an `err` (see `cannot_raise`)?
+    plan: Rc<LinePlan>,
+    contract: Rc<Contract>,
+    top: RecordState,
+    /// Is a line that fails certainly an `err` (`LinePlan::certain`)?
     pub(crate) certain: bool,
-    /// Does validating leave every record as it was read (no defaults to
-    /// fill, at any depth)?
-    keeps_records: bool,
+    /// Is it a record of scalar fields whose validation cannot raise
+    /// (`LinePlan::flat`)? A failure's identity and the field it is found
+    /// at then fix all of it (see `found_at`).
+    pub(crate) flat: bool,
+    /// Can `findings` name every failure (`LinePlan::names`)?
+    pub(crate) names: bool,
     /// The fields of the record `validated` builds, reused.
     built: Vec<(Key, Value)>,
-    /// Is it a record of scalar fields whose validation cannot raise? A
-    /// failure's identity and the field it is found at then fix all of it
-    /// (see `found_at`).
-    pub(crate) flat: bool,
-    /// Can `findings` name every failure (a record whose validation cannot
-    /// raise, of scalars, records and lists checked on their tokens)?
-    pub(crate) names: bool,
     decoder: Decoder,
 }
 
-/// One record shape, compiled: its fields, and the state of the record
-/// being read.
-struct RecordCheck {
-    shape: Held,
-    /// The name undeclared fields are named after (`decide::extra_id`).
-    owner: Rc<str>,
-    fields: Vec<FieldCheck>,
-    /// Does `validate` evaluate the warnings here (a declared type's
-    /// record, not an inline one)?
-    warns: bool,
+/// The state of one record being read, beside its `RecordPlan`.
+struct RecordState {
+    /// Per field, the state of the record or list it holds.
+    nested: Vec<Nested>,
     /// Per field, the visit it was last seen on (to spot repeated keys).
     seen: Vec<u32>,
     visit: u32,
@@ -82,14 +69,36 @@ struct RecordCheck {
     failed: Vec<bool>,
     /// Per failure `findings` found, the field it was found at (its
     /// position + 1), or `AFTER_FIELDS` for an undeclared field (whose
-    /// identity names it) and `AFTER_EXTRAS` for a rule.
+    /// identity names it) and `AFTER_RULES` for a rule.
     found_at: Vec<u32>,
-    /// The rules' frame: slot 0 is `self` (never read: see `new`), then
-    /// each field. Reused from record to record while nothing else holds it.
+    /// Per field, where its value lies in the object being read
+    /// (`find`'s first pass).
+    marks: Vec<Option<Mark>>,
+    /// The identities of the undeclared fields of the object being read
+    /// (`find`), in the order of their keys.
+    undeclared: Vec<Rc<str>>,
+    /// The rules' frame: slot 0 is `self` (never read: see
+    /// `RecordPlan::new`), then each field. Reused from record to record
+    /// while nothing else holds it.
     env: Env,
     /// The top-level string fields read only for a unique key, whose text
     /// is kept in place of a built value (`LineCheck::key_part`).
     key_texts: Vec<KeyText>,
+}
+
+/// The state of a nested value being read.
+enum Nested {
+    None,
+    Record(Box<RecordState>),
+    List(Box<ListState>),
+}
+
+struct ListState {
+    elements: Nested,
+    /// The elements' frames, kept for the rules when they only fold over
+    /// the list (`Elements::rows`): the frame then holds `rows_mark`, not
+    /// a built list.
+    rows: Option<RowBuf>,
 }
 
 /// A string field's text kept for a unique key, and the visit it was kept
@@ -97,48 +106,6 @@ struct RecordCheck {
 struct KeyText {
     text: String,
     visit: u32,
-}
-
-/// How one declared field is checked.
-struct FieldCheck {
-    how: How,
-    /// Does a rule read the field (its value goes into the frame)?
-    read: bool,
-    admits_null: bool,
-    /// Can the name be compared with a key's bytes (`is_plain`)?
-    plain_name: bool,
-    /// The identity of the field's type failure (its own, or that of the
-    /// refinement it is declared as).
-    type_id: Rc<str>,
-    /// Where its text is kept, for a string field read only for a unique
-    /// key (`RecordCheck::key_texts`).
-    key_text: Option<usize>,
-}
-
-/// How a value is checked.
-enum How {
-    /// By its token: scalars.
-    Tokens(Tokens),
-    /// As a record, field by field.
-    Record(Box<RecordCheck>),
-    /// As a list, element by element.
-    List(Box<Elements>),
-    /// Decoded, then checked as `validate` checks it (a field only).
-    Value,
-}
-
-/// The elements of a list type.
-struct Elements {
-    how: How,
-    /// The identity of an element's type failure.
-    type_id: Rc<str>,
-    /// Does the element type admit null? (Elements have no null step of
-    /// their own: null is checked against the type like any value.)
-    admits_null: bool,
-    /// The elements' frames, kept for the rules when they only fold over
-    /// the list (`keep_rows`): the frame then holds `rows_mark`, not a
-    /// built list.
-    rows: Option<RowBuf>,
 }
 
 /// The rows of a list kept for the rules' folds (`kernel::Rows`).
@@ -152,7 +119,38 @@ struct RowBuf {
     mark: Rc<Vec<Value>>,
 }
 
-impl Elements {
+impl Nested {
+    /// The state `how` needs.
+    fn of(how: &How) -> Nested {
+        match how {
+            How::Record(plan) => Nested::Record(Box::new(RecordState::new(plan, 0))),
+            How::List(elements) => Nested::List(Box::new(ListState {
+                elements: Nested::of(&elements.how),
+                rows: elements.rows.then(|| RowBuf {
+                    cells: Vec::new(),
+                    len: 0,
+                    width: match &elements.how {
+                        How::Record(record) => record.fields.len(),
+                        _ => 0,
+                    },
+                    mark: Rc::new(Vec::new()),
+                }),
+            })),
+            How::Tokens(_) | How::Value => Nested::None,
+        }
+    }
+
+    /// For a list kept as rows for the rules, what the frame holds in its
+    /// place (the rows' mark): the list is not built.
+    fn rows_mark(&self) -> Option<Value> {
+        match self {
+            Nested::List(list) => list.rows.as_ref().map(|r| Value::List(r.mark.clone())),
+            _ => None,
+        }
+    }
+}
+
+impl ListState {
     /// Start a list kept as rows anew.
     fn clear_rows(&mut self) {
         if let Some(rows) = &mut self.rows {
@@ -164,239 +162,40 @@ impl Elements {
     /// Keep the element record just read as a row, when the list is kept
     /// as rows.
     fn keep_row(&mut self) {
-        if let (Some(rows), How::Record(record)) = (&mut self.rows, &self.how) {
+        if let (Some(rows), Nested::Record(record)) = (&mut self.rows, &self.elements) {
             rows.cells.extend_from_slice(record.field_slots());
             rows.len += 1;
         }
     }
 }
 
-impl How {
-    /// For a list kept as rows for the rules, what the frame holds in its
-    /// place (the rows' mark): the list is not built.
-    fn rows_mark(&self) -> Option<Value> {
-        match self {
-            How::List(elements) => elements.rows.as_ref().map(|r| Value::List(r.mark.clone())),
-            _ => None,
+impl RecordState {
+    fn new(plan: &RecordPlan, key_texts: usize) -> RecordState {
+        let n = plan.fields.len();
+        let slots: Slots = std::iter::repeat_n(Value::Absent, n + 1).collect();
+        RecordState {
+            nested: plan.fields.iter().map(|f| Nested::of(&f.how)).collect(),
+            seen: vec![0; n],
+            visit: 0,
+            extras: Vec::new(),
+            failed: vec![false; n],
+            found_at: Vec::new(),
+            marks: vec![None; n],
+            undeclared: Vec::new(),
+            env: push_frame(&None, slots),
+            key_texts: (0..key_texts)
+                .map(|_| KeyText {
+                    text: String::new(),
+                    visit: 0,
+                })
+                .collect(),
         }
     }
-}
 
-/// A record shape, held through what owns it.
-enum Held {
-    Declared(Rc<Contract>),
-    Inline(Rc<RecordShape>),
-}
-
-impl Held {
-    fn get(&self) -> Option<&RecordShape> {
-        match self {
-            Held::Declared(c) => c.record(),
-            Held::Inline(shape) => Some(shape),
-        }
+    /// The frame's field slots (from 1) after `read`.
+    fn field_slots(&self) -> &[Value] {
+        self.env.as_ref().map(|f| &f.slots[1..]).unwrap_or(&[])
     }
-}
-
-impl How {
-    /// How values of `spec` are checked without decoding them, if they can
-    /// be. `type_id` is the identity of a type failure of the field they
-    /// are held in (an inline record is named after it too).
-    fn of(spec: &TypeSpec, depth: usize, type_id: &Rc<str>, interp: &Interp) -> Option<How> {
-        if let Some(tokens) = Tokens::of(spec, interp) {
-            return Some(How::Tokens(tokens));
-        }
-        if depth >= MAX_NESTING {
-            return None;
-        }
-        match spec {
-            TypeSpec::Record(shape) => {
-                let owner = type_id.strip_suffix(".type").unwrap_or(type_id).into();
-                RecordCheck::new(Held::Inline(shape.clone()), owner, false, depth + 1, interp)
-                    .map(|r| How::Record(Box::new(r)))
-            }
-            TypeSpec::List(elem) => {
-                let how = How::of(elem, depth + 1, type_id, interp)?;
-                Some(How::List(Box::new(Elements {
-                    how,
-                    type_id: type_id.clone(),
-                    admits_null: type_matches(elem, &Value::Null),
-                    rows: None,
-                })))
-            }
-            TypeSpec::Named(cell) => match &cell.get()?.shape {
-                Shape::Record { .. } => {
-                    let contract = cell.get()?.clone();
-                    let owner = contract.name.as_str().into();
-                    RecordCheck::new(Held::Declared(contract), owner, true, depth + 1, interp)
-                        .map(|r| How::Record(Box::new(r)))
-                }
-                Shape::Refined { base, rules, .. } if rules.is_empty() => {
-                    How::of(base, depth, type_id, interp)
-                }
-                Shape::Refined { .. } => None,
-            },
-            _ => None,
-        }
-    }
-}
-
-/// The JSON tokens a scalar type admits (null is `FieldCheck::admits_null`):
-/// its union members in order, since a value is checked against the first
-/// member whose type it has (language.md §4.8).
-struct Tokens {
-    members: Vec<Member>,
-}
-
-enum Member {
-    Any,
-    Bool,
-    Int,
-    Number,
-    String,
-    /// A string literal type: `"open"`.
-    Literal(Box<str>),
-    /// A `String` refined by rules that test it alone — `require
-    /// matches(self, r"…")`, or a call of a standard-library function with
-    /// a native twin such as `require is_timestamp(self)` — with their
-    /// identities.
-    Matching(Vec<(Test, Rc<str>)>),
-}
-
-/// A refinement's rule over a string, decided on the string.
-enum Test {
-    Pattern(Rc<Regex>),
-    /// The native twin of the function the rule calls
-    /// (`runtime::stdlib_native`), which gives what its body gives.
-    Native(Native),
-}
-
-impl Test {
-    fn holds(&self, s: &str) -> bool {
-        match self {
-            Test::Pattern(regex) => regex.is_match(s),
-            Test::Native(native) => native.test_text(s) == Some(true),
-        }
-    }
-}
-
-impl Tokens {
-    /// The tokens of `spec`, when checking the token is all its validation
-    /// does: no rules but tests of the string, no nested records or lists.
-    fn of(spec: &TypeSpec, interp: &Interp) -> Option<Tokens> {
-        let mut members = Vec::new();
-        flatten(spec, &mut members, interp).then_some(Tokens { members })
-    }
-
-    fn admits_string(&self, s: &str) -> bool {
-        self.members.iter().find_map(|m| match m {
-            Member::Any | Member::String => Some(true),
-            Member::Literal(l) if **l == *s => Some(true),
-            Member::Matching(tests) => Some(tests.iter().all(|(t, _)| t.holds(s))),
-            _ => None,
-        }) == Some(true)
-    }
-
-    /// The rules a string breaks (none when it passes); `None` when no
-    /// member has its type.
-    fn string_breaks(&self, s: &str) -> Option<Vec<Rc<str>>> {
-        self.members.iter().find_map(|m| match m {
-            Member::Any | Member::String => Some(Vec::new()),
-            Member::Literal(l) if **l == *s => Some(Vec::new()),
-            Member::Matching(tests) => Some(
-                tests
-                    .iter()
-                    .filter(|(t, _)| !t.holds(s))
-                    .map(|(_, id)| id.clone())
-                    .collect(),
-            ),
-            _ => None,
-        })
-    }
-
-    fn admits_number(&self, text: &str) -> bool {
-        self.admits_numeric(!text.bytes().any(|b| matches!(b, b'.' | b'e' | b'E')))
-    }
-
-    /// Does a member admit a number, an integer (`int`) or not?
-    fn admits_numeric(&self, int: bool) -> bool {
-        self.members
-            .iter()
-            .any(|m| matches!(m, Member::Any | Member::Number) || matches!(m, Member::Int if int))
-    }
-
-    fn admits_bool(&self) -> bool {
-        self.members
-            .iter()
-            .any(|m| matches!(m, Member::Any | Member::Bool))
-    }
-
-    fn admits_any(&self) -> bool {
-        self.members.iter().any(|m| matches!(m, Member::Any))
-    }
-}
-
-/// Appends the members of `spec` in order; false when one is not decided
-/// by its token.
-fn flatten(spec: &TypeSpec, members: &mut Vec<Member>, interp: &Interp) -> bool {
-    let member = match spec {
-        TypeSpec::Null => return true,
-        TypeSpec::Any => Member::Any,
-        TypeSpec::Bool => Member::Bool,
-        TypeSpec::Int => Member::Int,
-        TypeSpec::Float => Member::Number,
-        TypeSpec::String => Member::String,
-        TypeSpec::Literal(Value::Str(s)) => Member::Literal(s.as_str().into()),
-        TypeSpec::Union(ms) => return ms.iter().all(|m| flatten(m, members, interp)),
-        TypeSpec::Named(cell) => match cell.get().map(|c| &c.shape) {
-            Some(Shape::Refined { base, rules, .. }) if rules.is_empty() => {
-                return flatten(base, members, interp)
-            }
-            Some(Shape::Refined {
-                base: TypeSpec::String,
-                rules,
-                ..
-            }) => match rules.iter().map(|r| string_test(r, interp)).collect() {
-                Some(tests) => Member::Matching(tests),
-                None => return false,
-            },
-            _ => return false,
-        },
-        TypeSpec::Literal(_) | TypeSpec::List(_) | TypeSpec::Map(_) | TypeSpec::Record(_) => {
-            return false
-        }
-    };
-    members.push(member);
-    true
-}
-
-/// The test of a `require` rule that tests a string alone, with its
-/// identity: `matches(self, r"…")`, or a call `f(self)` of a function with
-/// a native twin for a string.
-fn string_test(rule: &RuleSpec, interp: &Interp) -> Option<(Test, Rc<str>)> {
-    if rule.severity != Severity::Require {
-        return None;
-    }
-    let is_self = |e: &Expr| matches!(e, Expr::Local { depth: 0, slot: 0 });
-    let test = match &rule.cond {
-        Expr::Matches { subject, regex, .. } if is_self(subject) => Test::Pattern(regex.clone()),
-        Expr::Call { func, args, .. } if matches!(&args[..], [arg] if is_self(arg)) => {
-            let Expr::Global(slot, _) = **func else {
-                return None;
-            };
-            let Some(Value::Func(f)) = interp.global_value(slot) else {
-                return None;
-            };
-            match &*f {
-                Function::Decl(def) => match def.native {
-                    Some(native) if native.test_text("").is_some() => Test::Native(native),
-                    _ => return None,
-                },
-                _ => return None,
-            }
-        }
-        _ => return None,
-    };
-    Some((test, rule.id.clone()))
 }
 
 impl LineCheck {
@@ -421,32 +220,23 @@ impl LineCheck {
     /// a `Valid` verdict of a contract with keys claims them from
     /// `top_slots`, line by line in order.
     pub fn keyed(contract: &Rc<Contract>, interp: &Interp) -> Option<LineCheck> {
-        let record = contract.record()?;
+        let plan = LinePlan::of(contract, interp)?;
         Some(LineCheck {
-            certain: cannot_raise(record, 0),
-            keeps_records: every_field(record, 0, &|f| f.default.is_none()),
+            top: RecordState::new(&plan.top, plan.key_texts),
+            certain: plan.certain,
+            flat: plan.flat,
+            names: plan.names,
+            plan,
+            contract: contract.clone(),
             built: Vec::new(),
-            flat: false,
-            names: false,
-            top: RecordCheck::new(
-                Held::Declared(contract.clone()),
-                contract.name.as_str().into(),
-                true,
-                0,
-                interp,
-            )?,
             decoder: Decoder::new(),
         })
-        .map(|mut check| {
-            check.flat = check.certain
-                && check
-                    .top
-                    .fields
-                    .iter()
-                    .all(|f| matches!(f.how, How::Tokens(_)));
-            check.names = check.certain && check.top.names_failures();
-            check
-        })
+    }
+
+    /// The top record's shape and plan, and the state of the record read.
+    fn parts(&mut self) -> (&RecordShape, &RecordPlan, &mut RecordState, &mut Decoder) {
+        let shape = self.contract.record().expect("a line plan is a record's");
+        (shape, &self.plan.top, &mut self.top, &mut self.decoder)
     }
 
     /// The rule and kind of every failure and warning `validate` would find
@@ -459,12 +249,13 @@ impl LineCheck {
         if !self.names {
             return None;
         }
-        let mut p = object(line, &mut self.decoder)?;
+        let (shape, plan, state, decoder) = self.parts();
+        let mut p = object(line, decoder)?;
         let mut found = Findings {
             failures: Vec::new(),
             warnings: Vec::new(),
         };
-        self.top.find(interp, &mut p, &mut found).ok()?;
+        find(plan, shape, state, interp, &mut p, &mut found).ok()?;
         if !found.failures.is_empty() {
             found.warnings.clear();
         }
@@ -484,13 +275,14 @@ impl LineCheck {
     /// when the ordinary path must decide. Only for a contract that fills
     /// no defaults (which would change the record).
     pub fn validated(&mut self, interp: &Rc<Interp>, line: &[u8]) -> Option<Value> {
-        if !self.keeps_records {
+        if !self.keeps_records() {
             return None;
         }
-        let mut p = object(line, &mut self.decoder)?;
         let mut fields = std::mem::take(&mut self.built);
         fields.clear();
-        let read = self.top.read::<false>(interp, &mut p, Some(&mut fields));
+        let (shape, plan, state, decoder) = self.parts();
+        let mut p = object(line, decoder)?;
+        let read = read::<false>(plan, shape, state, interp, &mut p, Some(&mut fields));
         let value = (read.is_ok() && p.at_end()).then(|| {
             Value::Ok(Rc::new(Okay {
                 value: Value::record(Record::from_distinct(fields.drain(..))),
@@ -512,7 +304,10 @@ impl LineCheck {
     /// keys, after a `Valid` verdict: the text kept for it, or its slot.
     pub fn key_part(&self, position: usize) -> KeyPart<'_> {
         let top = &self.top;
-        match top.fields[position].key_text.map(|k| &top.key_texts[k]) {
+        match self.plan.top.fields[position]
+            .key_text
+            .map(|k| &top.key_texts[k])
+        {
             Some(kept) if kept.visit == top.visit => KeyPart::Text(&kept.text),
             _ => KeyPart::Value(&self.top_slots()[position + 1]),
         }
@@ -521,7 +316,7 @@ impl LineCheck {
     /// Does validating leave every record as it was read, so that
     /// `validated` can build it?
     pub fn keeps_records(&self) -> bool {
-        self.keeps_records
+        self.plan.keeps_records
     }
 
     /// What `validate` would make of `line`, when that can be told without
@@ -538,7 +333,7 @@ impl LineCheck {
     /// line of a contract whose validation changes records
     /// (`keeps_records`).
     pub fn compact(&mut self, interp: &Rc<Interp>, line: &[u8], out: &mut Vec<u8>) -> Verdict {
-        if !self.keeps_records {
+        if !self.keeps_records() {
             return Verdict::Unsure;
         }
         match self.judge(interp, line) {
@@ -555,9 +350,10 @@ impl LineCheck {
     /// The verdict on `line`, and whether every key of every object in it
     /// was told apart from the others.
     fn judge(&mut self, interp: &Rc<Interp>, line: &[u8]) -> (Verdict, bool) {
-        let mut p = Parser::new(line, &mut self.decoder);
+        let (shape, plan, state, decoder) = self.parts();
+        let mut p = Parser::new(line, decoder);
         let outcome = match p.peek_token() {
-            Ok(b'{') => match self.top.read_top(interp, &mut p) {
+            Ok(b'{') => match read_top(plan, shape, state, interp, &mut p) {
                 Ok(()) | Err(Miss::Warned) if !p.at_end() => Err(Miss::Invalid),
                 read => read,
             },
@@ -579,7 +375,8 @@ impl LineCheck {
         cells: &[Option<Cell>],
         undeclared: bool,
     ) -> Verdict {
-        let outcome = self.top.read_cells(interp, cells, undeclared);
+        let (shape, plan, state, _) = self.parts();
+        let outcome = read_cells(plan, shape, state, interp, cells, undeclared);
         self.verdict_of(outcome)
     }
 
@@ -592,231 +389,150 @@ impl LineCheck {
     }
 }
 
-impl RecordCheck {
-    /// `None` when a rule reads `self` whole: the frame would need the
-    /// record itself.
-    fn new(
-        held: Held,
-        owner: Rc<str>,
-        warns: bool,
-        depth: usize,
-        interp: &Interp,
-    ) -> Option<RecordCheck> {
-        let shape = held.get()?;
-        let rules = || shape.rules.iter().chain(&shape.warns);
-        if rules().any(|r| r.reads_self) {
-            return None;
-        }
-        let mut read = vec![false; shape.fields.len()];
-        for &slot in rules().flat_map(|r| &r.slots) {
-            read[slot as usize] = true;
-        }
-        // The top record's unique keys are claimed from the frame, or
-        // from the text of a string field no rule reads (`key_part`).
-        let mut key_only = vec![false; shape.fields.len()];
-        if depth == 0 {
-            for &slot in shape.uniques.iter().flat_map(|u| &u.slots) {
-                key_only[slot as usize] = !read[slot as usize];
-                read[slot as usize] = true;
-            }
-        }
-        let mut fields: Vec<FieldCheck> = shape
-            .fields
-            .iter()
-            .zip(read)
-            .map(|(f, read)| {
-                // A record or list a rule reads is checked, then decoded:
-                // unless nested defaults would change it on the way.
-                let type_id = f.ids.type_.clone();
-                let how = match How::of(&f.ty, depth, &type_id, interp) {
-                    _ if !f.checks.is_empty() => How::Value,
-                    Some(How::Tokens(t)) => How::Tokens(t),
-                    Some(how) if !read || type_cannot_raise(&f.ty, depth) => how,
-                    _ => How::Value,
-                };
-                FieldCheck {
-                    how,
-                    read,
-                    admits_null: f.ty.admits_null(),
-                    plain_name: is_plain(&f.name),
-                    type_id,
-                    key_text: None,
+/// `read` of the top record: its unique keys' texts kept, if any.
+fn read_top(
+    plan: &RecordPlan,
+    shape: &RecordShape,
+    state: &mut RecordState,
+    interp: &Rc<Interp>,
+    p: &mut Parser,
+) -> Checking {
+    match state.key_texts.is_empty() {
+        true => read::<false>(plan, shape, state, interp, p, None),
+        false => read::<true>(plan, shape, state, interp, p, None),
+    }
+}
+
+/// Steps 2–5 (and 7 for a declared type) of §4.8 for the object at the
+/// parser: every field present is checked and those the rules read are
+/// put in the frame, then the rules run. With `out`, the record's
+/// fields are built into it as they are read.
+fn read<const KEYS: bool>(
+    plan: &RecordPlan,
+    shape: &RecordShape,
+    state: &mut RecordState,
+    interp: &Rc<Interp>,
+    p: &mut Parser,
+    mut out: Option<&mut Vec<(Key, Value)>>,
+) -> Checking {
+    let RecordState {
+        nested,
+        seen,
+        visit,
+        extras,
+        env,
+        key_texts,
+        ..
+    } = state;
+    let Some(frame) = env.as_mut() else {
+        return Err(Miss::Unsure);
+    };
+    let fields = &plan.fields;
+    let slots = start_record(fields, seen, visit, frame);
+    if KEYS && *visit == 1 {
+        // The visits counted from the start again: no text kept
+        // before is this record's.
+        key_texts.iter_mut().for_each(|k| k.visit = 0);
+    }
+    p.open()?;
+    let mut next = 0;
+    if p.peek_token()? != b'}' {
+        loop {
+            let mut name = None;
+            let wanted = out.is_some().then_some(&mut name);
+            match key(p, shape, fields, (extras, *visit), next, wanted)? {
+                Some(i) => {
+                    if seen[i] == *visit {
+                        // A repeated key: the last value counts.
+                        return Err(Miss::Unsure);
+                    }
+                    seen[i] = *visit;
+                    let spec = &shape.fields[i];
+                    let start = p.mark();
+                    let kept = match (KEYS && out.is_none(), fields[i].key_text) {
+                        (true, Some(k)) => {
+                            keep_key_text(&fields[i].how, &mut key_texts[k], *visit, p)
+                        }
+                        _ => None,
+                    };
+                    let value = match kept {
+                        Some(kept) => kept,
+                        None => check(&fields[i], spec, &mut nested[i], interp, p, out.is_some()),
+                    }
+                    .map_err(|miss| settle(miss, p, start, &spec.name))?;
+                    match (value, out.as_deref_mut()) {
+                        (Some(v), Some(out)) => {
+                            if fields[i].read {
+                                slots[i + 1] = v.clone();
+                            }
+                            out.push((spec.name.clone(), v));
+                        }
+                        // Not building: a value comes back only for a rule.
+                        (Some(v), None) => slots[i + 1] = v,
+                        (None, _) => {}
+                    }
+                    next = i + 1;
                 }
-            })
-            .collect();
-        keep_rows(shape, depth, &mut fields);
-        let mut key_texts = Vec::new();
-        for (field, key_only) in fields.iter_mut().zip(key_only) {
-            if key_only && matches!(field.how, How::Tokens(_)) {
-                field.key_text = Some(key_texts.len());
-                key_texts.push(KeyText {
-                    text: String::new(),
-                    visit: 0,
-                });
-            }
-        }
-        let n = shape.fields.len();
-        let slots: Slots = std::iter::repeat_n(Value::Absent, n + 1).collect();
-        Some(RecordCheck {
-            shape: held,
-            owner,
-            fields,
-            warns,
-            seen: vec![0; n],
-            visit: 0,
-            extras: Vec::new(),
-            failed: vec![false; n],
-            found_at: Vec::new(),
-            env: push_frame(&None, slots),
-            key_texts,
-        })
-    }
-
-    /// `read` of the top record: its unique keys' texts kept, if any.
-    fn read_top(&mut self, interp: &Rc<Interp>, p: &mut Parser) -> Checking {
-        match self.key_texts.is_empty() {
-            true => self.read::<false>(interp, p, None),
-            false => self.read::<true>(interp, p, None),
-        }
-    }
-
-    /// The frame's field slots (from 1) after `read`.
-    fn field_slots(&self) -> &[Value] {
-        self.env.as_ref().map(|f| &f.slots[1..]).unwrap_or(&[])
-    }
-
-    /// Steps 2–5 (and 7 for a declared type) of §4.8 for the object at the
-    /// parser: every field present is checked and those the rules read are
-    /// put in the frame, then the rules run. With `out`, the record's
-    /// fields are built into it as they are read.
-    fn read<const KEYS: bool>(
-        &mut self,
-        interp: &Rc<Interp>,
-        p: &mut Parser,
-        mut out: Option<&mut Vec<(Key, Value)>>,
-    ) -> Checking {
-        let RecordCheck {
-            shape: held,
-            fields,
-            warns,
-            seen,
-            visit,
-            extras,
-            env,
-            key_texts,
-            ..
-        } = self;
-        let Some(shape) = held.get() else {
-            return Err(Miss::Unsure);
-        };
-        let Some(frame) = env.as_mut() else {
-            return Err(Miss::Unsure);
-        };
-        let slots = start_record(fields, seen, visit, frame);
-        if KEYS && *visit == 1 {
-            // The visits counted from the start again: no text kept
-            // before is this record's.
-            key_texts.iter_mut().for_each(|k| k.visit = 0);
-        }
-        p.open()?;
-        let mut next = 0;
-        if p.peek_token()? != b'}' {
-            loop {
-                let mut name = None;
-                let wanted = out.is_some().then_some(&mut name);
-                match key(p, shape, fields, (extras, *visit), next, wanted)? {
-                    Some(i) => {
-                        if seen[i] == *visit {
+                None if shape.open => match (name, out.as_deref_mut()) {
+                    (Some(name), Some(out)) => {
+                        if out.iter().any(|(k, _)| *k == name) {
                             // A repeated key: the last value counts.
                             return Err(Miss::Unsure);
                         }
-                        seen[i] = *visit;
-                        let spec = &shape.fields[i];
-                        let start = p.mark();
-                        let kept = match (KEYS && out.is_none(), fields[i].key_text) {
-                            (true, Some(k)) => {
-                                keep_key_text(&fields[i].how, &mut key_texts[k], *visit, p)
-                            }
-                            _ => None,
-                        };
-                        let value = match kept {
-                            Some(kept) => kept,
-                            None => fields[i].check(interp, spec, p, out.is_some()),
-                        }
-                        .map_err(|miss| settle(miss, p, start, &spec.name))?;
-                        match (value, out.as_deref_mut()) {
-                            (Some(v), Some(out)) => {
-                                if fields[i].read {
-                                    slots[i + 1] = v.clone();
-                                }
-                                out.push((spec.name.clone(), v));
-                            }
-                            // Not building: a value comes back only for a rule.
-                            (Some(v), None) => slots[i + 1] = v,
-                            (None, _) => {}
-                        }
-                        next = i + 1;
+                        out.push((name, p.value()?));
                     }
-                    None if shape.open => match (name, out.as_deref_mut()) {
-                        (Some(name), Some(out)) => {
-                            if out.iter().any(|(k, _)| *k == name) {
-                                // A repeated key: the last value counts.
-                                return Err(Miss::Unsure);
-                            }
-                            out.push((name, p.value()?));
-                        }
-                        _ => p.skip_value()?,
-                    },
-                    None => return Err(Miss::Invalid),
-                }
-                match p.peek_token()? {
-                    b',' => p.bump(),
-                    b'}' => break,
-                    _ => return Err(Miss::Invalid),
-                }
+                    _ => p.skip_value()?,
+                },
+                None => return Err(Miss::Invalid),
+            }
+            match p.peek_token()? {
+                b',' => p.bump(),
+                b'}' => break,
+                _ => return Err(Miss::Invalid),
             }
         }
-        p.close();
-        left_out(interp, shape, fields, seen, *visit, slots)?;
-        run_rules(interp, shape, *warns, env, fields)
     }
+    p.close();
+    left_out(interp, shape, fields, seen, *visit, slots)?;
+    run_rules(interp, shape, plan.warns, env, nested)
+}
 
-    /// Steps 2–5 (and 7) for a record whose fields a format has read and
-    /// converted (`LineCheck::verdict_cells`).
-    fn read_cells(
-        &mut self,
-        interp: &Rc<Interp>,
-        cells: &[Option<Cell>],
-        undeclared: bool,
-    ) -> Checking {
-        let RecordCheck {
-            shape: held,
-            fields,
-            warns,
-            seen,
-            visit,
-            env,
-            ..
-        } = self;
-        let (Some(shape), Some(frame)) = (held.get(), env.as_mut()) else {
-            return Err(Miss::Unsure);
-        };
-        if undeclared && !shape.open {
-            return Err(Miss::Invalid);
-        }
-        let slots = start_record(fields, seen, visit, frame);
-        for (i, cell) in cells.iter().enumerate() {
-            let (Some(cell), Some(field)) = (cell, fields.get(i)) else {
-                continue;
-            };
-            seen[i] = *visit;
-            if let Some(v) = field.check_cell(cell)? {
-                slots[i + 1] = v;
-            }
-        }
-        left_out(interp, shape, fields, seen, *visit, slots)?;
-        run_rules(interp, shape, *warns, env, fields)
+/// Steps 2–5 (and 7) for a record whose fields a format has read and
+/// converted (`LineCheck::verdict_cells`).
+fn read_cells(
+    plan: &RecordPlan,
+    shape: &RecordShape,
+    state: &mut RecordState,
+    interp: &Rc<Interp>,
+    cells: &[Option<Cell>],
+    undeclared: bool,
+) -> Checking {
+    let RecordState {
+        nested,
+        seen,
+        visit,
+        env,
+        ..
+    } = state;
+    let Some(frame) = env.as_mut() else {
+        return Err(Miss::Unsure);
+    };
+    if undeclared && !shape.open {
+        return Err(Miss::Invalid);
     }
+    let fields = &plan.fields;
+    let slots = start_record(fields, seen, visit, frame);
+    for (i, cell) in cells.iter().enumerate() {
+        let (Some(cell), Some(field)) = (cell, fields.get(i)) else {
+            continue;
+        };
+        seen[i] = *visit;
+        if let Some(v) = check_cell(field, cell)? {
+            slots[i + 1] = v;
+        }
+    }
+    left_out(interp, shape, fields, seen, *visit, slots)?;
+    run_rules(interp, shape, plan.warns, env, nested)
 }
 
 /// Step 4 for the fields a record left out: optional ones stay absent,
@@ -825,7 +541,7 @@ impl RecordCheck {
 fn left_out(
     interp: &Rc<Interp>,
     shape: &RecordShape,
-    fields: &[FieldCheck],
+    fields: &[FieldStep],
     seen: &[u32],
     visit: u32,
     slots: &mut Slots,
@@ -849,181 +565,190 @@ fn left_out(
     Ok(())
 }
 
-impl RecordCheck {
-    /// Steps 2–7 of §4.8 for the object at the parser, appending every
-    /// failure to `found` in the order `validate` names them (and, for a
-    /// declared type while there is no failure, its warnings). A
-    /// malformed object or a repeated key is `Err`: the ordinary path
-    /// decides those.
-    fn find(&mut self, interp: &Rc<Interp>, p: &mut Parser, found: &mut Findings) -> Parsed<()> {
-        let RecordCheck {
-            shape: held,
-            owner,
-            fields,
-            warns,
-            seen,
-            visit,
-            extras,
-            env,
-            failed,
-            found_at,
-            ..
-        } = self;
-        let (Some(shape), Some(frame)) = (held.get(), env.as_mut()) else {
-            return Err(p.give_up());
-        };
-        let slots = start_record(fields, seen, visit, frame);
-        let start = found.failures.len();
-        found_at.clear();
-        failed.fill(false);
-        p.open()?;
-        let mut next = 0;
-        if p.peek_token()? != b'}' {
-            loop {
-                let mut name = None;
-                let i = key(p, shape, fields, (extras, *visit), next, Some(&mut name))
-                    .map_err(|_| p.give_up())?;
-                match i {
-                    Some(i) => {
-                        if seen[i] == *visit {
-                            return Err(p.give_up());
-                        }
-                        seen[i] = *visit;
-                        let before = found.failures.len();
-                        let null_id = &shape.fields[i].ids.null;
-                        if let Some(v) = fields[i].find(interp, null_id, p, found)? {
-                            if fields[i].read {
-                                slots[i + 1] = v;
-                            }
-                        }
-                        failed[i] = found.failures.len() > before;
-                        found_at.resize(found.failures.len() - start, i as u32 + 1);
-                        next = i + 1;
+/// Steps 2–7 of §4.8 for the object at the parser, appending every
+/// failure to `found` in the plan's order, which is the order `validate`
+/// names them in (and, for a declared type while there is no failure, its
+/// warnings). A malformed object or a repeated key is `Err`: the ordinary
+/// path decides those.
+///
+/// Keys come in the line's order, failures in the plan's: a first pass
+/// over the object finds where each declared field's value lies and which
+/// keys nobody declared, then the fields are checked in their declared
+/// order, each where it lies.
+fn find(
+    plan: &RecordPlan,
+    shape: &RecordShape,
+    state: &mut RecordState,
+    interp: &Rc<Interp>,
+    p: &mut Parser,
+    found: &mut Findings,
+) -> Parsed<()> {
+    let RecordState {
+        nested,
+        seen,
+        visit,
+        extras,
+        env,
+        failed,
+        found_at,
+        marks,
+        undeclared,
+        ..
+    } = state;
+    let Some(frame) = env.as_mut() else {
+        return Err(p.give_up());
+    };
+    let fields = &plan.fields;
+    let slots = start_record(fields, seen, visit, frame);
+    let start = found.failures.len();
+    found_at.clear();
+    failed.fill(false);
+    undeclared.clear();
+    p.open()?;
+    let mut next = 0;
+    if p.peek_token()? != b'}' {
+        loop {
+            let mut name = None;
+            let i = key(p, shape, fields, (extras, *visit), next, Some(&mut name))
+                .map_err(|_| p.give_up())?;
+            match i {
+                Some(i) => {
+                    if seen[i] == *visit {
+                        return Err(p.give_up());
                     }
-                    None if shape.open => p.skip_value()?,
-                    None => {
-                        let name = name.map(|n| n.to_string()).unwrap_or_default();
-                        let rule = decide::extra_id(owner, &name);
-                        if found.failures[start..].iter().any(|(r, _)| *r == rule) {
-                            // A repeated key is one field to `validate`.
-                            return Err(p.give_up());
-                        }
-                        found.failures.push((rule, FailureKind::Extra));
-                        found_at.push(AFTER_FIELDS);
-                        p.skip_value()?;
-                    }
+                    seen[i] = *visit;
+                    marks[i] = Some(p.mark());
+                    next = i + 1;
                 }
-                match p.peek_token()? {
-                    b',' => p.bump(),
-                    b'}' => break,
-                    _ => return Err(p.give_up()),
+                None if shape.open => {}
+                None => {
+                    let name = name.map(|n| n.to_string()).unwrap_or_default();
+                    let rule = decide::extra_id(&plan.owner, &name);
+                    if undeclared.contains(&rule) {
+                        // A repeated key is one field to `validate`.
+                        return Err(p.give_up());
+                    }
+                    undeclared.push(rule);
                 }
             }
-        }
-        p.close();
-        for (i, spec) in shape.fields.iter().enumerate() {
-            if seen[i] != *visit && !spec.optional {
-                failed[i] = true;
-                found
-                    .failures
-                    .push((spec.ids.missing.clone(), FailureKind::Missing));
-                found_at.push(i as u32 + 1);
+            p.skip_value()?;
+            match p.peek_token()? {
+                b',' => p.bump(),
+                b'}' => break,
+                _ => return Err(p.give_up()),
             }
         }
-        let lists = FieldLists { fields, env };
-        let outcome = |r: &RuleSpec| {
-            let kind = decide::kind_of(r, r.kernel(Some(shape)).run(interp, env, &lists))?;
-            Some((r.id.clone(), kind))
-        };
-        for rule in &shape.rules {
-            if !decide::skipped(rule, failed) {
-                found.failures.extend(outcome(rule));
+    }
+    p.close();
+    let end = p.mark();
+    // Step 3, field by field as the plan orders them.
+    for (i, spec) in shape.fields.iter().enumerate() {
+        let before = found.failures.len();
+        match marks[i] {
+            Some(at) if seen[i] == *visit => {
+                p.rewind(at);
+                let value = find_field(&fields[i], spec, &mut nested[i], interp, p, found)?;
+                if let (Some(v), true) = (value, fields[i].read) {
+                    slots[i + 1] = v;
+                }
             }
+            _ if spec.optional => {}
+            _ => found
+                .failures
+                .push((spec.ids.missing.clone(), FailureKind::Missing)),
         }
-        found_at.resize(found.failures.len() - start, AFTER_EXTRAS);
-        in_validate_order(&mut found.failures[start..], found_at);
-        if *warns && decide::warns(found.failures.len()) {
-            let warned = shape.warns.iter().filter_map(outcome);
-            found.warnings.extend(warned);
+        failed[i] = found.failures.len() > before;
+        found_at.resize(found.failures.len() - start, i as u32 + 1);
+    }
+    p.rewind(end);
+    // Step 4: the fields nobody declared, in the order of their keys.
+    let extra = |rule: &Rc<str>| (rule.clone(), FailureKind::Extra);
+    found.failures.extend(undeclared.iter().map(extra));
+    found_at.resize(found.failures.len() - start, AFTER_FIELDS);
+    let lists = FieldLists { nested, env };
+    let outcome = |r: &RuleSpec| {
+        let kind = decide::kind_of(r, r.kernel(Some(shape)).run(interp, env, &lists))?;
+        Some((r.id.clone(), kind))
+    };
+    for rule in &shape.rules {
+        if !decide::skipped(rule, failed) {
+            found.failures.extend(outcome(rule));
         }
-        Ok(())
     }
-
-    /// Can `find` name every failure of this record's values?
-    fn names_failures(&self) -> bool {
-        self.fields.iter().all(|f| f.how.names_failures())
+    found_at.resize(found.failures.len() - start, AFTER_RULES);
+    if plan.warns && decide::warns(found.failures.len()) {
+        let warned = shape.warns.iter().filter_map(outcome);
+        found.warnings.extend(warned);
     }
+    Ok(())
 }
 
-impl Elements {
-    /// Step 3 for each element of the list at the parser, naming what
-    /// fails into `found`.
-    fn find(&mut self, interp: &Rc<Interp>, p: &mut Parser, found: &mut Findings) -> Parsed<()> {
-        self.clear_rows();
-        p.open()?;
-        if p.peek_token()? != b']' {
-            loop {
-                if self.rows.is_some() && self.admits_null && p.peek_token()? == b'n' {
-                    // A null element that passes is no row: the ordinary
-                    // path runs the rules over it. (One that fails fails
-                    // the list, and no rule reads a failed field.)
-                    return Err(p.give_up());
-                }
-                match &mut self.how {
-                    How::Tokens(tokens) => {
-                        match judge(tokens, self.admits_null, false, &self.type_id, p)? {
-                            Judged::Passed(_) => {}
-                            Judged::Broke(ids) => found.failures.extend(ids),
-                            // An element has no null step: null is a value
-                            // of the wrong type.
-                            Judged::Null => found
-                                .failures
-                                .push((self.type_id.clone(), FailureKind::Type)),
-                        }
+/// Step 3 for each element of the list at the parser, naming what
+/// fails into `found`.
+fn find_elements(
+    elements: &Elements,
+    elem: &TypeSpec,
+    state: &mut ListState,
+    interp: &Rc<Interp>,
+    p: &mut Parser,
+    found: &mut Findings,
+) -> Parsed<()> {
+    state.clear_rows();
+    p.open()?;
+    if p.peek_token()? != b']' {
+        loop {
+            if state.rows.is_some() && elements.admits_null && p.peek_token()? == b'n' {
+                // A null element that passes is no row: the ordinary
+                // path runs the rules over it. (One that fails fails
+                // the list, and no rule reads a failed field.)
+                return Err(p.give_up());
+            }
+            match &elements.how {
+                How::Tokens(tokens) => {
+                    match judge(tokens, elements.admits_null, false, &elements.type_id, p)? {
+                        Judged::Passed(_) => {}
+                        Judged::Broke(ids) => found.failures.extend(ids),
+                        // An element has no null step: null is a value
+                        // of the wrong type.
+                        Judged::Null => found
+                            .failures
+                            .push((elements.type_id.clone(), FailureKind::Type)),
                     }
-                    _ if p.peek_token()? == b'n' => {
-                        p.literal("null", ())?;
-                        if !self.admits_null {
-                            found
-                                .failures
-                                .push((self.type_id.clone(), FailureKind::Type));
-                        }
+                }
+                _ if p.peek_token()? == b'n' => {
+                    p.literal("null", ())?;
+                    if !elements.admits_null {
+                        found
+                            .failures
+                            .push((elements.type_id.clone(), FailureKind::Type));
                     }
-                    how => how.find(interp, &self.type_id, p, found)?,
                 }
-                self.keep_row();
-                match p.peek_token()? {
-                    b',' => p.bump(),
-                    b']' => break,
-                    _ => return Err(p.give_up()),
-                }
+                how => find_nested(
+                    how,
+                    elem,
+                    &mut state.elements,
+                    interp,
+                    &elements.type_id,
+                    p,
+                    found,
+                )?,
+            }
+            state.keep_row();
+            match p.peek_token()? {
+                b',' => p.bump(),
+                b']' => break,
+                _ => return Err(p.give_up()),
             }
         }
-        p.close();
-        Ok(())
     }
+    p.close();
+    Ok(())
 }
 
-/// Where `findings` puts the failure of an undeclared field, and of a
-/// rule: after every declared field's.
+/// Where `findings` says the failure of an undeclared field was found,
+/// and of a rule: after every declared field's.
 const AFTER_FIELDS: u32 = u32::MAX - 1;
-const AFTER_EXTRAS: u32 = u32::MAX;
-
-/// Put a record's failures, found in the order of its keys, in the order
-/// `validate` names them: field by field as declared, then undeclared
-/// fields (in the order of the keys), then rules. `at` is each failure's
-/// place in that order (`found_at`), sorted with it.
-fn in_validate_order(failures: &mut [(Rc<str>, FailureKind)], at: &mut [u32]) {
-    if at.is_sorted() {
-        return;
-    }
-    let mut paired: Vec<_> = at.iter().copied().zip(failures.iter().cloned()).collect();
-    paired.sort_by_key(|(place, _)| *place);
-    for ((place, failure), (at, slot)) in paired.into_iter().zip(at.iter_mut().zip(failures)) {
-        *at = place;
-        *slot = failure;
-    }
-}
+const AFTER_RULES: u32 = u32::MAX;
 
 /// What one scalar field's value came to.
 enum Judged {
@@ -1102,81 +827,81 @@ fn judge(
     })
 }
 
-impl FieldCheck {
-    /// Step 3 for one field's value (not missing), naming what fails into
-    /// `found`: a scalar on its token, a record or list level by level.
-    /// Returns the value when a rule reads it and it passed.
-    fn find(
-        &mut self,
-        interp: &Rc<Interp>,
-        null_id: &Rc<str>,
-        p: &mut Parser,
-        found: &mut Findings,
-    ) -> Parsed<Option<Value>> {
-        let start = p.mark();
-        let before = found.failures.len();
-        match &mut self.how {
-            How::Tokens(tokens) => {
-                match judge(tokens, self.admits_null, self.read, &self.type_id, p)? {
-                    Judged::Passed(v) => return Ok(Some(v)),
-                    Judged::Broke(ids) => found.failures.extend(ids),
-                    Judged::Null => found.failures.push((null_id.clone(), FailureKind::Null)),
-                }
-                return Ok(None);
+/// Step 3 for one field's value (not missing), naming what fails into
+/// `found`: a scalar on its token, a record or list level by level.
+/// Returns the value when a rule reads it and it passed.
+fn find_field(
+    field: &FieldStep,
+    spec: &FieldSpec,
+    state: &mut Nested,
+    interp: &Rc<Interp>,
+    p: &mut Parser,
+    found: &mut Findings,
+) -> Parsed<Option<Value>> {
+    let start = p.mark();
+    let before = found.failures.len();
+    match &field.how {
+        How::Tokens(tokens) => {
+            match judge(tokens, field.admits_null, field.read, &field.type_id, p)? {
+                Judged::Passed(v) => return Ok(Some(v)),
+                Judged::Broke(ids) => found.failures.extend(ids),
+                Judged::Null => found
+                    .failures
+                    .push((spec.ids.null.clone(), FailureKind::Null)),
             }
-            How::Value => return Err(p.give_up()),
-            _ if p.peek_token()? == b'n' => {
-                p.literal("null", ())?;
-                if self.admits_null {
-                    return Ok(Some(Value::Null));
-                }
-                found.failures.push((null_id.clone(), FailureKind::Null));
-            }
-            how => how.find(interp, &self.type_id, p, found)?,
+            return Ok(None);
         }
-        if self.read && found.failures.len() == before {
-            if let Some(mark) = self.how.rows_mark() {
-                return Ok(Some(mark));
+        How::Value => return Err(p.give_up()),
+        _ if p.peek_token()? == b'n' => {
+            p.literal("null", ())?;
+            if field.admits_null {
+                return Ok(Some(Value::Null));
             }
-            // Checked in place; now read again for the rules.
-            p.rewind(start);
-            return Ok(Some(p.value()?));
+            found
+                .failures
+                .push((spec.ids.null.clone(), FailureKind::Null));
         }
-        Ok(None)
+        how => find_nested(how, &spec.ty, state, interp, &field.type_id, p, found)?,
     }
+    if field.read && found.failures.len() == before {
+        if let Some(mark) = state.rows_mark() {
+            return Ok(Some(mark));
+        }
+        // Checked in place; now read again for the rules.
+        p.rewind(start);
+        return Ok(Some(p.value()?));
+    }
+    Ok(None)
 }
 
-impl How {
-    /// Step 3 for a record or list value (null aside), naming what fails
-    /// into `found`; a value of another kind is a type failure `type_id`.
-    fn find(
-        &mut self,
-        interp: &Rc<Interp>,
-        type_id: &Rc<str>,
-        p: &mut Parser,
-        found: &mut Findings,
-    ) -> Parsed<()> {
-        let byte = p.peek_token()?;
-        match self {
-            How::Record(record) if byte == b'{' => record.find(interp, p, found),
-            How::List(elements) if byte == b'[' => elements.find(interp, p, found),
-            How::Record(_) | How::List(_) => {
-                p.skip_value()?;
-                found.failures.push((type_id.clone(), FailureKind::Type));
-                Ok(())
-            }
-            How::Tokens(_) | How::Value => Err(p.give_up()),
+/// Step 3 for a record or list value of type `spec` (null aside), naming
+/// what fails into `found`; a value of another kind is a type failure
+/// `type_id`.
+fn find_nested(
+    how: &How,
+    spec: &TypeSpec,
+    state: &mut Nested,
+    interp: &Rc<Interp>,
+    type_id: &Rc<str>,
+    p: &mut Parser,
+    found: &mut Findings,
+) -> Parsed<()> {
+    let byte = p.peek_token()?;
+    match (how, state) {
+        (How::Record(plan), Nested::Record(state)) if byte == b'{' => {
+            let shape = nested_shape(spec).ok_or_else(|| p.give_up())?;
+            find(plan, shape, state, interp, p, found)
         }
-    }
-
-    /// Can `find` name every failure of a value checked this way?
-    fn names_failures(&self) -> bool {
-        match self {
-            How::Tokens(_) => true,
-            How::Record(record) => record.names_failures(),
-            How::List(elements) => elements.how.names_failures(),
-            How::Value => false,
+        (How::List(elements), Nested::List(state)) if byte == b'[' => {
+            let elem = element_type(spec).ok_or_else(|| p.give_up())?;
+            find_elements(elements, elem, state, interp, p, found)
         }
+        (How::Record(_) | How::List(_), _) => {
+            p.skip_value()?;
+            found.failures.push((type_id.clone(), FailureKind::Type));
+            Ok(())
+        }
+        (How::Tokens(_) | How::Value, _) => Err(p.give_up()),
     }
 }
 
@@ -1212,7 +937,7 @@ fn keep_key_text(
 /// A new record visit: counts it (for spotting repeated keys), and clears
 /// the frame slots the rules read, which the record then fills.
 fn start_record<'f>(
-    fields: &[FieldCheck],
+    fields: &[FieldStep],
     seen: &mut [u32],
     visit: &mut u32,
     frame: &'f mut Rc<Frame>,
@@ -1239,16 +964,16 @@ fn object<'a, 'k>(line: &'a [u8], decoder: &'k mut Decoder) -> Option<Parser<'a,
 }
 
 /// Steps 5 and 7: the rules, in the frame `read` filled, with the lists
-/// kept as rows in `fields`. A rule whose kernel bails raised an error, so
+/// kept as rows in `nested`. A rule whose kernel bails raised an error, so
 /// it fails (`eval`). A warning is left to the ordinary path, which names it.
 fn run_rules(
     interp: &Rc<Interp>,
     shape: &RecordShape,
     warns: bool,
     env: &Env,
-    fields: &[FieldCheck],
+    nested: &[Nested],
 ) -> Checking {
-    let lists = FieldLists { fields, env };
+    let lists = FieldLists { nested, env };
     let holds = |r: &RuleSpec| {
         let value = r.kernel(Some(shape)).run(interp, env, &lists);
         decide::holds_in(value).unwrap_or(false)
@@ -1264,17 +989,17 @@ fn run_rules(
 
 /// A record's lists kept as rows, for its rules' kernels.
 struct FieldLists<'a> {
-    fields: &'a [FieldCheck],
+    nested: &'a [Nested],
     env: &'a Env,
 }
 
 impl Lists for FieldLists<'_> {
     fn rows(&self, slot: u32) -> Option<Rows<'_>> {
         let i = (slot as usize).checked_sub(1)?;
-        let How::List(elements) = &self.fields.get(i)?.how else {
+        let Nested::List(list) = self.nested.get(i)? else {
             return None;
         };
-        let buf = elements.rows.as_ref()?;
+        let buf = list.rows.as_ref()?;
         // The frame holds the mark only when the list was kept as rows
         // (not when it was built, or absent, or null).
         match self.env.as_ref()?.slots.get(slot as usize)? {
@@ -1288,203 +1013,169 @@ impl Lists for FieldLists<'_> {
     }
 }
 
-/// Keep as rows each list of records the rules read only by folding over
-/// it, reading only scalar fields of its elements: the list is then
-/// checked on its tokens and never built.
-fn keep_rows(shape: &RecordShape, depth: usize, fields: &mut [FieldCheck]) {
-    let mut reads = Reads::default();
-    for r in shape.rules.iter().chain(&shape.warns) {
-        r.kernel(Some(shape)).reads(&mut reads);
-    }
-    for (i, field) in fields.iter_mut().enumerate() {
-        let slot = i as u32 + 1;
-        let folds: Vec<&Vec<u32>> = reads
-            .folded
-            .iter()
-            .filter(|(list, _)| *list == slot)
-            .map(|(_, positions)| positions)
-            .collect();
-        // The top record's unique keys are claimed from the frame.
-        let unique = depth == 0 && shape.uniques.iter().any(|u| u.slots.contains(&(i as u32)));
-        if folds.is_empty() || unique || reads.whole.contains(&slot) || reads.opaque.contains(&slot)
-        {
-            continue;
-        }
-        let How::List(elements) = &mut field.how else {
-            continue;
-        };
-        let How::Record(record) = &mut elements.how else {
-            continue;
-        };
-        let positions = || folds.iter().flat_map(|p| p.iter()).map(|&j| j as usize);
-        let scalar = |j: usize| {
-            record
-                .fields
-                .get(j)
-                .is_some_and(|f| matches!(f.how, How::Tokens(_)))
-        };
-        if !positions().all(scalar) {
-            continue;
-        }
-        for j in positions() {
-            record.fields[j].read = true;
-        }
-        elements.rows = Some(RowBuf {
-            cells: Vec::new(),
-            len: 0,
-            width: record.fields.len(),
-            mark: Rc::new(Vec::new()),
-        });
-    }
-}
-
-impl FieldCheck {
-    /// Step 3 for one field's value: null and type, then its checks.
-    /// Returns the value when a rule reads it or `build` asks for it.
-    #[inline(always)]
-    fn check(
-        &mut self,
-        interp: &Rc<Interp>,
-        spec: &FieldSpec,
-        p: &mut Parser,
-        build: bool,
-    ) -> Result<Option<Value>, Miss> {
-        let wanted = build;
-        let build = build || self.read;
-        if p.peek_token()? == b'n' {
-            p.literal("null", ())?;
-            if !self.admits_null {
-                return Err(Miss::Invalid);
-            }
-            return Ok(build.then_some(Value::Null));
-        }
-        if let How::Value = self.how {
-            // Rules, `validate … with`, values a rule reads: decode the
-            // value, check it as `validate` does.
-            return checked(interp, spec, p.value()?).map(Some);
-        }
-        let start = p.mark();
-        let value = self.how.check(interp, p, build)?;
-        if build && matches!(self.how, How::Record(_) | How::List(_)) {
-            if let (false, Some(mark)) = (wanted, self.how.rows_mark()) {
-                return Ok(Some(mark));
-            }
-            // Checked in place; now read again to be built.
-            p.rewind(start);
-            return Ok(Some(p.value()?));
-        }
-        Ok(value)
-    }
-}
-
-impl FieldCheck {
-    /// Step 3 for one field's value as a format converted it; returns the
-    /// value when a rule reads it. Only scalars are checked here.
-    fn check_cell(&self, cell: &Cell) -> Result<Option<Value>, Miss> {
-        let How::Tokens(tokens) = &self.how else {
-            return Err(Miss::Unsure);
-        };
-        let admitted = match cell {
-            Cell::Null => self.admits_null,
-            Cell::Text(s) => tokens.admits_string(s),
-            Cell::Int(_) | Cell::Big(_) => tokens.admits_numeric(true),
-            Cell::Float(_) | Cell::Decimal(_) => tokens.admits_numeric(false),
-            Cell::Bool(_) => tokens.admits_bool(),
-            Cell::Nested(_) => return Err(Miss::Unsure),
-        };
-        if !admitted {
+/// Step 3 for one field's value: null and type, then its checks.
+/// Returns the value when a rule reads it or `build` asks for it.
+#[inline(always)]
+fn check(
+    field: &FieldStep,
+    spec: &FieldSpec,
+    state: &mut Nested,
+    interp: &Rc<Interp>,
+    p: &mut Parser,
+    build: bool,
+) -> Result<Option<Value>, Miss> {
+    let wanted = build;
+    let build = build || field.read;
+    if p.peek_token()? == b'n' {
+        p.literal("null", ())?;
+        if !field.admits_null {
             return Err(Miss::Invalid);
         }
-        Ok(self.read.then(|| cell.to_value()))
+        return Ok(build.then_some(Value::Null));
     }
+    if let How::Value = field.how {
+        // Rules, `validate … with`, values a rule reads: decode the
+        // value, check it as `validate` does.
+        return checked(interp, spec, p.value()?).map(Some);
+    }
+    let start = p.mark();
+    let value = check_value(&field.how, &spec.ty, state, interp, p, build)?;
+    if build && matches!(field.how, How::Record(_) | How::List(_)) {
+        if let (false, Some(mark)) = (wanted, state.rows_mark()) {
+            return Ok(Some(mark));
+        }
+        // Checked in place; now read again to be built.
+        p.rewind(start);
+        return Ok(Some(p.value()?));
+    }
+    Ok(value)
 }
 
-impl How {
-    /// Check the value at the parser (not null); with `build`, return it.
-    fn check(
-        &mut self,
-        interp: &Rc<Interp>,
-        p: &mut Parser,
-        build: bool,
-    ) -> Result<Option<Value>, Miss> {
-        let byte = p.peek_token()?;
-        let tokens = match self {
-            How::Tokens(tokens) => tokens,
-            How::Record(record) if byte == b'{' => {
-                // A nested record's warning leaves the line undecided
-                // before the rest of it is read.
-                return record
-                    .read::<false>(interp, p, None)
-                    .map(|()| None)
-                    .map_err(|miss| match miss {
-                        Miss::Warned => Miss::Unsure,
-                        miss => miss,
-                    });
-            }
-            How::List(elements) if byte == b'[' => return elements.read(interp, p).map(|()| None),
-            _ => return Err(Miss::Invalid),
-        };
-        Ok(match byte {
-            b'"' => {
-                let s = p.string()?;
-                if !tokens.admits_string(&s) {
-                    return Err(Miss::Invalid);
-                }
-                build.then(|| Value::str(s))
-            }
-            b'-' | b'0'..=b'9' => {
-                let text = p.number_text()?;
-                if !tokens.admits_number(text) {
-                    return Err(Miss::Invalid);
-                }
-                build.then(|| Value::from_number_text(text))
-            }
-            b't' | b'f' if tokens.admits_bool() => {
-                let truth = byte == b't';
-                p.literal(if truth { "true" } else { "false" }, ())?;
-                Some(Value::Bool(truth))
-            }
-            _ if tokens.admits_any() && build => Some(p.value()?),
-            _ if tokens.admits_any() => {
-                p.skip_value()?;
-                None
-            }
-            _ => return Err(Miss::Invalid),
-        })
+/// Step 3 for one field's value as a format converted it; returns the
+/// value when a rule reads it. Only scalars are checked here.
+fn check_cell(field: &FieldStep, cell: &Cell) -> Result<Option<Value>, Miss> {
+    let How::Tokens(tokens) = &field.how else {
+        return Err(Miss::Unsure);
+    };
+    let admitted = match cell {
+        Cell::Null => field.admits_null,
+        Cell::Text(s) => tokens.admits_string(s),
+        Cell::Int(_) | Cell::Big(_) => tokens.admits_numeric(true),
+        Cell::Float(_) | Cell::Decimal(_) => tokens.admits_numeric(false),
+        Cell::Bool(_) => tokens.admits_bool(),
+        Cell::Nested(_) => return Err(Miss::Unsure),
+    };
+    if !admitted {
+        return Err(Miss::Invalid);
     }
+    Ok(field.read.then(|| cell.to_value()))
 }
 
-impl Elements {
-    /// The list at the parser, element by element.
-    fn read(&mut self, interp: &Rc<Interp>, p: &mut Parser) -> Checking {
-        self.clear_rows();
-        p.open()?;
-        if p.peek_token()? != b']' {
-            loop {
-                if p.peek_token()? == b'n' {
-                    p.literal("null", ())?;
-                    if !self.admits_null {
-                        return Err(Miss::Invalid);
-                    }
-                    if self.rows.is_some() {
-                        // A null element is no row: the ordinary path
-                        // runs the rules over it.
-                        return Err(Miss::Unsure);
-                    }
-                } else {
-                    self.how.check(interp, p, false)?;
-                    self.keep_row();
+/// Check the value of type `spec` at the parser (not null) as `how` says;
+/// with `build`, return it.
+fn check_value(
+    how: &How,
+    spec: &TypeSpec,
+    state: &mut Nested,
+    interp: &Rc<Interp>,
+    p: &mut Parser,
+    build: bool,
+) -> Result<Option<Value>, Miss> {
+    let byte = p.peek_token()?;
+    let tokens = match (how, state) {
+        (How::Tokens(tokens), _) => tokens,
+        (How::Record(plan), Nested::Record(state)) if byte == b'{' => {
+            let shape = nested_shape(spec).ok_or(Miss::Unsure)?;
+            // A nested record's warning leaves the line undecided
+            // before the rest of it is read.
+            return read::<false>(plan, shape, state, interp, p, None)
+                .map(|()| None)
+                .map_err(|miss| match miss {
+                    Miss::Warned => Miss::Unsure,
+                    miss => miss,
+                });
+        }
+        (How::List(elements), Nested::List(state)) if byte == b'[' => {
+            let elem = element_type(spec).ok_or(Miss::Unsure)?;
+            return read_elements(elements, elem, state, interp, p).map(|()| None);
+        }
+        _ => return Err(Miss::Invalid),
+    };
+    check_token(tokens, p, byte, build)
+}
+
+/// A scalar at the parser, on its token.
+#[inline(always)]
+fn check_token(
+    tokens: &Tokens,
+    p: &mut Parser,
+    byte: u8,
+    build: bool,
+) -> Result<Option<Value>, Miss> {
+    Ok(match byte {
+        b'"' => {
+            let s = p.string()?;
+            if !tokens.admits_string(&s) {
+                return Err(Miss::Invalid);
+            }
+            build.then(|| Value::str(s))
+        }
+        b'-' | b'0'..=b'9' => {
+            let text = p.number_text()?;
+            if !tokens.admits_number(text) {
+                return Err(Miss::Invalid);
+            }
+            build.then(|| Value::from_number_text(text))
+        }
+        b't' | b'f' if tokens.admits_bool() => {
+            let truth = byte == b't';
+            p.literal(if truth { "true" } else { "false" }, ())?;
+            Some(Value::Bool(truth))
+        }
+        _ if tokens.admits_any() && build => Some(p.value()?),
+        _ if tokens.admits_any() => {
+            p.skip_value()?;
+            None
+        }
+        _ => return Err(Miss::Invalid),
+    })
+}
+
+/// The list at the parser, element by element.
+fn read_elements(
+    elements: &Elements,
+    elem: &TypeSpec,
+    state: &mut ListState,
+    interp: &Rc<Interp>,
+    p: &mut Parser,
+) -> Checking {
+    state.clear_rows();
+    p.open()?;
+    if p.peek_token()? != b']' {
+        loop {
+            if p.peek_token()? == b'n' {
+                p.literal("null", ())?;
+                if !elements.admits_null {
+                    return Err(Miss::Invalid);
                 }
-                match p.peek_token()? {
-                    b',' => p.bump(),
-                    b']' => break,
-                    _ => return Err(Miss::Invalid),
+                if state.rows.is_some() {
+                    // A null element is no row: the ordinary path
+                    // runs the rules over it.
+                    return Err(Miss::Unsure);
                 }
+            } else {
+                check_value(&elements.how, elem, &mut state.elements, interp, p, false)?;
+                state.keep_row();
+            }
+            match p.peek_token()? {
+                b',' => p.bump(),
+                b']' => break,
+                _ => return Err(Miss::Invalid),
             }
         }
-        p.close();
-        Ok(())
     }
+    p.close();
+    Ok(())
 }
 
 /// What `validate` would make of a line.
@@ -1551,44 +1242,6 @@ impl From<crate::runtime::json::Fault> for Miss {
     }
 }
 
-/// Can validating against `record` only ever give `ok` or `err`? Defaults
-/// and `validate … with` checks evaluate code that may raise a runtime
-/// error, which stops the program instead.
-fn cannot_raise(record: &RecordShape, depth: usize) -> bool {
-    every_field(record, depth, &|f| {
-        f.default.is_none() && f.checks.is_empty()
-    })
-}
-
-fn type_cannot_raise(spec: &TypeSpec, depth: usize) -> bool {
-    every_field_of(spec, depth, &|f| f.default.is_none() && f.checks.is_empty())
-}
-
-/// Does every field of `record`, and of the records its fields hold at any
-/// depth, satisfy `test`? A type nested deeper than a few levels (or
-/// recursive) counts as failing it.
-fn every_field(record: &RecordShape, depth: usize, test: &dyn Fn(&FieldSpec) -> bool) -> bool {
-    depth < 8
-        && record
-            .fields
-            .iter()
-            .all(|f| test(f) && every_field_of(&f.ty, depth + 1, test))
-}
-
-fn every_field_of(spec: &TypeSpec, depth: usize, test: &dyn Fn(&FieldSpec) -> bool) -> bool {
-    match spec {
-        TypeSpec::List(t) | TypeSpec::Map(t) => every_field_of(t, depth, test),
-        TypeSpec::Record(shape) => every_field(shape, depth, test),
-        TypeSpec::Union(ms) => ms.iter().all(|m| every_field_of(m, depth, test)),
-        TypeSpec::Named(cell) => match cell.get().map(|c| &c.shape) {
-            Some(Shape::Record { record, .. }) => every_field(record, depth, test),
-            Some(Shape::Refined { base, .. }) => depth < 8 && every_field_of(base, depth + 1, test),
-            None => false,
-        },
-        _ => true,
-    }
-}
-
 /// The key at the parser and its `:`, as the position of its declared
 /// field (`None` for an undeclared one, whose name goes to `name` when that
 /// is given). Written with no escapes, a key is found by its bytes: first
@@ -1601,7 +1254,7 @@ fn every_field_of(spec: &TypeSpec, depth: usize, test: &dyn Fn(&FieldSpec) -> bo
 fn key(
     p: &mut Parser,
     record: &RecordShape,
-    checks: &[FieldCheck],
+    checks: &[FieldStep],
     (extras, visit): (&mut Vec<(Key, u32)>, u32),
     next: usize,
     name: Option<&mut Option<Key>>,
@@ -1656,12 +1309,6 @@ fn key(
 fn has_space_or_escape(text: &[u8]) -> bool {
     memchr::memchr3(b' ', b'\\', b'\t', text).is_some()
         || memchr::memchr2(b'\r', b'\n', text).is_some()
-}
-
-/// Is `name` written in JSON as itself between quotes (no character in
-/// it needs an escape)? Only then can its bytes be compared with a key's.
-fn is_plain(name: &str) -> bool {
-    !name.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20)
 }
 
 /// Up to how many fields a key is looked for by its bytes in every
