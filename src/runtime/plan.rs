@@ -60,10 +60,14 @@ impl LinePlan {
     /// `None` for a type that is not a record, or whose rules read `self`
     /// whole (a frame of fields cannot hold the record itself).
     pub fn of(contract: &Contract, interp: &Interp) -> Option<Rc<LinePlan>> {
+        Self::kept(contract, interp).clone()
+    }
+
+    /// The plan as `of` gives it, borrowed from the contract.
+    pub fn kept<'c>(contract: &'c Contract, interp: &Interp) -> &'c Option<Rc<LinePlan>> {
         contract
             .plan
             .get_or_init(|| LinePlan::compile(contract, interp).map(Rc::new))
-            .clone()
     }
 
     fn compile(contract: &Contract, interp: &Interp) -> Option<LinePlan> {
@@ -215,6 +219,21 @@ pub fn element_type(spec: &TypeSpec) -> Option<&TypeSpec> {
     }
 }
 
+/// How a type failure's message names the type `spec`: a refinement by
+/// its name and its base (`Email (String)`), any other type as written.
+pub fn type_text(spec: &TypeSpec) -> String {
+    if let TypeSpec::Named(cell) = unaliased(spec) {
+        if let Some(c) = cell.get() {
+            if let Shape::Refined { base, rules, .. } = &c.shape {
+                if !rules.is_empty() {
+                    return format!("{} ({})", c.name, base.describe());
+                }
+            }
+        }
+    }
+    unaliased(spec).describe()
+}
+
 /// `spec`, or what the aliases (refinements with no rules) it names stand
 /// for.
 fn unaliased(mut spec: &TypeSpec) -> &TypeSpec {
@@ -357,7 +376,25 @@ enum Member {
     /// matches(self, r"…")`, or a call of a standard-library function with
     /// a native twin such as `require is_timestamp(self)` — with their
     /// identities.
-    Matching(Vec<(Test, Rc<str>)>),
+    Matching(Vec<StringRule>),
+}
+
+/// A refinement's rule decided on the string: its test, its identity, and
+/// the message of its failure.
+struct StringRule {
+    test: Test,
+    id: Rc<str>,
+    message: Rc<str>,
+}
+
+/// What the plan makes of a scalar value (not null) of a field or element
+/// checked by its tokens.
+pub enum Judgement<'p> {
+    Admitted,
+    /// No member of the type has its type.
+    WrongType,
+    /// A string of a refined type that breaks these of its rules.
+    Breaks(Vec<(&'p Rc<str>, &'p Rc<str>)>),
 }
 
 /// A refinement's rule over a string, decided on the string.
@@ -389,7 +426,7 @@ impl Tokens {
         self.members.iter().find_map(|m| match m {
             Member::Any | Member::String => Some(true),
             Member::Literal(l) if **l == *s => Some(true),
-            Member::Matching(tests) => Some(tests.iter().all(|(t, _)| t.holds(s))),
+            Member::Matching(rules) => Some(rules.iter().all(|r| r.test.holds(s))),
             _ => None,
         }) == Some(true)
     }
@@ -400,15 +437,50 @@ impl Tokens {
         self.members.iter().find_map(|m| match m {
             Member::Any | Member::String => Some(Vec::new()),
             Member::Literal(l) if **l == *s => Some(Vec::new()),
-            Member::Matching(tests) => Some(
-                tests
+            Member::Matching(rules) => Some(
+                rules
                     .iter()
-                    .filter(|(t, _)| !t.holds(s))
-                    .map(|(_, id)| id.clone())
+                    .filter(|r| !r.test.holds(s))
+                    .map(|r| r.id.clone())
                     .collect(),
             ),
             _ => None,
         })
+    }
+
+    /// What `validate` makes of a value that is not null: the same
+    /// decision the token walker takes on its token, for a built value.
+    pub fn judge(&self, v: &Value) -> Judgement<'_> {
+        let admitted = match v {
+            Value::Str(s) => {
+                let member = self.members.iter().find(|m| match m {
+                    Member::Any | Member::String | Member::Matching(_) => true,
+                    Member::Literal(l) => **l == **s,
+                    _ => false,
+                });
+                match member {
+                    Some(Member::Matching(rules)) => {
+                        let broken: Vec<_> = (rules.iter())
+                            .filter(|r| !r.test.holds(s))
+                            .map(|r| (&r.id, &r.message))
+                            .collect();
+                        if broken.is_empty() {
+                            return Judgement::Admitted;
+                        }
+                        return Judgement::Breaks(broken);
+                    }
+                    member => member.is_some(),
+                }
+            }
+            Value::Bool(_) => self.admits_bool(),
+            v if v.is_int() => self.admits_numeric(true),
+            v if v.is_number() => self.admits_numeric(false),
+            _ => self.admits_any(),
+        };
+        match admitted {
+            true => Judgement::Admitted,
+            false => Judgement::WrongType,
+        }
     }
 
     pub fn admits_number(&self, text: &str) -> bool {
@@ -470,7 +542,7 @@ fn flatten(spec: &TypeSpec, members: &mut Vec<Member>, interp: &Interp) -> bool 
 /// The test of a `require` rule that tests a string alone, with its
 /// identity: `matches(self, r"…")`, or a call `f(self)` of a function with
 /// a native twin for a string.
-fn string_test(rule: &RuleSpec, interp: &Interp) -> Option<(Test, Rc<str>)> {
+fn string_test(rule: &RuleSpec, interp: &Interp) -> Option<StringRule> {
     if rule.severity != Severity::Require {
         return None;
     }
@@ -494,7 +566,15 @@ fn string_test(rule: &RuleSpec, interp: &Interp) -> Option<(Test, Rc<str>)> {
         }
         _ => return None,
     };
-    Some((test, rule.id.clone()))
+    let message = match &rule.message {
+        Some(message) => message.as_str().into(),
+        None => format!("rule {} does not hold", rule.id).into(),
+    };
+    Some(StringRule {
+        test,
+        id: rule.id.clone(),
+        message,
+    })
 }
 
 /// Can validating against `record` only ever give `ok` or `err`? Defaults

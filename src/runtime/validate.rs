@@ -16,6 +16,7 @@ use crate::runtime::eval::{
 };
 use crate::runtime::json::write_json;
 use crate::runtime::keyset::{Ascending, KeySet};
+use crate::runtime::plan::{self, FieldStep, How, Judgement, LinePlan, RecordPlan};
 use crate::runtime::value::{Key, Okay, Record, Value};
 use crate::syntax::canonical::write_json_string;
 
@@ -355,19 +356,33 @@ pub fn validate_value(
         v => v,
     };
     let uniques = uniques.map(|u| u.at(origin));
-    let (run, checked) = Run::contract(interp, c, &value, uniques)?;
+    let (run, checked) = Run::contract(interp, c, &value, uniques, true)?;
+    Ok(result(c, origin, value, run, checked))
+}
+
+/// `validate_value` with every scalar judged by the types the plan was
+/// compiled from, not by the plan: the test that holds the two together.
+#[cfg(test)]
+pub fn validate_unplanned(interp: &Rc<Interp>, c: &Rc<Contract>, value: Value) -> Result<Value> {
+    let (run, checked) = Run::contract(interp, c, &value, None, false)?;
+    Ok(result(c, None, value, run, checked))
+}
+
+/// `ok` of the checked value with its warnings, or `err` of the failure
+/// record.
+fn result(c: &Contract, origin: Option<&Origin>, value: Value, run: Run, checked: Value) -> Value {
     if run.failures.is_empty() {
         let warnings = run
             .warnings
             .into_iter()
             .map(|w| failure_value(w, "warning"))
             .collect();
-        return Ok(Value::Ok(Rc::new(Okay {
+        return Value::Ok(Rc::new(Okay {
             value: checked,
             warnings,
-        })));
+        }));
     }
-    Ok(Value::err(failure_record(c, origin, value, run.failures)))
+    Value::err(failure_record(c, origin, value, run.failures))
 }
 
 /// The rule and kind of each failure validating a value finds, in order,
@@ -390,7 +405,7 @@ pub fn findings_keyed(
     value: &Value,
     uniques: Option<&mut Uniques>,
 ) -> Result<Findings> {
-    let (run, _) = Run::contract(interp, c, value, uniques)?;
+    let (run, _) = Run::contract(interp, c, value, uniques, true)?;
     let pairs = |fs: &[Failure]| fs.iter().map(|f| (f.rule.clone(), f.kind)).collect();
     let warnings = match run.failures.is_empty() {
         true => pairs(&run.warnings),
@@ -418,8 +433,9 @@ pub fn check_field(interp: &Rc<Interp>, f: &FieldSpec, v: Value) -> Result<Check
         interp,
         failures: Vec::new(),
         warnings: Vec::new(),
+        planned: true,
     };
-    let changed = run.field(f, Some(&v), None)?;
+    let changed = run.field(f, None, Some(&v), None)?;
     Ok(if !run.failures.is_empty() {
         Checked::Failed
     } else if !run.warnings.is_empty() {
@@ -440,8 +456,9 @@ pub fn field_findings(
         interp,
         failures: Vec::new(),
         warnings: Vec::new(),
+        planned: true,
     };
-    run.field(f, Some(&v), None)?;
+    run.field(f, None, Some(&v), None)?;
     Ok(run
         .failures
         .iter()
@@ -453,6 +470,10 @@ struct Run<'a> {
     interp: &'a Rc<Interp>,
     failures: Vec<Failure>,
     warnings: Vec<Failure>,
+    /// Are scalars judged by the contract's plan (`plan::Tokens::judge`)?
+    /// Always, but in the test that holds the plan to the types it was
+    /// compiled from.
+    planned: bool,
 }
 
 /// The path of a map's value: `m.key`, or `m["odd key"]` when the key is
@@ -482,16 +503,18 @@ impl<'a> Run<'a> {
         c: &Contract,
         value: &Value,
         uniques: Option<&mut Uniques>,
+        planned: bool,
     ) -> Result<(Run<'a>, Value)> {
         let mut run = Run {
             interp,
             failures: Vec::new(),
             warnings: Vec::new(),
+            planned,
         };
         let checked = match &c.shape {
             Shape::Record { record, .. } => run.top_record(c, record, value, uniques)?,
             Shape::Refined { .. } => {
-                run.named(c, value, None, &no_field(), None)?;
+                run.named(c, None, value, None, &no_field(), None)?;
                 value.clone()
             }
         };
@@ -515,7 +538,9 @@ impl<'a> Run<'a> {
             });
             return Ok(value.clone());
         };
-        let (filled, env) = self.record(&c.name, shape, value, None)?;
+        let plan = LinePlan::kept(c, self.interp).as_ref();
+        let top = plan.filter(|_| self.planned).map(|p| &p.top);
+        let (filled, env) = self.record(&c.name, shape, top, value, None)?;
         if self.failures.is_empty() {
             if let (Some(u), Some(frame)) = (uniques, &env) {
                 self.uniques(&c.name, shape, &frame.slots, u);
@@ -534,6 +559,7 @@ impl<'a> Run<'a> {
         &mut self,
         owner: &str,
         shape: &RecordShape,
+        plan: Option<&RecordPlan>,
         value: &Value,
         path: Option<&str>,
     ) -> Result<(Value, Env)> {
@@ -549,7 +575,8 @@ impl<'a> Run<'a> {
         for (i, field) in shape.fields.iter().enumerate() {
             let mark = self.failures.len();
             let v = lookup(r, i, &field.name);
-            let changed = self.field(field, v, path)?;
+            let step = plan.map(|p| &p.fields[i]);
+            let changed = self.field(field, step, v, path)?;
             if self.failures.len() > mark {
                 failed.resize(shape.fields.len(), false);
                 failed[i] = true;
@@ -603,13 +630,20 @@ impl<'a> Run<'a> {
     fn field(
         &mut self,
         f: &FieldSpec,
+        step: Option<&FieldStep>,
         v: Option<&Value>,
         prefix: Option<&str>,
     ) -> Result<Option<Value>> {
         // The common case — a scalar of the right type, no checks — needs
         // no path; build it only when there is more to do.
         if let Some(v) = v {
-            if f.checks.is_empty() && is_plain(&f.ty) && type_matches(&f.ty, v) {
+            let admitted = match step.map(|s| &s.how) {
+                Some(How::Tokens(tokens)) if !matches!(v, Value::Null) => {
+                    matches!(tokens.judge(v), Judgement::Admitted)
+                }
+                _ => f.checks.is_empty() && is_plain(&f.ty) && type_matches(&f.ty, v),
+            };
+            if admitted {
                 return Ok(None);
             }
         }
@@ -633,7 +667,8 @@ impl<'a> Run<'a> {
             ),
             Some(v) => {
                 let mark = self.failures.len();
-                let changed = self.value(&f.ty, v, &path, &f.ids, &f.name)?;
+                let how = step.map(|s| &s.how);
+                let changed = self.value(&f.ty, how, v, &path, &f.ids, &f.name)?;
                 if self.failures.len() == mark {
                     self.checks(f, v, &path)?;
                 }
@@ -665,6 +700,7 @@ impl<'a> Run<'a> {
     fn value(
         &mut self,
         spec: &TypeSpec,
+        how: Option<&How>,
         v: &Value,
         path: &str,
         ids: &FieldIds,
@@ -679,13 +715,40 @@ impl<'a> Run<'a> {
                 format!("{} must be {}", subject(path), spec.describe()),
             );
         };
+        if let (Some(How::Tokens(tokens)), false) = (how, matches!(v, Value::Null)) {
+            // A scalar: the plan's decision, as the token walker takes it.
+            match tokens.judge(v) {
+                Judgement::Admitted => {}
+                Judgement::WrongType => self.fail(
+                    &ids.type_,
+                    FailureKind::Type,
+                    path,
+                    field,
+                    format!("{} must be {}", subject(path), plan::type_text(spec)),
+                ),
+                Judgement::Breaks(rules) => {
+                    for (rule, message) in rules {
+                        self.fail(rule, FailureKind::Require, path, field, message.to_string());
+                    }
+                }
+            }
+            return Ok(None);
+        }
+        let nested = match how {
+            Some(How::Record(plan)) => Some(&**plan),
+            _ => None,
+        };
         match spec {
             TypeSpec::List(elem) => match v {
                 Value::List(items) => {
+                    let elements = match how {
+                        Some(How::List(elements)) => Some(&elements.how),
+                        _ => None,
+                    };
                     let mut changed: Vec<(usize, Value)> = Vec::new();
                     for (i, item) in items.iter().enumerate() {
                         if let Some(new) =
-                            self.value(elem, item, &format!("{path}[{i}]"), ids, field)?
+                            self.value(elem, elements, item, &format!("{path}[{i}]"), ids, field)?
                         {
                             changed.push((i, new));
                         }
@@ -704,7 +767,8 @@ impl<'a> Run<'a> {
                 Value::Record(r) => {
                     let mut changed: Vec<(Key, Value)> = Vec::new();
                     for (k, item) in r.iter() {
-                        if let Some(new) = self.value(elem, item, &key_path(path, k), ids, field)? {
+                        let at = key_path(path, k);
+                        if let Some(new) = self.value(elem, None, item, &at, ids, field)? {
                             changed.push((k.clone(), new));
                         }
                     }
@@ -723,7 +787,7 @@ impl<'a> Run<'a> {
                         .strip_suffix(".type")
                         .unwrap_or(&ids.type_)
                         .to_string();
-                    let (filled, _) = self.record(&owner, shape, v, Some(path))?;
+                    let (filled, _) = self.record(&owner, shape, nested, v, Some(path))?;
                     return Ok(replaced(v, filled));
                 }
                 _ => type_failure(self),
@@ -734,18 +798,18 @@ impl<'a> Run<'a> {
                         if rules.is_empty() {
                             // An alias is another name for its type: the
                             // field's own identities apply.
-                            return self.value(base, v, path, ids, field);
+                            return self.value(base, how, v, path, ids, field);
                         }
                     }
                     if c.record().is_some() && !matches!(v, Value::Record(_)) {
                         type_failure(self);
                     } else {
-                        return self.named(c, v, Some(path), field, Some(ids));
+                        return self.named(c, nested, v, Some(path), field, Some(ids));
                     }
                 }
             }
             TypeSpec::Union(members) => match members.iter().find(|m| type_matches(m, v)) {
-                Some(m) => return self.value(m, v, path, ids, field),
+                Some(m) => return self.value(m, None, v, path, ids, field),
                 None => type_failure(self),
             },
             _ if type_matches(spec, v) => {}
@@ -761,6 +825,7 @@ impl<'a> Run<'a> {
     fn named(
         &mut self,
         c: &Contract,
+        plan: Option<&RecordPlan>,
         v: &Value,
         path: Option<&str>,
         field: &Key,
@@ -768,7 +833,7 @@ impl<'a> Run<'a> {
     ) -> Result<Option<Value>> {
         match &c.shape {
             Shape::Record { record, .. } => {
-                let (filled, env) = self.record(&c.name, record, v, path)?;
+                let (filled, env) = self.record(&c.name, record, plan, v, path)?;
                 if decide::warns(self.failures.len()) {
                     self.rules(&record.warns, Some(record), &env, &[], path, None);
                 }
@@ -787,7 +852,7 @@ impl<'a> Run<'a> {
                         | TypeSpec::Map(_)
                         | TypeSpec::Record(_)
                 ) {
-                    changed = self.value(base, v, shown, ids, field)?;
+                    changed = self.value(base, None, v, shown, ids, field)?;
                 } else if !type_matches(base, v) {
                     self.failures.push(Failure {
                         rule: ids.type_.clone(),

@@ -17,7 +17,7 @@ pub(crate) mod tests {
     use crate::runtime::json::{Decoder, Parser};
     use crate::runtime::print::to_hql;
     use crate::runtime::scan::{LineCheck, Verdict};
-    use crate::runtime::validate::{findings, validate_value};
+    use crate::runtime::validate::{findings, validate_unplanned, validate_value};
     use crate::runtime::value::Value;
     use crate::session::memory::MemHost;
     use crate::session::{Session, Sinks};
@@ -311,6 +311,16 @@ pub(crate) mod tests {
                     panic!("failures left unnamed: {line}")
                 }
                 (None, _) => {}
+            }
+            if let Ok(v) = &decoded {
+                // Scalars judged by the plan, as by the types it was
+                // compiled from.
+                let planned = validate_value(&interp, &contract, v.clone(), None, None);
+                let unplanned = validate_unplanned(&interp, &contract, v.clone());
+                match (&planned, &unplanned) {
+                    (Ok(a), Ok(b)) => assert_eq!(to_hql(a), to_hql(b), "{line}"),
+                    (a, b) => assert_eq!(a.is_ok(), b.is_ok(), "{line}"),
+                }
             }
             if let Ok(v) = decoded {
                 if let Ok(result) = validate_value(&interp, &contract, v.clone(), None, None) {
