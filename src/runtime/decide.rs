@@ -154,5 +154,14 @@ pub fn warns(failures: usize) -> bool {
 /// The identity of the failure of a field `key` that a closed record of
 /// `owner` does not declare (step 4).
 pub fn extra_id(owner: &str, key: &str) -> Rc<str> {
-    format!("{owner}.{key}.extra").into()
+    format!("{owner}.{key}{EXTRA_SUFFIX}").into()
+}
+
+/// How an undeclared field's identity ends, after `OWNER.KEY`.
+pub const EXTRA_SUFFIX: &str = ".extra";
+
+/// The identity of the failure of a value that is not a record, validated
+/// against the record type `name` (step 1).
+pub fn not_record_id(name: &str) -> Rc<str> {
+    format!("{name}.not_record").into()
 }

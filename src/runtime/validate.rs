@@ -530,7 +530,7 @@ impl<'a> Run<'a> {
     ) -> Result<Value> {
         let Value::Record(_) = value else {
             self.failures.push(Failure {
-                rule: format!("{}.not_record", c.name).into(),
+                rule: decide::not_record_id(&c.name),
                 kind: FailureKind::NotRecord,
                 path: None,
                 fields: vec![],

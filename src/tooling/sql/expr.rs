@@ -9,6 +9,7 @@
 
 use crate::runtime::builtins::Builtin;
 use crate::runtime::contract::{RecordShape, Shape, TypeSpec};
+use crate::runtime::decide::FailureKind;
 use crate::runtime::eval::{Function, Interp};
 use crate::runtime::hir::{Expr, FnDef, Logic};
 use crate::runtime::stdlib_native::Native;
@@ -886,7 +887,7 @@ pub fn outcome(
     let eval = match &cond.raises {
         Some(r) => format!(
             "WHEN {live}({r}) IS TRUE THEN {} ",
-            d.failure(&id, "'eval'", path)
+            d.failure(&id, &d.string(FailureKind::Eval.name()), path)
         ),
         None => String::new(),
     };

@@ -33,6 +33,7 @@ mod regex;
 use std::fmt::Write as _;
 
 use crate::runtime::contract::{Contract, FieldSpec, RecordShape, RuleSpec, Shape, TypeSpec};
+use crate::runtime::decide::{self, FailureKind};
 use crate::runtime::eval::Interp;
 use crate::runtime::hir::Expr;
 use crate::runtime::value::Value;
@@ -99,13 +100,17 @@ pub fn compile(contract: &Contract, options: &Options) -> Compiled<String> {
     let warns = record
         .warns
         .iter()
-        .map(|r| top.rule(r, "warn", false))
+        .map(|r| top.rule(r, FailureKind::Warn.name(), false))
         .collect::<Compiled<Vec<String>>>()?;
     let (unique_cte, final_failures) = top.uniques()?;
-    let not_record = d.string(&format!("{}.not_record", contract.name));
+    let not_record = d.string(&decide::not_record_id(&contract.name));
     let null_text = d.null_text();
     let decode = d.list(&[d.failure("'decode'", "'decode'", null_text)]);
-    let not_record = d.list(&[d.failure(&not_record, "'not_record'", null_text)]);
+    let not_record = d.list(&[d.failure(
+        &not_record,
+        &d.string(FailureKind::NotRecord.name()),
+        null_text,
+    )]);
     let object = d.is(Kind::Object, &d.kind_of(&d.top("hql_j")), &d.top("hql_j"));
     let (preamble, input) = input(d, options.from).map_err(|why| NotCompiled {
         what: "--from".into(),
@@ -340,8 +345,12 @@ impl<'a, 'q> Frame<'a, 'q> {
                 &undeclared,
                 "k",
                 &d.failure(
-                    &format!("{} || k || '.extra'", d.string(&format!("{}.", self.owner))),
-                    "'extra'",
+                    &format!(
+                        "{} || k || {}",
+                        d.string(&format!("{}.", self.owner)),
+                        d.string(decide::EXTRA_SUFFIX)
+                    ),
+                    &d.string(FailureKind::Extra.name()),
                     &path,
                 ),
             ));
@@ -350,7 +359,7 @@ impl<'a, 'q> Frame<'a, 'q> {
             .shape
             .rules
             .iter()
-            .map(|r| self.rule(r, "require", true))
+            .map(|r| self.rule(r, FailureKind::Require.name(), true))
             .collect::<Compiled<Vec<String>>>()?;
         if !rules.is_empty() {
             parts.push(d.present(&d.failures(&rules)));
@@ -470,7 +479,11 @@ impl<'a, 'q> Frame<'a, 'q> {
             taken.push(format!("hql_taken{n}"));
             failures.push(format!(
                 "CASE WHEN hql_taken{n} THEN {} END",
-                d.failure(&d.string(&u.id), "'unique'", d.null_text())
+                d.failure(
+                    &d.string(&u.id),
+                    &d.string(FailureKind::Unique.name()),
+                    d.null_text()
+                )
             ));
         }
         let cte = format!(
@@ -556,13 +569,13 @@ impl<'a> FieldSql<'a> {
             missing = if spec.optional || default.is_some() {
                 d.no_failures()
             } else {
-                fail(&spec.ids.missing, "missing")
+                fail(&spec.ids.missing, FailureKind::Missing.name())
             },
             null = d.is(Kind::Null, &t, &at),
             on_null = if spec.ty.admits_null() {
                 d.no_failures()
             } else {
-                fail(&spec.ids.null, "null")
+                fail(&spec.ids.null, FailureKind::Null.name())
             },
         );
         let value = value_type(&spec.ty).map(|ty| {
@@ -599,7 +612,11 @@ fn value_failures(
 ) -> Result<String, String> {
     let d = q.d;
     let t = d.kind_of(at);
-    let wrong = d.failures(&[d.failure(&d.string(type_id), "'type'", path)]);
+    let wrong = d.failures(&[d.failure(
+        &d.string(type_id),
+        &d.string(FailureKind::Type.name()),
+        path,
+    )]);
     let none = d.no_failures();
     if depth > MAX_DEPTH {
         return Err(format!("it nests deeper than {MAX_DEPTH} levels"));
@@ -705,14 +722,14 @@ fn checks(
             let eval = match &result.raises {
                 Some(r) => format!(
                     "WHEN ({r}) IS TRUE THEN {} ",
-                    d.failure(&id, "'eval'", path)
+                    d.failure(&id, &d.string(FailureKind::Eval.name()), path)
                 ),
                 None => String::new(),
             };
             Ok(format!(
                 "CASE {eval}WHEN ({}) IS NOT TRUE THEN {} END",
                 result.text,
-                d.failure(&id, "'check'", path)
+                d.failure(&id, &d.string(FailureKind::Check.name()), path)
             ))
         })
         .collect::<Result<Vec<String>, String>>()?;
@@ -764,11 +781,22 @@ fn refined(
             let cond = scope
                 .expr(&rule.cond)
                 .map_err(|why| format!("its type {}'s rule {}: {why}", c.name, rule.id))?;
-            Ok(outcome(d, &cond, &rule.id, "require", path, None))
+            Ok(outcome(
+                d,
+                &cond,
+                &rule.id,
+                FailureKind::Require.name(),
+                path,
+                None,
+            ))
         })
         .collect::<Result<Vec<String>, String>>()?;
     let rules = d.present(&d.failures(&outcomes));
-    let wrong = d.failures(&[d.failure(&d.string(type_id), "'type'", path)]);
+    let wrong = d.failures(&[d.failure(
+        &d.string(type_id),
+        &d.string(FailureKind::Type.name()),
+        path,
+    )]);
     Ok(if is_scalar(base) {
         format!(
             "CASE WHEN NOT ({}) THEN {wrong} ELSE {rules} END",
