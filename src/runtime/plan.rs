@@ -27,7 +27,7 @@ use crate::runtime::eval::{Function, Interp};
 use crate::runtime::hir::Expr;
 use crate::runtime::kernel::Reads;
 use crate::runtime::stdlib_native::Native;
-use crate::runtime::value::Value;
+use crate::runtime::value::{Key, Value};
 use crate::syntax::ast::Severity;
 
 /// Nested records and lists deeper than this are checked as values (this
@@ -107,6 +107,8 @@ pub struct RecordPlan {
 
 /// How one declared field is checked.
 pub struct FieldStep {
+    /// The field's name, as its key is compared with it.
+    pub name: Key,
     pub how: How,
     /// Does a rule read the field (its value goes into the frame)? For the
     /// top record, a unique key's fields are read too.
@@ -288,6 +290,7 @@ impl RecordPlan {
                     _ => How::Value,
                 };
                 FieldStep {
+                    name: f.name.clone(),
                     how,
                     read,
                     key_only,
@@ -422,6 +425,7 @@ impl Tokens {
         flatten(spec, &mut members, interp).then_some(Tokens { members })
     }
 
+    #[inline]
     pub fn admits_string(&self, s: &str) -> bool {
         self.members.iter().find_map(|m| match m {
             Member::Any | Member::String => Some(true),
@@ -433,6 +437,7 @@ impl Tokens {
 
     /// The rules a string breaks (none when it passes); `None` when no
     /// member has its type.
+    #[inline]
     pub fn string_breaks(&self, s: &str) -> Option<Vec<Rc<str>>> {
         self.members.iter().find_map(|m| match m {
             Member::Any | Member::String => Some(Vec::new()),
@@ -483,23 +488,27 @@ impl Tokens {
         }
     }
 
+    #[inline]
     pub fn admits_number(&self, text: &str) -> bool {
         self.admits_numeric(!text.bytes().any(|b| matches!(b, b'.' | b'e' | b'E')))
     }
 
     /// Does a member admit a number, an integer (`int`) or not?
+    #[inline]
     pub fn admits_numeric(&self, int: bool) -> bool {
         self.members
             .iter()
             .any(|m| matches!(m, Member::Any | Member::Number) || matches!(m, Member::Int if int))
     }
 
+    #[inline]
     pub fn admits_bool(&self) -> bool {
         self.members
             .iter()
             .any(|m| matches!(m, Member::Any | Member::Bool))
     }
 
+    #[inline]
     pub fn admits_any(&self) -> bool {
         self.members.iter().any(|m| matches!(m, Member::Any))
     }

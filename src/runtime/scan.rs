@@ -57,10 +57,8 @@ pub struct LineCheck {
 
 /// The state of one record being read, beside its `RecordPlan`.
 struct RecordState {
-    /// Per field, the state of the record or list it holds.
-    nested: Vec<Nested>,
-    /// Per field, the visit it was last seen on (to spot repeated keys).
-    seen: Vec<u32>,
+    /// Per field, its state in the record being read.
+    fields: Vec<FieldState>,
     visit: u32,
     /// Undeclared keys seen so far (see `key`), each with the visit it
     /// was last seen on.
@@ -84,6 +82,14 @@ struct RecordState {
     /// The top-level string fields read only for a unique key, whose text
     /// is kept in place of a built value (`LineCheck::key_part`).
     key_texts: Vec<KeyText>,
+}
+
+/// One field's state in the record being read.
+struct FieldState {
+    /// The visit it was last seen on (to spot repeated keys).
+    seen: u32,
+    /// The state of the record or list it holds.
+    nested: Nested,
 }
 
 /// The state of a nested value being read.
@@ -174,8 +180,12 @@ impl RecordState {
         let n = plan.fields.len();
         let slots: Slots = std::iter::repeat_n(Value::Absent, n + 1).collect();
         RecordState {
-            nested: plan.fields.iter().map(|f| Nested::of(&f.how)).collect(),
-            seen: vec![0; n],
+            fields: (plan.fields.iter())
+                .map(|f| FieldState {
+                    seen: 0,
+                    nested: Nested::of(&f.how),
+                })
+                .collect(),
             visit: 0,
             extras: Vec::new(),
             failed: vec![false; n],
@@ -416,8 +426,7 @@ fn read<const KEYS: bool>(
     mut out: Option<&mut Vec<(Key, Value)>>,
 ) -> Checking {
     let RecordState {
-        nested,
-        seen,
+        fields: states,
         visit,
         extras,
         env,
@@ -428,7 +437,7 @@ fn read<const KEYS: bool>(
         return Err(Miss::Unsure);
     };
     let fields = &plan.fields;
-    let slots = start_record(fields, seen, visit, frame);
+    let slots = start_record(fields, states, visit, frame);
     if KEYS && *visit == 1 {
         // The visits counted from the start again: no text kept
         // before is this record's.
@@ -442,11 +451,11 @@ fn read<const KEYS: bool>(
             let wanted = out.is_some().then_some(&mut name);
             match key(p, shape, fields, (extras, *visit), next, wanted)? {
                 Some(i) => {
-                    if seen[i] == *visit {
+                    if states[i].seen == *visit {
                         // A repeated key: the last value counts.
                         return Err(Miss::Unsure);
                     }
-                    seen[i] = *visit;
+                    states[i].seen = *visit;
                     let spec = &shape.fields[i];
                     let start = p.mark();
                     let kept = match (KEYS && out.is_none(), fields[i].key_text) {
@@ -457,7 +466,14 @@ fn read<const KEYS: bool>(
                     };
                     let value = match kept {
                         Some(kept) => kept,
-                        None => check(&fields[i], spec, &mut nested[i], interp, p, out.is_some()),
+                        None => check(
+                            &fields[i],
+                            spec,
+                            &mut states[i].nested,
+                            interp,
+                            p,
+                            out.is_some(),
+                        ),
                     }
                     .map_err(|miss| settle(miss, p, start, &spec.name))?;
                     match (value, out.as_deref_mut()) {
@@ -493,8 +509,8 @@ fn read<const KEYS: bool>(
         }
     }
     p.close();
-    left_out(interp, shape, fields, seen, *visit, slots)?;
-    run_rules(interp, shape, plan.warns, env, nested)
+    left_out(interp, shape, fields, states, *visit, slots)?;
+    run_rules(interp, shape, plan.warns, env, states)
 }
 
 /// Steps 2–5 (and 7) for a record whose fields a format has read and
@@ -508,8 +524,7 @@ fn read_cells(
     undeclared: bool,
 ) -> Checking {
     let RecordState {
-        nested,
-        seen,
+        fields: states,
         visit,
         env,
         ..
@@ -521,18 +536,18 @@ fn read_cells(
         return Err(Miss::Invalid);
     }
     let fields = &plan.fields;
-    let slots = start_record(fields, seen, visit, frame);
+    let slots = start_record(fields, states, visit, frame);
     for (i, cell) in cells.iter().enumerate() {
         let (Some(cell), Some(field)) = (cell, fields.get(i)) else {
             continue;
         };
-        seen[i] = *visit;
+        states[i].seen = *visit;
         if let Some(v) = check_cell(field, cell)? {
             slots[i + 1] = v;
         }
     }
-    left_out(interp, shape, fields, seen, *visit, slots)?;
-    run_rules(interp, shape, plan.warns, env, nested)
+    left_out(interp, shape, fields, states, *visit, slots)?;
+    run_rules(interp, shape, plan.warns, env, states)
 }
 
 /// Step 4 for the fields a record left out: optional ones stay absent,
@@ -542,12 +557,12 @@ fn left_out(
     interp: &Rc<Interp>,
     shape: &RecordShape,
     fields: &[FieldStep],
-    seen: &[u32],
+    states: &[FieldState],
     visit: u32,
     slots: &mut Slots,
 ) -> Checking {
     for (i, spec) in shape.fields.iter().enumerate() {
-        if seen[i] == visit {
+        if states[i].seen == visit {
             continue;
         }
         match &spec.default {
@@ -584,8 +599,7 @@ fn find(
     found: &mut Findings,
 ) -> Parsed<()> {
     let RecordState {
-        nested,
-        seen,
+        fields: states,
         visit,
         extras,
         env,
@@ -599,7 +613,7 @@ fn find(
         return Err(p.give_up());
     };
     let fields = &plan.fields;
-    let slots = start_record(fields, seen, visit, frame);
+    let slots = start_record(fields, states, visit, frame);
     let start = found.failures.len();
     found_at.clear();
     failed.fill(false);
@@ -613,10 +627,10 @@ fn find(
                 .map_err(|_| p.give_up())?;
             match i {
                 Some(i) => {
-                    if seen[i] == *visit {
+                    if states[i].seen == *visit {
                         return Err(p.give_up());
                     }
-                    seen[i] = *visit;
+                    states[i].seen = *visit;
                     marks[i] = Some(p.mark());
                     next = i + 1;
                 }
@@ -645,9 +659,10 @@ fn find(
     for (i, spec) in shape.fields.iter().enumerate() {
         let before = found.failures.len();
         match marks[i] {
-            Some(at) if seen[i] == *visit => {
+            Some(at) if states[i].seen == *visit => {
                 p.rewind(at);
-                let value = find_field(&fields[i], spec, &mut nested[i], interp, p, found)?;
+                let state = &mut states[i].nested;
+                let value = find_field(&fields[i], spec, state, interp, p, found)?;
                 if let (Some(v), true) = (value, fields[i].read) {
                     slots[i + 1] = v;
                 }
@@ -665,7 +680,7 @@ fn find(
     let extra = |rule: &Rc<str>| (rule.clone(), FailureKind::Extra);
     found.failures.extend(undeclared.iter().map(extra));
     found_at.resize(found.failures.len() - start, AFTER_FIELDS);
-    let lists = FieldLists { nested, env };
+    let lists = FieldLists { states, env };
     let outcome = |r: &RuleSpec| {
         let kind = decide::kind_of(r, r.kernel(Some(shape)).run(interp, env, &lists))?;
         Some((r.id.clone(), kind))
@@ -938,13 +953,13 @@ fn keep_key_text(
 /// the frame slots the rules read, which the record then fills.
 fn start_record<'f>(
     fields: &[FieldStep],
-    seen: &mut [u32],
+    states: &mut [FieldState],
     visit: &mut u32,
     frame: &'f mut Rc<Frame>,
 ) -> &'f mut Slots {
     *visit = visit.wrapping_add(1);
     if *visit == 0 {
-        seen.fill(0);
+        states.iter_mut().for_each(|s| s.seen = 0);
         *visit = 1;
     }
     let slots = &mut Rc::make_mut(frame).slots;
@@ -964,16 +979,16 @@ fn object<'a, 'k>(line: &'a [u8], decoder: &'k mut Decoder) -> Option<Parser<'a,
 }
 
 /// Steps 5 and 7: the rules, in the frame `read` filled, with the lists
-/// kept as rows in `nested`. A rule whose kernel bails raised an error, so
+/// kept as rows in `states`. A rule whose kernel bails raised an error, so
 /// it fails (`eval`). A warning is left to the ordinary path, which names it.
 fn run_rules(
     interp: &Rc<Interp>,
     shape: &RecordShape,
     warns: bool,
     env: &Env,
-    nested: &[Nested],
+    states: &[FieldState],
 ) -> Checking {
-    let lists = FieldLists { nested, env };
+    let lists = FieldLists { states, env };
     let holds = |r: &RuleSpec| {
         let value = r.kernel(Some(shape)).run(interp, env, &lists);
         decide::holds_in(value).unwrap_or(false)
@@ -989,14 +1004,14 @@ fn run_rules(
 
 /// A record's lists kept as rows, for its rules' kernels.
 struct FieldLists<'a> {
-    nested: &'a [Nested],
+    states: &'a [FieldState],
     env: &'a Env,
 }
 
 impl Lists for FieldLists<'_> {
     fn rows(&self, slot: u32) -> Option<Rows<'_>> {
         let i = (slot as usize).checked_sub(1)?;
-        let Nested::List(list) = self.nested.get(i)? else {
+        let Nested::List(list) = &self.states.get(i)?.nested else {
             return None;
         };
         let buf = list.rows.as_ref()?;
@@ -1262,11 +1277,11 @@ fn key(
     if p.peek_token()? != b'"' {
         return Err(Miss::Invalid);
     }
-    let plain = |p: &mut Parser, i: usize| match (record.fields.get(i), checks.get(i)) {
-        (Some(f), Some(c)) => c.plain_name && p.eat_plain_string(f.name.as_bytes()),
-        _ => false,
+    let plain = |p: &mut Parser, i: usize| match checks.get(i) {
+        Some(c) => c.plain_name && p.eat_plain_string(c.name.as_bytes()),
+        None => false,
     };
-    let few = record.fields.len() <= FEW_FIELDS;
+    let few = checks.len() <= FEW_FIELDS;
     let found = if plain(p, next) {
         Some(next)
     } else if let Some((e, seen)) = extras
@@ -1280,7 +1295,7 @@ fn key(
             *name = Some(e.clone());
         }
         None
-    } else if let Some(i) = (0..record.fields.len()).find(|&i| few && plain(p, i)) {
+    } else if let Some(i) = (0..checks.len()).find(|&i| few && plain(p, i)) {
         Some(i)
     } else {
         let text = p.string()?;
