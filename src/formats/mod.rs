@@ -25,6 +25,7 @@ pub fn codec(format: Format) -> &'static dyn Codec {
     match format {
         Format::Json => &json::JSON,
         Format::Csv => &csv::CSV,
+        Format::Sqlite => &sqlite::SQLITE,
     }
 }
 

@@ -18,7 +18,7 @@ use std::rc::Rc;
 
 use crate::formats::sqlite;
 use crate::runtime::contract::Contract;
-use crate::runtime::eval::io::{Boundary, Column, CsvOptions, DecodedRecords};
+use crate::runtime::eval::io::{Boundary, Column, CsvOptions, Database, Select};
 use crate::runtime::eval::{CommitStep, Pending, TableSink};
 use crate::runtime::eval::{
     Host, PendingFile, Place, Result, RuntimeError, SourceSpec, TargetSpec,
@@ -343,11 +343,27 @@ impl Host for FsHost {
             return Err(crate::runtime::eval::no_configuration("source", id));
         };
         let source = config.source(id).map_err(config_error)?;
-        if let config::Place::Sqlite { written, .. } = &source.place {
+        if let config::Place::Sqlite {
+            path,
+            written,
+            table,
+            query,
+        } = &source.place
+        {
+            let select = match (table, query) {
+                (_, Some(q)) => Select::Query(q.clone()),
+                (Some(t), None) => Select::Table(t.clone()),
+                (None, None) => return Err(not_a_database(id)),
+            };
+            let database = Database {
+                written: written.clone(),
+                path: path.clone(),
+                select,
+            };
             return Ok(SourceSpec {
                 name: id.into(),
-                place: Place::Database(written.clone()),
-                format: crate::runtime::builtins::Format::Json,
+                place: Place::Database(database),
+                format: crate::runtime::builtins::Format::Sqlite,
                 boundary: boundary(&source.columns, &source.csv),
             });
         }
@@ -402,7 +418,7 @@ impl Host for FsHost {
             return Ok(TargetSpec {
                 name: id.to_string(),
                 path: path.to_string_lossy().into_owned(),
-                format: crate::runtime::builtins::Format::Json,
+                format: crate::runtime::builtins::Format::Sqlite,
                 array: false,
                 boundary: Boundary::default(),
                 table: true,
@@ -419,22 +435,9 @@ impl Host for FsHost {
         })
     }
 
-    fn open_rows(&self, spec: &SourceSpec, shape: Option<&Rc<Contract>>) -> Result<DecodedRecords> {
-        let source = self.config_of("source", &spec.name)?.source(&spec.name);
-        let source = source.map_err(config_error)?;
-        let config::Place::Sqlite {
-            path, table, query, ..
-        } = &source.place
-        else {
-            return Err(not_a_database(&spec.name));
-        };
-        let select = match (table, query) {
-            (_, Some(q)) => sqlite::Select::Query(q.clone()),
-            (Some(t), None) => sqlite::Select::Table(t.clone()),
-            (None, None) => return Err(not_a_database(&spec.name)),
-        };
-        self.sweep(&folder_of(path));
-        sqlite::read_rows(path, spec, &select, shape)
+    fn ready_database(&self, _spec: &SourceSpec, database: &Database) -> Result<()> {
+        self.sweep(&folder_of(&database.path));
+        Ok(())
     }
 
     fn open_table(

@@ -110,13 +110,10 @@ pub trait Host {
     /// The run ended (committed or abandoned): forget what it published.
     fn run_ended(&self) {}
 
-    /// The rows of a database source (`Place::Database`), as records; with
-    /// a `shape`, cells convert to the contract's types.
-    fn open_rows(
-        &self,
-        spec: &SourceSpec,
-        _shape: Option<&Rc<Contract>>,
-    ) -> Result<io::DecodedRecords> {
+    /// A database source (`Place::Database`) is about to be read by its
+    /// format: a host that can open databases readies its folder (finishes
+    /// the commit a crashed run left there); others refuse.
+    fn ready_database(&self, spec: &SourceSpec, _database: &io::Database) -> Result<()> {
         Err(no_database(&spec.name))
     }
 

@@ -1,63 +1,111 @@
 //! JSON sources (JSON Lines or one array, language.md §6) and targets
 //! (JSON Lines, or one array for a `.json` file).
 //!
-//! Reading is `crate::runtime::json::JsonSource`'s; this module gives its records
-//! their origins and the schema boundary's names, and writes records back
-//! as compact JSON.
+//! Reading is [`framing::JsonSource`]'s; this module gives its records
+//! their origins and the schema boundary's names, gives the execution
+//! paths its lines through [`JsonText`], and writes records back as
+//! compact JSON.
 
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::rc::Rc;
 
 use super::write_error;
 use crate::runtime::contract::Contract;
 use crate::runtime::eval::io::{
-    line_too_long, Boundary, Codec, Decoded, DecodedRecords, Plain, RecordWriter, SourceSpec,
-    TargetSpec,
+    line_too_long, Boundary, Codec, Decoded, DecodedRecords, Input, JsonInput, JsonText,
+    LineReader, Plain, RecordWriter, SourceSpec, TargetSpec,
 };
-use crate::runtime::eval::{check_interrupt, Origin, Result};
-use crate::runtime::json::{write_json, JsonSource};
+use crate::runtime::eval::{check_interrupt, Item, Items, Origin, Result};
+use crate::runtime::json::write_json;
 use crate::runtime::validate::decode_failure;
 use crate::runtime::value::{Record, Value};
+
+mod framing;
+
+use framing::JsonSource;
 
 pub struct Json;
 
 pub static JSON: Json = Json;
 
 impl Codec for Json {
-    fn is_json_text(&self) -> bool {
-        true
+    fn json_text(&self) -> Option<&dyn JsonText> {
+        Some(self)
     }
 
     fn read(
         &self,
-        input: Box<dyn BufRead>,
+        input: Input,
         spec: &SourceSpec,
         _shape: Option<&Rc<Contract>>,
-    ) -> DecodedRecords {
+    ) -> Result<DecodedRecords> {
+        let input = input.bytes(spec)?;
         let name = spec.name.clone();
         let boundary = spec.boundary.clone();
-        Box::new(Plain(JsonSource::new(input).map(move |d| {
-            check_interrupt()?;
-            let origin = Origin {
-                source: name.clone(),
-                line: d.line,
-            };
-            let value = match d.result {
-                Ok(v) => renamed(v, &boundary),
-                Err(f) if f.too_long => return Err(line_too_long(&name, d.line)),
-                Err(f) => decode_failure(&origin, f.raw, f.message),
-            };
+        Ok(Box::new(Plain(JsonSource::new(input).map(move |d| {
+            let (value, origin) = record(d, &name, 0)?;
+            let value = renamed(value, &boundary);
             Ok(Decoded { value, origin })
-        })))
+        }))))
     }
 
-    fn writer(&self, spec: &TargetSpec, _shape: Option<&Rc<Contract>>) -> Box<dyn RecordWriter> {
-        Box::new(JsonWriter {
+    fn writer(
+        &self,
+        spec: &TargetSpec,
+        _shape: Option<&Rc<Contract>>,
+    ) -> Option<Box<dyn RecordWriter>> {
+        Some(Box::new(JsonWriter {
             array: spec.array,
             written: 0,
             line: String::new(),
-        })
+        }))
     }
+}
+
+impl JsonText for Json {
+    fn items(
+        &self,
+        input: JsonInput,
+        name: Rc<str>,
+        lines_before: u64,
+        line_reader: Option<LineReader>,
+    ) -> Items {
+        let source = match input {
+            JsonInput::Whole(reader) => JsonSource::new(reader),
+            JsonInput::Lines { first: None, rest } => JsonSource::lines(rest),
+            JsonInput::Lines {
+                first: Some(line),
+                rest,
+            } => JsonSource::lines(rest).with_first_line(line),
+        };
+        let source = match line_reader {
+            Some(reader) => source.with_line_reader(reader),
+            None => source,
+        };
+        Box::new(source.map(move |d| {
+            let (value, origin) = record(d, &name, lines_before)?;
+            Ok(Item {
+                value,
+                origin: Some(origin),
+            })
+        }))
+    }
+}
+
+/// A record of the source `name` as read (or its `decode` failure), with
+/// its origin; a line too long ends the reading with an error.
+fn record(d: framing::Decoded, name: &Rc<str>, lines_before: u64) -> Result<(Value, Origin)> {
+    check_interrupt()?;
+    let origin = Origin {
+        source: name.clone(),
+        line: lines_before + d.line,
+    };
+    let value = match d.result {
+        Ok(v) => v,
+        Err(f) if f.too_long => return Err(line_too_long(name, origin.line)),
+        Err(f) => decode_failure(&origin, f.raw, f.message),
+    };
+    Ok((value, origin))
 }
 
 /// A record's keys under the program's names, where the boundary renames
