@@ -1,11 +1,13 @@
 //! The formats of sources and targets, one module each, each one
 //! [`Codec`]: `codec(Format) -> &'static dyn Codec`.
 //!
-//! A codec frames and decodes bytes into records with their origins, and
-//! encodes records into bytes; where the bytes come from and go to — files,
-//! standard input, the temporaries of atomic writes — is the host's
-//! business. The session hands [`codec`] to the evaluator, which names no
-//! format itself.
+//! A codec frames and decodes what it reads into records with their
+//! origins — bytes the host hands it, or a place it opens itself (a SQLite
+//! table) — and encodes records into bytes; where the bytes come from and
+//! go to — files, standard input, the temporaries of atomic writes — is
+//! the host's business. The session hands [`codec`] to the evaluator,
+//! which names no format itself. A format is a module here and one line
+//! in [`codec`].
 
 mod csv;
 mod json;

@@ -4,9 +4,12 @@
 //!
 //! A [`SourceSpec`] or [`TargetSpec`] says where records come from or go
 //! and in which [`Format`]; a [`Codec`] (one per format, in `crate::formats`)
-//! turns bytes into [`Decoded`] records and records into bytes; the host's
-//! [`PendingFile`] holds what is written until the run ends and it is
-//! committed or abandoned. The evaluator itself opens no file.
+//! turns what it reads — an [`Input`]: bytes, or a place it opens itself —
+//! into [`Decoded`] records, and records into bytes; what more a format
+//! can give is a capability asked for by trait ([`JsonText`],
+//! [`RowCells`]). The host's [`PendingFile`] holds what is written until
+//! the run ends and it is committed or abandoned ([`Pending`]). The
+//! evaluator itself opens no file.
 
 use std::io::{BufRead, Write};
 use std::rc::Rc;
@@ -290,7 +293,9 @@ pub trait RecordSource: Iterator<Item = Result<Decoded>> {
     /// its last item. Called once, by [`next_or_end`], when the source
     /// first gives no record; never when reading stops early (`first()`,
     /// an error, a stopped run), since a source read in part has no end to
-    /// judge.
+    /// judge. The fast paths that read a format's lines or cells where they
+    /// lie (`JsonText`, `RowCells`) open no `RecordSource`: a format whose
+    /// sources judge at their end offers neither capability.
     fn end(&mut self) -> Result<()> {
         Ok(())
     }
