@@ -36,3 +36,46 @@ pub fn codec(format: Format) -> &'static dyn Codec {
 fn write_error(e: impl std::fmt::Display) -> RuntimeError {
     RuntimeError::new(crate::runtime::eval::io::WRITE_FAILED, e.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+
+    use super::codec;
+    use crate::runtime::builtins::Format;
+    use crate::runtime::eval::io::{Database, Input, Place, Select, SourceSpec, TargetSpec};
+
+    /// What each format can give beyond its records is asked of it by
+    /// capability.
+    #[test]
+    fn each_format_gives_the_capabilities_it_has() {
+        let target = TargetSpec::file("out.jsonl", Some(Format::Json)).expect("a target");
+        let has = |f: Format| {
+            let c = codec(f);
+            let writes = c.writer(&target, None).is_some();
+            (c.json_text().is_some(), c.cells().is_some(), writes)
+        };
+        assert_eq!(has(Format::Json), (true, false, true));
+        assert_eq!(has(Format::Csv), (false, true, true));
+        assert_eq!(has(Format::Sqlite), (false, false, false));
+        assert!(codec(Format::Sqlite).reads_by_shape());
+    }
+
+    /// The host hands bytes only to a format of bytes, and a database only
+    /// to a format that opens one; a mismatch is an error, not a guess.
+    #[test]
+    fn a_format_reads_only_what_it_is_made_for() {
+        let database = Database {
+            written: "db.sqlite".into(),
+            path: "db.sqlite".into(),
+            select: Select::Table("t".into()),
+        };
+        let spec = SourceSpec::new("src", Place::Database(database.clone()), Format::Json);
+        let refused = codec(Format::Json).read(Input::Database(&database), &spec, None);
+        assert_eq!(refused.err().map(|e| e.code), Some("hql::format"));
+        let spec = SourceSpec::new("src", Place::Stdin, Format::Sqlite);
+        let bytes = Input::Bytes(Box::new(Cursor::new(b"{}".to_vec())));
+        let refused = codec(Format::Sqlite).read(bytes, &spec, None);
+        assert_eq!(refused.err().map(|e| e.code), Some("hql::format"));
+    }
+}

@@ -180,3 +180,68 @@ impl RecordWriter for JsonWriter {
         end.to_vec()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::{BufRead, Cursor};
+
+    use super::*;
+    use crate::runtime::json::to_json;
+
+    fn read(input: JsonInput, lines_before: u64, hook: Option<LineReader>) -> Vec<(u64, String)> {
+        JSON.items(input, "in.jsonl".into(), lines_before, hook)
+            .map(|item| {
+                let item = item.expect("no error");
+                (item.origin.expect("an origin").line, to_json(&item.value))
+            })
+            .collect()
+    }
+
+    fn bytes(text: &str) -> Box<dyn BufRead> {
+        Box::new(Cursor::new(text.as_bytes().to_vec()))
+    }
+
+    /// A whole source is framed by its first significant byte, after a
+    /// byte-order mark: an array's elements carry their lines.
+    #[test]
+    fn a_whole_source_is_json_lines_or_one_array() {
+        let lines = read(
+            JsonInput::Whole(bytes("\u{feff}{\"a\":1}\n\n[2]\n")),
+            0,
+            None,
+        );
+        assert_eq!(lines, [(1, r#"{"a":1}"#.into()), (3, "[2]".into())]);
+        let array = read(JsonInput::Whole(bytes("[\n{\"a\":1},\n2]")), 0, None);
+        assert_eq!(array, [(2, r#"{"a":1}"#.into()), (3, "2".into())]);
+    }
+
+    /// A chunk's lines are numbered after the lines before it, its first
+    /// line held apart is read first, and a line opening with `[` is a
+    /// record of its own.
+    #[test]
+    fn a_chunk_reads_its_first_line_then_the_rest() {
+        let input = JsonInput::Lines {
+            first: Some(b"{\"a\":1}\n".to_vec()),
+            rest: bytes("[2]\n{\"a\":3}\n"),
+        };
+        let read = read(input, 10, None);
+        let lines: Vec<u64> = read.iter().map(|(line, _)| *line).collect();
+        assert_eq!(lines, [11, 12, 13]);
+        assert_eq!(read[1].1, "[2]");
+    }
+
+    /// The line reader's value stands for its line; a line it declines is
+    /// decoded, and a line that does not decode is a `decode` failure.
+    #[test]
+    fn the_line_reader_is_offered_each_line_first() {
+        let hook: LineReader = Box::new(|line| (line == b"{\"a\":1}").then(|| Value::Int(7)));
+        let read = read(
+            JsonInput::Whole(bytes("{\"a\":1}\n{\"a\":2}\n{\n")),
+            0,
+            Some(hook),
+        );
+        assert_eq!(read[0], (1, "7".into()));
+        assert_eq!(read[1], (2, r#"{"a":2}"#.into()));
+        assert!(read[2].1.contains("decode"), "{}", read[2].1);
+    }
+}

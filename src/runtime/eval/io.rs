@@ -196,7 +196,8 @@ pub struct TargetSpec {
     pub array: bool,
     pub boundary: Boundary,
     /// A database table configured in `hql.toml`: written record by record
-    /// through `Host::open_table` rather than as bytes (`format` unused).
+    /// through `Host::open_table` rather than as bytes (its format has no
+    /// writer of bytes).
     pub table: bool,
 }
 
