@@ -53,11 +53,12 @@ mod tests {
         let has = |f: Format| {
             let c = codec(f);
             let writes = c.writer(&target, None).is_some();
-            (c.json_text().is_some(), c.cells().is_some(), writes)
+            let tables = c.tables().is_some();
+            (c.json_text().is_some(), c.cells().is_some(), writes, tables)
         };
-        assert_eq!(has(Format::Json), (true, false, true));
-        assert_eq!(has(Format::Csv), (false, true, true));
-        assert_eq!(has(Format::Sqlite), (false, false, false));
+        assert_eq!(has(Format::Json), (true, false, true, false));
+        assert_eq!(has(Format::Csv), (false, true, true, false));
+        assert_eq!(has(Format::Sqlite), (false, false, false, true));
         assert!(codec(Format::Sqlite).reads_by_shape());
     }
 

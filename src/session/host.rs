@@ -14,12 +14,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use std::sync::{Arc, Mutex};
 
-use std::rc::Rc;
-
-use crate::formats::sqlite;
-use crate::runtime::contract::Contract;
 use crate::runtime::eval::io::{Boundary, Column, CsvOptions, Database, Select};
-use crate::runtime::eval::{CommitStep, Pending, TableSink};
+use crate::runtime::eval::policy::{OnDrift, TableTarget};
+use crate::runtime::eval::{CommitStep, Pending};
 use crate::runtime::eval::{
     Host, PendingFile, Place, Result, RuntimeError, SourceSpec, TargetSpec,
 };
@@ -392,7 +389,7 @@ impl Host for FsHost {
         let Some(target) = self.config.as_ref().and_then(|c| c.target(id).ok()) else {
             return Ok(());
         };
-        let quarantines = target.schema.on_drift == sqlite::OnDrift::Quarantine;
+        let quarantines = target.schema.on_drift == OnDrift::Quarantine;
         if quarantines && target.schema.dead_letters.is_none() && !routed {
             return Err(RuntimeError::new(
                 "hql::config",
@@ -414,14 +411,32 @@ impl Host for FsHost {
             return Err(crate::runtime::eval::no_configuration("target", id));
         };
         let target = config.target(id).map_err(config_error)?;
-        if let config::Place::Sqlite { path, .. } = &target.place {
+        if let config::Place::Sqlite {
+            path,
+            written,
+            table,
+            ..
+        } = &target.place
+        {
+            let Some(table) = table else {
+                return Err(not_a_database(id));
+            };
+            let table = TableTarget {
+                id: id.to_string(),
+                path: path.clone(),
+                written: written.clone(),
+                table: table.clone(),
+                mode: target.mode,
+                create_table: target.create_table,
+                schema: target.schema.clone(),
+            };
             return Ok(TargetSpec {
                 name: id.to_string(),
                 path: path.to_string_lossy().into_owned(),
                 format: crate::runtime::builtins::Format::Sqlite,
                 array: false,
                 boundary: Boundary::default(),
-                table: true,
+                table: Some(table),
             });
         }
         let (path, format) = file_place(&target.place)?;
@@ -431,42 +446,18 @@ impl Host for FsHost {
             path,
             format,
             boundary: boundary(&[], &target.csv),
-            table: false,
+            table: None,
         })
     }
 
-    fn ready_database(&self, _spec: &SourceSpec, database: &Database) -> Result<()> {
-        self.sweep(&folder_of(&database.path));
+    fn ready_database(&self, _name: &str, path: &Path) -> Result<()> {
+        self.sweep(&folder_of(path));
         Ok(())
     }
 
-    fn open_table(
-        &self,
-        spec: &TargetSpec,
-        shape: Option<&Rc<Contract>>,
-    ) -> Result<Box<dyn TableSink>> {
-        let target = self.config_of("target", &spec.name)?.target(&spec.name);
-        let target = target.map_err(config_error)?;
-        let config::Place::Sqlite {
-            path,
-            written,
-            table: Some(table),
-            ..
-        } = &target.place
-        else {
-            return Err(not_a_database(&spec.name));
-        };
-        let table = sqlite::TableTarget {
-            id: spec.name.clone(),
-            path: path.clone(),
-            written: written.clone(),
-            table: table.clone(),
-            mode: target.mode,
-            create_table: target.create_table,
-            schema: target.schema.clone(),
-        };
-        self.sweep(&folder_of(path));
-        sqlite::open_target(&table, shape, Box::new(warning))
+    /// On standard error; where that fails there is no one to tell.
+    fn warn(&self, line: &str) {
+        let _ = writeln!(io::stderr(), "{line}");
     }
 }
 
@@ -771,12 +762,6 @@ fn file_place(place: &config::Place) -> Result<(String, crate::runtime::builtins
     }
 }
 
-/// A warning of a target (drift under `on_drift = "warn"`), on standard
-/// error; where that fails there is no one to tell.
-fn warning(message: &str) {
-    let _ = writeln!(io::stderr(), "{message}");
-}
-
 /// A database asked of an id the configuration gives another place.
 fn not_a_database(id: &str) -> RuntimeError {
     RuntimeError::new(
@@ -796,12 +781,6 @@ impl FsHost {
             ));
         }
         Ok(target)
-    }
-
-    fn config_of(&self, what: &str, id: &str) -> Result<&Config> {
-        self.config
-            .as_deref()
-            .ok_or_else(|| crate::runtime::eval::no_configuration(what, id))
     }
 }
 

@@ -11,7 +11,8 @@
 //!
 //! A target (`target.rs`) writes a table in one transaction that the run
 //! commits when it ends; each batch of records is compared with the
-//! table's live schema and the drift policy applied (`policy.rs`).
+//! table's live schema and the drift policy applied (configured as
+//! `runtime::eval::policy` says).
 //!
 //! Column types, both ways:
 //!
@@ -29,7 +30,6 @@
 //! affinity rules (`VARCHAR` is text, `BIGINT` an integer, `NUMERIC` a
 //! number, …).
 
-mod policy;
 mod target;
 
 use std::path::{Path, PathBuf};
@@ -39,13 +39,14 @@ use std::sync::mpsc::{sync_channel, Receiver};
 use rusqlite::types::Value as Sql;
 use rusqlite::{Connection, OpenFlags};
 
-pub use policy::{OnDrift, OnIncompatible, SchemaPolicy, WriteMode};
-pub use target::{open_target, run_committed, TableTarget};
+pub use target::run_committed;
 
 use crate::runtime::contract::{Contract, Shape, TypeSpec};
 use crate::runtime::eval::io::{
     Boundary, Codec, Database, Decoded, DecodedRecords, Input, Plain, Select, SourceSpec,
+    TableSink, Tables,
 };
+use crate::runtime::eval::policy::TableTarget;
 use crate::runtime::eval::{check_interrupt, Origin, Result, RuntimeError};
 use crate::runtime::json::Decoder;
 use crate::runtime::validate::undecodable_input;
@@ -164,9 +165,9 @@ pub(crate) fn ident(name: &str) -> String {
 /// How long a connection waits for another one's lock before giving up.
 const LOCK_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
 
-/// The SQLite format: a source's table or query read as records. A table
-/// target takes records, not bytes: it is opened by `open_target`, so the
-/// format has no writer of bytes.
+/// The SQLite format: a source's table or query read as records; a
+/// target's table written record by record (`Tables`), so the format has
+/// no writer of bytes.
 pub struct Sqlite;
 
 pub static SQLITE: Sqlite = Sqlite;
@@ -190,6 +191,21 @@ impl Codec for Sqlite {
 
     fn reads_by_shape(&self) -> bool {
         true
+    }
+
+    fn tables(&self) -> Option<&dyn Tables> {
+        Some(self)
+    }
+}
+
+impl Tables for Sqlite {
+    fn open(
+        &self,
+        target: &TableTarget,
+        shape: Option<&Rc<Contract>>,
+        warn: Box<dyn Fn(&str)>,
+    ) -> Result<Box<dyn TableSink>> {
+        target::open_target(target, shape, warn)
     }
 }
 

@@ -14,6 +14,7 @@
 use std::io::{BufRead, Write};
 use std::rc::Rc;
 
+use super::policy::TableTarget;
 use super::{Items, Origin, Result};
 use crate::runtime::builtins::Format;
 use crate::runtime::contract::Contract;
@@ -196,9 +197,8 @@ pub struct TargetSpec {
     pub array: bool,
     pub boundary: Boundary,
     /// A database table configured in `hql.toml`: written record by record
-    /// through `Host::open_table` rather than as bytes (its format has no
-    /// writer of bytes).
-    pub table: bool,
+    /// through its format's `Tables` rather than as bytes.
+    pub table: Option<TableTarget>,
 }
 
 impl TargetSpec {
@@ -211,7 +211,7 @@ impl TargetSpec {
             format,
             array: format.writes_array(path),
             boundary: Boundary::default(),
-            table: false,
+            table: None,
         })
     }
 }
@@ -364,6 +364,11 @@ pub trait Codec {
         None
     }
 
+    /// Its targets as tables that take records (a database's).
+    fn tables(&self) -> Option<&dyn Tables> {
+        None
+    }
+
     /// Can it hold nested values as they are (failure records go only to
     /// a target that can)?
     fn keeps_nesting(&self) -> bool {
@@ -373,7 +378,7 @@ pub trait Codec {
     /// A writer of records as bytes in this format; `shape` is the
     /// contract of the records when it is known (a CSV header follows its
     /// fields). `None` for a format whose targets take records, not bytes
-    /// (a database table, opened by `Host::open_table`).
+    /// (a database table: `Codec::tables`).
     fn writer(
         &self,
         _spec: &TargetSpec,
@@ -432,6 +437,20 @@ pub trait RowCells {
         shape: &Rc<Contract>,
         each: &mut dyn FnMut(RowForCheck) -> Result<bool>,
     ) -> Result<()>;
+}
+
+/// The capability of a format whose targets are tables that take records
+/// (`Codec::tables`), in the run's transaction.
+pub trait Tables {
+    /// Open `target` (its database readied by `Host::ready_database`);
+    /// `shape` is the contract of the records when it is known, `warn`
+    /// puts one line where the run's warnings go.
+    fn open(
+        &self,
+        target: &TableTarget,
+        shape: Option<&Rc<Contract>>,
+        warn: Box<dyn Fn(&str)>,
+    ) -> Result<Box<dyn TableSink>>;
 }
 
 /// The code of an error a writer meets in the bytes it writes (a full

@@ -567,7 +567,7 @@ impl Interp {
             Place::File(p) => self.host.open_file(p).map_err(|e| cannot_read(p, &e))?,
             Place::Stdin => self.take_stdin()?,
             Place::Database(database) => {
-                self.host.ready_database(spec, database)?;
+                self.host.ready_database(&spec.name, &database.path)?;
                 let records = self.codec(spec.format).read(Input::Database(database), spec, shape)?;
                 if let Some(meter) = self.meter() {
                     meter.start_source(None);
@@ -875,7 +875,7 @@ pub(super) fn checked_lines(
 /// `write(target)` / `write(file(path), Format)`: the number of records written.
 fn write(interp: &Rc<Interp>, input: Value, target: Value, format: Value) -> Result<Value> {
     let spec = target_spec(interp, &target, &format)?;
-    if spec.table {
+    if spec.table.is_some() {
         return super::tables::write_table(interp, input, &spec);
     }
     let shape = contract_of(&input);

@@ -34,7 +34,7 @@ pub(super) fn route(interp: &Rc<Interp>, input: Value, ok: Value, err: Value) ->
     let shape = contract_of(&input);
     let ok_spec = target_spec(interp, &ok, &Value::Null)?;
     let err_spec = target_spec(interp, &err, &Value::Null)?;
-    if err_spec.table || !interp.codec(err_spec.format).keeps_nesting() {
+    if err_spec.table.is_some() || !interp.codec(err_spec.format).keeps_nesting() {
         return Err(RuntimeError::new(
             "hql::route",
             format!("the `err` target {} is not JSON", err_spec.name),
@@ -49,7 +49,7 @@ pub(super) fn route(interp: &Rc<Interp>, input: Value, ok: Value, err: Value) ->
         )
         .with_help("send the valid records and the failure records to two files"));
     }
-    if ok_spec.table {
+    if ok_spec.table.is_some() {
         return super::tables::route_table(interp, input, &ok_spec, err_spec);
     }
     let path = planner::plan(interp, Consumer::Route, &input, Some(&ok_spec)).path;
