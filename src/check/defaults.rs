@@ -19,8 +19,8 @@ use crate::check::CheckError;
 use crate::runtime::builtins::Builtin;
 use crate::runtime::contract::{Contract, FieldSpec, RecordShape, Shape, TypeSpec};
 use crate::runtime::decide::FailureKind;
-use crate::runtime::eval::io::{DecodedRecords, Plain, RecordWriter};
-use crate::runtime::eval::{Codec, Function, Host, Interp, SourceSpec, TargetSpec};
+use crate::runtime::eval::io::{DecodedRecords, Input, Plain, RecordWriter};
+use crate::runtime::eval::{Codec, Function, Host, Interp, Result, SourceSpec, TargetSpec};
 use crate::runtime::hir::{Expr, FnDef, Program};
 use crate::runtime::validate::field_findings;
 use crate::runtime::value::Value;
@@ -376,15 +376,19 @@ struct NoCodec;
 impl Codec for NoCodec {
     fn read(
         &self,
-        _input: Box<dyn BufRead>,
+        _input: Input,
         _spec: &SourceSpec,
         _shape: Option<&Rc<Contract>>,
-    ) -> DecodedRecords {
-        Box::new(Plain(std::iter::empty()))
+    ) -> Result<DecodedRecords> {
+        Ok(Box::new(Plain(std::iter::empty())))
     }
 
-    fn writer(&self, _spec: &TargetSpec, _shape: Option<&Rc<Contract>>) -> Box<dyn RecordWriter> {
-        Box::new(NoCodec)
+    fn writer(
+        &self,
+        _spec: &TargetSpec,
+        _shape: Option<&Rc<Contract>>,
+    ) -> Option<Box<dyn RecordWriter>> {
+        Some(Box::new(NoCodec))
     }
 }
 

@@ -23,7 +23,7 @@ use super::write_error;
 use crate::runtime::contract::{Contract, FieldSpec, Shape, TypeSpec};
 use crate::runtime::eval::io::{
     line_too_long, max_line, Boundary, Cell, Codec, Column, CsvOptions, Decoded, DecodedRecords,
-    Physical, RecordSource, RecordWriter, RowForCheck, SourceSpec, TargetSpec,
+    Input, Physical, RecordSource, RecordWriter, RowCells, RowForCheck, SourceSpec, TargetSpec,
 };
 use crate::runtime::eval::{check_interrupt, compare_numbers, equal, Origin, Result, RuntimeError};
 use crate::runtime::json::{write_float, write_int, write_json, Decoder, HUGE_LINE};
@@ -41,11 +41,11 @@ const BOM: &str = "\u{feff}";
 impl Codec for Csv {
     fn read(
         &self,
-        input: Box<dyn BufRead>,
+        input: Input,
         spec: &SourceSpec,
         shape: Option<&Rc<Contract>>,
-    ) -> DecodedRecords {
-        Box::new(rows(input, spec, shape))
+    ) -> Result<DecodedRecords> {
+        Ok(Box::new(rows(input.bytes(spec)?, spec, shape)))
     }
 
     fn reads_by_shape(&self) -> bool {
@@ -56,33 +56,38 @@ impl Codec for Csv {
         false
     }
 
-    fn checks_rows(&self) -> bool {
-        true
+    fn cells(&self) -> Option<&dyn RowCells> {
+        Some(self)
     }
 
+    fn writer(
+        &self,
+        spec: &TargetSpec,
+        shape: Option<&Rc<Contract>>,
+    ) -> Option<Box<dyn RecordWriter>> {
+        let declared = shape
+            .and_then(|c| c.record())
+            .map(|r| r.fields.iter().map(|f| f.name.clone()).collect())
+            .unwrap_or_default();
+        Some(Box::new(CsvWriter {
+            target: spec.name.clone(),
+            boundary: spec.boundary.clone(),
+            declared,
+            header: None,
+            line: Vec::new(),
+        }))
+    }
+}
+
+impl RowCells for Csv {
     fn each_row_for_check(
         &self,
         input: Box<dyn BufRead>,
         spec: &SourceSpec,
         shape: &Rc<Contract>,
         each: &mut dyn FnMut(RowForCheck) -> Result<bool>,
-    ) -> Option<Result<()>> {
-        let mut rows = rows(input, spec, Some(shape));
-        Some(rows.each_row_for_check(each))
-    }
-
-    fn writer(&self, spec: &TargetSpec, shape: Option<&Rc<Contract>>) -> Box<dyn RecordWriter> {
-        let declared = shape
-            .and_then(|c| c.record())
-            .map(|r| r.fields.iter().map(|f| f.name.clone()).collect())
-            .unwrap_or_default();
-        Box::new(CsvWriter {
-            target: spec.name.clone(),
-            boundary: spec.boundary.clone(),
-            declared,
-            header: None,
-            line: Vec::new(),
-        })
+    ) -> Result<()> {
+        rows(input, spec, Some(shape)).each_row_for_check(each)
     }
 }
 

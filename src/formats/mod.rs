@@ -1,11 +1,13 @@
 //! The formats of sources and targets, one module each, each one
 //! [`Codec`]: `codec(Format) -> &'static dyn Codec`.
 //!
-//! A codec frames and decodes bytes into records with their origins, and
-//! encodes records into bytes; where the bytes come from and go to — files,
-//! standard input, the temporaries of atomic writes — is the host's
-//! business. The session hands [`codec`] to the evaluator, which names no
-//! format itself.
+//! A codec frames and decodes what it reads into records with their
+//! origins — bytes the host hands it, or a place it opens itself (a SQLite
+//! table) — and encodes records into bytes; where the bytes come from and
+//! go to — files, standard input, the temporaries of atomic writes — is
+//! the host's business. The session hands [`codec`] to the evaluator,
+//! which names no format itself. A format is a module here and one line
+//! in [`codec`].
 
 mod csv;
 mod json;
@@ -25,6 +27,7 @@ pub fn codec(format: Format) -> &'static dyn Codec {
     match format {
         Format::Json => &json::JSON,
         Format::Csv => &csv::CSV,
+        Format::Sqlite => &sqlite::SQLITE,
     }
 }
 
@@ -32,4 +35,48 @@ pub fn codec(format: Format) -> &'static dyn Codec {
 /// evaluator names the target.
 fn write_error(e: impl std::fmt::Display) -> RuntimeError {
     RuntimeError::new(crate::runtime::eval::io::WRITE_FAILED, e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+
+    use super::codec;
+    use crate::runtime::builtins::Format;
+    use crate::runtime::eval::io::{Database, Input, Place, Select, SourceSpec, TargetSpec};
+
+    /// What each format can give beyond its records is asked of it by
+    /// capability.
+    #[test]
+    fn each_format_gives_the_capabilities_it_has() {
+        let target = TargetSpec::file("out.jsonl", Some(Format::Json)).expect("a target");
+        let has = |f: Format| {
+            let c = codec(f);
+            let writes = c.writer(&target, None).is_some();
+            let tables = c.tables().is_some();
+            (c.json_text().is_some(), c.cells().is_some(), writes, tables)
+        };
+        assert_eq!(has(Format::Json), (true, false, true, false));
+        assert_eq!(has(Format::Csv), (false, true, true, false));
+        assert_eq!(has(Format::Sqlite), (false, false, false, true));
+        assert!(codec(Format::Sqlite).reads_by_shape());
+    }
+
+    /// The host hands bytes only to a format of bytes, and a database only
+    /// to a format that opens one; a mismatch is an error, not a guess.
+    #[test]
+    fn a_format_reads_only_what_it_is_made_for() {
+        let database = Database {
+            written: "db.sqlite".into(),
+            path: "db.sqlite".into(),
+            select: Select::Table("t".into()),
+        };
+        let spec = SourceSpec::new("src", Place::Database(database.clone()), Format::Json);
+        let refused = codec(Format::Json).read(Input::Database(&database), &spec, None);
+        assert_eq!(refused.err().map(|e| e.code), Some("hql::format"));
+        let spec = SourceSpec::new("src", Place::Stdin, Format::Sqlite);
+        let bytes = Input::Bytes(Box::new(Cursor::new(b"{}".to_vec())));
+        let refused = codec(Format::Sqlite).read(bytes, &spec, None);
+        assert_eq!(refused.err().map(|e| e.code), Some("hql::format"));
+    }
 }

@@ -127,6 +127,9 @@ pub enum Format {
     Json,
     /// Comma-separated values with a header row.
     Csv,
+    /// A SQLite table or query, configured in `hql.toml` (a program names
+    /// the source by its id, never this format: it is not in `ALL`).
+    Sqlite,
 }
 
 impl Format {
@@ -140,6 +143,7 @@ impl Format {
         match self {
             Format::Json => "Json",
             Format::Csv => "Csv",
+            Format::Sqlite => "Sqlite",
         }
     }
 

@@ -21,9 +21,9 @@ use indexmap::IndexMap;
 use toml::{Table, Value};
 
 use crate::check::closest;
-pub use crate::formats::sqlite::{OnDrift, OnIncompatible, SchemaPolicy, WriteMode};
 use crate::runtime::builtins::Format;
 pub use crate::runtime::eval::io::{Column, CsvOptions, Physical};
+pub use crate::runtime::eval::policy::{OnDrift, OnIncompatible, SchemaPolicy, WriteMode};
 
 /// The file name looked up from a program's folder upward.
 pub const FILE_NAME: &str = "hql.toml";

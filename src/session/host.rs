@@ -14,12 +14,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use std::sync::{Arc, Mutex};
 
-use std::rc::Rc;
-
-use crate::formats::sqlite;
-use crate::runtime::contract::Contract;
-use crate::runtime::eval::io::{Boundary, Column, CsvOptions, DecodedRecords};
-use crate::runtime::eval::{CommitStep, Pending, TableSink};
+use crate::runtime::eval::io::{Boundary, Column, CsvOptions, Database, Select};
+use crate::runtime::eval::policy::{OnDrift, TableTarget};
+use crate::runtime::eval::{CommitStep, Pending};
 use crate::runtime::eval::{
     Host, PendingFile, Place, Result, RuntimeError, SourceSpec, TargetSpec,
 };
@@ -343,11 +340,27 @@ impl Host for FsHost {
             return Err(crate::runtime::eval::no_configuration("source", id));
         };
         let source = config.source(id).map_err(config_error)?;
-        if let config::Place::Sqlite { written, .. } = &source.place {
+        if let config::Place::Sqlite {
+            path,
+            written,
+            table,
+            query,
+        } = &source.place
+        {
+            let select = match (table, query) {
+                (_, Some(q)) => Select::Query(q.clone()),
+                (Some(t), None) => Select::Table(t.clone()),
+                (None, None) => return Err(not_a_database(id)),
+            };
+            let database = Database {
+                written: written.clone(),
+                path: path.clone(),
+                select,
+            };
             return Ok(SourceSpec {
                 name: id.into(),
-                place: Place::Database(written.clone()),
-                format: crate::runtime::builtins::Format::Json,
+                place: Place::Database(database),
+                format: crate::runtime::builtins::Format::Sqlite,
                 boundary: boundary(&source.columns, &source.csv),
             });
         }
@@ -376,7 +389,7 @@ impl Host for FsHost {
         let Some(target) = self.config.as_ref().and_then(|c| c.target(id).ok()) else {
             return Ok(());
         };
-        let quarantines = target.schema.on_drift == sqlite::OnDrift::Quarantine;
+        let quarantines = target.schema.on_drift == OnDrift::Quarantine;
         if quarantines && target.schema.dead_letters.is_none() && !routed {
             return Err(RuntimeError::new(
                 "hql::config",
@@ -398,14 +411,32 @@ impl Host for FsHost {
             return Err(crate::runtime::eval::no_configuration("target", id));
         };
         let target = config.target(id).map_err(config_error)?;
-        if let config::Place::Sqlite { path, .. } = &target.place {
+        if let config::Place::Sqlite {
+            path,
+            written,
+            table,
+            ..
+        } = &target.place
+        {
+            let Some(table) = table else {
+                return Err(not_a_database(id));
+            };
+            let table = TableTarget {
+                id: id.to_string(),
+                path: path.clone(),
+                written: written.clone(),
+                table: table.clone(),
+                mode: target.mode,
+                create_table: target.create_table,
+                schema: target.schema.clone(),
+            };
             return Ok(TargetSpec {
                 name: id.to_string(),
                 path: path.to_string_lossy().into_owned(),
-                format: crate::runtime::builtins::Format::Json,
+                format: crate::runtime::builtins::Format::Sqlite,
                 array: false,
                 boundary: Boundary::default(),
-                table: true,
+                table: Some(table),
             });
         }
         let (path, format) = file_place(&target.place)?;
@@ -415,55 +446,18 @@ impl Host for FsHost {
             path,
             format,
             boundary: boundary(&[], &target.csv),
-            table: false,
+            table: None,
         })
     }
 
-    fn open_rows(&self, spec: &SourceSpec, shape: Option<&Rc<Contract>>) -> Result<DecodedRecords> {
-        let source = self.config_of("source", &spec.name)?.source(&spec.name);
-        let source = source.map_err(config_error)?;
-        let config::Place::Sqlite {
-            path, table, query, ..
-        } = &source.place
-        else {
-            return Err(not_a_database(&spec.name));
-        };
-        let select = match (table, query) {
-            (_, Some(q)) => sqlite::Select::Query(q.clone()),
-            (Some(t), None) => sqlite::Select::Table(t.clone()),
-            (None, None) => return Err(not_a_database(&spec.name)),
-        };
+    fn ready_database(&self, _name: &str, path: &Path) -> Result<()> {
         self.sweep(&folder_of(path));
-        sqlite::read_rows(path, spec, &select, shape)
+        Ok(())
     }
 
-    fn open_table(
-        &self,
-        spec: &TargetSpec,
-        shape: Option<&Rc<Contract>>,
-    ) -> Result<Box<dyn TableSink>> {
-        let target = self.config_of("target", &spec.name)?.target(&spec.name);
-        let target = target.map_err(config_error)?;
-        let config::Place::Sqlite {
-            path,
-            written,
-            table: Some(table),
-            ..
-        } = &target.place
-        else {
-            return Err(not_a_database(&spec.name));
-        };
-        let table = sqlite::TableTarget {
-            id: spec.name.clone(),
-            path: path.clone(),
-            written: written.clone(),
-            table: table.clone(),
-            mode: target.mode,
-            create_table: target.create_table,
-            schema: target.schema.clone(),
-        };
-        self.sweep(&folder_of(path));
-        sqlite::open_target(&table, shape, Box::new(warning))
+    /// On standard error; where that fails there is no one to tell.
+    fn warn(&self, line: &str) {
+        let _ = writeln!(io::stderr(), "{line}");
     }
 }
 
@@ -768,12 +762,6 @@ fn file_place(place: &config::Place) -> Result<(String, crate::runtime::builtins
     }
 }
 
-/// A warning of a target (drift under `on_drift = "warn"`), on standard
-/// error; where that fails there is no one to tell.
-fn warning(message: &str) {
-    let _ = writeln!(io::stderr(), "{message}");
-}
-
 /// A database asked of an id the configuration gives another place.
 fn not_a_database(id: &str) -> RuntimeError {
     RuntimeError::new(
@@ -793,12 +781,6 @@ impl FsHost {
             ));
         }
         Ok(target)
-    }
-
-    fn config_of(&self, what: &str, id: &str) -> Result<&Config> {
-        self.config
-            .as_deref()
-            .ok_or_else(|| crate::runtime::eval::no_configuration(what, id))
     }
 }
 

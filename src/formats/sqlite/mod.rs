@@ -11,7 +11,8 @@
 //!
 //! A target (`target.rs`) writes a table in one transaction that the run
 //! commits when it ends; each batch of records is compared with the
-//! table's live schema and the drift policy applied (`policy.rs`).
+//! table's live schema and the drift policy applied (configured as
+//! `runtime::eval::policy` says).
 //!
 //! Column types, both ways:
 //!
@@ -29,7 +30,6 @@
 //! affinity rules (`VARCHAR` is text, `BIGINT` an integer, `NUMERIC` a
 //! number, …).
 
-mod policy;
 mod target;
 
 use std::path::{Path, PathBuf};
@@ -39,11 +39,14 @@ use std::sync::mpsc::{sync_channel, Receiver};
 use rusqlite::types::Value as Sql;
 use rusqlite::{Connection, OpenFlags};
 
-pub use policy::{OnDrift, OnIncompatible, SchemaPolicy, WriteMode};
-pub use target::{open_target, run_committed, TableTarget};
+pub use target::run_committed;
 
 use crate::runtime::contract::{Contract, Shape, TypeSpec};
-use crate::runtime::eval::io::{Boundary, Decoded, DecodedRecords, Plain, SourceSpec};
+use crate::runtime::eval::io::{
+    Boundary, Codec, Database, Decoded, DecodedRecords, Input, Plain, Select, SourceSpec,
+    TableSink, Tables,
+};
+use crate::runtime::eval::policy::TableTarget;
 use crate::runtime::eval::{check_interrupt, Origin, Result, RuntimeError};
 use crate::runtime::json::Decoder;
 use crate::runtime::validate::undecodable_input;
@@ -162,27 +165,64 @@ pub(crate) fn ident(name: &str) -> String {
 /// How long a connection waits for another one's lock before giving up.
 const LOCK_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
 
-/// What a SQLite source reads.
-#[derive(Debug, Clone)]
-pub enum Select {
-    Table(String),
-    Query(String),
+/// The SQLite format: a source's table or query read as records; a
+/// target's table written record by record (`Tables`), so the format has
+/// no writer of bytes.
+pub struct Sqlite;
+
+pub static SQLITE: Sqlite = Sqlite;
+
+impl Codec for Sqlite {
+    fn read(
+        &self,
+        input: Input,
+        spec: &SourceSpec,
+        shape: Option<&Rc<Contract>>,
+    ) -> Result<DecodedRecords> {
+        let Input::Database(database) = input else {
+            return Err(RuntimeError::new(
+                "hql::format",
+                format!("source `{}` is not a SQLite database", spec.name),
+            )
+            .with_help("a SQLite source is configured in hql.toml, with `table` or `query`"));
+        };
+        read_rows(database, spec, shape)
+    }
+
+    fn reads_by_shape(&self) -> bool {
+        true
+    }
+
+    fn tables(&self) -> Option<&dyn Tables> {
+        Some(self)
+    }
+}
+
+impl Tables for Sqlite {
+    fn open(
+        &self,
+        target: &TableTarget,
+        shape: Option<&Rc<Contract>>,
+        warn: Box<dyn Fn(&str)>,
+    ) -> Result<Box<dyn TableSink>> {
+        target::open_target(target, shape, warn)
+    }
 }
 
 /// The rows of a configured SQLite source, as records. The query runs on
 /// a thread of its own (a statement borrows its connection, and the
 /// records are pulled one at a time), which sends the rows over in
 /// batches; the records are built here.
-pub fn read_rows(
-    path: &Path,
+fn read_rows(
+    database: &Database,
     spec: &SourceSpec,
-    select: &Select,
     shape: Option<&Rc<Contract>>,
 ) -> Result<DecodedRecords> {
-    let written = match &spec.place {
-        crate::runtime::eval::Place::Database(w) => w.clone(),
-        _ => path.display().to_string(),
-    };
+    let Database {
+        written,
+        path,
+        select,
+    } = database;
     if !path.is_file() {
         return Err(RuntimeError::new(
             "hql::io",

@@ -8,7 +8,7 @@
 //! takes only by widening — a Float into an `INTEGER` column, a `null` into
 //! a `NOT NULL` one (`widened`) —, a value of another kind (`incompatible`),
 //! or no value for a `NOT NULL` column without a default (`missing`). The
-//! policy (`policy.rs`) then decides per batch.
+//! policy (`runtime::eval::policy`) then decides per batch.
 //!
 //! Every target of one database in a run shares one connection and one
 //! transaction (a second would wait on the first's lock): the run commits
@@ -22,10 +22,10 @@ use std::rc::{Rc, Weak};
 use rusqlite::types::{ToSqlOutput, Value as Sql, ValueRef};
 use rusqlite::{Connection, ErrorCode, ToSql};
 
-use super::policy::{OnDrift, OnIncompatible, SchemaPolicy, WriteMode};
 use super::{ident, Class, LOCK_WAIT};
 use crate::runtime::contract::Contract;
 use crate::runtime::eval::io::{CommitStep, Pending, TableSink};
+use crate::runtime::eval::policy::{OnDrift, OnIncompatible, TableTarget, WriteMode};
 use crate::runtime::eval::{compare_numbers, Origin, Result, RuntimeError};
 use crate::runtime::json::write_json;
 use crate::runtime::validate::schema_drift_failure;
@@ -33,20 +33,6 @@ use crate::runtime::value::{Key, NumKind, Value};
 
 /// Records compared with the table and written at a time.
 pub const BATCH: usize = 10_000;
-
-/// A configured SQLite target.
-#[derive(Debug, Clone)]
-pub struct TableTarget {
-    pub id: String,
-    /// The database file.
-    pub path: PathBuf,
-    /// The path as written in `hql.toml`, for messages.
-    pub written: String,
-    pub table: String,
-    pub mode: WriteMode,
-    pub create_table: bool,
-    pub schema: SchemaPolicy,
-}
 
 /// How a batch's records differ from the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,14 +4,18 @@
 //!
 //! A [`SourceSpec`] or [`TargetSpec`] says where records come from or go
 //! and in which [`Format`]; a [`Codec`] (one per format, in `crate::formats`)
-//! turns bytes into [`Decoded`] records and records into bytes; the host's
-//! [`PendingFile`] holds what is written until the run ends and it is
-//! committed or abandoned. The evaluator itself opens no file.
+//! turns what it reads — an [`Input`]: bytes, or a place it opens itself —
+//! into [`Decoded`] records, and records into bytes; what more a format
+//! can give is a capability asked for by trait ([`JsonText`],
+//! [`RowCells`]). The host's [`PendingFile`] holds what is written until
+//! the run ends and it is committed or abandoned ([`Pending`]). The
+//! evaluator itself opens no file.
 
 use std::io::{BufRead, Write};
 use std::rc::Rc;
 
-use super::{Origin, Result};
+use super::policy::TableTarget;
+use super::{Items, Origin, Result};
 use crate::runtime::builtins::Format;
 use crate::runtime::contract::Contract;
 use crate::runtime::value::Value;
@@ -30,15 +34,60 @@ pub fn line_too_long(source: &str, line: u64) -> super::RuntimeError {
     .with_help("a larger limit is `--max-line` with a size in bytes, such as `--max-line 1G`")
 }
 
-/// Where a source's bytes come from.
+/// Where a source's records come from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Place {
     File(String),
     Stdin,
-    /// A table or query of a database configured in `hql.toml` (the
-    /// database's path, for messages): read as rows through
-    /// `Host::open_rows`, not as bytes.
-    Database(String),
+    /// A table or query of a database configured in `hql.toml`, which its
+    /// format opens itself ([`Input::Database`]) rather than being handed
+    /// bytes.
+    Database(Database),
+}
+
+/// A database a source reads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Database {
+    /// The file as `hql.toml` writes it, for messages.
+    pub written: String,
+    /// The file, resolved against the configuration's folder.
+    pub path: std::path::PathBuf,
+    pub select: Select,
+}
+
+/// What a database source reads: a whole table, or a query's rows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Select {
+    Table(String),
+    Query(String),
+}
+
+/// What a format reads (`Codec::read`): the host hands bytes only to a
+/// format of bytes, and a format that opens its place itself is handed the
+/// place.
+pub enum Input<'a> {
+    /// A byte stream: a file, standard input.
+    Bytes(Box<dyn BufRead>),
+    /// A database's table or query, readied by the host
+    /// (`Host::ready_database`).
+    Database(&'a Database),
+}
+
+impl Input<'_> {
+    /// The bytes of a byte stream; an error where the source is none.
+    pub fn bytes(self, spec: &SourceSpec) -> Result<Box<dyn BufRead>> {
+        match self {
+            Input::Bytes(reader) => Ok(reader),
+            Input::Database(_) => Err(super::RuntimeError::new(
+                "hql::format",
+                format!(
+                    "source `{}` is a database, which {} does not read",
+                    spec.name,
+                    spec.format.name()
+                ),
+            )),
+        }
+    }
 }
 
 /// A source: its name in origins, where it is, its format and the schema
@@ -148,8 +197,8 @@ pub struct TargetSpec {
     pub array: bool,
     pub boundary: Boundary,
     /// A database table configured in `hql.toml`: written record by record
-    /// through `Host::open_table` rather than as bytes (`format` unused).
-    pub table: bool,
+    /// through its format's `Tables` rather than as bytes.
+    pub table: Option<TableTarget>,
 }
 
 impl TargetSpec {
@@ -162,7 +211,7 @@ impl TargetSpec {
             format,
             array: format.writes_array(path),
             boundary: Boundary::default(),
-            table: false,
+            table: None,
         })
     }
 }
@@ -214,7 +263,7 @@ impl Cell<'_> {
     }
 }
 
-/// A row read for the line check (`Codec::each_row_for_check`).
+/// A row read for the line check (`RowCells::each_row_for_check`).
 pub enum RowForCheck<'a> {
     /// The row's cells, converted: one per field the contract declares, in
     /// its order (`None` where the row has none), and whether the row has
@@ -239,6 +288,33 @@ pub trait RecordSource: Iterator<Item = Result<Decoded>> {
     fn received(&self) -> Option<Value> {
         None
     }
+
+    /// The end-of-stream hook: the source is exhausted, and what is judged
+    /// of a source as a whole is judged here; an error ends the stream as
+    /// its last item. Called once, by [`next_or_end`], when the source
+    /// first gives no record; never when reading stops early (`first()`,
+    /// an error, a stopped run), since a source read in part has no end to
+    /// judge. The fast paths that read a format's lines or cells where they
+    /// lie (`JsonText`, `RowCells`) open no `RecordSource`: a format whose
+    /// sources judge at their end offers neither capability.
+    fn end(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// The next record of `source`, or, the first time it has none, what its
+/// end-of-stream hook ([`RecordSource::end`]) gives; `ended` remembers that
+/// it ran.
+pub fn next_or_end(source: &mut dyn RecordSource, ended: &mut bool) -> Option<Result<Decoded>> {
+    if *ended {
+        return None;
+    }
+    let next = source.next();
+    if next.is_none() {
+        *ended = true;
+        return source.end().err().map(Err);
+    }
+    next
 }
 
 pub type DecodedRecords = Box<dyn RecordSource>;
@@ -256,49 +332,41 @@ impl<I: Iterator<Item = Result<Decoded>>> Iterator for Plain<I> {
 
 impl<I: Iterator<Item = Result<Decoded>>> RecordSource for Plain<I> {}
 
-/// A format: how its bytes become records and records become bytes.
+/// A format: how what it reads becomes records and records become bytes;
+/// what more it can give is asked for by capability (`json_text`, `cells`).
 pub trait Codec {
-    /// The records of `input`. With a `shape`, a format whose cells are text
-    /// converts them to the contract's declared types (language.md §6.1).
+    /// The records of `input`, the one door every source's records come
+    /// through. With a `shape`, a format whose cells are not the
+    /// contract's types (CSV's text, SQLite's columns) converts them to
+    /// the declared types (language.md §6.1).
     fn read(
         &self,
-        input: Box<dyn BufRead>,
+        input: Input,
         spec: &SourceSpec,
         shape: Option<&Rc<Contract>>,
-    ) -> DecodedRecords;
+    ) -> Result<DecodedRecords>;
 
     /// Does reading depend on the contract the records are validated against?
     fn reads_by_shape(&self) -> bool {
         false
     }
 
-    /// Read `input` for the line check: each record, converted by `shape`
-    /// as `read` converts it, handed to `each` as its cells where it can
-    /// be and, when `each` answers `false` to those, as the JSON text it
-    /// would encode to; `None` for a format the line check reads as it is
-    /// (JSON).
-    fn each_row_for_check(
-        &self,
-        _input: Box<dyn BufRead>,
-        _spec: &SourceSpec,
-        _shape: &Rc<Contract>,
-        _each: &mut dyn FnMut(RowForCheck) -> Result<bool>,
-    ) -> Option<Result<()>> {
+    /// Its records as JSON texts, which the line check reads as they are
+    /// (the counting path, the copier and the threads read such a file's
+    /// bytes), and a target of it takes a record as its compact JSON text.
+    fn json_text(&self) -> Option<&dyn JsonText> {
         None
     }
 
-    /// Are its records JSON texts, which the line check reads as they are
-    /// (the counting path, the copier and the threads read such a
-    /// file's bytes), and does a target of it take a record as its
-    /// compact JSON text?
-    fn is_json_text(&self) -> bool {
-        false
+    /// Its rows as converted cells, which `count()` and `report()` judge
+    /// without building records.
+    fn cells(&self) -> Option<&dyn RowCells> {
+        None
     }
 
-    /// Does `each_row_for_check` give rows (`count()` and `report()` then
-    /// judge converted cells without building records)?
-    fn checks_rows(&self) -> bool {
-        false
+    /// Its targets as tables that take records (a database's).
+    fn tables(&self) -> Option<&dyn Tables> {
+        None
     }
 
     /// Can it hold nested values as they are (failure records go only to
@@ -307,9 +375,82 @@ pub trait Codec {
         true
     }
 
-    /// A writer of records in this format; `shape` is the contract of the
-    /// records when it is known (a CSV header follows its fields).
-    fn writer(&self, spec: &TargetSpec, shape: Option<&Rc<Contract>>) -> Box<dyn RecordWriter>;
+    /// A writer of records as bytes in this format; `shape` is the
+    /// contract of the records when it is known (a CSV header follows its
+    /// fields). `None` for a format whose targets take records, not bytes
+    /// (a database table: `Codec::tables`).
+    fn writer(
+        &self,
+        _spec: &TargetSpec,
+        _shape: Option<&Rc<Contract>>,
+    ) -> Option<Box<dyn RecordWriter>> {
+        None
+    }
+}
+
+/// Offered each line of JSON Lines before it is decoded: the value to
+/// yield for it, or `None` to have it decoded as usual.
+pub type LineReader = Box<dyn FnMut(&[u8]) -> Option<Value>>;
+
+/// The bytes a format of JSON texts reads ([`JsonText::items`]).
+pub enum JsonInput {
+    /// A whole source: after a byte-order mark, one array or JSON Lines,
+    /// as its first significant byte says.
+    Whole(Box<dyn BufRead>),
+    /// A part of a JSON Lines file cut at a newline: every line a record,
+    /// whatever its first byte, and no byte-order mark looked for. `first`
+    /// is its first line with its newline, held apart (a huge line's
+    /// buffer, which its decoded string then takes).
+    Lines {
+        first: Option<Vec<u8>>,
+        rest: Box<dyn BufRead>,
+    },
+}
+
+/// The capability of a format whose records are JSON texts, one a line
+/// or in one array (`Codec::json_text`): its framing, through which the
+/// execution paths read such a file's lines.
+pub trait JsonText: Sync {
+    /// The records of `input` as stream items of the source `name`, each
+    /// line first offered to `line_reader`; `lines_before` lines of the
+    /// file come before `input` (0 for a whole file).
+    fn items(
+        &self,
+        input: JsonInput,
+        name: Rc<str>,
+        lines_before: u64,
+        line_reader: Option<LineReader>,
+    ) -> Items;
+}
+
+/// The capability of a format whose cells are text (`Codec::cells`): its
+/// rows converted by a contract, for the line check.
+pub trait RowCells {
+    /// Read `input` for the line check: each record, converted by `shape`
+    /// as `Codec::read` converts it, handed to `each` as its cells where it
+    /// can be and, when `each` answers `false` to those, as the JSON text
+    /// it would encode to.
+    fn each_row_for_check(
+        &self,
+        input: Box<dyn BufRead>,
+        spec: &SourceSpec,
+        shape: &Rc<Contract>,
+        each: &mut dyn FnMut(RowForCheck) -> Result<bool>,
+    ) -> Result<()>;
+}
+
+/// The capability of a format whose targets are tables that take records
+/// (`Codec::tables`), in the run's transaction.
+pub trait Tables {
+    /// Open `target` (its database readied by `Host::ready_database`);
+    /// `shape` is the contract of the records when it is known, `warn`
+    /// puts one line where the run's warnings go.
+    fn open(
+        &self,
+        target: &TableTarget,
+        shape: Option<&Rc<Contract>>,
+        warn: Box<dyn Fn(&str)>,
+    ) -> Result<Box<dyn TableSink>>;
 }
 
 /// The code of an error a writer meets in the bytes it writes (a full

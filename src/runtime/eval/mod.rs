@@ -11,6 +11,7 @@ pub(crate) mod funcs;
 pub mod io;
 pub mod meter;
 pub(crate) mod ops;
+pub mod policy;
 
 use std::cell::{Cell, RefCell};
 use std::io::BufRead;
@@ -110,25 +111,17 @@ pub trait Host {
     /// The run ended (committed or abandoned): forget what it published.
     fn run_ended(&self) {}
 
-    /// The rows of a database source (`Place::Database`), as records; with
-    /// a `shape`, cells convert to the contract's types.
-    fn open_rows(
-        &self,
-        spec: &SourceSpec,
-        _shape: Option<&Rc<Contract>>,
-    ) -> Result<io::DecodedRecords> {
-        Err(no_database(&spec.name))
+    /// The database file `path` of the source or target `name` (a
+    /// `Place::Database`, a `TargetSpec::table`) is about to be opened by
+    /// its format: a host that can open databases readies its folder
+    /// (finishes the commit a crashed run left there); others refuse.
+    fn ready_database(&self, name: &str, _path: &std::path::Path) -> Result<()> {
+        Err(no_database(name))
     }
 
-    /// A database table target (`TargetSpec::table`), in the run's
-    /// transaction.
-    fn open_table(
-        &self,
-        spec: &TargetSpec,
-        _shape: Option<&Rc<Contract>>,
-    ) -> Result<Box<dyn TableSink>> {
-        Err(no_database(&spec.name))
-    }
+    /// A warning of a target (a table's drift under `on_drift = "warn"`),
+    /// one line where the run's warnings go.
+    fn warn(&self, _line: &str) {}
 
     /// `param("name")`: a value given on the command line (`--set name=value`).
     fn param(&self, _name: &str) -> Option<String> {

@@ -17,11 +17,12 @@ use std::rc::Rc;
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
 
+use crate::runtime::eval::io::JsonInput;
 use crate::runtime::eval::io::{line_too_long, max_line};
 use crate::runtime::eval::{check_interrupt, Interp, Parallel, Result, RuntimeError, SentError};
 use crate::runtime::exec::counting::{json_lines, MIN_SPLIT_BYTES};
 use crate::runtime::exec::stages::cannot_read;
-use crate::runtime::json::{JsonSource, BOM, HUGE_LINE};
+use crate::runtime::json::{BOM, HUGE_LINE};
 
 /// How many bytes a chunk holds, at least (a longer line makes a longer
 /// chunk).
@@ -78,15 +79,21 @@ impl Job {
     /// before it) keeps the chunk's buffer, which its decoded string then
     /// takes, so that it is held once; the few lines after it are copied
     /// out.
-    pub fn into_lines(mut self) -> JsonSource<Box<dyn BufRead>> {
+    pub fn into_lines(mut self) -> JsonInput {
         let first = memchr::memchr(b'\n', &self.bytes).map_or(self.bytes.len(), |i| i + 1);
         if first <= HUGE_LINE {
-            return JsonSource::lines(self.into_reader());
+            return JsonInput::Lines {
+                first: None,
+                rest: self.into_reader(),
+            };
         }
         let mut line = std::mem::take(&mut self.bytes);
         let rest = line.split_off(first);
         let rest: Box<dyn BufRead> = Box::new(std::io::Cursor::new(rest));
-        JsonSource::lines(rest).with_first_line(line)
+        JsonInput::Lines {
+            first: Some(line),
+            rest,
+        }
     }
 
     /// The chunk's bytes, kept past the reading of them (`Kept`).

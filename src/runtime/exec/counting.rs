@@ -1,6 +1,6 @@
 //! `count()` of `validate(T) | oks()` and `report()` of `validate(T)` over a
 //! JSON Lines file, or a CSV file whose codec gives each row's converted
-//! cells (`Codec::each_row_for_check`): the pipelines that check records
+//! cells (`RowCells::each_row_for_check`): the pipelines that check records
 //! and keep only counts.
 //! `route(interp, builtin, plan)` says whether and how (the execution
 //! planner asks it), `consume` runs it.
@@ -96,7 +96,7 @@ pub fn route(
         return Err("count() counts valid records only after oks(), report() every result");
     }
     let Some(path) = json_file(interp, source) else {
-        if source.path().is_some() && interp.codec(source.format).checks_rows() {
+        if source.path().is_some() && interp.codec(source.format).cells().is_some() {
             return Ok(Route::Cells);
         }
         return Err("the source is not a file the line check reads");
@@ -223,11 +223,10 @@ fn tally_rows(
             }
         }
     };
-    let codec = interp.codec(source.format);
-    match codec.each_row_for_check(reader, source, contract, &mut each) {
+    match interp.codec(source.format).cells() {
         None => Ok(None),
-        Some(read) => {
-            read?;
+        Some(cells) => {
+            cells.each_row_for_check(reader, source, contract, &mut each)?;
             let tally = counter.finish(None)?;
             Ok(Some(match consumer {
                 Builtin::Count => Value::Int(tally.ok),
@@ -238,10 +237,11 @@ fn tally_rows(
 }
 
 /// The file of a source the line check can read: a file of a format
-/// whose records are JSON texts (`Codec::is_json_text`), whose keys are
+/// whose records are JSON texts (`Codec::json_text`), whose keys are
 /// the program's field names.
 pub fn json_file(interp: &Interp, source: &SourceSpec) -> Option<String> {
-    let plain = interp.codec(source.format).is_json_text() && source.boundary.columns.is_empty();
+    let plain =
+        interp.codec(source.format).json_text().is_some() && source.boundary.columns.is_empty();
     source.path().filter(|_| plain).map(str::to_string)
 }
 

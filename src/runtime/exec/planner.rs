@@ -170,7 +170,7 @@ fn choose(
             let Some(target) = target else {
                 return Path::Ordinary;
             };
-            if target.table {
+            if target.table.is_some() {
                 return Path::Table;
             }
             match super::route::copies(interp, input, target, consumer == Consumer::Write) {

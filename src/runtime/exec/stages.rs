@@ -17,14 +17,14 @@ use crate::runtime::contract::{Contract, RecordShape};
 use crate::runtime::decide::FailureKind;
 use crate::runtime::eval::equality::{compare, sort_order, ValueKey};
 use crate::runtime::eval::io::{
-    DecodedRecords, PendingFile, Place, RecordWriter, SourceSpec, TargetSpec,
+    next_or_end, DecodedRecords, Input, JsonInput, JsonText, LineReader, PendingFile, Place,
+    RecordWriter, SourceSpec, TargetSpec,
 };
 use crate::runtime::eval::meter::Metered;
 use crate::runtime::eval::ops;
 use crate::runtime::eval::{
     Held, Interp, Item, Items, Origin, Plan, Result, RuntimeError, Step, Stream,
 };
-use crate::runtime::json::{JsonSource, LineReader};
 use crate::runtime::scan::LineCheck;
 use crate::runtime::validate::{self, failure_rules, Uniques};
 use crate::runtime::value::{Okay, Record, Value};
@@ -216,29 +216,43 @@ pub(super) fn read_once(items: Items) -> Value {
     })))
 }
 
-/// The lines of a chunk of a JSON Lines file (`first_line` the number of
-/// its first), validated against `contract` as one thread validates the
-/// whole file: read with the line check where it builds records.
+/// A chunk of a JSON Lines file: the framing of its format, the name of
+/// its source, its bytes, and the number of its first line.
+pub(super) struct Chunk {
+    pub framing: &'static dyn JsonText,
+    pub name: Rc<str>,
+    pub input: JsonInput,
+    pub first_line: u64,
+}
+
+/// The lines of a chunk, validated against `contract` as one thread
+/// validates the whole file: read with the line check where it builds
+/// records.
 pub(super) fn validated_chunk(
     interp: &Rc<Interp>,
     contract: &Rc<Contract>,
-    name: Rc<str>,
-    mut lines: JsonSource<Box<dyn std::io::BufRead>>,
-    first_line: u64,
+    chunk: Chunk,
     at: Option<Span>,
     keys: KeyWork,
 ) -> Items {
-    if let Some(mut check) = LineCheck::building(contract, interp) {
+    let hook = LineCheck::building(contract, interp).map(|mut check| {
         let hook_interp = interp.clone();
-        lines = lines.with_line_reader(Box::new(move |line| check.validated(&hook_interp, line)));
-    }
-    validated_items(
-        interp,
-        contract,
-        json_items(lines, name, first_line - 1),
-        at,
-        keys,
-    )
+        Box::new(move |line: &[u8]| check.validated(&hook_interp, line)) as LineReader
+    });
+    let lines = (chunk.framing).items(chunk.input, chunk.name, chunk.first_line - 1, hook);
+    validated_items(interp, contract, lines, at, keys)
+}
+
+/// The framing of a format whose records are JSON texts: the paths that
+/// read a file's lines by their bytes are planned only for such a format
+/// (`counting::json_file`).
+pub(crate) fn framing(interp: &Interp, format: Format) -> Result<&'static dyn JsonText> {
+    interp.codec(format).json_text().ok_or_else(|| {
+        RuntimeError::new(
+            "hql::format",
+            format!("{} records are not JSON texts", format.name()),
+        )
+    })
 }
 
 /// Items of a source validated against `contract`, as `validate` does.
@@ -543,20 +557,7 @@ impl Interp {
         spec: &SourceSpec,
         shape: Option<&Rc<Contract>>,
     ) -> Result<DecodedRecords> {
-        if let Place::Database(_) = spec.place {
-            let records = self.host.open_rows(spec, shape)?;
-            return Ok(match self.meter() {
-                Some(meter) => {
-                    meter.start_source(None);
-                    Box::new(Counted {
-                        records,
-                        meter: meter.clone(),
-                    })
-                }
-                None => records,
-            });
-        }
-        let reader = match &spec.place {
+        let input = match &spec.place {
             Place::File(p) if *spec.name != **p => self.host.open_file(p).map_err(|e| {
                 cannot_read(p, &e).with_help(format!(
                     "source `{}` is configured in hql.toml; its paths are relative to that file's folder",
@@ -565,17 +566,29 @@ impl Interp {
             })?,
             Place::File(p) => self.host.open_file(p).map_err(|e| cannot_read(p, &e))?,
             Place::Stdin => self.take_stdin()?,
-            Place::Database(_) => unreachable!("read as rows above"),
+            Place::Database(database) => {
+                self.host.ready_database(&spec.name, &database.path)?;
+                let records = self.codec(spec.format).read(Input::Database(database), spec, shape)?;
+                if let Some(meter) = self.meter() {
+                    meter.start_source(None);
+                }
+                return Ok(self.counted(records));
+            }
         };
-        let reader = self.metered(reader, spec.path());
-        let records = self.codec(spec.format).read(reader, spec, shape);
-        Ok(match self.meter() {
+        let input = Input::Bytes(self.metered(input, spec.path()));
+        let records = self.codec(spec.format).read(input, spec, shape)?;
+        Ok(self.counted(records))
+    }
+
+    /// A source's records, counted on the meter when the run is watched.
+    fn counted(&self, records: DecodedRecords) -> DecodedRecords {
+        match self.meter() {
             Some(meter) => Box::new(Counted {
                 records,
                 meter: meter.clone(),
             }),
             None => records,
-        })
+        }
     }
 
     /// A source's reader, its bytes counted into the meter when the run is
@@ -615,15 +628,23 @@ impl crate::runtime::eval::io::RecordSource for Counted {
     fn received(&self) -> Option<Value> {
         self.records.received()
     }
+
+    fn end(&mut self) -> Result<()> {
+        self.records.end()
+    }
 }
 
 /// A source's records as stream items.
-fn decoded_items(records: DecodedRecords) -> Items {
-    Box::new(records.map(|d| {
-        d.map(|d| Item {
+/// A source's records as stream items, its end-of-stream hook run once
+/// when they run out.
+fn decoded_items(mut records: DecodedRecords) -> Items {
+    let mut ended = false;
+    Box::new(std::iter::from_fn(move || {
+        let d = next_or_end(&mut *records, &mut ended)?;
+        Some(d.map(|d| Item {
             value: d.value,
             origin: Some(d.origin),
-        })
+        }))
     }))
 }
 
@@ -712,8 +733,7 @@ fn read_source_for(
             interp, source, &path, check,
         )?));
     }
-    let rows = matches!(source.place, Place::Database(_));
-    if rows || interp.codec(source.format).reads_by_shape() {
+    if interp.codec(source.format).reads_by_shape() {
         return Ok(Upstream::Converted(
             interp.open_source(source, Some(contract))?,
         ));
@@ -770,22 +790,25 @@ fn validated(
             }
             check(item.value, item.origin, checked)
         })),
-        Upstream::Converted(mut records) => Box::new(std::iter::from_fn(move || {
-            let d = match records.next()? {
-                Ok(d) => d,
-                Err(e) => return Some(Err(e)),
-            };
-            let mut item = match check(d.value, Some(d.origin), false) {
-                Ok(item) => item,
-                Err(e) => return Some(Err(e)),
-            };
-            if let Value::Err(failure) = &item.value {
-                if let Some(received) = records.received() {
-                    item.value = Value::err(validate::with_input(failure, received));
+        Upstream::Converted(mut records) => {
+            let mut ended = false;
+            Box::new(std::iter::from_fn(move || {
+                let d = match next_or_end(&mut *records, &mut ended)? {
+                    Ok(d) => d,
+                    Err(e) => return Some(Err(e)),
+                };
+                let mut item = match check(d.value, Some(d.origin), false) {
+                    Ok(item) => item,
+                    Err(e) => return Some(Err(e)),
+                };
+                if let Value::Err(failure) = &item.value {
+                    if let Some(received) = records.received() {
+                        item.value = Value::err(validate::with_input(failure, received));
+                    }
                 }
-            }
-            Some(Ok(item))
-        })),
+                Some(Ok(item))
+            }))
+        }
         Upstream::Items(items) => Box::new(items.map(move |item| {
             let item = item?;
             check(item.value, item.origin, false)
@@ -827,51 +850,24 @@ fn read_validated(
 }
 
 /// The lines of a JSON file, each offered to `hook` before it is decoded
-/// (`JsonSource::with_line_reader`), as stream items counted on the meter.
+/// (`JsonText::items`), as stream items counted on the meter.
 pub(super) fn checked_lines(
     interp: &Interp,
     spec: &SourceSpec,
     path: &str,
     hook: LineReader,
 ) -> Result<Items> {
+    let framing = framing(interp, spec.format)?;
     let reader = interp
         .host
         .open_file(path)
         .map_err(|e| cannot_read(path, &e))?;
-    let source = JsonSource::new(interp.metered(reader, Some(path))).with_line_reader(hook);
-    let items = json_items(source, spec.name.clone(), 0);
+    let input = JsonInput::Whole(interp.metered(reader, Some(path)));
+    let items = framing.items(input, spec.name.clone(), 0, Some(hook));
     Ok(match interp.meter().cloned() {
         Some(meter) => Box::new(items.inspect(move |_| meter.read_records(1))),
         None => items,
     })
-}
-
-/// The records of a JSON source read with the line check, as stream items.
-/// `lines_before`: how many lines of the file come before the text the
-/// source reads (0 for a whole file; a chunk's place otherwise).
-pub(super) fn json_items(
-    source: JsonSource<Box<dyn std::io::BufRead>>,
-    name: Rc<str>,
-    lines_before: u64,
-) -> Items {
-    Box::new(source.map(move |d| {
-        crate::runtime::eval::check_interrupt()?;
-        let origin = Origin {
-            source: name.clone(),
-            line: lines_before + d.line,
-        };
-        let value = match d.result {
-            Ok(v) => v,
-            Err(f) if f.too_long => {
-                return Err(crate::runtime::eval::io::line_too_long(&name, origin.line))
-            }
-            Err(f) => validate::decode_failure(&origin, f.raw, f.message),
-        };
-        Ok(Item {
-            value,
-            origin: Some(origin),
-        })
-    }))
 }
 
 // ------------------------------------------------------------------- writing
@@ -879,7 +875,7 @@ pub(super) fn json_items(
 /// `write(target)` / `write(file(path), Format)`: the number of records written.
 fn write(interp: &Rc<Interp>, input: Value, target: Value, format: Value) -> Result<Value> {
     let spec = target_spec(interp, &target, &format)?;
-    if spec.table {
+    if spec.table.is_some() {
         return super::tables::write_table(interp, input, &spec);
     }
     let shape = contract_of(&input);
@@ -983,10 +979,23 @@ impl Target {
             }
             return Ok(Target::from_held(held));
         }
+        let writer = interp
+            .codec(spec.format)
+            .writer(&spec, shape)
+            .ok_or_else(|| {
+                RuntimeError::new(
+                    "hql::format",
+                    format!(
+                        "{} is not written as a file of {}",
+                        spec.path,
+                        spec.format.name()
+                    ),
+                )
+            })?;
         let file = interp.host.create_file(&spec.path).map_err(cannot)?;
         Ok(Target {
             file: Some(file),
-            writer: Some(interp.codec(spec.format).writer(&spec, shape)),
+            writer: Some(writer),
             written: 0,
             path: spec.path,
             key,
@@ -1653,9 +1662,94 @@ fn group_by(interp: &Rc<Interp>, items: Items, f: &Value) -> Result<Value> {
 
 #[cfg(test)]
 mod tests {
-    use crate::runtime::eval::Origin;
-    use crate::runtime::exec::stages::Tally;
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    use crate::runtime::eval::io::{Decoded, RecordSource};
+    use crate::runtime::eval::{Origin, Result, RuntimeError};
+    use crate::runtime::exec::stages::{decoded_items, Tally};
     use crate::runtime::validate::decode_failure;
+    use crate::runtime::value::Value;
+
+    /// A source of `n` records whose end-of-stream hook counts its calls
+    /// and fails when told to.
+    struct Ends {
+        left: i64,
+        ends: Rc<Cell<u32>>,
+        fail: bool,
+    }
+
+    impl Iterator for Ends {
+        type Item = Result<Decoded>;
+
+        fn next(&mut self) -> Option<Result<Decoded>> {
+            self.left -= 1;
+            (self.left >= 0).then(|| {
+                Ok(Decoded {
+                    value: Value::Int(self.left),
+                    origin: Origin {
+                        source: "ends".into(),
+                        line: 1,
+                    },
+                })
+            })
+        }
+    }
+
+    impl RecordSource for Ends {
+        fn end(&mut self) -> Result<()> {
+            self.ends.set(self.ends.get() + 1);
+            match self.fail {
+                true => Err(RuntimeError::new("hql::expect", "too few records")),
+                false => Ok(()),
+            }
+        }
+    }
+
+    fn ends(n: i64, fail: bool) -> (Box<Ends>, Rc<Cell<u32>>) {
+        let ends = Rc::new(Cell::new(0));
+        let source = Ends {
+            left: n,
+            ends: ends.clone(),
+            fail,
+        };
+        (Box::new(source), ends)
+    }
+
+    /// A source read to its end has its end-of-stream hook run once, after
+    /// its last record, however often the exhausted stream is asked again.
+    #[test]
+    fn the_end_hook_runs_once_when_a_source_is_exhausted() {
+        let (source, ends) = ends(3, false);
+        let mut items = decoded_items(source);
+        for _ in 0..3 {
+            assert!(matches!(items.next(), Some(Ok(_))));
+            assert_eq!(ends.get(), 0);
+        }
+        assert!(items.next().is_none());
+        assert!(items.next().is_none());
+        assert_eq!(ends.get(), 1);
+    }
+
+    /// A source read in part has no end to judge: its hook does not run.
+    #[test]
+    fn the_end_hook_does_not_run_when_reading_stops_early() {
+        let (source, ends) = ends(3, false);
+        let mut items = decoded_items(source);
+        assert!(matches!(items.next(), Some(Ok(_))));
+        drop(items);
+        assert_eq!(ends.get(), 0);
+    }
+
+    /// What the hook finds wrong is the stream's last item.
+    #[test]
+    fn an_end_hook_error_is_the_last_item() {
+        let (source, ends) = ends(1, true);
+        let items: Vec<_> = decoded_items(source).collect();
+        assert_eq!(items.len(), 2);
+        assert!(matches!(&items[1], Err(e) if e.message == "too few records"));
+        assert_eq!(ends.get(), 1);
+    }
 
     /// A tally withdrawn after it was merged leaves what was there: no
     /// rule it alone counted stays behind with a count of nothing.

@@ -1,6 +1,7 @@
 //! `write` and `route` into a database table (tooling.md, "Sources,
 //! targets and the schema boundary"): records go to the host's
-//! [`TableSink`], which compares each batch with the table's live schema;
+//! [`TableSink`] its format opens (`Codec::tables`), which compares each
+//! batch with the table's live schema;
 //! the records its drift policy sets aside go, as failure records, to the
 //! dead letters — the target `schema.dead_letters` names, or `route`'s
 //! `err` target. `write` gives `{written, drift}`; `route` gives the
@@ -9,6 +10,7 @@
 use std::rc::Rc;
 
 use super::stages::{contract_of, items, target_spec, write_of_results, Tally, Target};
+use crate::runtime::contract::Contract;
 use crate::runtime::eval::io::{TableSink, TargetSpec};
 use crate::runtime::eval::{Interp, Origin, Result, RuntimeError};
 use crate::runtime::value::{Record, Value};
@@ -62,6 +64,24 @@ pub(super) fn route_table(
     Ok(Value::record(result))
 }
 
+/// A table target opened by its format (`Codec::tables`), its database
+/// readied by the host first.
+fn open(
+    interp: &Rc<Interp>,
+    spec: &TargetSpec,
+    shape: Option<&Rc<Contract>>,
+) -> Result<Box<dyn TableSink>> {
+    let (Some(target), Some(tables)) = (&spec.table, interp.codec(spec.format).tables()) else {
+        return Err(RuntimeError::new(
+            "hql::target",
+            format!("target `{}` is not a table", spec.name),
+        ));
+    };
+    interp.host.ready_database(&spec.name, &target.path)?;
+    let host = interp.host.clone();
+    tables.open(target, shape, Box::new(move |line| host.warn(line)))
+}
+
 /// A table being written, with its own dead letters when it names them.
 struct Table {
     sink: Box<dyn TableSink>,
@@ -71,7 +91,7 @@ struct Table {
 impl Table {
     fn open(interp: &Rc<Interp>, spec: &TargetSpec, input: &Value, routed: bool) -> Result<Table> {
         let shape = contract_of(input);
-        let sink = interp.host.open_table(spec, shape.as_ref())?;
+        let sink = open(interp, spec, shape.as_ref())?;
         let letters = match sink.dead_letters() {
             None | Some(None) if routed => None,
             None => None,

@@ -17,10 +17,11 @@ use rustc_hash::FxHashMap;
 use super::planner::{self, Consumer, Path};
 use super::stages::{checked_lines, contract_of, items, plan_of, target_spec, Target};
 use crate::runtime::contract::Contract;
+use crate::runtime::eval::io::LineReader;
 use crate::runtime::eval::io::{SourceSpec, TargetSpec};
 use crate::runtime::eval::{Interp, Plan, Result, RuntimeError};
 use crate::runtime::exec::stages::Tally;
-use crate::runtime::json::{write_compact, write_json, LineReader};
+use crate::runtime::json::{write_compact, write_json};
 use crate::runtime::scan::{LineCheck, Verdict};
 use crate::runtime::validate::{self, Findings};
 use crate::runtime::value::Value;
@@ -33,7 +34,7 @@ pub(super) fn route(interp: &Rc<Interp>, input: Value, ok: Value, err: Value) ->
     let shape = contract_of(&input);
     let ok_spec = target_spec(interp, &ok, &Value::Null)?;
     let err_spec = target_spec(interp, &err, &Value::Null)?;
-    if err_spec.table || !interp.codec(err_spec.format).keeps_nesting() {
+    if err_spec.table.is_some() || !interp.codec(err_spec.format).keeps_nesting() {
         return Err(RuntimeError::new(
             "hql::route",
             format!("the `err` target {} is not JSON", err_spec.name),
@@ -48,7 +49,7 @@ pub(super) fn route(interp: &Rc<Interp>, input: Value, ok: Value, err: Value) ->
         )
         .with_help("send the valid records and the failure records to two files"));
     }
-    if ok_spec.table {
+    if ok_spec.table.is_some() {
         return super::tables::route_table(interp, input, &ok_spec, err_spec);
     }
     let path = planner::plan(interp, Consumer::Route, &input, Some(&ok_spec)).path;
@@ -80,7 +81,7 @@ pub(super) fn route(interp: &Rc<Interp>, input: Value, ok: Value, err: Value) ->
 
 /// Is the target JSON, with its fields as the records have them?
 pub(super) fn is_json(interp: &Interp, spec: &TargetSpec) -> bool {
-    interp.codec(spec.format).is_json_text() && spec.boundary.columns.is_empty()
+    interp.codec(spec.format).json_text().is_some() && spec.boundary.columns.is_empty()
 }
 
 /// Route a pipeline of stages after `validate` that runs on several
@@ -137,7 +138,7 @@ fn copy_lines(interp: &Rc<Interp>, plan: CopyPlan, out: &mut Targets) -> Result<
     } = plan;
     if let Some(parallel) = parallel {
         let errs = copier.borrow().errs_wanted;
-        return spread::spread(interp, &parallel, &path, &source.name, &contract, errs, out);
+        return spread::spread(interp, &parallel, &source, &path, &contract, errs, out);
     }
     let hook = Copier::hook(&copier, interp);
     let lines = checked_lines(interp, &source, &path, hook)?;

@@ -12,10 +12,10 @@ use std::rc::Rc;
 
 use super::{routed, Copier, Routes, Targets};
 use crate::runtime::contract::Contract;
+use crate::runtime::eval::io::{JsonText, SourceSpec};
 use crate::runtime::eval::{Interp, Origin, Parallel, Result};
 use crate::runtime::exec::chunks::{self, Job, Worker};
-use crate::runtime::exec::stages::json_items;
-use crate::runtime::exec::stages::Tally;
+use crate::runtime::exec::stages::{framing, Tally};
 use crate::runtime::json::write_json;
 use crate::runtime::validate;
 use crate::runtime::value::Value;
@@ -60,21 +60,22 @@ impl Routes for Routed {
 pub(super) fn spread(
     interp: &Rc<Interp>,
     parallel: &Parallel,
+    source: &SourceSpec,
     path: &str,
-    name: &str,
     contract: &Rc<Contract>,
     errs_wanted: bool,
     out: &mut Targets,
 ) -> Result<()> {
     let ty = contract.name.clone();
     let rebuild = parallel.rebuild.clone();
+    let (name, framing): (&str, _) = (&source.name, framing(interp, source.format)?);
     let start = move || -> std::result::Result<Worker<Routed>, &'static str> {
         let (interp, contract) = rebuild.rebuild(&ty)?;
         let copier = Copier::new(&contract, &interp, errs_wanted)
             .ok_or("the contract cannot be checked by lines")?;
         let name: Rc<str> = name.into();
         Ok(Box::new(move |job| {
-            route_chunk(&interp, &contract, &copier, &name, job)
+            route_chunk(&interp, &contract, &copier, (framing, &name), job)
         }))
     };
     let mut take = |routed| write(interp, &routed, out).map(|()| true);
@@ -122,16 +123,14 @@ fn route_chunk(
     interp: &Rc<Interp>,
     contract: &Rc<Contract>,
     copier: &Rc<RefCell<Copier>>,
-    name: &Rc<str>,
+    (framing, name): (&dyn JsonText, &Rc<str>),
     job: Job,
 ) -> Result<Routed> {
     let mut out = Routed::default();
     let mut record_text = Vec::new();
     let first_line = job.first_line;
-    let lines = job
-        .into_lines()
-        .with_line_reader(Copier::hook(copier, interp));
-    for item in json_items(lines, name.clone(), first_line - 1) {
+    let hook = Some(Copier::hook(copier, interp));
+    for item in framing.items(job.into_lines(), name.clone(), first_line - 1, hook) {
         routed(interp, copier, contract, item?, &mut record_text, &mut out)?;
     }
     Ok(out)

@@ -18,11 +18,11 @@ use std::rc::Rc;
 
 use super::{rendered, Made, Piece, Render, Seen};
 use crate::runtime::contract::Contract;
+use crate::runtime::eval::io::JsonInput;
 use crate::runtime::eval::Staged;
 use crate::runtime::eval::{Interp, Item, Items, Origin, Result, SentError};
 use crate::runtime::exec::chunks::{Job, Kept};
-use crate::runtime::exec::stages::{validated_chunk, validated_items, KeyWork};
-use crate::runtime::json::JsonSource;
+use crate::runtime::exec::stages::{framing, validated_chunk, validated_items, Chunk, KeyWork};
 use crate::runtime::json::{strip_line_end, Decoder};
 use crate::runtime::validate::{KeyLog, LoggedRecord, Uniques};
 use crate::runtime::value::Value;
@@ -341,12 +341,22 @@ impl Settler {
     /// validation (its keys settled by `keys`) and the steps, rendered.
     fn run(&self, text: &[u8], first_line: u64, keys: KeyWork) -> (Piece, Option<SentError>) {
         let staged = &self.staged;
+        let chunk = Chunk {
+            framing: match framing(&self.interp, staged.source.format) {
+                Ok(framing) => framing,
+                Err(e) => return (Piece::default(), Some(SentError::from(e))),
+            },
+            name: staged.source.name.clone(),
+            input: JsonInput::Lines {
+                first: None,
+                rest: Box::new(Cursor::new(text.to_vec())),
+            },
+            first_line,
+        };
         let lines = validated_chunk(
             &self.interp,
             &staged.contract,
-            staged.source.name.clone(),
-            JsonSource::lines(Box::new(Cursor::new(text.to_vec()))),
-            first_line,
+            chunk,
             staged.at.clone(),
             keys,
         );

@@ -24,18 +24,18 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use super::chunks::{self, ReadFailure, Worker};
+use super::stages::write_of_results;
 use super::stages::KeyWork;
-use super::stages::{read_once, run_step, validated_chunk, validated_items, write_of_results};
+use super::stages::{framing, read_once, run_step, validated_chunk, validated_items, Chunk};
 use crate::runtime::builtins::Builtin;
 use crate::runtime::contract::Contract;
-use crate::runtime::eval::io::TargetSpec;
+use crate::runtime::eval::io::{JsonInput, TargetSpec};
 use crate::runtime::eval::{
     FnRef, Function, Interp, Item, Items, Origin, Result, SentError, Staged, Step,
 };
 use crate::runtime::exec::stages::items;
 use crate::runtime::hir::Expr;
 use crate::runtime::json::write_json;
-use crate::runtime::json::JsonSource;
 use crate::runtime::print::write_hql;
 use crate::runtime::validate::Uniques;
 use crate::runtime::value::Value;
@@ -239,11 +239,13 @@ impl Spread {
         let ty = self.staged.contract.name.clone();
         let (steps, at) = (sent_steps(&self.staged.steps), self.staged.at.clone());
         let name = self.staged.source.name.to_string();
+        let format = self.staged.source.format;
         let (rebuild, funcs) = (self.parallel.rebuild.clone(), self.funcs.clone());
         let keyed = self.keyed();
         move || {
             let room = Cell::new(0);
             let (interp, contract, mut values) = rebuild.rebuild_with(&ty, &funcs)?;
+            let framing = framing(&interp, format).map_err(|_| "the source is not JSON text")?;
             values.reverse();
             let steps: Vec<Step> = (steps.iter())
                 .map(|(stage, has_func, at)| Step {
@@ -263,23 +265,21 @@ impl Spread {
                 // With unique keys, the chunk's bytes are kept for the
                 // calling thread, and the keys of records valid but for
                 // them are logged.
-                let (text, kept, keys) = match keyed {
+                let (input, kept, keys) = match keyed {
                     true => {
-                        let (kept, text) = keys::KeptChunk::open(job);
-                        let text = JsonSource::lines(text);
-                        (text, Some(kept), keys::deferred(&seen, &contract))
+                        let (kept, rest) = keys::KeptChunk::open(job);
+                        let input = JsonInput::Lines { first: None, rest };
+                        (input, Some(kept), keys::deferred(&seen, &contract))
                     }
                     false => (job.into_lines(), None, KeyWork::claimed()),
                 };
-                let lines = validated_chunk(
-                    &interp,
-                    &contract,
-                    name.clone(),
-                    text,
+                let chunk = Chunk {
+                    framing,
+                    name: name.clone(),
+                    input,
                     first_line,
-                    at.clone(),
-                    keys,
-                );
+                };
+                let lines = validated_chunk(&interp, &contract, chunk, at.clone(), keys);
                 let lines = counted(lines, &seen);
                 let (piece, error) = rendered(&interp, lines, &steps, render, &seen);
                 let keyed = kept.and_then(|kept| kept.close(&seen, &room));

@@ -1,7 +1,25 @@
-//! What a table target does when its records' shape drifts from the
-//! table's live schema, and how it writes (`hql.toml`'s `mode` and `schema
-//! = { … }` of a SQLite target; tooling.md and seed `003`). `session::config`
-//! parses these; the target applies them.
+//! A database table target as `hql.toml` configures it: what it does when
+//! its records' shape drifts from the table's live schema, and how it
+//! writes (`mode` and `schema = { … }` of a SQLite target; tooling.md and
+//! seed `003`). `session::config` parses these; the format's table target
+//! (`Codec::tables`) applies them.
+
+use std::path::PathBuf;
+
+/// A configured table target: which table of which database, and how it
+/// is written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableTarget {
+    pub id: String,
+    /// The database file.
+    pub path: PathBuf,
+    /// The path as written in `hql.toml`, for messages.
+    pub written: String,
+    pub table: String,
+    pub mode: WriteMode,
+    pub create_table: bool,
+    pub schema: SchemaPolicy,
+}
 
 /// `schema = { … }` of a SQLite target: what to do when a batch's shape
 /// drifts from the table's (seed `003`, faucet's `schema:` block).
