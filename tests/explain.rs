@@ -59,11 +59,11 @@ fn explain_prints_each_statements_path_and_runs_nothing() {
     assert_eq!(
         run.out,
         "main.hql:13: a stream, planned where it is consumed
-main.hql:14: count(): counting: line check, byte pieces on 2 threads
-main.hql:15: report(): counting: line check, byte pieces on 2 threads
+main.hql:14: count(): counting: line check, chunks on 2 threads
+main.hql:15: report(): counting: line check, chunks on 2 threads
 main.hql:16: printing: ordinary: records built, one thread
     not threads: the pipeline is not a validated source followed by oks(), errs(), map and filter
-main.hql:17: count(): counting: line check on 2 threads, unique keys claimed in file order
+main.hql:17: count(): counting: line check, chunks on 2 threads, unique keys claimed in file order
 main.hql:18: report(): counting: CSV cells checked, one thread
 main.hql:19: count(): threads: chunks validated and staged on 2 threads
     not counting: count() counts valid records only after oks(), report() every result

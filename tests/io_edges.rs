@@ -492,6 +492,12 @@ fn a_line_longer_than_max_line_is_an_io_error_on_every_path() {
             "big.jsonl",
             100_001,
         ),
+        (
+            "type K : DataContract = {\n    a: Int\n    unique a\n}\n\
+             source(file(\"big.jsonl\"), Json) | validate(K) | oks() | count()",
+            "big.jsonl",
+            100_001,
+        ),
     ] {
         let run = dir.run(
             &format!("{CONTRACT}{pipeline}\n"),

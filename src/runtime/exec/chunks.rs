@@ -10,6 +10,11 @@
 //! those in the order of the chunks, so what it does with them is exactly
 //! what one thread does. A few chunks a worker are in flight at once, so
 //! memory stays bounded whatever the file's size.
+//!
+//! Every path on several threads runs on this one engine: `count()` and
+//! `report()` on the counting path (`counting`), the copier's `route`
+//! and `write` (`route/spread.rs`), and the stages after `validate`
+//! (`staged`).
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, Read};
@@ -205,8 +210,19 @@ pub(crate) fn spread<R: Send>(
         .open_file(path)
         .map_err(|e| cannot_read(path, &e))?;
     let mut reader = interp.metered(reader, Some(path));
-    let workers = parallel.threads;
-    let in_flight = workers * ahead.max(1);
+    let (workers, in_flight) = (parallel.threads, parallel.threads * ahead.max(1));
+    spread_reader(&mut reader, path, (workers, in_flight), start, take)
+}
+
+/// `spread` of what `reader` reads, on `workers` threads with at most
+/// `in_flight` chunks handed out and not yet taken.
+fn spread_reader<R: Send>(
+    reader: &mut Box<dyn BufRead>,
+    path: &str,
+    (workers, in_flight): (usize, usize),
+    start: &(dyn Fn() -> std::result::Result<Worker<R>, &'static str> + Sync),
+    take: &mut dyn FnMut(R) -> Result<bool>,
+) -> Result<Option<ReadFailure>> {
     let (jobs, taken) = mpsc::sync_channel::<Job>(in_flight);
     let taken = Arc::new(Mutex::new(taken));
     let (done, results) = mpsc::channel();
@@ -221,14 +237,7 @@ pub(crate) fn spread<R: Send>(
         }
         drop(done);
         // Dropping `jobs` on the way out, however it ends, stops the workers.
-        feed(
-            &mut reader,
-            path,
-            (jobs, back, spare),
-            &results,
-            in_flight,
-            take,
-        )
+        feed(reader, path, (jobs, back, spare), &results, in_flight, take)
     })
 }
 
@@ -459,6 +468,141 @@ mod tests {
         drop(job(Vec::with_capacity(5 * (CHUNK_BYTES + READ_ROOM))));
         drop(job(Vec::new()));
         assert!(spare.try_recv().is_err());
+    }
+
+    /// Lines `1\n2\n…` up to `n`, line `k` holding the number `k`.
+    fn numbered(n: u64) -> Vec<u8> {
+        (1..=n)
+            .flat_map(|k| format!("{k}\n").into_bytes())
+            .collect()
+    }
+
+    /// A reader of `text` whose bytes from `bad` on cannot be read.
+    struct FailingAt {
+        text: Vec<u8>,
+        at: usize,
+        bad: usize,
+    }
+
+    impl Read for FailingAt {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.at >= self.bad.min(self.text.len()) {
+                return match self.at >= self.bad {
+                    true => Err(std::io::Error::other("the disk went away")),
+                    false => Ok(0),
+                };
+            }
+            let n = buf.len().min(self.bad.min(self.text.len()) - self.at);
+            buf[..n].copy_from_slice(&self.text[self.at..self.at + n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+
+    /// What `spread_reader` takes from workers that give each chunk's
+    /// first line and how many lines it holds, checking that each line
+    /// holds its number and that chunks come in the order of the file:
+    /// how many chunks and lines were taken, and how reading ended. A
+    /// worker first waits `pause(first_line)` milliseconds.
+    fn spread_numbers(
+        text: Vec<u8>,
+        bad: usize,
+        workers: usize,
+        pause: fn(u64) -> u64,
+    ) -> (usize, u64, Result<Option<ReadFailure>>) {
+        let failing = FailingAt { text, at: 0, bad };
+        let mut reader: Box<dyn BufRead> = Box::new(std::io::BufReader::new(failing));
+        let start = move || -> std::result::Result<Worker<(u64, u64)>, &'static str> {
+            Ok(Box::new(move |job: Job| {
+                std::thread::sleep(std::time::Duration::from_millis(pause(job.first_line)));
+                let mut n = 0;
+                for (k, line) in (job.first_line..).zip(lines(&job.bytes)) {
+                    if line != k.to_string().as_bytes() {
+                        return Err(RuntimeError::new("hql::test", format!("line {k}")));
+                    }
+                    n += 1;
+                }
+                Ok((job.first_line, n))
+            }))
+        };
+        let (mut chunks, mut next) = (0, 1);
+        let mut take = |(first, n): (u64, u64)| {
+            assert_eq!(first, next, "taken in the order of the file");
+            chunks += 1;
+            next += n;
+            Ok(true)
+        };
+        let in_flight = workers * AHEAD;
+        let ended = spread_reader(&mut reader, "t", (workers, in_flight), &start, &mut take);
+        (chunks, next - 1, ended)
+    }
+
+    /// Whatever order the workers finish in, their chunks are taken in
+    /// the order of the file, each line once.
+    #[test]
+    fn chunks_are_taken_in_the_order_of_the_file() {
+        let text = numbered(700_000);
+        let len = text.len();
+        // The first chunk takes longest, so later ones finish first.
+        let slow_first = |first| if first == 1 { 30 } else { 0 };
+        let (chunks, lines, ended) = spread_numbers(text, usize::MAX, 3, slow_first);
+        assert!(matches!(ended, Ok(None)));
+        assert_eq!(lines, 700_000);
+        assert!(
+            chunks >= len / CHUNK_BYTES,
+            "{chunks} chunks of {len} bytes"
+        );
+    }
+
+    /// A read error ends the input where it lies, in whichever chunk: the
+    /// lines before the one it falls in are taken, none after it, and
+    /// the failure stands in the place of that line.
+    #[test]
+    fn a_read_error_ends_the_input_where_it_lies() {
+        let text = numbered(700_000);
+        let line_of = |at: usize| memchr::memchr_iter(b'\n', &text[..at]).count() as u64 + 1;
+        let mid = text.len() / 2;
+        let line_start = memchr::memrchr(b'\n', &text[..mid]).map_or(0, |i| i + 1);
+        for bad in [0, 10, CHUNK_BYTES + 3, mid, line_start, text.len() - 2] {
+            let lost = line_of(bad);
+            let (_, lines, ended) = spread_numbers(text.clone(), bad, 2, |_| 0);
+            let failed = match ended {
+                Ok(Some(failed)) => failed,
+                _ => panic!("byte {bad}: no read failure"),
+            };
+            assert_eq!((lines, failed.line), (lost - 1, lost), "byte {bad}");
+            assert!(failed.message.contains("the disk went away"));
+        }
+    }
+
+    /// The error given is the earliest in the order of the file, though a
+    /// later chunk's came back first; a worker that cannot start gives
+    /// why.
+    #[test]
+    fn the_earliest_error_is_given() {
+        let text = numbered(700_000);
+        let mut reader: Box<dyn BufRead> = Box::new(std::io::Cursor::new(text.clone()));
+        let start = || -> std::result::Result<Worker<()>, &'static str> {
+            Ok(Box::new(|job: Job| match job.seq {
+                0 => Ok(()),
+                1 => {
+                    std::thread::sleep(std::time::Duration::from_millis(30));
+                    Err(RuntimeError::new("hql::test", "earlier"))
+                }
+                _ => Err(RuntimeError::new("hql::test", "later")),
+            }))
+        };
+        let mut taken = 0;
+        let ended = spread_reader(&mut reader, "t", (3, 6), &start, &mut |()| {
+            taken += 1;
+            Ok(true)
+        });
+        let message = ended.err().map(|e| e.message);
+        assert_eq!((taken, message.as_deref()), (1, Some("earlier")));
+        let mut reader: Box<dyn BufRead> = Box::new(std::io::Cursor::new(text));
+        let start = || -> std::result::Result<Worker<()>, &'static str> { Err("no start") };
+        let ended = spread_reader(&mut reader, "t", (2, 4), &start, &mut |()| Ok(true));
+        assert_eq!(ended.err().map(|e| e.message).as_deref(), Some("no start"));
     }
 
     /// `lines` cuts as splitting at each newline does, but for the empty

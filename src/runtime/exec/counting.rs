@@ -10,18 +10,17 @@
 //! fails, warns, or does not decode — is decoded and validated the ordinary
 //! way, so its failures are counted exactly as `validate` names them.
 //!
-//! With several threads (`--threads`), the file is cut into pieces of
-//! bytes that the threads take in turn (`Pieces`). Values are `Rc`-based
-//! and stay on the thread that made them, so the calling thread counts
-//! pieces with the session it has, and each worker builds its own session
-//! from the program's declarations, reads the pieces it takes, and sends
-//! back only counts ([`Tally`]), which are merged in the order of the
-//! file. Counts do not depend on the order records are seen in, so the
-//! result is exactly the single-threaded one.
+//! With several threads (`--threads`), the calling thread reads the file
+//! in chunks and hands them to worker threads (`exec::chunks`, the engine
+//! every path on several threads runs on). Values are `Rc`-based and stay
+//! on the thread that made them, so each worker builds its own session
+//! from the program's declarations, checks the lines of the chunks it
+//! takes, and sends back only counts ([`Tally`]), which the calling thread
+//! merges in the order of the file, as one thread meets failures.
 //!
-//! Unique keys do depend on order: with them, workers check chunks of the
-//! file and log what keys decide ([`KeyLog`]), and the calling thread
-//! claims the keys in the order of the file (`run_keyed`).
+//! Unique keys depend on order: with them, a worker also logs what keys
+//! decide ([`KeyLog`]), and the calling thread claims the keys in the
+//! order of the file (`run`).
 //!
 //! Anything else — other pipelines, stdin, a file that is not a regular
 //! file (a FIFO or a device has no length to split by, and cannot be
@@ -31,7 +30,6 @@
 
 use std::io::{BufRead, Read};
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::runtime::builtins::Builtin;
@@ -39,7 +37,7 @@ use crate::runtime::contract::Contract;
 use crate::runtime::eval::io::{line_too_long, max_line, Cell, RowForCheck};
 use crate::runtime::eval::meter::Meter;
 use crate::runtime::eval::{
-    Host, Interp, Origin, Parallel, Plan, Result, RuntimeError, SentError, SourceSpec,
+    check_interrupt, Host, Interp, Origin, Parallel, Plan, Result, SourceSpec,
 };
 use crate::runtime::exec::chunks::{self, Worker};
 use crate::runtime::exec::stages::cannot_read;
@@ -55,19 +53,14 @@ pub(crate) const MIN_SPLIT_BYTES: u64 = 1 << 20;
 /// How `count()` (of `validate(T) | oks()`) or `report()` (of
 /// `validate(T)`) reads its file on the counting path.
 pub enum Route {
-    /// JSON Lines cut into byte pieces that the threads take in turn
-    /// (the contract has no unique keys, so order does not matter).
-    Pieces {
+    /// JSON Lines in chunks that worker threads check (`chunks::spread`),
+    /// their counts merged in the order of the file; with unique keys
+    /// (`keyed`), this thread claims the keys they log in that order.
+    Chunks {
         path: String,
         len: u64,
         parallel: Parallel,
-    },
-    /// JSON Lines in chunks the threads check, whose keys this thread
-    /// claims in the order of the file.
-    Keyed {
-        path: String,
-        len: u64,
-        parallel: Parallel,
+        keyed: bool,
     },
     /// JSON Lines on this thread.
     OneThread { path: String, len: u64 },
@@ -114,20 +107,22 @@ pub fn route(
     let split = interp
         .parallel()
         .filter(|p| p.threads > 1 && len >= MIN_SPLIT_BYTES);
-    // Unique keys are claimed in the order of the records (`run_keyed`).
+    // Unique keys are claimed in the order of the records (`run`).
     let order_free = contract.record().is_some_and(|r| r.uniques.is_empty());
     Ok(match split {
-        Some(parallel) if order_free => Route::Pieces {
+        Some(parallel) if order_free => Route::Chunks {
             path,
             len,
             parallel,
+            keyed: false,
         },
         // Workers must judge most lines, or this thread would validate
         // them all again.
-        Some(parallel) if LineCheck::keyed(contract, interp).is_some() => Route::Keyed {
+        Some(parallel) if LineCheck::keyed(contract, interp).is_some() => Route::Chunks {
             path,
             len,
             parallel,
+            keyed: true,
         },
         _ => Route::OneThread { path, len },
     })
@@ -149,26 +144,19 @@ pub fn consume(
     };
     let tally = match route {
         Route::Cells => return tally_rows(interp, contract, source, b),
-        Route::Pieces {
+        Route::Chunks {
             path,
             len,
             parallel,
+            keyed,
         } => {
             start_meter(interp, len);
-            run(interp, contract, &parallel, &path, len, b)?
-        }
-        Route::Keyed {
-            path,
-            len,
-            parallel,
-        } => {
-            start_meter(interp, len);
-            run_keyed(interp, contract, &parallel, &path, b)?
+            run(interp, contract, &parallel, &path, b, keyed)?
         }
         Route::OneThread { path, len } => {
             start_meter(interp, len);
-            let mut counter = Counter::new(interp, contract, b, &path, interp.meter(), false);
-            tally_range(&mut counter, &path, (0, len))?.tally
+            let counter = Counter::new(interp, contract, b, &path, interp.meter(), false);
+            tally_file(counter, &path, len)?
         }
     };
     Ok(Some(match b {
@@ -259,93 +247,63 @@ pub(crate) fn json_lines(host: &Rc<dyn Host>, path: &str) -> bool {
     first.is_some() && first != Some(b'[')
 }
 
-/// What a range of the file counted, and whether reading it failed (and
-/// so ended it, with one failure for the line lost).
-struct Ranged {
-    tally: Tally,
-    read_failed: bool,
-}
-
-/// Count with `counter` the records of the lines that start in
-/// `[start, end)` of the file, for `count()` (which needs only the valid
-/// ones counted) or `report()`: what they counted, and whether reading
-/// failed.
-fn tally_range(counter: &mut Counter, path: &str, (start, end): (u64, u64)) -> Result<Ranged> {
-    // Start one byte early and drop through the first newline: a range
-    // owns the lines that start inside it.
-    let from = start.saturating_sub(1);
+/// Count with `counter` the records of the lines of the first `len`
+/// bytes of the file (its length when the run was planned), for `count()`
+/// (which needs only the valid ones counted) or `report()`. A read error
+/// ends the input after one failure.
+fn tally_file(mut counter: Counter, path: &str, len: u64) -> Result<Tally> {
     let mut reader = counter
         .interp
         .host()
-        .open_file_at(path, from)
+        .open_file(path)
         .map_err(|e| cannot_read(path, &e))?;
-    counter.shown.3 = from;
-
     // Lines are taken from the reader's buffer where they lie in it; one
     // that straddles two reads is gathered in `carry`.
     let mut carry = Vec::new();
-    let mut pos = from;
-    let mut line_start = from;
-    let mut owned = start == 0;
-    let mut read_failed = false;
-    while line_start < end || !carry.is_empty() {
-        crate::runtime::eval::check_interrupt()?;
+    let mut pos = 0;
+    let mut line_start = 0;
+    while line_start < len || !carry.is_empty() {
+        check_interrupt()?;
         counter.tick(Some(pos));
         let buf = match fill(&mut reader) {
             Ok(buf) => buf,
             Err(e) => {
                 counter.read_failed(&e);
-                read_failed = true;
                 break;
             }
         };
         if buf.is_empty() {
-            if owned && !carry.is_empty() {
+            if !carry.is_empty() {
                 counter.line(&carry, line_start)?;
             }
             break;
         }
-        let Some(i) = memchr::memchr(b'\n', buf) else {
-            // The line that started before the range is its owner's: it
-            // is passed over, never gathered (a huge one is held once).
-            if owned {
-                if carry.len() + buf.len() > max_line() {
-                    return Err(line_too_long(
-                        path,
-                        line_at(&counter.interp, path, line_start)?,
-                    ));
-                }
-                carry.extend_from_slice(buf);
-            }
-            let n = buf.len();
-            reader.consume(n);
-            pos += n as u64;
-            continue;
-        };
-        if owned && carry.len() + i > max_line() {
+        let end = memchr::memchr(b'\n', buf);
+        if carry.len() + end.unwrap_or(buf.len()) > max_line() {
             return Err(line_too_long(
                 path,
                 line_at(&counter.interp, path, line_start)?,
             ));
         }
-        if owned {
-            if carry.is_empty() {
-                counter.line(&buf[..i], line_start)?;
-            } else {
-                carry.extend_from_slice(&buf[..i]);
-                counter.line(&carry, line_start)?;
-            }
+        let Some(i) = end else {
+            carry.extend_from_slice(buf);
+            let n = buf.len();
+            reader.consume(n);
+            pos += n as u64;
+            continue;
+        };
+        if carry.is_empty() {
+            counter.line(&buf[..i], line_start)?;
+        } else {
+            carry.extend_from_slice(&buf[..i]);
+            counter.line(&carry, line_start)?;
+            carry.clear();
         }
-        carry.clear();
-        owned = true;
         reader.consume(i + 1);
         pos += i as u64 + 1;
         line_start = pos;
     }
-    Ok(Ranged {
-        tally: counter.take_tally(Some(pos))?,
-        read_failed,
-    })
+    counter.finish(Some(pos))
 }
 
 /// The number of the line of `path` that starts at byte `at`, counted
@@ -374,7 +332,7 @@ fn line_at(interp: &Interp, path: &str, at: u64) -> Result<u64> {
 const KEYS_AHEAD: usize = 8;
 
 /// How many chunks of the file each worker may have waiting or in hand
-/// when this thread settles their keys (`run_keyed`): that takes it a
+/// when this thread settles their keys (`run`): that takes it a
 /// good part of the time a worker takes to check a chunk, and with the
 /// usual two the workers often waited for it. On two cores, 5,000,000
 /// events took 1.21 s by the clock with four against 1.29 s with two.
@@ -386,7 +344,9 @@ const KEYS_BATCH: usize = 1024;
 /// How many lines go by between two updates of the meter.
 const SHOW_EVERY: u32 = 4096;
 
-/// What one range's lines are counted with.
+/// What lines are counted with: the file's on one thread; on several, a
+/// worker's chunks, and on the calling thread the lines whose keys decide
+/// them.
 struct Counter {
     interp: Rc<Interp>,
     contract: Rc<Contract>,
@@ -414,7 +374,7 @@ enum Keys {
     /// validated the ordinary way.
     Claimed { uniques: Uniques, pending: KeyLog },
     /// They are logged, for the calling thread to claim in the order of
-    /// the file (a worker's counter, `run_keyed`).
+    /// the file (a worker's counter, `run`).
     Logged(KeyLog),
 }
 
@@ -683,19 +643,12 @@ impl Counter {
         })
     }
 
-    /// The tally, once every line is counted.
+    /// The tally, once every line is counted: its keys settled, and the
+    /// meter shown it (`pos` as for `show`).
     fn finish(mut self, pos: Option<u64>) -> Result<Tally> {
-        self.take_tally(pos)
-    }
-
-    /// What the counter has counted since it last handed its counts over,
-    /// its keys settled and the meter shown them first (`pos` as for
-    /// `show`); it goes on from nothing.
-    fn take_tally(&mut self, pos: Option<u64>) -> Result<Tally> {
         self.settle_pending()?;
         self.show(pos);
-        self.shown = (0, 0, 0, self.shown.3);
-        Ok(std::mem::take(&mut self.tally))
+        Ok(self.tally)
     }
 
     /// A read error ends the input after one failure, as `source` has it.
@@ -710,188 +663,36 @@ impl Counter {
     }
 }
 
-/// Count the file on `parallel`'s threads: this one, with the session it
-/// has, and workers that each build their own. The file is cut into
-/// pieces (`Pieces`) that each thread takes in turn as it finishes the
-/// one before, so a thread slowed by other work on the machine takes
-/// fewer and none waits long for the others. Each piece is counted apart,
-/// and the counts are merged in the order of the file, as one thread
-/// meets failures: the earliest error is the one given, and a read error
-/// ends the input.
+/// `count()` or `report()` on several threads. Workers check the file's
+/// chunks (`chunks::spread`) and count every record, or, with unique keys
+/// (`keyed`), every record whose outcome its keys cannot change; they log
+/// the rest (`KeyLog`): the keys of each valid record, and the line of
+/// each record with no failure but for its keys that the line check could
+/// not judge. This thread merges the counts and settles the logs in the
+/// order of the file, so each key is claimed by the record that claims it
+/// on one thread, the earliest error is the one given, a read error ends
+/// the input where it lies, and the counts are exactly one thread's.
 fn run(
     interp: &Rc<Interp>,
     contract: &Rc<Contract>,
     parallel: &Parallel,
     path: &str,
-    len: u64,
     consumer: Builtin,
-) -> Result<Tally> {
-    let pieces = Pieces::new(len, parallel.threads);
-    let (pieces, meter) = (&pieces, interp.meter());
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (1..parallel.threads)
-            .map(|_| {
-                let (rebuild, ty) = (parallel.rebuild.clone(), contract.name.clone());
-                // A worker checks the program and runs its rules: it needs
-                // the stack the main thread has (`syntax::limits`).
-                crate::syntax::limits::spawn_scoped(scope, move || {
-                    let sent =
-                        |(i, ranged): (usize, Result<Ranged>)| (i, ranged.map_err(SentError::from));
-                    match rebuild.rebuild(&ty) {
-                        Ok((interp, contract)) => {
-                            let counted =
-                                tally_pieces(&interp, &contract, path, pieces, consumer, meter);
-                            counted.into_iter().map(sent).collect()
-                        }
-                        // It takes no piece: the error stands before them all.
-                        Err(why) => {
-                            pieces.stop();
-                            let lost = RuntimeError::new("hql::parallel", why);
-                            vec![(0, Err(SentError::from(lost)))]
-                        }
-                    }
-                })
-                .expect("a counting thread starts")
-            })
-            .collect();
-        let mut counted: Vec<(usize, Result<Ranged>)> =
-            tally_pieces(interp, contract, path, pieces, consumer, meter);
-        for handle in handles {
-            // A worker that stopped lost the pieces it had taken.
-            let theirs =
-                (handle.join()).unwrap_or_else(|_| vec![(0, Err(SentError::worker_stopped()))]);
-            counted.extend(
-                theirs
-                    .into_iter()
-                    .map(|(i, r)| (i, r.map_err(RuntimeError::from))),
-            );
-        }
-        merge_pieces(counted, meter)
-    })
-}
-
-/// The counts of the pieces merged in the order of the file, whatever
-/// order they came in, as one thread meets failures: the earliest error
-/// is the one given, and a read error ends the input — what lies after
-/// it, runtime errors included, is not counted (and is taken off the
-/// meter). The piece before a failing one fails too when the error lies
-/// in the line it finishes.
-fn merge_pieces(
-    mut counted: Vec<(usize, Result<Ranged>)>,
-    meter: Option<&Arc<Meter>>,
-) -> Result<Tally> {
-    // An error given at a piece's number comes before what it counted: a
-    // worker that could not start stands before piece 0.
-    counted.sort_by_key(|(i, ranged)| (*i, ranged.is_ok()));
-    let mut total = Tally::default();
-    let mut ended = false;
-    for (_, ranged) in counted {
-        if ended {
-            if let (Ok(Ranged { tally: t, .. }), Some(meter)) = (&ranged, meter) {
-                meter.withdraw(t.total as u64, t.ok as u64, t.err as u64);
-            }
-            continue;
-        }
-        let ranged = ranged?;
-        ended = ranged.read_failed;
-        total.merge(&ranged.tally);
-    }
-    Ok(total)
-}
-
-/// The pieces of a file that threads take in turn, in the order of the
-/// file: a thread that finishes one takes the next that no thread has.
-struct Pieces {
-    len: u64,
-    size: u64,
-    next: AtomicU64,
-    /// Set once a piece fails: the pieces after it are not counted.
-    stopped: AtomicBool,
-}
-
-/// How many pieces a thread gets, about, of a file of middling size: the
-/// more, the less the threads wait for the last one at the end.
-const PIECES_A_THREAD: u64 = 24;
-
-/// The least and the most bytes a piece holds. Each piece opens the file
-/// and starts a reader, some microseconds; a piece of 16 MiB of nested
-/// records takes about a tenth of a second, the longest the others can
-/// wait for the thread that took the last one.
-const PIECE_BYTES: (u64, u64) = (1 << 16, 1 << 24);
-
-impl Pieces {
-    fn new(len: u64, threads: usize) -> Pieces {
-        let size = len / (threads as u64 * PIECES_A_THREAD);
-        Pieces {
-            len,
-            size: size.clamp(PIECE_BYTES.0, PIECE_BYTES.1),
-            next: AtomicU64::new(0),
-            stopped: AtomicBool::new(false),
-        }
-    }
-
-    /// The next piece: its number and its byte range.
-    fn take(&self) -> Option<(usize, (u64, u64))> {
-        if self.stopped.load(Ordering::Relaxed) {
-            return None;
-        }
-        let i = self.next.fetch_add(1, Ordering::Relaxed);
-        let start = i.checked_mul(self.size).filter(|&start| start < self.len)?;
-        Some((i as usize, (start, (start + self.size).min(self.len))))
-    }
-
-    /// Hand out no more. The pieces before the one that failed are all
-    /// handed out already, since they go in order.
-    fn stop(&self) {
-        self.stopped.store(true, Ordering::Relaxed);
-    }
-}
-
-/// Count the pieces this thread takes, each apart: what each counted, by
-/// its number, up to the first that fails.
-fn tally_pieces(
-    interp: &Rc<Interp>,
-    contract: &Rc<Contract>,
-    path: &str,
-    pieces: &Pieces,
-    consumer: Builtin,
-    meter: Option<&Arc<Meter>>,
-) -> Vec<(usize, Result<Ranged>)> {
-    let mut counter = Counter::new(interp, contract, consumer, path, meter, false);
-    let mut counted = Vec::new();
-    while let Some((i, range)) = pieces.take() {
-        let ranged = tally_range(&mut counter, path, range);
-        let failed = ranged.as_ref().map_or(true, |r| r.read_failed);
-        counted.push((i, ranged));
-        if failed {
-            pieces.stop();
-            break;
-        }
-    }
-    counted
-}
-
-/// `count()` or `report()` of a contract with unique keys, on several
-/// threads. Workers check the file's chunks and count every record whose
-/// outcome its keys cannot change; they log the rest (`KeyLog`): the keys
-/// of each valid record, and the line of each record with no failure but
-/// for its keys that the line check could not judge. This thread settles
-/// the logs in the order of the file, so each key is claimed by the record
-/// that claims it on one thread, and the counts are exactly one thread's.
-fn run_keyed(
-    interp: &Rc<Interp>,
-    contract: &Rc<Contract>,
-    parallel: &Parallel,
-    path: &str,
-    consumer: Builtin,
+    keyed: bool,
 ) -> Result<Tally> {
     let (ty, name) = (contract.name.clone(), path.to_string());
     let (rebuild, meter) = (parallel.rebuild.clone(), interp.meter().cloned());
     let start = move || -> std::result::Result<Worker<(Tally, KeyLog)>, &'static str> {
         let (interp, contract) = rebuild.rebuild(&ty)?;
         let mut counter = Counter::new(&interp, &contract, consumer, &name, meter.as_ref(), true);
+        let name = name.clone();
         Ok(Box::new(move |job: chunks::Job| {
-            for line in chunks::lines(&job.bytes) {
+            for (at, line) in (job.first_line..).zip(chunks::lines(&job.bytes)) {
+                // The reader stops only at a line with no newline in a
+                // whole chunk.
+                if line.len() > max_line() {
+                    return Err(line_too_long(&name, at));
+                }
                 counter.tick(None);
                 // Not the start of the file: the reader took any byte-order
                 // mark off.
@@ -904,115 +705,17 @@ fn run_keyed(
     let mut total = Tally::default();
     let mut take = |(tally, mut log): (Tally, KeyLog)| {
         total.merge(&tally);
-        here.settle_log(&mut log)?;
-        here.show(None);
+        if !log.is_empty() {
+            here.settle_log(&mut log)?;
+            here.show(None);
+        }
         Ok(true)
     };
-    let failed = chunks::spread(interp, parallel, path, CHUNKS_AHEAD, &start, &mut take)?;
+    let ahead = if keyed { CHUNKS_AHEAD } else { chunks::AHEAD };
+    let failed = chunks::spread(interp, parallel, path, ahead, &start, &mut take)?;
     if let Some(failed) = failed {
         here.input_failed(failed.message);
     }
     total.merge(&here.finish(None)?);
     Ok(total)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A piece that counted `ok` valid records and `err` failing ones.
-    fn piece(i: usize, ok: i64, err: i64, read_failed: bool) -> (usize, Result<Ranged>) {
-        let tally = Tally {
-            total: ok + err,
-            ok,
-            err,
-            ..Tally::default()
-        };
-        (i, Ok(Ranged { tally, read_failed }))
-    }
-
-    fn failed(i: usize, message: &str) -> (usize, Result<Ranged>) {
-        (i, Err(RuntimeError::new("hql::test", message)))
-    }
-
-    fn counts(merged: Result<Tally>) -> std::result::Result<(i64, i64), String> {
-        merged.map(|t| (t.ok, t.err)).map_err(|e| e.message)
-    }
-
-    #[test]
-    fn pieces_merge_in_the_order_of_the_file() {
-        // Taken by two threads, handed back out of order.
-        let counted = vec![
-            piece(2, 4, 0, false),
-            piece(0, 1, 0, false),
-            piece(1, 2, 1, false),
-        ];
-        assert_eq!(counts(merge_pieces(counted, None)), Ok((7, 1)));
-    }
-
-    #[test]
-    fn a_read_error_ends_the_input_wherever_its_piece_lies() {
-        // Piece 1 failed to read: piece 2 read well but lies after it,
-        // and so does the error in piece 3.
-        let counted = vec![
-            piece(2, 100, 0, false),
-            failed(3, "later"),
-            piece(1, 2, 1, true),
-            piece(0, 1, 0, false),
-        ];
-        assert_eq!(counts(merge_pieces(counted, None)), Ok((3, 1)));
-        // Two pieces that failed to read: the earlier ends it.
-        let counted = vec![piece(1, 0, 1, true), piece(0, 1, 1, true)];
-        assert_eq!(counts(merge_pieces(counted, None)), Ok((1, 1)));
-    }
-
-    #[test]
-    fn the_earliest_error_is_given() {
-        let counted = vec![
-            failed(3, "later"),
-            piece(0, 1, 0, false),
-            failed(1, "earlier"),
-            piece(2, 1, 0, false),
-        ];
-        let merged = counts(merge_pieces(counted, None));
-        assert!(
-            merged.as_ref().is_err_and(|e| e.contains("earlier")),
-            "{merged:?}"
-        );
-        // A worker that could not start stands before piece 0.
-        let counted = vec![piece(0, 1, 0, false), failed(0, "no start")];
-        let merged = counts(merge_pieces(counted, None));
-        assert!(
-            merged.as_ref().is_err_and(|e| e.contains("no start")),
-            "{merged:?}"
-        );
-    }
-
-    #[test]
-    fn pieces_cover_the_file_once() {
-        for (len, threads) in [
-            (1u64 << 20, 2),
-            (52_782_567, 2),
-            (3 << 30, 4),
-            (1 << 20, 16),
-        ] {
-            let pieces = Pieces::new(len, threads);
-            let mut next = 0;
-            let mut n = 0;
-            while let Some((i, (start, end))) = pieces.take() {
-                assert_eq!((i, start), (n, next), "{len} bytes on {threads} threads");
-                assert!(start < end && end <= len);
-                next = end;
-                n += 1;
-            }
-            assert_eq!(next, len);
-            assert!(n as u64 >= threads as u64, "{n} pieces of {len} bytes");
-            assert!(pieces.take().is_none());
-        }
-        // Stopped: none more.
-        let pieces = Pieces::new(1 << 24, 2);
-        assert!(pieces.take().is_some());
-        pieces.stop();
-        assert!(pieces.take().is_none());
-    }
 }

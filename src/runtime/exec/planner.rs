@@ -90,13 +90,16 @@ impl ExecPlan {
             Path::Ordinary => "ordinary: records built, one thread".to_string(),
             Path::Table => "a table target: rows written in the run's transaction".to_string(),
             Path::Counting(route) => match route {
-                counting::Route::Pieces { parallel, .. } => format!(
-                    "counting: line check, byte pieces on {} threads",
-                    parallel.threads
-                ),
-                counting::Route::Keyed { parallel, .. } => format!(
-                    "counting: line check on {} threads, unique keys claimed in file order",
-                    parallel.threads
+                counting::Route::Chunks {
+                    parallel, keyed, ..
+                } => format!(
+                    "counting: line check, chunks on {} threads{}",
+                    parallel.threads,
+                    if *keyed {
+                        ", unique keys claimed in file order"
+                    } else {
+                        ""
+                    }
                 ),
                 counting::Route::OneThread { .. } => "counting: line check, one thread".into(),
                 counting::Route::Cells => "counting: CSV cells checked, one thread".into(),
