@@ -160,6 +160,35 @@ import "x.hql"
 }
 
 #[test]
+fn expectations_are_laid_out_as_members() {
+    let src = r#"type Order : DataContract = {placed: Timestamp, email?: String, id: String
+expect   rows>=1_000 ,expect budget:failures<=1%
+/// fresh enough
+expect  warn fresh :age( placed )<=3d // a day is fine too
+expect 0.5%>=missing(email) and not(nulls(email)>0 or distinct(id)<10)
+expect orphans(id,source("customers")|map(c=>c.id))==0
+expect orphans(id,["a","b"])==0
+}
+let r = 10%3
+"#;
+    let want = r#"type Order : DataContract = {
+    placed: Timestamp
+    email?: String
+    id: String
+    expect rows >= 1_000
+    expect budget: failures <= 1%
+    /// fresh enough
+    expect warn fresh: age(placed) <= 3d // a day is fine too
+    expect 0.5% >= missing(email) and not (nulls(email) > 0 or distinct(id) < 10)
+    expect orphans(id, source("customers") | map(c => c.id)) == 0
+    expect orphans(id, ["a", "b"]) == 0
+}
+let r = 10 % 3
+"#;
+    assert_eq!(fmt(src), want);
+}
+
+#[test]
 fn an_inline_record_with_docs_or_comments_goes_one_field_a_line() {
     let src = "type T : Data = {\n    a: {\n        /// the street\n        street: String\n        city: String // where\n    } | Null\n    b: { x: Int }\n}\n";
     assert_eq!(fmt(src), src);

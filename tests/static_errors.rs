@@ -635,3 +635,271 @@ fn check_unique_in_a_nested_contract_type_warns() {
         "hql::nested_unique ⚠ `unique` in `Item` applies only to a stream validated as `Item`, not where `Item` is a field's type [test.hql:3:2] 2 sku: String 3 unique sku not checked inside a field 4 } help: declare the key on the type whose records the stream holds"
     );
 }
+
+// ------------------------------------------------ expectations (§4.11)
+
+/// A contract with one field of each sort an expectation's measures read,
+/// then `members`.
+fn order_with(members: &str) -> String {
+    format!(
+        "\"runs?\"\ntype Order : DataContract = {{\n id: String\n email?: String\n amount: Float\n placed: Timestamp\n day: Date\n address?: {{ city: String }}\n {members}\n}}\n"
+    )
+}
+
+#[test]
+fn expect_in_a_plain_kind_names_the_contract_kind() {
+    for (kind, contract) in [("Data", "DataContract"), ("Type", "TypeContract")] {
+        let src = format!("\"runs?\"\ntype T : {kind} = {{\n a: Int\n expect rows > 0\n}}\n");
+        let err = static_with_help(&src, "hql::member_not_allowed", &format!("`{contract}`"));
+        assert!(squash(&err).contains("[test.hql:4:2]"), "{err}");
+    }
+    // A contract kind's child may add them; a plain parent's may not.
+    let src = "\"runs?\"\ntype P : Data = { a: Int }\ntype C : P = {\n expect rows > 0\n}\n";
+    static_with_help(src, "hql::member_not_allowed", "`DataContract`");
+}
+
+#[test]
+fn expect_of_an_unknown_field_suggests_the_nearest() {
+    let err = static_with_help(
+        &order_with("expect missing(emial) <= 5%"),
+        "hql::unknown_field",
+        "did you mean `email`?",
+    );
+    assert!(
+        squash(&err).contains("`Order` has no field `emial`"),
+        "{err}"
+    );
+    assert!(squash(&err).contains("[test.hql:9:17]"), "{err}");
+    // Along a path, the nested record's fields are the candidates.
+    static_with_help(
+        &order_with("expect nulls(address.cty) == 0"),
+        "hql::unknown_field",
+        "did you mean `city`?",
+    );
+}
+
+#[test]
+fn expect_of_an_unknown_measure_suggests_the_nearest() {
+    static_with_help(
+        &order_with("expect rwos >= 10"),
+        "hql::unknown_measure",
+        "did you mean `rows`?",
+    );
+    static_with_help(
+        &order_with("expect dupliates(id) == 0"),
+        "hql::unknown_measure",
+        "did you mean `duplicates`?",
+    );
+    static_with_help(
+        &order_with("expect len(id) > 0"),
+        "hql::unknown_measure",
+        "an expectation combines measures",
+    );
+}
+
+#[test]
+fn expect_reading_a_field_points_to_rules_and_measures() {
+    let err = static_with_help(
+        &order_with("expect amount > 0"),
+        "hql::expect_form",
+        "`min(amount)`",
+    );
+    assert!(squash(&err).contains("require"), "{err}");
+    static_with_help(
+        &order_with("expect rows in [1, 2]"),
+        "hql::expect_form",
+        "an expectation combines measures",
+    );
+    static_with_help(
+        &order_with("expect rows > 0 => failures == 0"),
+        "hql::expect_form",
+        "`and`/`or`/`not`",
+    );
+}
+
+#[test]
+fn expect_share_against_a_non_count() {
+    for member in [
+        "expect sum(amount) <= 5%",
+        "expect 5% > min(amount)",
+        "expect (rows > 1) == 5%",
+    ] {
+        let err = static_with_help(&order_with(member), "hql::expect_share", "share of `rows`");
+        assert!(squash(&err).contains("[test.hql:9:"), "{err}");
+    }
+    // A share standing alone, or in arithmetic, is no comparison with a count.
+    static_with_help(
+        &order_with("expect rows + 5% > 0"),
+        "hql::expect_share",
+        "compare a count with it",
+    );
+}
+
+#[test]
+fn expect_has_no_modulo() {
+    let err = static_with_help(
+        &order_with("expect rows % 2 == 0"),
+        "hql::expect_modulo",
+        "a share of `rows`",
+    );
+    assert!(squash(&err).contains("[test.hql:9:9]"), "{err}");
+    // Outside `expect`, `%` is the remainder it always was.
+    assert_eq!(eval1("10%3 + 7 % 4"), "4");
+}
+
+#[test]
+fn age_of_a_field_that_is_not_a_date_or_timestamp() {
+    let err = static_with_help(
+        &order_with("expect age(amount) <= 3d"),
+        "hql::measure_type",
+        "`Date` or a `Timestamp`",
+    );
+    assert!(
+        squash(&err).contains("`age` measures a Date or a Timestamp, and `amount` is a Float"),
+        "{err}"
+    );
+    // A Date, a Timestamp, an optional or nullable one, and a refinement
+    // of one are measured.
+    let (out, err, status) = run(
+        &format!(
+            "type Day = Date require self >= \"2000-01-01\"\n{}1",
+            order_with(
+                "late?: Timestamp | Null\n d2: Day\n expect age(placed) <= 3d and age(day) < 12h and age(late) < 30s and age(d2) <= 15m"
+            )
+        ),
+        &[],
+    );
+    assert_eq!(
+        (out.as_str(), err.as_str(), status),
+        ("\"runs?\"\n1\n", "", 0)
+    );
+}
+
+#[test]
+fn min_max_sum_avg_of_a_field_that_is_not_a_number() {
+    for m in ["min", "max", "sum", "avg"] {
+        static_with_help(
+            &order_with(&format!("expect {m}(id) > 0")),
+            "hql::measure_type",
+            &format!("`{m}` is over a numeric field"),
+        );
+    }
+}
+
+#[test]
+fn durations_go_with_ages_only() {
+    static_with_help(
+        &order_with("expect rows > 3d"),
+        "hql::expect_duration",
+        "`expect age(placed) <= 3d`",
+    );
+    static_with_help(
+        &order_with("expect age(placed) <= 3"),
+        "hql::expect_duration",
+        "write the bound as a duration",
+    );
+    static_with_help(
+        "\"runs?\"\nlet d = 3d\n",
+        "hql::expect_duration",
+        "expectations of freshness",
+    );
+}
+
+#[test]
+fn measures_take_the_arguments_section_4_11_gives() {
+    for (member, help) in [
+        ("expect rows() > 0", "without parentheses"),
+        ("expect missing == 0", "one field"),
+        ("expect missing(id, email) == 0", "one field"),
+        ("expect duplicates() == 0", "one or more fields"),
+        ("expect orphans(id) == 0", "a field and its keys"),
+        ("expect nulls(len(id)) == 0", "a dotted path"),
+        ("expect distinct(id: 1) > 0", "one field"),
+    ] {
+        static_with_help(&order_with(member), "hql::measure_arguments", help);
+    }
+}
+
+#[test]
+fn a_measure_path_goes_into_records_only() {
+    static_with_help(
+        &order_with("expect missing(id.x) == 0"),
+        "hql::measure_path",
+        "nested records only",
+    );
+}
+
+#[test]
+fn orphans_keys_only_in_the_listed_forms() {
+    for keys in [
+        "ids",
+        "[id]",
+        "source(\"customers\")",
+        "source(\"customers\") | map(c => len(c.id))",
+        "source(\"customers\") | filter(c => c.ok)",
+        "[1, 2] | map(c => c.id)",
+    ] {
+        static_with_help(
+            &order_with(&format!("expect orphans(id, {keys}) == 0")),
+            "hql::orphan_keys",
+            "`source(\"customers\") | map(c => c.id)`",
+        );
+    }
+}
+
+#[test]
+fn expect_operands_and_conditions() {
+    static_with_help(
+        &order_with("expect (rows > 1) + 1 > 0"),
+        "hql::expect_operands",
+        "arithmetic and ordering take counts and numbers",
+    );
+    static_with_help(
+        &order_with("expect rows and failures"),
+        "hql::condition_type",
+        "compare it",
+    );
+    static_with_help(
+        &order_with("expect rows"),
+        "hql::condition_type",
+        "compare it",
+    );
+}
+
+#[test]
+fn two_expectations_with_one_identity() {
+    static_with_help(
+        &order_with("expect fresh: age(placed) <= 3d\n expect fresh: age(placed) <= 1d"),
+        "hql::duplicate_rule",
+        "give each rule its own name",
+    );
+    static_with_help(
+        &order_with("expect rows > 0\n expect rows  >  0"),
+        "hql::duplicate_rule",
+        "is written twice",
+    );
+}
+
+#[test]
+fn every_form_of_section_4_11_is_accepted_and_a_program_with_it_runs() {
+    let src = "type Order : DataContract = {\n order_id: String\n customer_id: String\n email?: String\n placed: Timestamp\n amount: Float\n\n expect rows >= 1000\n expect budget: failures <= 1%\n expect missing(email) <= 5%\n expect nulls(amount) == 0\n expect duplicates(customer_id, placed) == 0\n expect fresh: age(placed) <= 3d\n expect known_customers: orphans(customer_id, source(\"customers\") | map(c => c.id)) == 0\n expect warn distinct(customer_id) >= 10\n expect listed: orphans(customer_id, [\"c1\", \"c2\"]) == 0\n expect 0.5% >= invalid(amount) and not (max(amount) > 10_000 or avg(amount) < -sum(amount) / rows)\n expect rows - failures >= 99.5%\n}\n[{order_id: \"a\", customer_id: \"c\", placed: \"2024-01-01T00:00:00Z\", amount: 1.5}] | validate(Order) | report()\n";
+    // The expectations are compiled and listed, not yet judged: the run
+    // reports its one record.
+    let (out, err, status) = run(src, &[]);
+    assert_eq!(
+        (out.as_str(), err.as_str(), status),
+        ("{total: 1, ok: 1, err: 0, warned: 0, by_rule: []}\n", "", 0)
+    );
+}
+
+#[test]
+fn check_expect_in_a_nested_contract_type_warns() {
+    let (out, err, status) = squashed_err(
+        "type Item : DataContract = {\n sku: String\n expect rows > 0\n}\ntype Cart : DataContract = { items: List[Item] }\n[{items: [{sku: \"a\"}]}] | validate(Cart) | map(r => is_ok(r))\n",
+    );
+    assert_eq!((out.as_str(), status), ("[true]\n", 0));
+    assert_eq!(
+        err,
+        "hql::nested_expect ⚠ `expect` in `Item` is judged only over a stream validated as `Item`, not where `Item` is a field's type [test.hql:3:2] 2 sku: String 3 expect rows > 0 not judged inside a field 4 } help: declare the expectation on the type whose records the stream holds"
+    );
+}

@@ -1,14 +1,14 @@
-//! Identities of a type's own checks (§4.7): `rule_id`, `check_id` and
-//! `unique_id` name them, and `duplicate_identities` finds two checks of
-//! one declaration that would share one — `require r: a > 0` and `require
+//! Identities of a type's own checks (§4.7): `rule_id`, `check_id`,
+//! `unique_id` and `expect_id` name them, and `duplicate_identities` finds
+//! two checks of one declaration that would share one — `require r: a > 0` and `require
 //! r: a > 1`, or one unnamed rule written twice — since a failure must say
 //! which check broke.
 
 use rustc_hash::FxHashMap;
 
 use crate::check::CheckError;
-use crate::syntax::ast::{Member, Name, Rule, Severity, Span, TypeBody};
-use crate::syntax::canonical::expr_text;
+use crate::syntax::ast::{Expectation, Member, Name, Rule, Severity, Span, TypeBody};
+use crate::syntax::canonical::{expectation_text, expr_text};
 
 /// `Order.ordered_bounds` for a named rule, `Order.` and the condition in
 /// canonical form for an unnamed one.
@@ -16,6 +16,15 @@ pub fn rule_id(owner: &str, r: &Rule) -> String {
     match &r.name {
         Some(n) => format!("{owner}.{}", n.text),
         None => format!("{owner}.{}", expr_text(&r.cond)),
+    }
+}
+
+/// `Order.fresh` for `expect fresh: …`, `Order.` and the condition in
+/// canonical form for an unnamed expectation (§4.7), as for a rule.
+pub fn expect_id(owner: &str, e: &Expectation) -> String {
+    match &e.name {
+        Some(n) => format!("{owner}.{}", n.text),
+        None => format!("{owner}.{}", expr_text(&e.cond)),
     }
 }
 
@@ -60,6 +69,9 @@ fn identities(owner: &str, body: &TypeBody) -> Vec<(String, String, Span)> {
             .filter_map(|m| match m {
                 Member::Field(_) => None,
                 Member::Rule(r) => Some(rule(r)),
+                Member::Expect(e) => {
+                    Some((expect_id(owner, e), expectation_text(e), e.span.clone()))
+                }
                 Member::Check { field, func, span } => Some((
                     check_id(owner, field, func),
                     format!("validate {} with {}", field.text, func.text),

@@ -7,12 +7,14 @@
 
 mod cycles;
 mod defaults;
+mod expect;
 mod identity;
 pub mod names;
 mod suggest;
 pub mod typeflow;
 
 pub use defaults::{reads_or_writes, NeededLet};
+pub use expect::MEASURES;
 pub use suggest::closest;
 
 use std::cell::OnceCell;
@@ -169,6 +171,66 @@ pub enum CheckError {
     CallOfType { name: String, span: Span },
     /// `check "x": 5`, `require a` with `a: Int` — a condition that is not a Bool.
     ConditionType { found: String, span: Span },
+    /// `expect amount > 0`, `expect rows in [1, 2]` — a part an expectation
+    /// cannot hold: a field (`field`), a call of anything but a measure, a
+    /// string, an operator other than arithmetic, comparisons and logic.
+    NotInExpectation {
+        what: String,
+        field: Option<String>,
+        span: Span,
+    },
+    /// `expect rwos > 10`, `expect count(x) > 1` — a name or call in an
+    /// expectation that is not a measure.
+    UnknownMeasure {
+        name: String,
+        span: Span,
+        candidates: Vec<String>,
+    },
+    /// `expect missing(a, b) == 0`, `expect rows() > 0`, `expect missing
+    /// == 0` — a measure given arguments it does not take.
+    MeasureArguments {
+        measure: String,
+        takes: &'static str,
+        span: Span,
+    },
+    /// `expect age(amount) <= 3d` with `amount: Float`, `expect sum(name) >
+    /// 0` with `name: String` — a measure of a field it cannot measure.
+    MeasureFieldType {
+        measure: String,
+        field: String,
+        found: String,
+        expected: &'static str,
+        span: Span,
+    },
+    /// `expect missing(name.first) == 0` with `name: String` — a measure's
+    /// path through a field that holds no record.
+    MeasurePath {
+        path: String,
+        found: String,
+        span: Span,
+    },
+    /// `expect sum(amount) <= 5%` — a share (`5%`) anywhere but one side
+    /// of a comparison with a count; `found` is the other side's sort.
+    ShareOfNonCount { found: Option<String>, span: Span },
+    /// `expect rows > 3d`, `let d = 3d` — a duration anywhere but compared
+    /// with `age(…)` in an expectation.
+    DurationOutsideAge { span: Span },
+    /// `expect age(placed) <= 3` — an age compared with something other
+    /// than a duration.
+    AgeWithoutDuration { span: Span },
+    /// `expect rows % 2 == 0` — inside `expect`, `%` makes shares only.
+    ModuloInExpectation { span: Span },
+    /// `expect orphans(c, ids) == 0` — `orphans` keys other than a list
+    /// literal or `source(…) | map(r => r.g)`.
+    OrphanKeys { span: Span },
+    /// `expect rows and failures`, `expect (rows > 1) + 1` — parts of an
+    /// expectation an operator cannot combine.
+    ExpectOperands {
+        op: String,
+        left: String,
+        right: String,
+        span: Span,
+    },
 }
 
 /// A static warning: printed, the exit status unchanged.
@@ -198,6 +260,9 @@ pub enum CheckWarning {
     /// `unique sku` in a type used as a field's type of another — a key
     /// checked over a stream's records only, never inside a field.
     NestedUnique { ty: String, span: Span },
+    /// `expect rows > 0` in a type used as a field's type of another —
+    /// judged over a stream validated against the type only.
+    NestedExpect { ty: String, span: Span },
 }
 
 impl CheckWarning {
@@ -207,7 +272,8 @@ impl CheckWarning {
             | CheckWarning::PresenceOfBool { span, .. }
             | CheckWarning::UncomparableMember { span, .. }
             | CheckWarning::UndeclaredNearField { span, .. }
-            | CheckWarning::NestedUnique { span, .. } => span.clone(),
+            | CheckWarning::NestedUnique { span, .. }
+            | CheckWarning::NestedExpect { span, .. } => span.clone(),
         }
     }
 }
@@ -824,9 +890,9 @@ impl Checker {
         }
     }
 
-    /// A `unique` in a record type that another type uses for a field
-    /// (`items: List[Item]`) is checked over a stream's records only: a
-    /// warning at each such key of the program's own types.
+    /// A `unique` or an `expect` in a record type that another type uses
+    /// for a field (`items: List[Item]`) is checked over a stream's records
+    /// only: a warning at each such member of the program's own types.
     fn check_nested_uniques(&mut self) {
         let mut nested: FxHashSet<String> = FxHashSet::default();
         for entry in self.types.values() {
@@ -848,6 +914,10 @@ impl Checker {
                         Member::Unique { span, .. } => Some(CheckWarning::NestedUnique {
                             ty: entry.decl.name.text.clone(),
                             span: span.clone(),
+                        }),
+                        Member::Expect(e) => Some(CheckWarning::NestedExpect {
+                            ty: entry.decl.name.text.clone(),
+                            span: e.span.clone(),
                         }),
                         _ => None,
                     })
@@ -1033,7 +1103,8 @@ impl Checker {
         let names: Vec<String> = record.fields.iter().map(|f| f.name.to_string()).collect();
         for (depth, (owner, members)) in owners.iter().enumerate() {
             self.muted(depth < own, |c| {
-                c.add_members(&mut record, kind, owner, members, (&names, &metas))
+                let names = (names.as_slice(), metas.as_slice());
+                c.add_members(&mut record, (kind, &decl.name.text), owner, members, names)
             });
         }
         Some(Shape::Record { kind, record })
@@ -1106,10 +1177,12 @@ impl Checker {
         }
     }
 
+    /// The members but fields of `owner`, one of the declarations of the
+    /// type `this` (its ancestors first), of kind `kind`.
     fn add_members(
         &mut self,
         record: &mut RecordShape,
-        kind: Kind,
+        (kind, this): (Kind, &str),
         owner: &str,
         members: &[Member],
         (names, metas): (&[String], &[FieldMeta]),
@@ -1138,6 +1211,10 @@ impl Checker {
                 }
                 Member::Check { field, func, .. } => self.add_check(record, owner, field, func),
                 Member::Unique { fields, .. } => self.add_unique(record, owner, fields),
+                Member::Expect(e) => {
+                    let spec = self.expectation(record, owner, this, e);
+                    record.expects.push(spec);
+                }
             }
         }
     }
@@ -1351,6 +1428,17 @@ impl Checker {
             Lit::Str { value, .. } => Value::str(value.as_str()),
             Lit::Bool(b) => Value::Bool(*b),
             Lit::Null => Value::Null,
+            // An expectation reads these itself (`check/expect.rs`):
+            // anywhere else they are misplaced.
+            Lit::Percent(_) => {
+                let span = span.clone();
+                self.error(CheckError::ShareOfNonCount { found: None, span });
+                Value::Absent
+            }
+            Lit::Duration(_) => {
+                self.error(CheckError::DurationOutsideAge { span: span.clone() });
+                Value::Absent
+            }
         }
     }
 
@@ -2108,6 +2196,7 @@ fn contract_only(m: &Member) -> Option<(&'static str, Span)> {
         Member::Field(f) => f.default.as_ref().map(|d| ("a default", d.span.clone())),
         Member::Check { span, .. } => Some(("validate … with", span.clone())),
         Member::Unique { span, .. } => Some(("unique", span.clone())),
+        Member::Expect(e) => Some(("expect", e.span.clone())),
     }
 }
 

@@ -12,7 +12,7 @@ use rustc_hash::FxHashMap;
 
 use crate::runtime::hir;
 use crate::runtime::value::{Key, Value};
-use crate::syntax::ast::Severity;
+use crate::syntax::ast::{BinOp, Severity};
 
 /// The four kinds of record type (language.md §4.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -158,6 +158,8 @@ pub struct RecordShape {
     pub rules: Vec<RuleSpec>,
     pub warns: Vec<RuleSpec>,
     pub uniques: Vec<UniqueSpec>,
+    /// Expectations over the whole stream (§4.11), inherited ones first.
+    pub expects: Vec<ExpectSpec>,
     /// Field name → position in `fields`, for spotting undeclared fields.
     pub index: FxHashMap<Key, u32>,
 }
@@ -180,6 +182,13 @@ impl RecordShape {
             line("  rules:".into());
         }
         self.rule_lines("  ", line);
+        if !self.expects.is_empty() {
+            line("  expectations:".into());
+        }
+        for e in &self.expects {
+            let severity = if e.warn { "expect warn" } else { "expect" };
+            line(format!("    {severity} {}: {}", e.id, e.text));
+        }
     }
 
     /// The rules and unique keys, each line after `indent`.
@@ -202,12 +211,14 @@ impl RecordShape {
                 .as_ref()
                 .map(|d| format!(" = {d}"))
                 .unwrap_or_default();
+            let expects = self.expects.iter().filter(|e| e.fields.contains(&f.name));
             let readers: Vec<&str> = self
                 .rules
                 .iter()
                 .chain(&self.warns)
                 .filter(|r| r.fields.contains(&f.name))
                 .map(|r| &*r.id)
+                .chain(expects.map(|e| &*e.id))
                 .collect();
             let read_by = if readers.is_empty() {
                 String::new()
@@ -321,6 +332,224 @@ impl std::fmt::Debug for Compiled {
             "Compiled(not yet)"
         })
     }
+}
+
+/// `expect [warn] [name:] condition` (language.md §4.11), compiled so that
+/// one pass over a stream can measure every expectation of a contract —
+/// counters for counts, key sets for `duplicates`, `distinct` and
+/// `orphans`, the latest value for `age` — and the end of the stream judge
+/// each condition over those measures alone.
+#[derive(Debug)]
+pub struct ExpectSpec {
+    /// `Order.fresh`, or `Order.` and the condition's canonical text.
+    pub id: Rc<str>,
+    /// `expect warn`: a warning when it fails, not a failed run.
+    pub warn: bool,
+    /// The condition in canonical form.
+    pub text: String,
+    pub doc: Option<String>,
+    /// The top-level fields the measures read, in order of first mention.
+    pub fields: Vec<Key>,
+    /// Every measure the condition reads, each once, in order of first
+    /// mention: `ExpectCond::Measure` and `ExpectCond::Age` point here.
+    pub measures: Vec<MeasureSpec>,
+    pub cond: ExpectCond,
+}
+
+impl ExpectSpec {
+    /// The failure kind of §4.7: `expect` or `expect_warn`.
+    pub fn kind(&self) -> &'static str {
+        if self.warn {
+            "expect_warn"
+        } else {
+            "expect"
+        }
+    }
+}
+
+/// A measure as written (`missing(email)`) and what it measures.
+#[derive(Debug)]
+pub struct MeasureSpec {
+    pub text: String,
+    pub measure: Measure,
+}
+
+/// What one pass over the records a `validate(T)` read measures (§4.11).
+#[derive(Debug)]
+pub enum Measure {
+    /// Records read.
+    Rows,
+    /// Records that became `err` (before expectations).
+    Failures,
+    /// Records where the field is absent.
+    Missing(FieldPath),
+    /// Records where the field is present and null.
+    Nulls(FieldPath),
+    /// Records with at least one failure at the field's path.
+    Invalid(FieldPath),
+    /// Records whose value of the field (a tuple of them) equals an
+    /// earlier record's; absent or null values skipped.
+    Duplicates(Vec<FieldPath>),
+    /// Distinct present, non-null values of the field.
+    Distinct(FieldPath),
+    /// Records whose present, non-null field is not among the keys.
+    Orphans {
+        field: FieldPath,
+        keys: OrphanKeys,
+    },
+    /// Over present values of a numeric field that passed its own checks;
+    /// absent on none.
+    Min(FieldPath),
+    Max(FieldPath),
+    Sum(FieldPath),
+    Avg(FieldPath),
+    /// Time from the latest value of a `Date` (`date`: taken as 00:00 UTC)
+    /// or `Timestamp` field to the run's start; absent on none.
+    Age {
+        field: FieldPath,
+        date: bool,
+    },
+}
+
+impl Measure {
+    /// Is it a count of records or values (what a share is a share of)?
+    pub fn is_count(&self) -> bool {
+        !matches!(
+            self,
+            Measure::Min(_)
+                | Measure::Max(_)
+                | Measure::Sum(_)
+                | Measure::Avg(_)
+                | Measure::Age { .. }
+        )
+    }
+
+    /// Does a stream's one pass need a key set for it?
+    pub fn holds_keys(&self) -> bool {
+        matches!(
+            self,
+            Measure::Duplicates(_) | Measure::Distinct(_) | Measure::Orphans { .. }
+        )
+    }
+}
+
+/// A declared field, or a dotted path into nested records (`address.city`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldPath {
+    /// The field's position in the record's fields, then the next step's
+    /// in that field's record, and so on.
+    pub slots: Vec<u32>,
+    /// The names along the path.
+    pub names: Vec<Key>,
+}
+
+impl FieldPath {
+    /// The path as a failure record writes it: `address.city`.
+    pub fn text(&self) -> String {
+        let names: Vec<&str> = self.names.iter().map(|n| &**n).collect();
+        names.join(".")
+    }
+}
+
+/// The keys of `orphans(f, keys)`: evaluated once, before the first
+/// record, and held as a set.
+#[derive(Debug)]
+pub enum OrphanKeys {
+    /// `["a", "b"]`.
+    List(Vec<Value>),
+    /// `source(…) | map(r => r.g)`: the source (a call of `source`, lowered)
+    /// and the path read of each of its records.
+    Source {
+        source: hir::Expr,
+        path: Vec<Key>,
+        /// `source("customers")` as written, in canonical form.
+        text: String,
+    },
+}
+
+/// An expectation's condition over its measures (§4.11): literals,
+/// arithmetic, comparisons and `and`/`or`/`not`. Shares and durations are
+/// compared exactly, in the forms the checker allows: a share with a count,
+/// a duration with an age.
+#[derive(Debug)]
+pub enum ExpectCond {
+    /// The value of `measures[i]`.
+    Measure(u32),
+    /// An Int or Float literal.
+    Number(Value),
+    Bool(bool),
+    Neg(Box<ExpectCond>),
+    /// `+`, `-`, `*`, `/`.
+    Arith(BinOp, Box<ExpectCond>, Box<ExpectCond>),
+    /// `==`, `!=`, `<`, `<=`, `>`, `>=` of two numbers or two Bools.
+    Compare(BinOp, Box<ExpectCond>, Box<ExpectCond>),
+    /// `count op share`, turned so that the count is on the left
+    /// (`5% >= failures` is `failures <= 5%`).
+    Share {
+        op: BinOp,
+        count: Box<ExpectCond>,
+        share: Share,
+    },
+    /// `age(f) op duration`, the age (`measures[measure]`) on the left.
+    Age {
+        op: BinOp,
+        measure: u32,
+        seconds: i64,
+    },
+    Not(Box<ExpectCond>),
+    And(Box<ExpectCond>, Box<ExpectCond>),
+    Or(Box<ExpectCond>, Box<ExpectCond>),
+}
+
+/// A share of `rows` as an exact fraction: `5%` is 5/100, `0.5%` is
+/// 5/1000 (never a Float).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Share {
+    pub numer: i128,
+    pub denom: i128,
+}
+
+impl Share {
+    /// The share `text%`, from the number as written (`5`, `0.5`, `1_000`,
+    /// `2.5e-1`); `None` when it does not fit an exact fraction of 128 bits.
+    pub fn parse(text: &str) -> Option<Share> {
+        let text = text.replace('_', "");
+        let (mantissa, exp) = match text.find(['e', 'E']) {
+            Some(i) => (&text[..i], text[i + 1..].parse::<i32>().ok()?),
+            None => (&text[..], 0),
+        };
+        let (whole, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        let digits: i128 = format!("{whole}{frac}").parse().ok()?;
+        // The value is digits × 10^(exp − frac digits), over 100.
+        let scale = exp - frac.len() as i32 - 2;
+        let power = 10i128.checked_pow(scale.unsigned_abs())?;
+        let (numer, denom) = if scale >= 0 {
+            (digits.checked_mul(power)?, 1)
+        } else {
+            (digits, power)
+        };
+        let g = gcd(numer, denom);
+        Some(Share {
+            numer: numer / g,
+            denom: denom / g,
+        })
+    }
+
+    /// How `count` compares with this share of `rows`, exactly:
+    /// `missing(e) <= 5%` holds when `missing(e) * 100 <= 5 * rows`.
+    pub fn compare(self, count: i128, rows: i128) -> Option<std::cmp::Ordering> {
+        let left = count.checked_mul(self.denom)?;
+        let right = rows.checked_mul(self.numer)?;
+        Some(left.cmp(&right))
+    }
+}
+
+fn gcd(a: i128, b: i128) -> i128 {
+    let (mut a, mut b) = (a.abs(), b.abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a.max(1)
 }
 
 #[derive(Debug)]
@@ -468,5 +697,36 @@ impl RecordShape {
             }
         }
         out.push_str(" }");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cmp::Ordering;
+
+    #[test]
+    fn shares_are_exact_fractions() {
+        let share = |t: &str| Share::parse(t).map(|s| (s.numer, s.denom));
+        assert_eq!(share("5"), Some((1, 20)));
+        assert_eq!(share("0.5"), Some((1, 200)));
+        assert_eq!(share("100"), Some((1, 1)));
+        assert_eq!(share("1_000"), Some((10, 1)));
+        assert_eq!(share("2.5e-1"), Some((1, 400)));
+        assert_eq!(share("0.1"), Some((1, 1000)));
+        assert_eq!(share("1e99"), None);
+    }
+
+    #[test]
+    fn a_share_compares_at_its_boundary_exactly() {
+        // Exactly 5% of 20 rows is one row.
+        let five = Share::parse("5").unwrap();
+        assert_eq!(five.compare(1, 20), Some(Ordering::Equal));
+        assert_eq!(five.compare(2, 20), Some(Ordering::Greater));
+        assert_eq!(five.compare(0, 20), Some(Ordering::Less));
+        // 0.1% is not the Float 0.001: a thousandth of 1000 rows is 1.
+        let tenth = Share::parse("0.1").unwrap();
+        assert_eq!(tenth.compare(1, 1000), Some(Ordering::Equal));
+        assert_eq!(tenth.compare(3, 3000), Some(Ordering::Equal));
     }
 }

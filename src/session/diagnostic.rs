@@ -223,7 +223,7 @@ impl From<&CheckError> for Diag {
                 span.clone(),
                 format!("{member} needs a contract kind"),
             )
-            .help(format!("declare the type as `{}` to give it rules, defaults, checks and unique keys", kind.as_contract().name())),
+            .help(format!("declare the type as `{}` to give it rules, defaults, checks, unique keys and expectations", kind.as_contract().name())),
             OptionalWithoutMark { field, span } => Diag::error(
                 "hql::optional_without_mark",
                 format!("field `{field}` may be absent or null, and this reads it without `?`"),
@@ -353,9 +353,60 @@ impl From<&CheckError> for Diag {
                 .help(format!("to check values against it, write `validate({name})`; to build a value, `{name} {{ … }}`")),
             ConditionType { found, span } => Diag::error("hql::condition_type", format!("a condition must be a Bool, not {}", article(found)), span.clone(), format!("{found} here"))
                 .help("compare it (`x > 0`, `x != \"\"`), or test presence with `x?`"),
+            NotInExpectation { what, field, span } => {
+                let d = Diag::error("hql::expect_form", format!("an expectation cannot hold {what}"), span.clone(), "not a measure, a literal or an operator of an expectation");
+                match field {
+                    Some(f) => d.help(format!("an expectation judges the whole stream through measures (`missing({f})`, `nulls({f})`, `min({f})`, …); a condition on each record is a rule: `require …`")),
+                    None => d.help(EXPECT_FORM_HELP),
+                }
+            }
+            UnknownMeasure { name, span, candidates } => Diag::error("hql::unknown_measure", format!("`{name}` is not a measure"), span.clone(), "not a measure")
+                .help(did_you_mean(candidates).unwrap_or_else(|| EXPECT_FORM_HELP.into())),
+            MeasureArguments { measure, takes, span } => {
+                Diag::error("hql::measure_arguments", format!("`{measure}` is given arguments it does not take"), span.clone(), "here").help(format!("`{measure}` takes {takes}"))
+            }
+            MeasureFieldType { measure, field, found, expected, span } => Diag::error(
+                "hql::measure_type",
+                format!("`{measure}` measures {expected}, and `{field}` is {}", article(found)),
+                span.clone(),
+                format!("{found} here"),
+            )
+            .help(if *measure == "age" {
+                format!("declare `{field}` as a `Date` or a `Timestamp`, or measure a field that is one")
+            } else {
+                format!("`{measure}` is over a numeric field; a count of values is `distinct({field})`, of missing ones `missing({field})`")
+            }),
+            MeasurePath { path, found, span } => Diag::error("hql::measure_path", format!("`{path}` is {}, not a record", article(found)), span.clone(), "no field here")
+                .help("a measure's path goes into nested records only (`address.city`), not into lists or other values"),
+            ShareOfNonCount { found, span } => {
+                let message = match found {
+                    Some(other) => format!("a share of the rows is compared with {other}, not a count"),
+                    None => "a share of the rows stands outside a comparison with a count".into(),
+                };
+                Diag::error("hql::expect_share", message, span.clone(), "a share of `rows`")
+                    .help("`5%` is a share of `rows`: compare a count with it (`rows`, `failures`, `missing`, `nulls`, `invalid`, `duplicates`, `distinct`, `orphans`), as in `missing(email) <= 5%`")
+            }
+            DurationOutsideAge { span } => Diag::error("hql::expect_duration", "a duration is compared with `age(…)` only", span.clone(), "a duration")
+                .help("durations (`30s`, `15m`, `12h`, `3d`) are for expectations of freshness: `expect age(placed) <= 3d`"),
+            AgeWithoutDuration { span } => Diag::error("hql::expect_duration", "an age is compared with a duration only", span.clone(), "an age")
+                .help("write the bound as a duration: `age(placed) <= 3d` (`30s`, `15m`, `12h`, `3d`)"),
+            ModuloInExpectation { span } => Diag::error("hql::expect_modulo", "an expectation has no remainder `%`", span.clone(), "not a remainder here")
+                .help("inside `expect`, a number written against `%` is a share of `rows` (`failures <= 1%`)"),
+            OrphanKeys { span } => Diag::error("hql::orphan_keys", "the keys of `orphans` are a list of literals or a source's field", span.clone(), "not keys `orphans` takes")
+                .help("write a list literal (`[\"a\", \"b\"]`) or a source mapped to one field: `source(\"customers\") | map(c => c.id)`"),
+            ExpectOperands { op, left, right, span } => Diag::error(
+                "hql::expect_operands",
+                format!("`{op}` cannot take {left} and {right} in an expectation"),
+                span.clone(),
+                format!("{left} {op} {right}"),
+            )
+            .help("arithmetic and ordering take counts and numbers; `and`, `or` and `not` take comparisons"),
         }
     }
 }
+
+/// What an expectation is made of, for the help of its errors.
+const EXPECT_FORM_HELP: &str = "an expectation combines measures (`rows`, `failures`, `missing(f)`, `nulls(f)`, `invalid(f)`, `duplicates(f, …)`, `distinct(f)`, `orphans(f, keys)`, `min(f)`, `max(f)`, `sum(f)`, `avg(f)`, `age(f)`) with literals, arithmetic, comparisons and `and`/`or`/`not`";
 
 fn operand_help(op: &str) -> String {
     match op {
@@ -413,6 +464,13 @@ impl From<&CheckWarning> for Diag {
                 "not checked inside a field",
             )
             .help("declare the key on the type whose records the stream holds"),
+            CheckWarning::NestedExpect { ty, span } => Diag::error(
+                "hql::nested_expect",
+                format!("`expect` in `{ty}` is judged only over a stream validated as `{ty}`, not where `{ty}` is a field's type"),
+                span.clone(),
+                "not judged inside a field",
+            )
+            .help("declare the expectation on the type whose records the stream holds"),
         };
         Diag { warning: true, ..d }
     }

@@ -56,6 +56,18 @@ pub enum Member {
     Rule(Rule),
     Check { field: Name, func: Name, span: Span },
     Unique { fields: Vec<Name>, span: Span },
+    Expect(Expectation),
+}
+
+/// `expect [warn] [name:] condition`: a condition over the whole stream a
+/// `validate(T)` read (language.md §4.11).
+#[derive(Debug, Clone)]
+pub struct Expectation {
+    pub doc: Option<String>,
+    pub warn: bool,
+    pub name: Option<Name>,
+    pub cond: Expr,
+    pub span: Span,
 }
 
 #[derive(Debug, Clone)]
@@ -136,6 +148,11 @@ pub enum Lit {
     /// Integer literal as written (`10_000`).
     Int(String),
     Float(String),
+    /// A share of the rows in an expectation, `5%`: the number as written,
+    /// without its `%`.
+    Percent(String),
+    /// A duration in an expectation as written, `3d`.
+    Duration(String),
     /// A string's value and its text as written (`r"\d"` stays raw).
     Str {
         value: String,

@@ -116,6 +116,22 @@ fn field_default(f: &FieldDecl) -> String {
         .map_or(String::new(), |d| format!(" = {}", expr_text(d)))
 }
 
+/// An expectation as a member in canonical form: `expect warn fresh:
+/// age(placed) <= 3d`. Its identity's text is its condition's
+/// (`expr_text`), as a rule's is.
+pub fn expectation_text(e: &Expectation) -> String {
+    let mut out = String::from("expect ");
+    if e.warn {
+        out.push_str("warn ");
+    }
+    if let Some(name) = &e.name {
+        out.push_str(&name.text);
+        out.push_str(": ");
+    }
+    write_expr(&mut out, &e.cond, LAMBDA);
+    out
+}
+
 pub fn binop_text(op: BinOp) -> &'static str {
     match op {
         BinOp::Implies => "=>",
@@ -352,7 +368,11 @@ pub fn write_json_string(out: &mut String, s: &str) {
 
 pub fn write_lit(out: &mut String, lit: &Lit) {
     match lit {
-        Lit::Int(t) | Lit::Float(t) => out.push_str(t),
+        Lit::Int(t) | Lit::Float(t) | Lit::Duration(t) => out.push_str(t),
+        Lit::Percent(t) => {
+            out.push_str(t);
+            out.push('%');
+        }
         Lit::Str { text, .. } => out.push_str(text),
         Lit::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Lit::Null => out.push_str("null"),

@@ -456,6 +456,7 @@ impl<'a> Writer<'a> {
                 self.push(&func.text);
                 self.finish(span.end);
             }
+            Member::Expect(e) => self.expectation(e, indent),
             Member::Unique { fields, span } => {
                 self.begin(indent, LineKind::Item, span.start);
                 self.push("unique ");
@@ -505,6 +506,18 @@ impl<'a> Writer<'a> {
             self.push_string(message);
         }
         self.finish(r.span.end);
+    }
+
+    fn expectation(&mut self, e: &Expectation, indent: usize) {
+        self.doc(&e.doc, indent, e.span.start);
+        self.begin(indent, LineKind::Item, e.span.start);
+        self.push(if e.warn { "expect warn " } else { "expect " });
+        if let Some(name) = &e.name {
+            self.push(&name.text);
+            self.push(": ");
+        }
+        self.expr(&e.cond, false);
+        self.finish(e.span.end);
     }
 
     /// A type on the open line; an inline record type that has doc

@@ -29,6 +29,14 @@ pub enum Token {
     #[regex(r"[0-9][0-9_]*\.[0-9][0-9_]*([eE][+-]?[0-9]+)?", |lex| lex.slice().to_string())]
     #[regex(r"[0-9][0-9_]*[eE][+-]?[0-9]+", |lex| lex.slice().to_string())]
     Float(String),
+    /// A duration as written, `30s`, `15m`, `12h`, `3d` (language.md
+    /// §4.11): only `age(…)` in an expectation is compared with one.
+    #[regex(r"[0-9][0-9_]*[smhd]", |lex| lex.slice().to_string())]
+    Duration(String),
+    /// A share of the rows, `5%` or `0.5%`, its number as written: made by
+    /// the layout pass from a number directly followed by `%` inside an
+    /// `expect` member, where there is no remainder operator (§4.11).
+    Share(String),
     /// A string literal: its value and its text as written.
     #[token("\"", lex_string)]
     Str(StrLit),
@@ -48,6 +56,8 @@ pub enum Token {
     With,
     #[token("unique")]
     Unique,
+    #[token("expect")]
+    Expect,
     #[token("fn")]
     Fn,
     #[token("let")]
@@ -459,6 +469,8 @@ pub fn can_end(t: &Token) -> bool {
         Ident(_)
             | Int(_)
             | Float(_)
+            | Duration(_)
+            | Share(_)
             | Str(_)
             | RawStr(_)
             | True
@@ -490,6 +502,8 @@ fn layout(mut raw: Vec<Spanned>) -> Vec<Spanned> {
     let mut pending_newline: Option<(usize, usize)> = None;
     // Between `@attr(…)` and its `type`, newlines do not end the statement.
     let mut in_attributes = false;
+    // Inside an `expect` member: the bracket depth it stands at.
+    let mut expect_at: Option<usize> = None;
     // For each place, the first token from there on that is neither a
     // newline nor a doc comment: what a doc comment would describe.
     let mut described = vec![None; raw.len() + 1];
@@ -521,7 +535,21 @@ fn layout(mut raw: Vec<Spanned>) -> Vec<Spanned> {
             let prev = out.last().map(|s| &s.1);
             if !in_attributes && newline_counts(prev, &tok, after, &brackets) {
                 out.push((nl, Token::Newline, nr));
+                expect_at = expect_at.filter(|&d| d < brackets.len());
             }
+        }
+        match tok {
+            Token::Expect if starts_expectation(out.last(), after) => {
+                expect_at = Some(brackets.len())
+            }
+            Token::Comma => expect_at = expect_at.filter(|&d| d < brackets.len()),
+            Token::Percent if expect_at.is_some() => {
+                if let Some(share) = share_before(&mut out, l) {
+                    out.push(share);
+                    continue;
+                }
+            }
+            _ => {}
         }
         match tok {
             Token::At if brackets.is_empty() => in_attributes = true,
@@ -533,6 +561,7 @@ fn layout(mut raw: Vec<Spanned>) -> Vec<Spanned> {
             brackets.push((tok.clone(), is_call));
         } else if is_close(&tok) {
             brackets.pop();
+            expect_at = expect_at.filter(|&d| d <= brackets.len());
         }
         if tok == Token::FatArrow && lambda_may_start(&out, &brackets) {
             if let Some((pl, Token::Ident(name), _)) = out.pop() {
@@ -551,6 +580,29 @@ fn layout(mut raw: Vec<Spanned>) -> Vec<Spanned> {
     out
 }
 
+/// Is `expect` here the start of an expectation, not a name (`r.expect`,
+/// a key or a field `expect: …`)?
+fn starts_expectation(prev: Option<&Spanned>, after: &[Spanned]) -> bool {
+    let name_after_dot = matches!(prev, Some((_, Token::Dot, _)));
+    let key = matches!(after.first(), Some((_, Token::Colon | Token::Question, _)));
+    !name_after_dot && !key
+}
+
+/// A number that ends where a `%` at `at` starts, taken off `out` and
+/// made a share (`5%`): in an expectation, the only reading of `%` after
+/// a number written against it.
+fn share_before(out: &mut Vec<Spanned>, at: usize) -> Option<Spanned> {
+    match out.last() {
+        Some((_, Token::Int(_) | Token::Float(_), r)) if *r == at => {}
+        _ => return None,
+    }
+    let (l, number, _) = out.pop()?;
+    let (Token::Int(text) | Token::Float(text)) = number else {
+        return None;
+    };
+    Some((l, Token::Share(text), at + 1))
+}
+
 /// The text of a keyword token.
 pub fn keyword_text(t: &Token) -> Option<&'static str> {
     use Token::*;
@@ -561,6 +613,7 @@ pub fn keyword_text(t: &Token) -> Option<&'static str> {
         Validate => "validate",
         With => "with",
         Unique => "unique",
+        Expect => "expect",
         Fn => "fn",
         Let => "let",
         Check => "check",
@@ -618,7 +671,9 @@ fn doc_is_attached(next: Option<&Token>, brackets: &[Open]) -> bool {
     let in_body = matches!(innermost(brackets), Some(Token::LBrace));
     match next {
         Some(Token::Type | Token::Fn | Token::At) => true,
-        Some(Token::Require | Token::Warn | Token::Ident(_) | Token::Str(_)) => in_body,
+        Some(Token::Require | Token::Warn | Token::Expect | Token::Ident(_) | Token::Str(_)) => {
+            in_body
+        }
         _ => false,
     }
 }
@@ -756,6 +811,56 @@ mod tests {
         let toks = kinds("r.type\n\"x\"");
         assert_eq!(toks[2], Token::Ident("type".into()));
         assert_eq!(toks[3], Token::Newline);
+    }
+
+    #[test]
+    fn a_number_against_percent_is_a_share_inside_expect_only() {
+        let src = "type T : DataContract = {\n expect failures <= 1% and missing(e) < 0.5%\n expect rows % 2 == 0\n}\nlet r = 10%3";
+        let toks = kinds(src);
+        let shares: Vec<&Token> = toks
+            .iter()
+            .filter(|t| matches!(t, Token::Share(_)))
+            .collect();
+        assert_eq!(
+            shares,
+            [&Token::Share("1".into()), &Token::Share("0.5".into())]
+        );
+        // With a space, and outside `expect`, `%` is the operator.
+        assert_eq!(toks.iter().filter(|t| **t == Token::Percent).count(), 2);
+        assert!(toks.ends_with(&[
+            Token::Int("10".into()),
+            Token::Percent,
+            Token::Int("3".into())
+        ]));
+    }
+
+    #[test]
+    fn expect_as_a_name_starts_no_expectation() {
+        for src in [
+            "type T : Data = {\n expect: Int\n}\nlet x = 10%3",
+            "let r = {expect: 1}\nlet x = 10%3",
+            "r.expect + 10%3",
+        ] {
+            let toks = kinds(src);
+            assert!(toks.contains(&Token::Percent), "{src}: {toks:?}");
+            assert!(!toks.iter().any(|t| matches!(t, Token::Share(_))), "{src}");
+        }
+        assert_eq!(kinds("r.expect")[2], Token::Ident("expect".into()));
+    }
+
+    #[test]
+    fn durations_are_tokens() {
+        assert_eq!(
+            kinds("30s 15m 12h 3d 1_000d 3"),
+            [
+                Token::Duration("30s".into()),
+                Token::Duration("15m".into()),
+                Token::Duration("12h".into()),
+                Token::Duration("3d".into()),
+                Token::Duration("1_000d".into()),
+                Token::Int("3".into()),
+            ]
+        );
     }
 
     #[test]

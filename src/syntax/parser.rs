@@ -335,7 +335,9 @@ fn tidy_expected(expected: Vec<String>) -> Vec<String> {
             "Ident" => "a name".to_string(),
             "IntLit" | "FloatLit" => "a number".to_string(),
             "StrLit" | "RawStrLit" => "a string".to_string(),
-            "LambdaParam" | "Doc" => String::new(),
+            // A share or a duration is the right next token only in an
+            // expectation: naming them everywhere would only add noise.
+            "LambdaParam" | "Doc" | "ShareLit" | "DurationLit" => String::new(),
             "\"newline\"" => "a new line".to_string(),
             other => format!("`{}`", other.trim_matches('"')),
         })
@@ -350,6 +352,8 @@ pub fn describe(tok: &Token) -> String {
     match tok {
         Token::Ident(s) => format!("name `{s}`"),
         Token::Int(s) | Token::Float(s) => format!("number `{s}`"),
+        Token::Share(s) => format!("share `{s}%`"),
+        Token::Duration(s) => format!("duration `{s}`"),
         Token::Str(s) | Token::RawStr(s) => format!("string {}", s.text),
         Token::Newline => "end of line".into(),
         Token::Doc(_) => "doc comment".into(),
@@ -414,6 +418,7 @@ pub fn with_doc(member: Member, doc: Option<String>) -> Member {
     match member {
         Member::Field(f) => Member::Field(FieldDecl { doc, ..f }),
         Member::Rule(r) => Member::Rule(Rule { doc, ..r }),
+        Member::Expect(e) => Member::Expect(Expectation { doc, ..e }),
         other => other,
     }
 }
@@ -448,6 +453,7 @@ fn too_deep(stmt: &Stmt) -> Option<Span> {
                         match m {
                             Member::Field(f) => push_field(&mut todo, f, 1),
                             Member::Rule(r) => todo.push((Node::Expr(&r.cond), 1)),
+                            Member::Expect(e) => todo.push((Node::Expr(&e.cond), 1)),
                             Member::Check { .. } | Member::Unique { .. } => {}
                         }
                     }
@@ -517,11 +523,13 @@ fn type_exprs(t: &TypeDecl) -> Vec<&Expr> {
             .collect(),
         TypeBody::Refine { rules, .. } => rules.iter().collect(),
     };
+    // Defaults and expectations' conditions.
     let defaults = match &t.body {
         TypeBody::Record(members) => members
             .iter()
             .filter_map(|m| match m {
                 Member::Field(f) => f.default.as_ref(),
+                Member::Expect(e) => Some(&e.cond),
                 _ => None,
             })
             .collect(),
@@ -660,6 +668,45 @@ mod tests {
             panic!()
         };
         assert_eq!(members.len(), 8);
+    }
+
+    #[test]
+    fn expectations_are_members() {
+        let src = "type Order : DataContract = {\n  /// enough\n  expect rows >= 1000\n  expect warn fresh: age(placed) <= 3d\n  expect budget: failures <= 1%, expect warn rows > 0\n}";
+        let m = parse(src).unwrap();
+        let Stmt::Type(t) = &m.stmts[0] else { panic!() };
+        let TypeBody::Record(members) = &t.body else {
+            panic!()
+        };
+        let expects: Vec<(bool, Option<&str>, Option<&str>)> = members
+            .iter()
+            .map(|m| match m {
+                Member::Expect(e) => (
+                    e.warn,
+                    e.name.as_ref().map(|n| n.text.as_str()),
+                    e.doc.as_deref(),
+                ),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            expects,
+            [
+                (false, None, Some("enough")),
+                (true, Some("fresh"), None),
+                (false, Some("budget"), None),
+                (true, None, None),
+            ]
+        );
+        let Member::Expect(e) = &members[2] else {
+            panic!()
+        };
+        let ExprKind::Binary(BinOp::Le, _, share) = &e.cond.kind else {
+            panic!("{:?}", e.cond)
+        };
+        assert!(matches!(&share.kind, ExprKind::Lit(Lit::Percent(t)) if t == "1"));
+        // `expect` stands in a type body only.
+        assert!(parse("expect rows > 0").is_err());
     }
 
     #[test]

@@ -26,8 +26,8 @@ pub struct Candidate {
 }
 
 const KEYWORDS: &[&str] = &[
-    "type", "require", "warn", "validate", "with", "unique", "fn", "let", "check", "import", "if",
-    "then", "else", "and", "or", "not", "in", "true", "false", "null", "self",
+    "type", "require", "warn", "expect", "validate", "with", "unique", "fn", "let", "check",
+    "import", "if", "then", "else", "and", "or", "not", "in", "true", "false", "null", "self",
 ];
 
 /// Stages whose output records are some of their input's, unchanged.
