@@ -42,14 +42,6 @@ pub struct LineCheck {
     plan: Rc<LinePlan>,
     contract: Rc<Contract>,
     top: RecordState,
-    /// Is a line that fails certainly an `err` (`LinePlan::certain`)?
-    pub(crate) certain: bool,
-    /// Is it a record of scalar fields whose validation cannot raise
-    /// (`LinePlan::flat`)? A failure's identity and the field it is found
-    /// at then fix all of it (see `found_at`).
-    pub(crate) flat: bool,
-    /// Can `findings` name every failure (`LinePlan::names`)?
-    pub(crate) names: bool,
     /// The fields of the record `validated` builds, reused.
     built: Vec<(Key, Value)>,
     decoder: Decoder,
@@ -233,9 +225,6 @@ impl LineCheck {
         let plan = LinePlan::of(contract, interp)?;
         Some(LineCheck {
             top: RecordState::new(&plan.top, plan.key_texts),
-            certain: plan.certain,
-            flat: plan.flat,
-            names: plan.names,
             plan,
             contract: contract.clone(),
             built: Vec::new(),
@@ -256,7 +245,7 @@ impl LineCheck {
     /// contract has defaults or checks, or a field whose value is decoded
     /// to be checked).
     pub fn findings(&mut self, interp: &Rc<Interp>, line: &[u8]) -> Option<Findings> {
-        if !self.names {
+        if !self.plan.names {
             return None;
         }
         let (shape, plan, state, decoder) = self.parts();
@@ -321,6 +310,23 @@ impl LineCheck {
             Some(kept) if kept.visit == top.visit => KeyPart::Text(&kept.text),
             _ => KeyPart::Value(&self.top_slots()[position + 1]),
         }
+    }
+
+    /// Is a line that fails certainly an `err` (`LinePlan::certain`)?
+    pub fn certain(&self) -> bool {
+        self.plan.certain
+    }
+
+    /// Is it a record of scalar fields whose validation cannot raise
+    /// (`LinePlan::flat`)? A failure's identity and the field it is found
+    /// at then fix all of it (see `found_at`).
+    pub fn flat(&self) -> bool {
+        self.plan.flat
+    }
+
+    /// Can `findings` name every failure (`LinePlan::names`)?
+    pub fn names(&self) -> bool {
+        self.plan.names
     }
 
     /// Does validating leave every record as it was read, so that
@@ -393,7 +399,7 @@ impl LineCheck {
     fn verdict_of(&self, outcome: Checking) -> Verdict {
         match outcome {
             Ok(()) => Verdict::Valid,
-            Err(Miss::Invalid) if self.certain => Verdict::Invalid,
+            Err(Miss::Invalid) if self.plan.certain => Verdict::Invalid,
             Err(_) => Verdict::Unsure,
         }
     }

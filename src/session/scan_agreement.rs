@@ -268,7 +268,7 @@ pub(crate) mod tests {
             if !repeats_a_key(line) {
                 match expected {
                     Outcome::Clean => assert_eq!(verdict, Verdict::Valid, "{line}"),
-                    Outcome::Failed if check.certain && !nested_warns => {
+                    Outcome::Failed if check.certain() && !nested_warns => {
                         assert_eq!(verdict, Verdict::Invalid, "{line}")
                     }
                     _ => {}
@@ -307,7 +307,7 @@ pub(crate) mod tests {
                 (Some(_), Err(e)) => {
                     panic!("named failures of a line that does not decode ({e}): {line}")
                 }
-                (None, Ok(Value::Record(_))) if check.names && !repeats_a_key(line) => {
+                (None, Ok(Value::Record(_))) if check.names() && !repeats_a_key(line) => {
                     panic!("failures left unnamed: {line}")
                 }
                 (None, _) => {}
@@ -330,7 +330,7 @@ pub(crate) mod tests {
             }
         }
         eprintln!("{name}: valid, invalid, unsure = {decided:?}; failures named for {named}");
-        assert_eq!(check.names, named > 0, "{name}");
+        assert_eq!(check.names(), named > 0, "{name}");
         assert!(decided[Verdict::Valid as usize] > 100, "{decided:?}");
         assert_eq!(
             to_hql(&by_value.into_value()),

@@ -421,7 +421,7 @@ impl Copier {
             }
             _ => {}
         }
-        if !self.errs_wanted || !self.check.flat {
+        if !self.errs_wanted || !self.check.flat() {
             // Nested failures' paths hold list positions: not learnt.
             return None;
         }
