@@ -1,7 +1,8 @@
 //! Every `examples/**/*.hql` is a test: it runs from the repository root and
 //! its stdout must equal the sibling `.out`, its stderr the `.err` (empty
 //! when there is none), and its exit status the number in `.status` (0 when
-//! there is none). Adding a test means adding files. The SQLite databases
+//! there is none). Adding a test means adding files. They run with
+//! `HQL_NOW=2026-12-01T00:00:00Z`, the time `age(f)` measures to. The SQLite databases
 //! in an example's `out/` folder are removed before it runs, so that each
 //! run starts from no table, as a file target starts from no file.
 
@@ -54,6 +55,8 @@ fn run_example(path: &Path) -> Vec<String> {
         .args(["run", &name])
         .current_dir(root)
         .env("NO_COLOR", "1")
+        // `age(f)` measures to this time, so that expectations do not age.
+        .env("HQL_NOW", "2026-12-01T00:00:00Z")
         .output()
         .expect("the hql binary runs");
     let stdout = String::from_utf8_lossy(&output.stdout);

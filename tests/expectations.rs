@@ -1,8 +1,7 @@
-//! Expectations over a whole stream (language.md §4.11) as far as they are
-//! built: declared, checked, compiled with their identities (§4.7) and
-//! listed by `hql contract`. A program that declares them runs; they are
-//! not judged yet. Their static errors are in `static_errors.rs`, their
-//! layout in `fmt.rs`.
+//! Expectations over a whole stream (language.md §4.11): declared, checked,
+//! compiled with their identities (§4.7), listed by `hql contract`, and
+//! judged when a validated stream ends. Their static errors are in
+//! `static_errors.rs`, their layout in `fmt.rs`.
 
 mod common;
 use common::*;
@@ -121,20 +120,307 @@ fn reformatting_or_reordering_never_changes_an_identity() {
 }
 
 #[test]
-fn a_program_with_expectations_runs_and_they_are_not_yet_judged() {
-    // `rows >= 1000` fails on two records once expectations are judged;
-    // until then the run goes as it would without them.
+fn a_failed_expectation_prints_the_value_then_stops_the_run() {
     let src = format!(
-        "{ORDERS}[{{order_id: \"a\", customer_id: \"c\", placed: \"2024-01-01T00:00:00Z\", amount: 1.5}}, {{order_id: \"b\"}}] | validate(Order) | report()\n"
+        "{ORDERS}[{{order_id: \"a\", customer_id: \"c\", placed: \"2024-01-01T00:00:00Z\", amount: 1.5}}, {{order_id: \"b\"}}] | validate(Order) | report()\n\"not reached\"\n"
     );
     let (out, err, status) = run(&src, &[]);
-    assert_eq!(err, "");
-    assert_eq!(status, 0);
-    assert!(
-        out.starts_with("{total: 2, ok: 1, err: 1, warned: 0, by_rule: ["),
-        "{out}"
+    assert_eq!(status, 1, "{err}");
+    // The statement's value first, with each failed expectation in by_rule.
+    assert_eq!(
+        lines(&out),
+        ["{total: 2, ok: 1, err: 1, warned: 0, by_rule: [\
+{rule: \"Order.0.5% >= missing(address.city)\", kind: \"expect\", count: 1}, \
+{rule: \"Order.amount.missing\", kind: \"missing\", count: 1}, \
+{rule: \"Order.budget\", kind: \"expect\", count: 1}, \
+{rule: \"Order.customer_id.missing\", kind: \"missing\", count: 1}, \
+{rule: \"Order.distinct(customer_id) >= 10\", kind: \"expect_warn\", count: 1}, \
+{rule: \"Order.fresh\", kind: \"expect\", count: 1}, \
+{rule: \"Order.missing(email) <= 5%\", kind: \"expect\", count: 1}, \
+{rule: \"Order.placed.missing\", kind: \"missing\", count: 1}, \
+{rule: \"Order.rows >= 1000\", kind: \"expect\", count: 1}]}"]
     );
-    assert!(!out.contains("expect"), "{out}");
+    let err = squash(&err);
+    assert!(
+        err.starts_with(
+            "warning: expectation Order.distinct(customer_id) >= 10 failed: distinct(customer_id) >= 10 (distinct(customer_id) is 1)"
+        ),
+        "{err}"
+    );
+    // Every failed error expectation is named; the diagnostic is the first.
+    for line in [
+        "error: expectation Order.budget failed: failures <= 1% (failures is 1 of 2 rows (50%))",
+        "error: expectation Order.missing(email) <= 5% failed: missing(email) <= 5% (missing(email) is 2 of 2 rows (100%))",
+        "error: expectation Order.fresh failed: age(placed) <= 3d (age(placed) is",
+        "error: expectation Order.0.5% >= missing(address.city) failed: 0.5% >= missing(address.city) (missing(address.city) is 2 of 2 rows (100%))",
+        "hql::expectation × expectation Order.rows >= 1000 failed: rows >= 1000 (rows is 2)",
+        "help: also failed (above): Order.budget, Order.missing(email) <= 5%, Order.fresh, Order.0.5% >= missing(address.city); nothing is written",
+    ] {
+        assert!(err.contains(line), "missing {line:?} in {err}");
+    }
+}
+
+/// Records of every shape a measure meets: absent, null, wrong-typed and
+/// repeated values, a nested path, a line that is not JSON and one that
+/// is not a record.
+const MEASURED: &str = r#"{"id":"a","e":"x","n":1,"amt":5,"t":"2026-12-01T00:00:00Z","c":{"k":"p"}}
+{"id":"b","e":null,"n":null,"amt":500,"t":"2026-12-02T00:00:00Z"}
+{"id":"a","amt":"bad","t":"2026-11-01T00:00:00Z","c":{"k":"q"}}
+{"id":"c","e":"y","n":3,"amt":-1.5,"t":"2026-12-03T12:00:00Z","c":{}}
+{"id":
+[1,2]
+{"id":null,"amt":7,"t":"nope"}
+"#;
+
+const MEASURED_TYPE: &str = "type T : DataContract = {
+    id: String | Null
+    e?: String | Null
+    n?: Int | Null
+    amt: Float
+    t: Timestamp
+    c?: { k?: String }
+";
+
+/// The warnings of `hql run --now 2026-12-05T00:00:00Z` over `MEASURED`
+/// with the given expectations in `T`, and the number it counted.
+fn measured(expectations: &str, args: &[&str]) -> Vec<String> {
+    let dir = Scratch::new("expect-measured");
+    dir.write("d.jsonl", MEASURED);
+    let program = format!(
+        "{MEASURED_TYPE}{expectations}}}\nsource(file(\"d.jsonl\"), Json) | validate(T) | count()\n"
+    );
+    let mut all = vec!["--now", "2026-12-05T00:00:00Z"];
+    all.extend_from_slice(args);
+    let run = dir.run(&program, &all);
+    assert_eq!((run.out.as_str(), run.status), ("7\n", 0), "{}", run.err);
+    run.err.lines().map(str::to_string).collect()
+}
+
+#[test]
+fn each_count_measure_counts_what_section_4_11_says() {
+    // `== -1` never holds, so each warning shows the measure's value.
+    let measures = [
+        ("rows", "7"),
+        ("failures", "4"),
+        ("missing(e)", "2"),
+        ("nulls(e)", "1"),
+        ("missing(c.k)", "3"),
+        ("nulls(c.k)", "0"),
+        ("invalid(amt)", "1"),
+        ("invalid(t)", "1"),
+        ("invalid(c)", "0"),
+        ("duplicates(id)", "1"),
+        ("duplicates(id, e)", "0"),
+        ("distinct(id)", "3"),
+        ("distinct(c.k)", "2"),
+        ("orphans(id, [\"a\", \"b\"])", "1"),
+    ];
+    let expectations: String = measures
+        .iter()
+        .map(|(m, _)| format!("    expect warn {m} == -1\n"))
+        .collect();
+    let warnings = measured(&expectations, &[]);
+    let wanted: Vec<String> = measures
+        .iter()
+        .map(|(m, v)| format!("warning: expectation T.{m} == -1 failed: {m} == -1 ({m} is {v})"))
+        .collect();
+    assert_eq!(warnings, wanted);
+}
+
+#[test]
+fn value_measures_read_values_that_passed_their_checks_and_age_reads_now() {
+    // Each of these holds: no warning. `amt` is 5, 500, -1.5 and 7 where it
+    // passed (the record whose `t` failed still gives its `amt`); "bad" is
+    // not read. `n` is 1 and 3, its null skipped. The latest valid `t` is
+    // 2026-12-03T12:00:00Z, 36 hours before `--now`.
+    let holding = "    expect warn min(amt) == -1.5
+    expect warn max(amt) == 500
+    expect warn sum(amt) == 510.5
+    expect warn avg(amt) == 127.625
+    expect warn sum(n) == 4 and avg(n) == 2 and min(n) == 1
+    expect warn age(t) <= 36h and age(t) >= 2160m and age(t) == 129600s
+    expect warn age(t) < 2d and not (age(t) < 1d)
+";
+    assert_eq!(measured(holding, &[]), Vec::<String>::new());
+    let failing = "    expect warn late: age(t) < 36h\n    expect warn big: max(amt) > 500\n";
+    assert_eq!(
+        measured(failing, &[]),
+        [
+            "warning: expectation T.late failed: age(t) < 36h (age(t) is 1d 12h 0m 0s)",
+            // A value from data is never shown.
+            "warning: expectation T.big failed: max(amt) > 500",
+        ]
+    );
+}
+
+#[test]
+fn an_absent_measure_makes_its_condition_hold() {
+    // No record has a valid `c.k` number, and none has `zz`: min, avg and
+    // age over no values are absent, and an absent condition holds.
+    let src = "type T : DataContract = {\n a?: Int\n at?: Date\n expect min(a) > 100\n expect avg(a) == 3\n expect age(at) < 1d\n}\n[{a: \"x\"}, {b: 1}] | validate(T) | count()\n[] | validate(T) | count()\n";
+    assert_eq!(ok_out(src, &[]), "2\n0\n");
+}
+
+#[test]
+fn shares_compare_exactly_at_the_boundary() {
+    // 1 failure in 20 rows is 5%: `<= 5%` holds, `< 5%` does not.
+    let rows = |bad: usize| -> String {
+        let items: Vec<String> = (0..20)
+            .map(|i| {
+                if i < bad {
+                    "{a: \"x\"}".into()
+                } else {
+                    format!("{{a: {i}}}")
+                }
+            })
+            .collect();
+        format!("[{}]", items.join(", "))
+    };
+    let ty = |cond: &str| format!("type T : DataContract = {{\n a: Int\n expect {cond}\n}}\n");
+    let holds = format!(
+        "{}{} | validate(T) | count()\n",
+        ty("failures <= 5%"),
+        rows(1)
+    );
+    assert_eq!(ok_out(&holds, &[]), "20\n");
+    let holds = format!(
+        "{}{} | validate(T) | count()\n",
+        ty("5% >= invalid(a)"),
+        rows(1)
+    );
+    assert_eq!(ok_out(&holds, &[]), "20\n");
+    let fails = format!(
+        "{}{} | validate(T) | count()\n",
+        ty("failures < 5%"),
+        rows(1)
+    );
+    let (out, err) = runtime_error(&fails, &[]);
+    assert_eq!(out, "20\n");
+    assert!(
+        squash(&err).contains("failures < 5% (failures is 1 of 20 rows (5%))"),
+        "{err}"
+    );
+    let fails = format!(
+        "{}{} | validate(T) | count()\n",
+        ty("failures <= 5%"),
+        rows(2)
+    );
+    let (_, err) = runtime_error(&fails, &[]);
+    assert!(
+        squash(&err).contains("(failures is 2 of 20 rows (10%))"),
+        "{err}"
+    );
+}
+
+#[test]
+fn orphans_read_their_keys_from_a_source_once() {
+    let files = [
+        ("customers.jsonl", "{\"id\": 1}\n{\"id\": 2}\n"),
+        (
+            "orders.jsonl",
+            "{\"c\": 1}\n{\"c\": 3}\n{\"c\": 3}\n{\"c\": null}\n{}\n",
+        ),
+    ];
+    let src = "type O : DataContract = {\n c?: Int | Null\n expect warn known: orphans(c, source(file(\"customers.jsonl\"), Json) | map(r => r.id)) == 0\n}\nsource(file(\"orders.jsonl\"), Json) | validate(O) | count()\n";
+    let (out, err, status) = run(src, &files);
+    assert_eq!((out.as_str(), status), ("5\n", 0));
+    assert_eq!(
+        err,
+        "warning: expectation O.known failed: orphans(c, source(file(\"customers.jsonl\"), Json) | map(r => r.id)) == 0 (orphans(c, source(file(\"customers.jsonl\"), Json) | map(r => r.id)) is 2)\n"
+    );
+}
+
+#[test]
+fn a_stream_judged_twice_warns_once_and_a_consumer_that_stops_early_judges_nothing() {
+    let src = "type T : DataContract = {\n a: Int\n expect warn few: rows <= 1\n expect many: rows >= 100\n}\nlet s = [{a: 1}, {a: 2}] | validate(T)\ns | take(1) | count()\ns | first()\ns | any(r => is_ok(r))\n";
+    // Each consumer stopped before the end: nothing judged.
+    assert_eq!(ok_out(src, &[]), "1\nok({a: 1})\ntrue\n");
+    let src = "type T : DataContract = {\n a: Int\n expect warn few: rows <= 1\n}\nlet s = [{a: 1}, {a: 2}] | validate(T)\ns | count()\ns | collect() | len()\n";
+    let (out, err, status) = run(src, &[]);
+    assert_eq!((out.as_str(), status), ("2\n2\n", 0));
+    assert_eq!(
+        err,
+        "warning: expectation T.few failed: rows <= 1 (rows is 2)\n"
+    );
+}
+
+#[test]
+fn expectations_of_a_nested_type_are_not_judged_inside_the_outer_record() {
+    let src = "type Inner : DataContract = {\n x: Int\n expect rows >= 100\n}\ntype Outer : DataContract = {\n inner: Inner\n}\n[{inner: {x: 1}}] | validate(Outer) | count()\n";
+    let (out, _, status) = run(src, &[]);
+    assert_eq!((out.as_str(), status), ("1\n", 0));
+}
+
+#[test]
+fn a_failure_budget_stops_reading_and_writes_nothing() {
+    let dir = Scratch::new("expect-budget");
+    let mut lines = String::new();
+    for i in 0..5000 {
+        if i % 10 == 3 {
+            lines.push_str("{\"a\": \"bad\"}\n");
+        } else {
+            lines.push_str(&format!("{{\"a\": {i}}}\n"));
+        }
+    }
+    dir.write("in.jsonl", &lines);
+    dir.write("ok.jsonl", "kept\n");
+    dir.write("bad.jsonl", "kept too\n");
+    let program = "type T : DataContract = {\n a: Int\n expect budget: failures <= 3\n}\nsource(file(\"in.jsonl\"), Json) | validate(T) | route(ok: file(\"ok.jsonl\"), err: file(\"bad.jsonl\"))\n\"not reached\"\n";
+    for threads in [&[][..], &["--threads", "2"][..]] {
+        let run = dir.run(program, threads);
+        assert_eq!((run.out.as_str(), run.status), ("", 1), "{}", run.err);
+        let err = squash(&run.err);
+        assert!(
+            err.contains("hql::expectation × expectation T.budget failed: failures is more than 3 (failures <= 3); reading stopped"),
+            "{err}"
+        );
+        assert!(err.contains("nothing is written"), "{err}");
+        assert_eq!(dir.read("ok.jsonl"), "kept\n");
+        assert_eq!(dir.read("bad.jsonl"), "kept too\n");
+        assert_eq!(dir.temporaries(), Vec::<String>::new());
+    }
+    // A share is no budget: it is judged at the end, after the value prints.
+    let program = program.replace("failures <= 3", "failures <= 1%");
+    let run = dir.run(&program, &[]);
+    assert_eq!(run.status, 1);
+    assert!(
+        run.out.starts_with("{total: 5000, ok: 4500, err: 500,"),
+        "{}",
+        run.out
+    );
+    assert!(!run.out.contains("not reached"));
+    assert_eq!(dir.read("ok.jsonl"), "kept\n");
+}
+
+#[test]
+fn now_comes_from_the_flag_or_the_environment_and_is_checked() {
+    let dir = Scratch::new("expect-now");
+    dir.write("d.jsonl", "{\"t\": \"2026-01-01\"}\n");
+    let program = "type T : DataContract = {\n t: Date\n expect warn age(t) <= 1d\n}\nsource(file(\"d.jsonl\"), Json) | validate(T) | count()\n";
+    let run = dir.run(program, &["--now", "2026-01-02T00:00:00Z"]);
+    assert_eq!((run.err.as_str(), run.status), ("", 0));
+    let run = dir.run(program, &["--now", "2026-01-02T00:00:01Z"]);
+    assert_eq!(
+        run.err,
+        "warning: expectation T.age(t) <= 1d failed: age(t) <= 1d (age(t) is 1d 0h 0m 1s)\n"
+    );
+    let run = dir.run(program, &["--now", "yesterday"]);
+    assert_eq!(run.status, 2);
+    assert!(
+        run.err.contains("`yesterday` is not an RFC 3339 time"),
+        "{}",
+        run.err
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hql"))
+        .args(["run", "main.hql"])
+        .current_dir(&dir.path)
+        .env("HQL_NOW", "2026-01-03T00:00:00+01:00")
+        .output()
+        .expect("hql runs");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "warning: expectation T.age(t) <= 1d failed: age(t) <= 1d (age(t) is 1d 23h 0m 0s)\n"
+    );
 }
 
 #[test]

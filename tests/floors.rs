@@ -259,7 +259,7 @@ const RUNTIME_LAYERS: [&[&str]; 4] = [
         "varint",
     ],
     &["eval"],
-    &["decide", "kernel", "plan", "scan", "validate"],
+    &["decide", "kernel", "measures", "plan", "scan", "validate"],
     &["exec"],
 ];
 

@@ -882,13 +882,22 @@ fn two_expectations_with_one_identity() {
 
 #[test]
 fn every_form_of_section_4_11_is_accepted_and_a_program_with_it_runs() {
-    let src = "type Order : DataContract = {\n order_id: String\n customer_id: String\n email?: String\n placed: Timestamp\n amount: Float\n\n expect rows >= 1000\n expect budget: failures <= 1%\n expect missing(email) <= 5%\n expect nulls(amount) == 0\n expect duplicates(customer_id, placed) == 0\n expect fresh: age(placed) <= 3d\n expect known_customers: orphans(customer_id, source(\"customers\") | map(c => c.id)) == 0\n expect warn distinct(customer_id) >= 10\n expect listed: orphans(customer_id, [\"c1\", \"c2\"]) == 0\n expect 0.5% >= invalid(amount) and not (max(amount) > 10_000 or avg(amount) < -sum(amount) / rows)\n expect rows - failures >= 99.5%\n}\n[{order_id: \"a\", customer_id: \"c\", placed: \"2024-01-01T00:00:00Z\", amount: 1.5}] | validate(Order) | report()\n";
-    // The expectations are compiled and listed, not yet judged: the run
-    // reports its one record.
-    let (out, err, status) = run(src, &[]);
+    let src = "type Order : DataContract = {\n order_id: String\n customer_id: String\n email?: String\n placed: Timestamp\n amount: Float\n\n expect rows >= 1000\n expect budget: failures <= 1%\n expect missing(email) <= 5%\n expect nulls(amount) == 0\n expect duplicates(customer_id, placed) == 0\n expect fresh: age(placed) <= 3d\n expect known_customers: orphans(customer_id, source(file(\"customers.jsonl\"), Json) | map(c => c.id)) == 0\n expect warn distinct(customer_id) >= 10\n expect listed: orphans(customer_id, [\"c\", \"c2\"]) == 0\n expect 0.5% >= invalid(amount) and not (max(amount) > 10_000 or avg(amount) < -sum(amount) / rows)\n expect rows - failures >= 99.5%\n}\n[{order_id: \"a\", customer_id: \"c\", placed: \"2024-01-01T00:00:00Z\", amount: 1.5}] | validate(Order) | report()\n";
+    // Every form checks and runs; on one record, `rows >= 1000` fails and
+    // stops the run once the report is printed.
+    let (out, err, status) = run(src, &[("customers.jsonl", "{\"id\": \"c\"}\n")]);
+    assert_eq!(status, 1, "{err}");
     assert_eq!(
-        (out.as_str(), err.as_str(), status),
-        ("{total: 1, ok: 1, err: 0, warned: 0, by_rule: []}\n", "", 0)
+        out,
+        "{total: 1, ok: 1, err: 0, warned: 0, by_rule: [\
+{rule: \"Order.distinct(customer_id) >= 10\", kind: \"expect_warn\", count: 1}, \
+{rule: \"Order.fresh\", kind: \"expect\", count: 1}, \
+{rule: \"Order.missing(email) <= 5%\", kind: \"expect\", count: 1}, \
+{rule: \"Order.rows >= 1000\", kind: \"expect\", count: 1}]}\n"
+    );
+    assert!(
+        squash(&err).contains("× expectation Order.rows >= 1000 failed: rows >= 1000 (rows is 1)"),
+        "{err}"
     );
 }
 

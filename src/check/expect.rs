@@ -213,7 +213,7 @@ impl Checker {
     ) -> (ExpectCond, Sort) {
         // The literal on the right, the operator turned to match.
         let (a, op, b) = match (&a.kind, &b.kind) {
-            (ExprKind::Lit(Lit::Percent(_) | Lit::Duration(_)), _) => (b, flipped(op), a),
+            (ExprKind::Lit(Lit::Percent(_) | Lit::Duration(_)), _) => (b, op.flipped(), a),
             _ => (a, op, b),
         };
         match &b.kind {
@@ -753,17 +753,6 @@ fn single_non_null(members: &[TypeSpec]) -> Option<&TypeSpec> {
     match (values.next(), values.next()) {
         (Some(one), None) => Some(one),
         _ => None,
-    }
-}
-
-/// The operator that says the same with its operands swapped.
-fn flipped(op: BinOp) -> BinOp {
-    match op {
-        BinOp::Lt => BinOp::Gt,
-        BinOp::Le => BinOp::Ge,
-        BinOp::Gt => BinOp::Lt,
-        BinOp::Ge => BinOp::Le,
-        other => other,
     }
 }
 

@@ -181,6 +181,10 @@ pub enum Command {
         /// and run nothing.
         #[arg(long)]
         explain: bool,
+        /// The time `age(f)` in an `expect` measures to, in RFC 3339
+        /// (default: `HQL_NOW`, else the run's start).
+        #[arg(long, value_name = "TIME", value_parser = parse_now)]
+        now: Option<i128>,
         #[command(flatten)]
         limits: Limits,
     },
@@ -402,4 +406,10 @@ pub enum ExportFormat {
     OpenLineage,
     Contract,
     Sql,
+}
+
+/// `--now TIME`: an RFC 3339 date-time, as nanoseconds since 1970.
+pub fn parse_now(text: &str) -> Result<i128, String> {
+    crate::runtime::stdlib_native::instant(text, false)
+        .ok_or_else(|| format!("`{text}` is not an RFC 3339 time such as 2026-01-31T12:00:00Z"))
 }

@@ -106,6 +106,7 @@ pub fn run(cli: Cli) -> ExitCode {
             set,
             quiet,
             explain,
+            now,
             ..
         } => match read_program(&file) {
             Ok(text) => {
@@ -119,6 +120,11 @@ pub fn run(cli: Cli) -> ExitCode {
                     Err(e) => return ExitCode::from(sinks.config_error(&e) as u8),
                 };
                 let mut host = host.with_params(set.into_iter().collect::<HashMap<_, _>>());
+                match now.map_or_else(|| env_now().transpose(), |n| Some(Ok(n))) {
+                    Some(Ok(now)) => host = host.with_now(now),
+                    Some(Err(e)) => return ExitCode::from(usage_error(&e) as u8),
+                    None => {}
+                }
                 if file == "-" {
                     host = host.with_stdin_holding(StdinHolds::Program);
                 }
@@ -437,6 +443,16 @@ mod termination {
 #[cfg(not(unix))]
 mod termination {
     pub fn name_it() {}
+}
+
+/// `HQL_NOW`, when set: the time `age(f)` measures to.
+fn env_now() -> Result<Option<i128>, String> {
+    match std::env::var("HQL_NOW") {
+        Ok(text) => crate::cli::args::parse_now(&text)
+            .map(Some)
+            .map_err(|e| format!("HQL_NOW: {e}")),
+        Err(_) => Ok(None),
+    }
 }
 
 fn usage_error(message: &str) -> i32 {

@@ -359,11 +359,16 @@ pub struct ExpectSpec {
 impl ExpectSpec {
     /// The failure kind of §4.7: `expect` or `expect_warn`.
     pub fn kind(&self) -> &'static str {
-        if self.warn {
-            "expect_warn"
-        } else {
-            "expect"
-        }
+        expect_kind(self.warn)
+    }
+}
+
+/// The failure kind of §4.7 of an expectation that only warns, or not.
+pub fn expect_kind(warn: bool) -> &'static str {
+    if warn {
+        "expect_warn"
+    } else {
+        "expect"
     }
 }
 

@@ -23,6 +23,7 @@ pub mod json;
 pub mod kernel;
 pub mod keyset;
 pub mod limits;
+pub mod measures;
 pub mod plan;
 pub mod print;
 pub mod scan;

@@ -198,6 +198,58 @@ fn is_timestamp(b: &[u8]) -> bool {
     }
 }
 
+/// The instant a `Date` (taken as 00:00 UTC, with `date`) or a
+/// `Timestamp` names, in nanoseconds since 1970-01-01T00:00:00Z; `None`
+/// for text that is not one. A leap second counts as the second before.
+pub fn instant(text: &str, date: bool) -> Option<i128> {
+    let b = text.as_bytes();
+    let valid = if date { is_date(b) } else { is_timestamp(b) };
+    if !valid {
+        return None;
+    }
+    let day = days_from_civil(digits(&b[0..4])?, digits(&b[5..7])?, digits(&b[8..10])?);
+    let mut nanos = i128::from(day) * 86_400 * 1_000_000_000;
+    if date {
+        return Some(nanos);
+    }
+    let (h, m, s) = (
+        digits(&b[11..13])?,
+        digits(&b[14..16])?,
+        digits(&b[17..19])?,
+    );
+    nanos += i128::from(h * 3600 + m * 60 + s.min(59)) * 1_000_000_000;
+    let mut rest = &b[19..];
+    if let [b'.', fraction @ ..] = rest {
+        let n = fraction.iter().take_while(|c| c.is_ascii_digit()).count();
+        let mut scale = 100_000_000i128;
+        for &c in &fraction[..n] {
+            nanos += i128::from(c - b'0') * scale;
+            scale /= 10;
+        }
+        rest = &fraction[n..];
+    }
+    if let [sign @ (b'+' | b'-'), h0, h1, b':', m0, m1] = *rest {
+        let offset = digits(&[h0, h1])? * 3600 + digits(&[m0, m1])? * 60;
+        let offset = i128::from(offset) * 1_000_000_000;
+        // `+02:00` is two hours ahead of UTC: the same instant is earlier in UTC.
+        nanos += if sign == b'+' { -offset } else { offset };
+    }
+    Some(nanos)
+}
+
+/// The days from 1970-01-01 to the proleptic Gregorian date, counting
+/// whole 400-year eras of 146,097 days from 0000-03-01.
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    // Years start in March, so that the leap day ends the year.
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year - era * 400;
+    let month_from_march = (month + 9) % 12;
+    let day_of_year = (153 * month_from_march + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
+}
+
 /// 8-4-4-4-12 hexadecimal digits.
 fn is_uuid(b: &[u8]) -> bool {
     // Every digit is tested, without a branch on its value: the digits of
@@ -329,5 +381,23 @@ mod tests {
         }
         run_reference(|| assert_eq!(Native::for_library_fn("is_email"), None));
         assert_eq!(Native::for_library_fn("is_email"), Some(Native::IsEmail));
+    }
+
+    #[test]
+    fn instants_count_from_the_epoch_in_utc() {
+        let second = 1_000_000_000i128;
+        assert_eq!(instant("1970-01-01", true), Some(0));
+        assert_eq!(instant("1970-01-02", true), Some(86_400 * second));
+        assert_eq!(instant("2000-03-01", true), Some(11_017 * 86_400 * second));
+        assert_eq!(instant("1969-12-31", true), Some(-86_400 * second));
+        assert_eq!(instant("1970-01-01T00:00:01Z", false), Some(second));
+        assert_eq!(instant("1970-01-01T02:00:00+02:00", false), Some(0));
+        assert_eq!(instant("1970-01-01T00:00:00.25Z", false), Some(second / 4));
+        assert_eq!(
+            instant("2024-02-29T13:45:00Z", false),
+            Some(1_709_214_300 * second)
+        );
+        assert_eq!(instant("2023-02-29", true), None);
+        assert_eq!(instant("2024-02-29", false), None);
     }
 }

@@ -57,6 +57,20 @@ impl Diag {
 }
 
 impl Diag {
+    /// A failed expectation told on a line of its own (language.md §4.11):
+    /// an `expect warn`, or an error one beside the first, whose
+    /// diagnostic stops the run.
+    pub fn expectation(message: String, warning: bool) -> Diag {
+        Diag {
+            code: "hql::expectation",
+            message,
+            span: None,
+            label: String::new(),
+            help: None,
+            warning,
+        }
+    }
+
     /// `import "x.hql"` of a file that cannot be read.
     pub fn import_missing(path: &str, resolved: &str, reason: &str, span: Span) -> Diag {
         Diag::error(

@@ -35,6 +35,9 @@ pub struct FsHost {
     /// for (once a process: a `write` inside `map` does not scan its
     /// folder again for every record).
     swept: Arc<Mutex<HashSet<PathBuf>>>,
+    /// The time `age(f)` measures to (`--now`, `HQL_NOW`), in nanoseconds
+    /// since 1970; `None`: the run's start.
+    now: Option<i128>,
 }
 
 /// What the run has written to each target (by its resolved path): the
@@ -79,6 +82,12 @@ impl FsHost {
     /// `--set name=value` pairs, for `param("name")`.
     pub fn with_params(mut self, params: HashMap<String, String>) -> FsHost {
         self.params = params;
+        self
+    }
+
+    /// The time `age(f)` measures to, in place of the run's start.
+    pub fn with_now(mut self, now: i128) -> FsHost {
+        self.now = Some(now);
         self
     }
 
@@ -317,6 +326,17 @@ impl Host for FsHost {
         if let Ok(mut published) = self.published.lock() {
             published.clear();
         }
+    }
+
+    fn now(&self) -> i128 {
+        static START: std::sync::OnceLock<i128> = std::sync::OnceLock::new();
+        self.now.unwrap_or_else(|| {
+            *START.get_or_init(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos() as i128)
+            })
+        })
     }
 
     fn param(&self, name: &str) -> Option<String> {

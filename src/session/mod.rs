@@ -717,10 +717,52 @@ impl Session {
         sinks: &mut Sinks,
         display: &mut Display,
     ) -> Result<bool, RuntimeError> {
-        let outcome = self.interp.run_stmt(stmt)?;
-        if let crate::runtime::hir::Stmt::Check(c) = stmt {
-            self.record_check(c, &outcome);
+        let outcome = self.interp.run_stmt(stmt);
+        let outcome = outcome.and_then(|outcome| {
+            if let crate::runtime::hir::Stmt::Check(c) = stmt {
+                self.record_check(c, &outcome);
+            }
+            self.show(outcome, last_result, sinks, display)
+        });
+        // An expectation that failed in the statement stops the run once
+        // its value is shown (language.md §4.11); a statement that failed
+        // otherwise says why, and its expectations are forgotten.
+        let judged = match outcome {
+            Ok(_) => self.interp.judge_statement(),
+            Err(_) => {
+                self.interp.forget_unmet();
+                Ok(())
+            }
+        };
+        self.tell_unmet(sinks);
+        let ran = outcome?;
+        judged?;
+        Ok(ran)
+    }
+
+    /// One line on stderr for each failed expectation the interpreter has
+    /// to tell (`warning: expectation … failed: …`), or a JSON diagnostic
+    /// with `--diagnostics json`.
+    fn tell_unmet(&self, sinks: &mut Sinks) {
+        for unmet in self.interp.take_notes() {
+            let d = Diag::expectation(unmet.message, unmet.warn);
+            if sinks.json {
+                sinks.diag(&self.map, &d);
+            } else {
+                let _ = sinks.out.flush();
+                let severity = if d.warning { "warning" } else { "error" };
+                let _ = writeln!(sinks.err, "{severity}: {}", d.message);
+            }
         }
+    }
+
+    fn show(
+        &mut self,
+        outcome: Outcome,
+        last_result: Option<u32>,
+        sinks: &mut Sinks,
+        display: &mut Display,
+    ) -> Result<bool, RuntimeError> {
         match outcome {
             Outcome::Quiet => {
                 self.interp.end_statement()?;

@@ -189,6 +189,20 @@ pub enum BinOp {
     Rem,
 }
 
+impl BinOp {
+    /// The operator that says the same with its operands swapped: `a < b`
+    /// is `b > a`.
+    pub fn flipped(self) -> BinOp {
+        match self {
+            BinOp::Lt => BinOp::Gt,
+            BinOp::Le => BinOp::Ge,
+            BinOp::Gt => BinOp::Lt,
+            BinOp::Ge => BinOp::Le,
+            other => other,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UnOp {
     Not,

@@ -123,6 +123,15 @@ pub trait Host {
     /// one line where the run's warnings go.
     fn warn(&self, _line: &str) {}
 
+    /// The run's start, in nanoseconds since 1970-01-01T00:00:00Z: what
+    /// `age(f)` measures to (`--now`/`HQL_NOW` set it, so that a run does
+    /// not age).
+    fn now(&self) -> i128 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as i128)
+    }
+
     /// `param("name")`: a value given on the command line (`--set name=value`).
     fn param(&self, _name: &str) -> Option<String> {
         None
@@ -375,6 +384,32 @@ pub struct Interp {
     /// What the run has read so far, once a progress line asks (`watch`):
     /// nothing is counted for a run no one watches.
     meter: std::cell::OnceCell<std::sync::Arc<meter::Meter>>,
+    /// The expectations found not to hold while the statement runs
+    /// (language.md §4.11), for `report()`, and for the statement's end.
+    unmet: RefCell<Vec<Unmet>>,
+    /// The `expect warn`s that have warned in this run: each warns once.
+    warned: RefCell<rustc_hash::FxHashSet<Rc<str>>>,
+    /// Failed expectations to tell on stderr, one line each, as the
+    /// session drains them (`take_notes`).
+    notes: RefCell<Vec<Unmet>>,
+    /// The run's start, once asked (`Host::now`).
+    now: std::cell::OnceCell<i128>,
+}
+
+/// An expectation that did not hold when a stream ended: its identity,
+/// whether it only warns, and what its diagnostic says.
+#[derive(Debug, Clone)]
+pub struct Unmet {
+    pub id: Rc<str>,
+    pub warn: bool,
+    pub message: String,
+}
+
+impl Unmet {
+    /// Its kind in a report's `by_rule` (language.md §4.7).
+    pub fn kind(&self) -> &'static str {
+        crate::runtime::contract::expect_kind(self.warn)
+    }
 }
 
 /// A target file the run writes: its key (`Host::target_key`), the path as
@@ -437,7 +472,72 @@ impl Interp {
             held: RefCell::new(Vec::new()),
             pending: RefCell::new(Vec::new()),
             meter: Default::default(),
+            unmet: RefCell::new(Vec::new()),
+            warned: RefCell::default(),
+            notes: RefCell::default(),
+            now: Default::default(),
         })
+    }
+
+    /// The run's start (`Host::now`), the same for every `age` of a run.
+    pub fn now(&self) -> i128 {
+        *self.now.get_or_init(|| self.host.now())
+    }
+
+    /// An expectation did not hold: an `expect warn` warns (once a run),
+    /// and every one is kept for `report()` and the statement's end.
+    pub fn unmet(&self, unmet: Unmet) {
+        if unmet.warn && self.warned.borrow_mut().insert(unmet.id.clone()) {
+            self.notes.borrow_mut().push(unmet.clone());
+        }
+        self.unmet.borrow_mut().push(unmet);
+    }
+
+    /// How many expectations have not held so far in the statement: a
+    /// consumer notes it before reading, for `unmet_since`.
+    pub fn unmet_count(&self) -> usize {
+        self.unmet.borrow().len()
+    }
+
+    /// The expectations that did not hold since `unmet_count` was `mark`.
+    pub fn unmet_since(&self, mark: usize) -> Vec<Unmet> {
+        self.unmet.borrow().get(mark..).unwrap_or_default().to_vec()
+    }
+
+    /// The statement ended: an error expectation that did not hold in it
+    /// stops the run (`hql::expectation`), after its value was printed.
+    pub fn judge_statement(&self) -> Result<()> {
+        let unmet = std::mem::take(&mut *self.unmet.borrow_mut());
+        let failed: Vec<&Unmet> = unmet.iter().filter(|u| !u.warn).collect();
+        let Some(first) = failed.first() else {
+            return Ok(());
+        };
+        let mut e = RuntimeError::new("hql::expectation", first.message.clone());
+        // The others in full on lines of their own, since a help line is
+        // kept short; the help names them.
+        self.notes
+            .borrow_mut()
+            .extend(failed[1..].iter().map(|u| (*u).clone()));
+        e.help = Some(match &failed[1..] {
+            [] => "nothing is written: every target of the run is left as it was".into(),
+            more => format!(
+                "also failed (above): {}; nothing is written: every target of the run is left as it was",
+                more.iter().map(|u| &*u.id).collect::<Vec<_>>().join(", ")
+            ),
+        });
+        Err(e)
+    }
+
+    /// The statement failed otherwise: what its streams' expectations
+    /// found is not judged.
+    pub fn forget_unmet(&self) {
+        self.unmet.borrow_mut().clear();
+    }
+
+    /// The failed expectations to tell since the last call: each `expect
+    /// warn` once a run, and the error ones beside the first.
+    pub fn take_notes(&self) -> Vec<Unmet> {
+        std::mem::take(&mut *self.notes.borrow_mut())
     }
 
     /// The meter, when the run is watched.

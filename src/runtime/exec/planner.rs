@@ -17,6 +17,7 @@ use super::stages::plan_of;
 use crate::runtime::builtins::Builtin;
 use crate::runtime::eval::io::TargetSpec;
 use crate::runtime::eval::Interp;
+use crate::runtime::eval::Plan;
 use crate::runtime::exec::counting;
 use crate::runtime::hir::{Expr, Stmt};
 use crate::runtime::value::Value;
@@ -156,6 +157,10 @@ fn choose(
     target: Option<&TargetSpec>,
     passed: &mut Vec<(&'static str, &'static str)>,
 ) -> Path {
+    if measured(input) && target.is_none_or(|t| t.table.is_none()) {
+        passed.push(("faster paths", MEASURED));
+        return Path::Ordinary;
+    }
     match consumer {
         Consumer::Count | Consumer::Report => {
             let b = match consumer {
@@ -207,7 +212,25 @@ fn spread_or_ordinary(input: &Value, passed: &mut Vec<(&'static str, &'static st
 /// The path an expression statement's value is printed on (which needs no
 /// interpreter: a stream's plan knows the one that made it).
 pub fn print_path(value: &Value) -> Path {
+    if measured(value) {
+        return Path::Ordinary;
+    }
     spread_or_ordinary(value, &mut Vec::new())
+}
+
+const MEASURED: &str =
+    "the contract has expectations, measured as each record is validated on this thread";
+
+/// Is `input` validated against a contract with expectations? Its
+/// measures are counted where `validate` runs, in the order of the
+/// records (`runtime::measures`).
+fn measured(input: &Value) -> bool {
+    let contract = match plan_of(input) {
+        Some(Plan::Validated { contract, .. }) => contract,
+        Some(Plan::Staged(staged)) => staged.contract.clone(),
+        _ => return false,
+    };
+    contract.record().is_some_and(|r| !r.expects.is_empty())
 }
 
 /// The builtins whose call reads a stream (or writes a target): an

@@ -25,6 +25,7 @@ use crate::runtime::eval::ops;
 use crate::runtime::eval::{
     Held, Interp, Item, Items, Origin, Plan, Result, RuntimeError, Step, Stream,
 };
+use crate::runtime::measures::Measures;
 use crate::runtime::scan::LineCheck;
 use crate::runtime::validate::{self, failure_rules, Uniques};
 use crate::runtime::value::{Okay, Record, Value};
@@ -265,7 +266,7 @@ pub(super) fn validated_items(
     at: Option<Span>,
     keys: KeyWork,
 ) -> Items {
-    validated(interp, contract, Upstream::Checked(items), at, keys)
+    validated(interp, contract, Upstream::Checked(items), at, keys, None)
 }
 
 /// Where `validate` takes step 6 of §4.8, the unique keys.
@@ -318,7 +319,7 @@ fn consume(interp: &Rc<Interp>, b: Builtin, input: Value, arg: Value) -> Result<
     }
     let items = || items(&input);
     match b {
-        Builtin::Report => report(items()?),
+        Builtin::Report => report(interp, items()?),
         Builtin::Count => items()?
             .try_fold(0i64, |n, i| i.map(|_| n + 1))
             .map(Value::Int),
@@ -697,7 +698,22 @@ fn validate_stage(interp: &Rc<Interp>, input: Value, ty: Value, at: Option<Span>
                 None => items(&input).map(Upstream::Items),
             };
             let upstream = upstream.map_err(|e| e.at_some(at.as_ref()))?;
-            let items = validated(&interp, &contract, upstream, at.clone(), KeyWork::claimed());
+            let tally =
+                Measures::of(&interp, &contract, true).map_err(|e| e.at_some(at.as_ref()))?;
+            let tally = tally.map(|t| Rc::new(RefCell::new(Some(t))));
+            let keys = KeyWork::claimed();
+            let items = validated(
+                &interp,
+                &contract,
+                upstream,
+                at.clone(),
+                keys,
+                tally.clone(),
+            );
+            let items = match tally {
+                Some(tally) => tallied(&interp, items, tally),
+                None => items,
+            };
             Ok(metered(&interp, items))
         })
         .with_plan(plan)
@@ -749,14 +765,32 @@ fn validated(
     upstream: Upstream,
     at: Option<Span>,
     mut keys: KeyWork,
+    tally: Option<Shared>,
 ) -> Items {
     let interp = interp.clone();
     let contract = contract.clone();
     let keyed = contract.record().is_some_and(|r| !r.uniques.is_empty());
+    // Each record as received is counted with its result for the
+    // contract's expectations: a failure budget spent stops the reading.
+    let observe = move |input: &Value, item: &Item| -> Result<()> {
+        let Some(tally) = &tally else {
+            return Ok(());
+        };
+        let mut tally = tally.borrow_mut();
+        let Some(t) = tally.as_mut() else {
+            return Ok(());
+        };
+        t.observe(input, &item.value).map_err(|e| {
+            *tally = None;
+            e.from_record(&item.origin)
+        })
+    };
+    let counts = observe.clone();
     // `checked`: the value is `ok` of a record the line check found valid,
     // whose unique keys are still to claim.
     let mut check = move |value: Value, origin: Option<Origin>, checked: bool| -> Result<Item> {
         let (interp, contract, at_record) = (&interp, &contract, origin.as_ref());
+        let input = value.clone();
         let value = match &mut keys {
             KeyWork::Claimed(uniques) => {
                 let uniques = &mut uniques.borrow_mut();
@@ -778,7 +812,9 @@ fn validated(
             }
         }
         .map_err(|e| e.from_record(&origin).at_some(at.as_ref()))?;
-        Ok(Item { value, origin })
+        let item = Item { value, origin };
+        observe(&input, &item)?;
+        Ok(item)
     };
 
     let items: Items = match upstream {
@@ -786,6 +822,7 @@ fn validated(
             let item = item?;
             let checked = matches!(item.value, Value::Ok(_));
             if checked && !keyed {
+                counts(&item.value, &item)?;
                 return Ok(item);
             }
             check(item.value, item.origin, checked)
@@ -816,6 +853,26 @@ fn validated(
     };
     items
 }
+
+/// `items`, results of `validate`, counted for the contract's
+/// expectations as they pass, and the expectations judged once the last
+/// has passed (never when reading stops early). `validated` counted each
+/// with the record as received; this judges them at the end.
+fn tallied(interp: &Rc<Interp>, mut items: Items, tally: Shared) -> Items {
+    let interp = interp.clone();
+    Box::new(std::iter::from_fn(move || {
+        let next = items.next();
+        if next.is_none() {
+            if let Some(tally) = tally.borrow_mut().take() {
+                tally.end(&interp);
+            }
+        }
+        next
+    }))
+}
+
+/// The tally `validated` counts into and `tallied` judges.
+type Shared = Rc<RefCell<Option<Measures>>>;
 
 /// `items`, results of `validate`, shown to the progress meter as they
 /// pass.
@@ -1229,11 +1286,13 @@ fn unwrap_item(item: Item, at: Option<&Span>) -> Result<Item> {
     }
 }
 
-fn report(items: Items) -> Result<Value> {
+fn report(interp: &Interp, items: Items) -> Result<Value> {
     let mut tally = Tally::default();
+    let mark = interp.unmet_count();
     for item in items {
         tally.add(&item?.value);
     }
+    tally.add_unmet(interp, mark);
     Ok(tally.into_value())
 }
 
@@ -1264,6 +1323,15 @@ impl Tally {
                 self.rules(&validate::failures_of(e));
             }
             _ => self.ok += 1,
+        }
+    }
+
+    /// Count the expectations that did not hold while the stream was read
+    /// (since `Interp::unmet_count` was `mark`): one entry each, of kind
+    /// `expect` or `expect_warn` (language.md §4.11).
+    pub fn add_unmet(&mut self, interp: &Interp, mark: usize) {
+        for u in interp.unmet_since(mark) {
+            self.count_rule(&u.id, u.kind(), 1);
         }
     }
 

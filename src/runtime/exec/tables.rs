@@ -44,6 +44,7 @@ pub(super) fn route_table(
     let mut errs = Target::open(interp, err, None)?;
     let mut table = Table::open(interp, ok, &input, true)?;
     let mut tally = Tally::default();
+    let mark = interp.unmet_count();
     for item in items(&input)? {
         let item = item?;
         tally.add(&item.value);
@@ -56,6 +57,7 @@ pub(super) fn route_table(
     }
     let (_, drift) = table.close(interp, Some(&mut errs))?;
     errs.close(interp)?;
+    tally.add_unmet(interp, mark);
     let Value::Record(report) = tally.into_value() else {
         unreachable!("a report is a record")
     };

@@ -58,6 +58,7 @@ pub(super) fn route(interp: &Rc<Interp>, input: Value, ok: Value, err: Value) ->
         Path::Copier(plan) => Some(*plan),
         _ => None,
     };
+    let mark = interp.unmet_count();
     let mut out = Targets {
         oks: Target::open(interp, ok_spec, shape.as_ref())?,
         errs: Some(Target::open(interp, err_spec, None)?),
@@ -74,8 +75,9 @@ pub(super) fn route(interp: &Rc<Interp>, input: Value, ok: Value, err: Value) ->
             }
         }
     }
-    let tally = std::mem::take(&mut out.tally);
+    let mut tally = std::mem::take(&mut out.tally);
     out.close(interp)?;
+    tally.add_unmet(interp, mark);
     Ok(tally.into_value())
 }
 

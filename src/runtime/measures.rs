@@ -1,0 +1,697 @@
+//! The measures of one pass of a validated stream, and the expectations
+//! judged on them when it ends (language.md §4.11).
+//!
+//! `Measures::of` compiles a contract's expectations once into counters, one
+//! per measure each condition reads; `observe` takes each record as it was
+//! received together with its result, and `end` judges every condition
+//! when the stream has been read to its end. A failure budget — a count
+//! bounded from above by an absolute number — is judged after each record
+//! too, so that reading stops as soon as it is spent.
+
+use std::rc::Rc;
+
+use crate::runtime::contract::{
+    Contract, ExpectCond, ExpectSpec, FieldPath, Measure, OrphanKeys, Share,
+};
+use crate::runtime::eval::equality::{compare_numbers, write_key};
+use crate::runtime::eval::{ops, Interp, Result, RuntimeError, Unmet};
+use crate::runtime::keyset::KeySet;
+use crate::runtime::stdlib_native::instant;
+use crate::runtime::value::Value;
+use crate::syntax::ast::BinOp;
+
+/// The counters of one pass over a stream validated against a contract
+/// with expectations.
+pub struct Measures {
+    contract: Rc<Contract>,
+    rows: u64,
+    failures: u64,
+    /// Per expectation, a counter per measure it reads (`ExpectSpec::measures`).
+    counters: Vec<Vec<Counter>>,
+    /// The failure budgets, judged after every record.
+    budgets: Vec<Budget>,
+    /// Whether a spent budget stops the reading (not in `hql vet`).
+    stops: bool,
+    /// Reused for the key of each record.
+    key: Vec<u8>,
+}
+
+/// What one measure has counted so far.
+enum Counter {
+    Rows,
+    Failures,
+    /// `missing`, `nulls`, `invalid`, `duplicates`, `orphans`: records.
+    Records(u64),
+    /// `distinct`: the values seen, each once.
+    Distinct(KeySet),
+    /// The keys seen by `duplicates`, and by `orphans` the keys given.
+    Keys(KeySet, u64),
+    /// `min`, `max`, `sum`, `avg` of the values that passed their
+    /// field's checks, and how many there were.
+    Numbers {
+        min: Option<Value>,
+        max: Option<Value>,
+        sum: f64,
+        exact: Option<i64>,
+        n: u64,
+    },
+    /// `age`: the latest instant seen, in nanoseconds.
+    Latest(Option<i128>),
+}
+
+/// A failure budget: the expectation, which of its measures, and the
+/// bound the count may not pass (`failures <= 100`: 100; `< 100`: 99).
+struct Budget {
+    expect: usize,
+    measure: usize,
+    most: u64,
+}
+
+/// A measure's value when the stream ends: a count, a number from data,
+/// an age in nanoseconds, or none (`min` over no values).
+#[derive(Clone)]
+enum Measured {
+    Count(u64),
+    Number(Value),
+    Age(i128),
+    Absent,
+}
+
+impl Measures {
+    /// The measures of one pass over a stream validated against `contract`;
+    /// `None` when the contract has no expectations. Keys of `orphans` are
+    /// read now, before the first record.
+    pub fn of(
+        interp: &Rc<Interp>,
+        contract: &Rc<Contract>,
+        stops: bool,
+    ) -> Result<Option<Measures>> {
+        let Some(shape) = contract.record() else {
+            return Ok(None);
+        };
+        if shape.expects.is_empty() {
+            return Ok(None);
+        }
+        let mut counters = Vec::with_capacity(shape.expects.len());
+        for e in &shape.expects {
+            let mut own = Vec::with_capacity(e.measures.len());
+            for m in &e.measures {
+                own.push(Counter::of(interp, &m.measure, &e.id)?);
+            }
+            counters.push(own);
+        }
+        let budgets = shape
+            .expects
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| !e.warn)
+            .flat_map(|(i, e)| budgets_of(i, e))
+            .collect();
+        Ok(Some(Measures {
+            contract: contract.clone(),
+            rows: 0,
+            failures: 0,
+            counters,
+            budgets,
+            stops,
+            key: Vec::new(),
+        }))
+    }
+
+    /// Count one record: `input` as it was received (before defaults),
+    /// `result` what `validate` made of it. An error when a failure budget
+    /// is spent and reading stops.
+    pub fn observe(&mut self, input: &Value, result: &Value) -> Result<()> {
+        self.rows += 1;
+        let failures = match result {
+            Value::Err(failure) => {
+                self.failures += 1;
+                Some(&**failure)
+            }
+            _ => None,
+        };
+        // A line that did not decode, or a value that is not a record,
+        // counts in `rows` and `failures` only.
+        let record = match input {
+            Value::Ok(ok) => &ok.value,
+            v => v,
+        };
+        if let Value::Record(_) = record {
+            let paths = failures.map(failure_paths).unwrap_or_default();
+            let shape = self.contract.record().expect("a record contract");
+            for (e, counters) in shape.expects.iter().zip(&mut self.counters) {
+                for (m, counter) in e.measures.iter().zip(counters) {
+                    counter.count(&m.measure, record, &paths, &mut self.key);
+                }
+            }
+        }
+        if self.stops && !self.budgets.is_empty() {
+            self.spend()?;
+        }
+        Ok(())
+    }
+
+    /// A budget spent stops the run, saying only that the count passed
+    /// its bound (on several threads the count at the stop varies).
+    fn spend(&self) -> Result<()> {
+        for b in &self.budgets {
+            let count = self.count_of(&self.counters[b.expect][b.measure]);
+            if count > b.most {
+                let e = &self.contract.record().expect("a record contract").expects[b.expect];
+                let measure = &e.measures[b.measure].text;
+                return Err(RuntimeError::new(
+                    "hql::expectation",
+                    format!(
+                        "expectation {} failed: {measure} is more than {} ({}); reading stopped",
+                        e.id, b.most, e.text
+                    ),
+                )
+                .with_help("nothing is written: every target of the run is left as it was"));
+            }
+        }
+        Ok(())
+    }
+
+    fn count_of(&self, counter: &Counter) -> u64 {
+        match counter {
+            Counter::Rows => self.rows,
+            Counter::Failures => self.failures,
+            Counter::Records(n) | Counter::Keys(_, n) => *n,
+            Counter::Distinct(set) => set.len() as u64,
+            Counter::Numbers { .. } | Counter::Latest(_) => 0,
+        }
+    }
+
+    /// The stream was read to its end: judge every expectation, and hand
+    /// each that does not hold to the interpreter (`Interp::unmet`).
+    pub fn end(self, interp: &Interp) {
+        let shape = self.contract.record().expect("a record contract");
+        let now = interp.now();
+        for (e, counters) in shape.expects.iter().zip(&self.counters) {
+            let measured: Vec<Measured> = (e.measures.iter().zip(counters))
+                .map(|(m, c)| self.measured(&m.measure, c, now))
+                .collect();
+            let judge = Judge {
+                measured: &measured,
+                rows: self.rows,
+            };
+            if judge.holds(&e.cond) {
+                continue;
+            }
+            interp.unmet(Unmet {
+                id: e.id.clone(),
+                warn: e.warn,
+                message: format!("expectation {} failed: {}{}", e.id, e.text, judge.values(e)),
+            });
+        }
+    }
+
+    fn measured(&self, measure: &Measure, counter: &Counter, now: i128) -> Measured {
+        match counter {
+            Counter::Numbers {
+                min,
+                max,
+                sum,
+                exact,
+                n,
+            } => {
+                if *n == 0 {
+                    return Measured::Absent;
+                }
+                Measured::Number(match measure {
+                    Measure::Min(_) => min.clone().unwrap_or(Value::Null),
+                    Measure::Max(_) => max.clone().unwrap_or(Value::Null),
+                    Measure::Sum(_) => exact.map_or(Value::Float(*sum), Value::Int),
+                    _ => Value::Float(*sum / *n as f64),
+                })
+            }
+            Counter::Latest(latest) => latest.map_or(Measured::Absent, |t| Measured::Age(now - t)),
+            c => Measured::Count(self.count_of(c)),
+        }
+    }
+}
+
+impl Counter {
+    fn of(interp: &Rc<Interp>, measure: &Measure, id: &str) -> Result<Counter> {
+        Ok(match measure {
+            Measure::Rows => Counter::Rows,
+            Measure::Failures => Counter::Failures,
+            Measure::Missing(_) | Measure::Nulls(_) | Measure::Invalid(_) => Counter::Records(0),
+            Measure::Duplicates(_) => Counter::Keys(KeySet::default(), 0),
+            Measure::Distinct(_) => Counter::Distinct(KeySet::default()),
+            Measure::Orphans { keys, .. } => Counter::Keys(orphan_keys(interp, keys, id)?, 0),
+            Measure::Min(_) | Measure::Max(_) | Measure::Sum(_) | Measure::Avg(_) => {
+                Counter::Numbers {
+                    min: None,
+                    max: None,
+                    sum: 0.0,
+                    exact: Some(0),
+                    n: 0,
+                }
+            }
+            Measure::Age { .. } => Counter::Latest(None),
+        })
+    }
+
+    /// Count one record (a record as received), whose failures lie at
+    /// `paths`.
+    fn count(&mut self, measure: &Measure, record: &Value, paths: &[Rc<str>], key: &mut Vec<u8>) {
+        match (self, measure) {
+            (Counter::Rows | Counter::Failures, _) => {}
+            (Counter::Records(n), Measure::Missing(f)) => {
+                *n += u64::from(field(record, f).is_none());
+            }
+            (Counter::Records(n), Measure::Nulls(f)) => {
+                *n += u64::from(matches!(field(record, f), Some(Value::Null)));
+            }
+            (Counter::Records(n), Measure::Invalid(f)) => {
+                *n += u64::from(failed_at(paths, f));
+            }
+            (Counter::Keys(seen, n), Measure::Duplicates(fields)) => {
+                key.clear();
+                for f in fields {
+                    match field(record, f) {
+                        None | Some(Value::Null) => return,
+                        Some(v) => write_key(v, key),
+                    }
+                }
+                *n += u64::from(!seen.claim(key, 0));
+            }
+            (Counter::Distinct(seen), Measure::Distinct(f)) => {
+                if let Some(v) = present(record, f) {
+                    key.clear();
+                    write_key(v, key);
+                    seen.claim(key, 0);
+                }
+            }
+            (Counter::Keys(given, n), Measure::Orphans { field: f, .. }) => {
+                if let Some(v) = present(record, f) {
+                    key.clear();
+                    write_key(v, key);
+                    *n += u64::from(!given.holds(key));
+                }
+            }
+            (
+                Counter::Numbers {
+                    min,
+                    max,
+                    sum,
+                    exact,
+                    n,
+                },
+                Measure::Min(f) | Measure::Max(f) | Measure::Sum(f) | Measure::Avg(f),
+            ) => {
+                let Some(v) = present(record, f).filter(|v| v.is_number()) else {
+                    return;
+                };
+                if failed_at(paths, f) {
+                    return;
+                }
+                let Some(x) = ops::to_f64(v) else {
+                    return;
+                };
+                *n += 1;
+                *sum += x;
+                *exact = match (*exact, v) {
+                    (Some(total), Value::Int(i)) => total.checked_add(*i),
+                    (Some(total), Value::Num(d)) => match d.kind {
+                        crate::runtime::value::NumKind::Int(i) => total.checked_add(i),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                let less =
+                    |a: &Value, b: &Value| compare_numbers(a, b) == Some(std::cmp::Ordering::Less);
+                if min.as_ref().is_none_or(|m| less(v, m)) {
+                    *min = Some(v.clone());
+                }
+                if max.as_ref().is_none_or(|m| less(m, v)) {
+                    *max = Some(v.clone());
+                }
+            }
+            (Counter::Latest(latest), Measure::Age { field: f, date }) => {
+                if failed_at(paths, f) {
+                    return;
+                }
+                let Some(t) = present(record, f)
+                    .and_then(Value::as_str)
+                    .and_then(|s| instant(s, *date))
+                else {
+                    return;
+                };
+                if latest.is_none_or(|l| l < t) {
+                    *latest = Some(t);
+                }
+            }
+            _ => debug_assert!(false, "a counter made for another measure"),
+        }
+    }
+}
+
+/// The value at `path` in a record as received; `None` when absent.
+fn field<'v>(record: &'v Value, path: &FieldPath) -> Option<&'v Value> {
+    let mut at = record;
+    for name in &path.names {
+        let Value::Record(r) = at else {
+            return None;
+        };
+        at = r.get(name)?;
+    }
+    Some(at)
+}
+
+/// The value at `path` when it is present and not null.
+fn present<'v>(record: &'v Value, path: &FieldPath) -> Option<&'v Value> {
+    field(record, path).filter(|v| !matches!(v, Value::Null))
+}
+
+/// The paths of a failure record's failures (`items[1].qty`), field-level
+/// ones only.
+fn failure_paths(failure: &Value) -> Vec<Rc<str>> {
+    let Value::Record(r) = failure else {
+        return Vec::new();
+    };
+    let Some(Value::List(failures)) = r.get("failures") else {
+        return Vec::new();
+    };
+    failures
+        .iter()
+        .filter_map(|f| match f {
+            Value::Record(f) => match f.get("path") {
+                Some(Value::Str(p)) => Some(Rc::from(p.as_str())),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+/// Has a failure at `path`, or inside it, been found?
+fn failed_at(paths: &[Rc<str>], path: &FieldPath) -> bool {
+    if paths.is_empty() {
+        return false;
+    }
+    let text = path.text();
+    paths.iter().any(|p| {
+        p.strip_prefix(text.as_str())
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+    })
+}
+
+/// The keys `orphans` compares with, read once: each present, non-null
+/// value of a list literal, or of the path in each record of a source.
+fn orphan_keys(interp: &Rc<Interp>, keys: &OrphanKeys, id: &str) -> Result<KeySet> {
+    let mut set = KeySet::default();
+    let mut key = Vec::new();
+    let mut add = |v: &Value, set: &mut KeySet| {
+        if !matches!(v, Value::Null | Value::Absent) {
+            key.clear();
+            write_key(v, &mut key);
+            set.claim(&key, 0);
+        }
+    };
+    match keys {
+        OrphanKeys::List(values) => values.iter().for_each(|v| add(v, &mut set)),
+        OrphanKeys::Source { source, path, text } => {
+            let cannot = |why: String| {
+                RuntimeError::new(
+                    "hql::expectation",
+                    format!("the keys of expectation {id} cannot be read from {text}: {why}"),
+                )
+            };
+            let stream = match interp.eval(source, &None)? {
+                Value::Stream(s) => s,
+                v => return Err(cannot(format!("it is {}", v.kind_article()))),
+            };
+            for item in stream.open()? {
+                let item = item?;
+                let record = match &item.value {
+                    Value::Err(_) => {
+                        let line = item.origin.as_ref().map_or(0, |o| o.line);
+                        return Err(cannot(format!("line {line} does not decode")));
+                    }
+                    v => v,
+                };
+                let mut at = Some(record);
+                for name in path {
+                    at = match at {
+                        Some(Value::Record(r)) => r.get(name),
+                        _ => None,
+                    };
+                }
+                if let Some(v) = at {
+                    add(v, &mut set);
+                }
+            }
+        }
+    }
+    Ok(set)
+}
+
+/// The budgets among an expectation's conditions: the conjuncts at its
+/// top that bound a count by an absolute whole number from above.
+fn budgets_of(expect: usize, e: &ExpectSpec) -> Vec<Budget> {
+    let mut out = Vec::new();
+    let mut conjuncts = vec![&e.cond];
+    while let Some(c) = conjuncts.pop() {
+        match c {
+            ExpectCond::And(a, b) => conjuncts.extend([&**a, &**b]),
+            ExpectCond::Compare(op, a, b) => {
+                let (op, measure, bound) = match (&**a, &**b) {
+                    (ExpectCond::Measure(m), ExpectCond::Number(n)) => (*op, *m, n),
+                    (ExpectCond::Number(n), ExpectCond::Measure(m)) => (op.flipped(), *m, n),
+                    _ => continue,
+                };
+                let (Value::Int(bound), true) =
+                    (bound, e.measures[measure as usize].measure.is_count())
+                else {
+                    continue;
+                };
+                let most = match op {
+                    BinOp::Le | BinOp::Eq => *bound,
+                    BinOp::Lt => bound - 1,
+                    _ => continue,
+                };
+                if let Ok(most) = u64::try_from(most) {
+                    out.push(Budget {
+                        expect,
+                        measure: measure as usize,
+                        most,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A condition judged on the measures of one pass.
+struct Judge<'m> {
+    measured: &'m [Measured],
+    rows: u64,
+}
+
+/// A condition's value: a number, a Bool, or absent.
+enum Judged {
+    Number(Value),
+    Bool(bool),
+    Absent,
+}
+
+impl Judge<'_> {
+    /// Does the condition hold? An absent one does.
+    fn holds(&self, cond: &ExpectCond) -> bool {
+        !matches!(self.eval(cond), Judged::Bool(false))
+    }
+
+    fn eval(&self, cond: &ExpectCond) -> Judged {
+        match cond {
+            ExpectCond::Measure(m) => match &self.measured[*m as usize] {
+                Measured::Count(n) => Judged::Number(Value::Int(*n as i64)),
+                Measured::Number(v) => Judged::Number(v.clone()),
+                // An age is compared with a duration only (`ExpectCond::Age`).
+                Measured::Age(_) | Measured::Absent => Judged::Absent,
+            },
+            ExpectCond::Number(v) => Judged::Number(v.clone()),
+            ExpectCond::Bool(b) => Judged::Bool(*b),
+            ExpectCond::Neg(a) => match self.eval(a) {
+                Judged::Number(v) => ops::negate(v).map_or(Judged::Absent, Judged::Number),
+                _ => Judged::Absent,
+            },
+            ExpectCond::Arith(op, a, b) => match (self.eval(a), self.eval(b)) {
+                (Judged::Number(a), Judged::Number(b)) => {
+                    ops::binary(*op, &a, &b).map_or(Judged::Absent, Judged::Number)
+                }
+                _ => Judged::Absent,
+            },
+            ExpectCond::Compare(op, a, b) => match (self.eval(a), self.eval(b)) {
+                (Judged::Number(a), Judged::Number(b)) => match ops::binary(*op, &a, &b) {
+                    Ok(Value::Bool(b)) => Judged::Bool(b),
+                    _ => Judged::Absent,
+                },
+                (Judged::Bool(a), Judged::Bool(b)) => match op {
+                    BinOp::Eq => Judged::Bool(a == b),
+                    BinOp::Ne => Judged::Bool(a != b),
+                    _ => Judged::Absent,
+                },
+                _ => Judged::Absent,
+            },
+            ExpectCond::Share { op, count, share } => match self.eval(count) {
+                Judged::Number(Value::Int(n)) => {
+                    Judged::Bool(share_holds(*op, n, *share, self.rows))
+                }
+                _ => Judged::Absent,
+            },
+            ExpectCond::Age {
+                op,
+                measure,
+                seconds,
+            } => match self.measured[*measure as usize] {
+                Measured::Age(age) => {
+                    let bound = i128::from(*seconds) * 1_000_000_000;
+                    Judged::Bool(ordered(*op, age.cmp(&bound)))
+                }
+                _ => Judged::Absent,
+            },
+            ExpectCond::Not(a) => match self.eval(a) {
+                Judged::Bool(b) => Judged::Bool(!b),
+                _ => Judged::Absent,
+            },
+            ExpectCond::And(a, b) => self.logic(a, b, false),
+            ExpectCond::Or(a, b) => self.logic(a, b, true),
+        }
+    }
+
+    /// `and` (`or` with `any`), three-valued: a side that decides wins
+    /// over an absent one.
+    fn logic(&self, a: &ExpectCond, b: &ExpectCond, any: bool) -> Judged {
+        let truth = |j: Judged| match j {
+            Judged::Bool(b) => Some(b),
+            _ => None,
+        };
+        match (truth(self.eval(a)), truth(self.eval(b))) {
+            (Some(x), _) | (_, Some(x)) if x == any => Judged::Bool(any),
+            (Some(_), Some(_)) => Judged::Bool(!any),
+            _ => Judged::Absent,
+        }
+    }
+
+    /// What was measured, for the message: counts (with their share of
+    /// the rows when the condition bounds a share) and ages, never a
+    /// value from the data (`min`, `max`, `sum`, `avg`).
+    fn values(&self, e: &ExpectSpec) -> String {
+        let shares = has_share(&e.cond);
+        let parts: Vec<String> = (e.measures.iter().zip(self.measured))
+            .filter_map(|(m, v)| match v {
+                Measured::Count(n) if shares && !matches!(m.measure, Measure::Rows) => {
+                    Some(format!(
+                        "{} is {n} of {} rows ({})",
+                        m.text,
+                        self.rows,
+                        percent(*n, self.rows)
+                    ))
+                }
+                Measured::Count(n) => Some(format!("{} is {n}", m.text)),
+                Measured::Age(age) => Some(format!("{} is {}", m.text, duration_text(*age))),
+                _ => None,
+            })
+            .collect();
+        match parts.is_empty() {
+            true => String::new(),
+            false => format!(" ({})", parts.join(", ")),
+        }
+    }
+}
+
+/// `count op share` of `rows`, exactly: `count * denom op numer * rows`.
+fn share_holds(op: BinOp, count: i64, share: Share, rows: u64) -> bool {
+    let left = i128::from(count) * share.denom;
+    let right = share.numer * i128::from(rows);
+    ordered(op, left.cmp(&right))
+}
+
+fn ordered(op: BinOp, o: std::cmp::Ordering) -> bool {
+    use std::cmp::Ordering::*;
+    match op {
+        BinOp::Lt => o == Less,
+        BinOp::Le => o != Greater,
+        BinOp::Gt => o == Greater,
+        BinOp::Ge => o != Less,
+        BinOp::Eq => o == Equal,
+        BinOp::Ne => o != Equal,
+        _ => false,
+    }
+}
+
+fn has_share(c: &ExpectCond) -> bool {
+    match c {
+        ExpectCond::Share { .. } => true,
+        ExpectCond::Not(a) | ExpectCond::Neg(a) => has_share(a),
+        ExpectCond::And(a, b) | ExpectCond::Or(a, b) => has_share(a) || has_share(b),
+        _ => false,
+    }
+}
+
+/// `n` of `rows` as a percentage with at most two decimals (`12.5%`).
+fn percent(n: u64, rows: u64) -> String {
+    if rows == 0 {
+        return "no rows".into();
+    }
+    let hundredths = (u128::from(n) * 10_000 + u128::from(rows) / 2) / u128::from(rows);
+    let (whole, part) = (hundredths / 100, hundredths % 100);
+    match part {
+        0 => format!("{whole}%"),
+        p if p % 10 == 0 => format!("{whole}.{}%", p / 10),
+        p => format!("{whole}.{p:02}%"),
+    }
+}
+
+/// An age as days, hours, minutes and seconds (`3d 4h 0m 12s` shortened
+/// to the units from the largest that is not zero: `4h 0m 12s`).
+fn duration_text(nanos: i128) -> String {
+    let sign = if nanos < 0 { "-" } else { "" };
+    let mut s = nanos.unsigned_abs() / 1_000_000_000;
+    let mut parts = Vec::new();
+    for (unit, size) in [("d", 86_400), ("h", 3_600), ("m", 60), ("s", 1)] {
+        let n = s / size;
+        s %= size;
+        if n > 0 || !parts.is_empty() || unit == "s" {
+            parts.push(format!("{n}{unit}"));
+        }
+    }
+    format!("{sign}{}", parts.join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentages_round_to_two_decimals() {
+        assert_eq!(percent(1, 20), "5%");
+        assert_eq!(percent(1, 8), "12.5%");
+        assert_eq!(percent(1, 3), "33.33%");
+        assert_eq!(percent(0, 0), "no rows");
+    }
+
+    #[test]
+    fn ages_read_in_days_hours_minutes_seconds() {
+        let s = 1_000_000_000i128;
+        assert_eq!(duration_text(0), "0s");
+        assert_eq!(duration_text(59 * s), "59s");
+        assert_eq!(duration_text((3 * 86_400 + 12) * s), "3d 0h 0m 12s");
+        assert_eq!(duration_text(-3_600 * s), "-1h 0m 0s");
+    }
+
+    #[test]
+    fn shares_compare_exactly() {
+        let five = Share {
+            numer: 5,
+            denom: 100,
+        };
+        assert!(share_holds(BinOp::Le, 1, five, 20));
+        assert!(!share_holds(BinOp::Lt, 1, five, 20));
+        assert!(!share_holds(BinOp::Le, 2, five, 20));
+    }
+}
