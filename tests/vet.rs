@@ -525,3 +525,54 @@ fn errors_shorten_an_input_longer_than_4_kib_with_a_note() {
 fn to_hql_str(text: &str) -> String {
     text.replace('"', "\\\"")
 }
+
+#[test]
+fn expectations_are_judged_per_file_and_a_budget_does_not_stop_the_reading() {
+    let s = Scratch::new("vet-expect");
+    s.write(
+        "contracts.hql",
+        "type Order : DataContract = {\n    id: Int\n    expect budget: failures <= 0\n    expect warn many: rows > 100\n    expect rows >= 2\n}\n",
+    );
+    s.write("bad.jsonl", "{\"id\":1}\n{\"id\":\"x\"}\n{\"id\":\"y\"}\n");
+    s.write("short.jsonl", "{\"id\":1}\n");
+    s.write("good.jsonl", "{\"id\":1}\n{\"id\":2}\n");
+    let r = s.hql(&[
+        "vet",
+        "contracts.hql",
+        "bad.jsonl",
+        "short.jsonl",
+        "good.jsonl",
+        "--dead-letters",
+        "dead.jsonl",
+    ]);
+    assert_eq!(r.status, 1, "{}", r.err);
+    // The budget is spent at the second line, and every line is still read
+    // and reported; each file is judged on its own.
+    assert_eq!(
+        lines(&r.out),
+        [
+            "bad.jsonl: {total: 3, ok: 1, err: 2, warned: 0, by_rule: [\
+             {rule: \"Order.id.type\", kind: \"type\", count: 2}, \
+             {rule: \"Order.budget\", kind: \"expect\", count: 1}, \
+             {rule: \"Order.many\", kind: \"expect_warn\", count: 1}]}",
+            "short.jsonl: {total: 1, ok: 1, err: 0, warned: 0, by_rule: [\
+             {rule: \"Order.many\", kind: \"expect_warn\", count: 1}, \
+             {rule: \"Order.rows >= 2\", kind: \"expect\", count: 1}]}",
+            "good.jsonl: {total: 2, ok: 2, err: 0, warned: 0, by_rule: [\
+             {rule: \"Order.many\", kind: \"expect_warn\", count: 1}]}",
+        ]
+    );
+    assert_eq!(
+        lines(&r.err),
+        [
+            "warning: expectation Order.many failed: rows > 100 (rows is 3)",
+            "error: bad.jsonl: expectation Order.budget failed: failures <= 0 (failures is 2)",
+            "error: short.jsonl: expectation Order.rows >= 2 failed: rows >= 2 (rows is 1)",
+        ]
+    );
+    // vet is a check, not a pipeline: its dead letters are still written.
+    assert_eq!(s.read("dead.jsonl").lines().count(), 2);
+    // A file that meets every error expectation passes, warnings aside.
+    let r = s.hql(&["vet", "contracts.hql", "good.jsonl"]);
+    assert_eq!(r.status, 0, "{}", r.err);
+}

@@ -43,6 +43,15 @@ pub struct VetJob {
 struct Vetted {
     report: Value,
     errors: Vec<Value>,
+    /// What each failed error expectation says, for stderr.
+    unmet: Vec<String>,
+}
+
+/// A file's counts: `report()`'s value, or the tally of a pass that also
+/// kept failure records.
+enum Counted {
+    Report(Value),
+    Tally(Tally),
 }
 
 /// Run the job; the exit status.
@@ -65,6 +74,9 @@ pub fn vet(job: &VetJob, mut session: Session, sinks: &mut Sinks) -> i32 {
         Ok(s) => s,
         Err(message) => return usage(sinks, &message),
     };
+    // A file's expectations are judged and reported with it; a budget does
+    // not stop the reading (language.md §4.11).
+    session.interp().report_expectations();
     let import = format!("import {}", quoted(&job.contracts));
     let status = session.submit_declarations("<vet>", &import, sinks);
     if status != EXIT_OK {
@@ -93,8 +105,11 @@ pub fn vet(job: &VetJob, mut session: Session, sinks: &mut Sinks) -> i32 {
     for (data, source) in job.data.iter().zip(&sources) {
         match vet_one(&mut session, job, source, &ty, dead.as_mut(), sinks) {
             Ok(vetted) => {
-                let failed = report_count(&vetted.report, "err") > 0;
+                let failed = failed(&vetted.report);
                 print_file(job, data, &vetted, sinks);
+                for message in &vetted.unmet {
+                    let _ = writeln!(sinks.err, "error: {data}: {message}");
+                }
                 if failed {
                     status = EXIT_FAILED;
                 }
@@ -148,12 +163,13 @@ fn vet_in_engine(job: &VetJob, ty: &str, mut session: Session, sinks: &mut Sinks
                 return EXIT_FAILED;
             }
         };
-        if report_count(&report, "err") > 0 {
+        if failed(&report) {
             status = EXIT_FAILED;
         }
         let vetted = Vetted {
             report,
             errors: Vec::new(),
+            unmet: Vec::new(),
         };
         print_file(job, data, &vetted, sinks);
     }
@@ -230,15 +246,28 @@ fn vet_one(
         vetted = Some(if wants_failures {
             one_pass(v, job.errors, dead.as_deref_mut())?
         } else {
-            Vetted {
-                report: v,
-                errors: vec![],
-            }
+            (Counted::Report(v), vec![])
         });
         Ok(())
     });
+    let judged = session.interp().take_judged();
     match vetted {
-        Some(v) if status == EXIT_OK => Ok(v),
+        Some((report, errors)) if status == EXIT_OK => Ok(Vetted {
+            report: match report {
+                // `report()` lists the expectations itself.
+                Counted::Report(report) => report,
+                Counted::Tally(mut tally) => {
+                    tally.add_expectations(&judged);
+                    tally.into_value()
+                }
+            },
+            errors,
+            unmet: judged
+                .iter()
+                .filter(|u| !u.warn)
+                .map(|u| u.message.clone())
+                .collect(),
+        }),
         _ => Err(status.max(EXIT_FAILED)),
     }
 }
@@ -249,7 +278,7 @@ fn one_pass(
     results: Value,
     keep: usize,
     mut dead: Option<&mut DeadLetters>,
-) -> Result<Vetted, RuntimeError> {
+) -> Result<(Counted, Vec<Value>), RuntimeError> {
     let mut tally = Tally::default();
     let mut errors = Vec::new();
     for item in items(&results)? {
@@ -264,10 +293,25 @@ fn one_pass(
             }
         }
     }
-    Ok(Vetted {
-        report: tally.into_value(),
-        errors,
-    })
+    Ok((Counted::Tally(tally), errors))
+}
+
+/// Did a record or an error expectation fail (language.md §4.11: `vet`
+/// exits 1 then)?
+fn failed(report: &Value) -> bool {
+    let expect_failed = match report {
+        Value::Record(r) => match r.get("by_rule") {
+            Some(Value::List(rules)) => rules.iter().any(|rule| match rule {
+                Value::Record(rule) => {
+                    matches!(rule.get("kind"), Some(Value::Str(k)) if &**k == "expect")
+                }
+                _ => false,
+            }),
+            _ => false,
+        },
+        _ => false,
+    };
+    expect_failed || report_count(report, "err") > 0
 }
 
 fn report_count(report: &Value, field: &str) -> i64 {

@@ -81,11 +81,7 @@ impl Measures {
     /// The measures of one pass over a stream validated against `contract`;
     /// `None` when the contract has no expectations. Keys of `orphans` are
     /// read now, before the first record.
-    pub fn of(
-        interp: &Rc<Interp>,
-        contract: &Rc<Contract>,
-        stops: bool,
-    ) -> Result<Option<Measures>> {
+    pub fn of(interp: &Rc<Interp>, contract: &Rc<Contract>) -> Result<Option<Measures>> {
         let Some(shape) = contract.record() else {
             return Ok(None);
         };
@@ -113,7 +109,7 @@ impl Measures {
             failures: 0,
             counters,
             budgets,
-            stops,
+            stops: interp.budgets_stop(),
             key: Vec::new(),
         }))
     }

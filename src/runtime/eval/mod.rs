@@ -392,6 +392,10 @@ pub struct Interp {
     /// Failed expectations to tell on stderr, one line each, as the
     /// session drains them (`take_notes`).
     notes: RefCell<Vec<Unmet>>,
+    /// `hql vet`: expectations are reported, not a stop — budgets do not
+    /// stop reading, and what failed waits in `judged` for `take_judged`.
+    reporting: std::cell::Cell<bool>,
+    judged: RefCell<Vec<Unmet>>,
     /// The run's start, once asked (`Host::now`).
     now: std::cell::OnceCell<i128>,
 }
@@ -475,6 +479,8 @@ impl Interp {
             unmet: RefCell::new(Vec::new()),
             warned: RefCell::default(),
             notes: RefCell::default(),
+            reporting: Default::default(),
+            judged: RefCell::default(),
             now: Default::default(),
         })
     }
@@ -508,6 +514,10 @@ impl Interp {
     /// stops the run (`hql::expectation`), after its value was printed.
     pub fn judge_statement(&self) -> Result<()> {
         let unmet = std::mem::take(&mut *self.unmet.borrow_mut());
+        if self.reporting.get() {
+            self.judged.borrow_mut().extend(unmet);
+            return Ok(());
+        }
         let failed: Vec<&Unmet> = unmet.iter().filter(|u| !u.warn).collect();
         let Some(first) = failed.first() else {
             return Ok(());
@@ -526,6 +536,23 @@ impl Interp {
             ),
         });
         Err(e)
+    }
+
+    /// Report expectations instead of stopping on them (`hql vet`, which
+    /// reads and reports each whole file).
+    pub fn report_expectations(&self) {
+        self.reporting.set(true);
+    }
+
+    /// Does a spent failure budget stop the reading?
+    pub fn budgets_stop(&self) -> bool {
+        !self.reporting.get()
+    }
+
+    /// The expectations that did not hold in the statements judged since
+    /// the last call, when they are reported (`report_expectations`).
+    pub fn take_judged(&self) -> Vec<Unmet> {
+        std::mem::take(&mut *self.judged.borrow_mut())
     }
 
     /// The statement failed otherwise: what its streams' expectations

@@ -698,8 +698,7 @@ fn validate_stage(interp: &Rc<Interp>, input: Value, ty: Value, at: Option<Span>
                 None => items(&input).map(Upstream::Items),
             };
             let upstream = upstream.map_err(|e| e.at_some(at.as_ref()))?;
-            let tally =
-                Measures::of(&interp, &contract, true).map_err(|e| e.at_some(at.as_ref()))?;
+            let tally = Measures::of(&interp, &contract).map_err(|e| e.at_some(at.as_ref()))?;
             let tally = tally.map(|t| Rc::new(RefCell::new(Some(t))));
             let keys = KeyWork::claimed();
             let items = validated(
@@ -1330,7 +1329,12 @@ impl Tally {
     /// (since `Interp::unmet_count` was `mark`): one entry each, of kind
     /// `expect` or `expect_warn` (language.md §4.11).
     pub fn add_unmet(&mut self, interp: &Interp, mark: usize) {
-        for u in interp.unmet_since(mark) {
+        self.add_expectations(&interp.unmet_since(mark));
+    }
+
+    /// Count expectations that did not hold, one entry each.
+    pub fn add_expectations(&mut self, unmet: &[crate::runtime::eval::Unmet]) {
+        for u in unmet {
             self.count_rule(&u.id, u.kind(), 1);
         }
     }
