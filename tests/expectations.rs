@@ -433,3 +433,99 @@ fn expect_is_a_name_after_a_dot_as_a_key_and_as_a_field() {
     let src = "type T : DataContract = {\n expect: Int\n require self.expect % 2 == 0\n}\nlet r = {expect: 10}\n[r.expect % 3, r[\"expect\"]]\n[{expect: 4}] | validate(T) | oks() | map(t => t.expect % 3)\n";
     assert_eq!(ok_out(src, &[]), "[1, 10]\n[1]\n");
 }
+
+#[test]
+fn the_counting_path_measures_as_the_ordinary_path_does() {
+    // A file is counted line by line on the counting path; standard input
+    // takes the ordinary path. Both must give the same report, the same
+    // warnings and the same stop.
+    let dir = Scratch::new("expect-paths");
+    let mut data = String::from(MEASURED);
+    for i in 0..400 {
+        let line = match i % 9 {
+            0 => format!("{{\"id\":\"k{}\",\"amt\":{i},\"t\":\"2026-11-{:02}T00:00:00Z\"}}", i % 37, 1 + i % 28),
+            1 => format!("{{\"id\":null,\"e\":null,\"amt\":-{i}.5,\"t\":\"2026-12-01\",\"c\":{{\"k\":\"x{}\"}}}}", i % 5),
+            2 => "{\"id\":\"z\",\"amt\":true,\"t\":\"2026-12-01T00:00:00Z\"}".to_string(),
+            3 => "   ".to_string(),
+            4 => format!("{{\"id\":\"k{i}\",\"n\":{i},\"amt\":1e3,\"t\":\"2026-12-02T10:00:00Z\",\"extra\":[1]}}"),
+            5 => "{\"id\":\"a\",\"amt\":2,\"t\":\"2026-12-02T10:00:00Z\",\"c\":{\"k\":7}}".to_string(),
+            6 => "[]".to_string(),
+            7 => format!("{{\"id\":\"q{}\",\"e\":\"m{}\",\"amt\":0.25,\"t\":\"2026-12-04T23:59:59Z\",\"c\":null}}", i % 3, i % 4),
+            _ => "{\"id\":".to_string(),
+        };
+        data.push_str(&line);
+        data.push('\n');
+    }
+    dir.write("d.jsonl", &data);
+    let measures = "    expect warn rows == -1
+    expect warn failures == -1
+    expect warn missing(e) == -1
+    expect warn nulls(e) == -1
+    expect warn missing(c.k) == -1
+    expect warn invalid(amt) == -1
+    expect warn invalid(c.k) == -1
+    expect warn duplicates(id) == -1
+    expect warn duplicates(id, e) == -1
+    expect warn distinct(id) == -1
+    expect warn distinct(c.k) == -1
+    expect warn orphans(id, [\"a\", \"k1\"]) == -1
+    expect warn lo1: min(amt) > -100
+    expect warn lo2: min(amt) > -390
+    expect warn lo3: min(amt) > -400
+    expect warn hi1: max(amt) < 999
+    expect warn hi2: max(amt) < 1000.5
+    expect warn total1: sum(amt) > 0
+    expect warn total2: sum(amt) > -5000
+    expect warn mean1: avg(n) < 100
+    expect warn mean2: avg(n) < 300
+    expect warn age(t) < 1s
+";
+    for consumer in ["report()", "oks() | count()"] {
+        let from = |source: &str| {
+            format!("{MEASURED_TYPE}{measures}}}\n{source} | validate(T) | {consumer}\n")
+        };
+        let file = dir.run(
+            &from("source(file(\"d.jsonl\"), Json)"),
+            &["--now", "2026-12-05T00:00:00Z"],
+        );
+        let explained = dir.hql(&["run", "--explain", "main.hql"]);
+        assert!(
+            explained.out.contains("counting: line check, one thread"),
+            "{}",
+            explained.out
+        );
+        let stdin = {
+            dir.write("main.hql", from("source(stdin(), Json)"));
+            dir.hql_stdin(&["run", "main.hql", "--now", "2026-12-05T00:00:00Z"], &data)
+        };
+        assert_eq!(file.status, 0, "{}", file.err);
+        assert_eq!((&file.out, &file.err), (&stdin.out, &stdin.err));
+        // Each count shown, and the value bounds told apart.
+        let told: Vec<&str> = file
+            .err
+            .lines()
+            .map(|l| l.split(" failed").next().unwrap())
+            .collect();
+        let count = |m: &str| format!("warning: expectation T.{m} == -1");
+        let mut wanted: Vec<String> = [
+            "rows",
+            "failures",
+            "missing(e)",
+            "nulls(e)",
+            "missing(c.k)",
+            "invalid(amt)",
+            "invalid(c.k)",
+            "duplicates(id)",
+            "duplicates(id, e)",
+            "distinct(id)",
+            "distinct(c.k)",
+            "orphans(id, [\"a\", \"k1\"])",
+        ]
+        .map(count)
+        .to_vec();
+        for named in ["lo1", "lo2", "hi1", "mean1", "age(t) < 1s"] {
+            wanted.push(format!("warning: expectation T.{named}"));
+        }
+        assert_eq!(told, wanted, "{}", file.err);
+    }
+}

@@ -429,6 +429,24 @@ impl Measure {
         )
     }
 
+    /// The fields it reads.
+    pub fn paths(&self) -> &[FieldPath] {
+        match self {
+            Measure::Rows | Measure::Failures => &[],
+            Measure::Duplicates(fields) => fields,
+            Measure::Missing(f)
+            | Measure::Nulls(f)
+            | Measure::Invalid(f)
+            | Measure::Distinct(f)
+            | Measure::Orphans { field: f, .. }
+            | Measure::Min(f)
+            | Measure::Max(f)
+            | Measure::Sum(f)
+            | Measure::Avg(f)
+            | Measure::Age { field: f, .. } => std::slice::from_ref(f),
+        }
+    }
+
     /// Does a stream's one pass need a key set for it?
     pub fn holds_keys(&self) -> bool {
         matches!(

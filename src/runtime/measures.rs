@@ -134,17 +134,44 @@ impl Measures {
         };
         if let Value::Record(_) = record {
             let paths = failures.map(failure_paths).unwrap_or_default();
-            let shape = self.contract.record().expect("a record contract");
-            for (e, counters) in shape.expects.iter().zip(&mut self.counters) {
-                for (m, counter) in e.measures.iter().zip(counters) {
-                    counter.count(&m.measure, record, &paths, &mut self.key);
-                }
-            }
+            self.count(Fields::Record(record), &paths);
         }
         if self.stops && !self.budgets.is_empty() {
             self.spend()?;
         }
         Ok(())
+    }
+
+    /// Count one valid record that was not built, whose declared fields
+    /// are in `slots` as a line check leaves them (slot 0 unused, then
+    /// each field in order; absent ones `Value::Absent`). Every field a
+    /// measure reads is there (`plan::RecordPlan::new`).
+    pub fn observe_valid(&mut self, slots: &[Value]) -> Result<()> {
+        self.rows += 1;
+        self.count(Fields::Slots(slots), &[]);
+        if self.stops && !self.budgets.is_empty() {
+            self.spend()?;
+        }
+        Ok(())
+    }
+
+    /// Count an input that did not decode: a row and a failure.
+    pub fn observe_undecodable(&mut self) -> Result<()> {
+        self.rows += 1;
+        self.failures += 1;
+        if self.stops && !self.budgets.is_empty() {
+            self.spend()?;
+        }
+        Ok(())
+    }
+
+    fn count(&mut self, fields: Fields, paths: &[Rc<str>]) {
+        let shape = self.contract.record().expect("a record contract");
+        for (e, counters) in shape.expects.iter().zip(&mut self.counters) {
+            for (m, counter) in e.measures.iter().zip(counters) {
+                counter.count(&m.measure, fields, paths, &mut self.key);
+            }
+        }
     }
 
     /// A budget spent stops the run, saying only that the count passed
@@ -251,14 +278,14 @@ impl Counter {
 
     /// Count one record (a record as received), whose failures lie at
     /// `paths`.
-    fn count(&mut self, measure: &Measure, record: &Value, paths: &[Rc<str>], key: &mut Vec<u8>) {
+    fn count(&mut self, measure: &Measure, record: Fields, paths: &[Rc<str>], key: &mut Vec<u8>) {
         match (self, measure) {
             (Counter::Rows | Counter::Failures, _) => {}
             (Counter::Records(n), Measure::Missing(f)) => {
-                *n += u64::from(field(record, f).is_none());
+                *n += u64::from(record.field(f).is_none());
             }
             (Counter::Records(n), Measure::Nulls(f)) => {
-                *n += u64::from(matches!(field(record, f), Some(Value::Null)));
+                *n += u64::from(matches!(record.field(f), Some(Value::Null)));
             }
             (Counter::Records(n), Measure::Invalid(f)) => {
                 *n += u64::from(failed_at(paths, f));
@@ -266,7 +293,7 @@ impl Counter {
             (Counter::Keys(seen, n), Measure::Duplicates(fields)) => {
                 key.clear();
                 for f in fields {
-                    match field(record, f) {
+                    match record.field(f) {
                         None | Some(Value::Null) => return,
                         Some(v) => write_key(v, key),
                     }
@@ -274,14 +301,14 @@ impl Counter {
                 *n += u64::from(!seen.claim(key, 0));
             }
             (Counter::Distinct(seen), Measure::Distinct(f)) => {
-                if let Some(v) = present(record, f) {
+                if let Some(v) = record.present(f) {
                     key.clear();
                     write_key(v, key);
                     seen.claim(key, 0);
                 }
             }
             (Counter::Keys(given, n), Measure::Orphans { field: f, .. }) => {
-                if let Some(v) = present(record, f) {
+                if let Some(v) = record.present(f) {
                     key.clear();
                     write_key(v, key);
                     *n += u64::from(!given.holds(key));
@@ -297,7 +324,7 @@ impl Counter {
                 },
                 Measure::Min(f) | Measure::Max(f) | Measure::Sum(f) | Measure::Avg(f),
             ) => {
-                let Some(v) = present(record, f).filter(|v| v.is_number()) else {
+                let Some(v) = record.present(f).filter(|v| v.is_number()) else {
                     return;
                 };
                 if failed_at(paths, f) {
@@ -329,7 +356,8 @@ impl Counter {
                 if failed_at(paths, f) {
                     return;
                 }
-                let Some(t) = present(record, f)
+                let Some(t) = record
+                    .present(f)
                     .and_then(Value::as_str)
                     .and_then(|s| instant(s, *date))
                 else {
@@ -344,21 +372,37 @@ impl Counter {
     }
 }
 
-/// The value at `path` in a record as received; `None` when absent.
-fn field<'v>(record: &'v Value, path: &FieldPath) -> Option<&'v Value> {
-    let mut at = record;
-    for name in &path.names {
-        let Value::Record(r) = at else {
-            return None;
-        };
-        at = r.get(name)?;
-    }
-    Some(at)
+/// Where a record's fields are read from: the record as received, or the
+/// frame a line check filled for a valid record.
+#[derive(Clone, Copy)]
+enum Fields<'v> {
+    Record(&'v Value),
+    Slots(&'v [Value]),
 }
 
-/// The value at `path` when it is present and not null.
-fn present<'v>(record: &'v Value, path: &FieldPath) -> Option<&'v Value> {
-    field(record, path).filter(|v| !matches!(v, Value::Null))
+impl<'v> Fields<'v> {
+    /// The value at `path`; `None` when absent.
+    fn field(self, path: &FieldPath) -> Option<&'v Value> {
+        let (mut at, rest) = match self {
+            Fields::Record(record) => (record, &path.names[..]),
+            Fields::Slots(slots) => {
+                let top = slots.get(*path.slots.first()? as usize + 1)?;
+                (top, path.names.get(1..).unwrap_or_default())
+            }
+        };
+        for name in rest {
+            let Value::Record(r) = at else {
+                return None;
+            };
+            at = r.get(name)?;
+        }
+        (!matches!(at, Value::Absent)).then_some(at)
+    }
+
+    /// The value at `path` when it is present and not null.
+    fn present(self, path: &FieldPath) -> Option<&'v Value> {
+        self.field(path).filter(|v| !matches!(v, Value::Null))
+    }
 }
 
 /// The paths of a failure record's failures (`items[1].qty`), field-level

@@ -274,6 +274,15 @@ impl RecordPlan {
                 key_only[slot as usize] = !read[slot as usize];
                 read[slot as usize] = true;
             }
+            // The fields the expectations measure are read into the frame
+            // too, where the counting path measures a valid record
+            // (`Measures::observe_valid`).
+            let measured = shape.expects.iter().flat_map(|e| &e.measures);
+            for path in measured.flat_map(|m| m.measure.paths()) {
+                if let Some(&slot) = path.slots.first() {
+                    read[slot as usize] = true;
+                }
+            }
         }
         let mut fields: Vec<FieldStep> = shape
             .fields

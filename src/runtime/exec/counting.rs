@@ -43,12 +43,19 @@ use crate::runtime::exec::chunks::{self, Worker};
 use crate::runtime::exec::stages::cannot_read;
 use crate::runtime::exec::stages::Tally;
 use crate::runtime::json::{fill, is_json_space, Decoder, BOM};
+use crate::runtime::measures::Measures;
 use crate::runtime::scan::{LineCheck, Verdict};
-use crate::runtime::validate::{decode_failure, findings_keyed, KeyLog, LoggedRecord, Uniques};
+use crate::runtime::validate::{
+    decode_failure, findings_keyed, validate_value, KeyLog, LoggedRecord, Uniques,
+};
 use crate::runtime::value::Value;
 
 /// Files smaller than this are not worth starting threads for.
 pub(crate) const MIN_SPLIT_BYTES: u64 = 1 << 20;
+
+/// Why a contract with expectations takes the ordinary path.
+const MEASURED: &str = "the contract has expectations, measured here only over JSON Lines whose \
+    records the line check leaves as they are (no defaults, no unique keys)";
 
 /// How `count()` (of `validate(T) | oks()`) or `report()` (of
 /// `validate(T)`) reads its file on the counting path.
@@ -88,6 +95,19 @@ pub fn route(
     if !matches!((b, oks), (Builtin::Count, true) | (Builtin::Report, false)) {
         return Err("count() counts valid records only after oks(), report() every result");
     }
+    let measured = contract.record().is_some_and(|r| !r.expects.is_empty());
+    if measured {
+        // A valid line is measured from the check's frame, so the check
+        // must vouch for lines as they are (no defaults to fill), and the
+        // measures are counted in the order of the file, on one thread.
+        let check = LineCheck::keyed(contract, interp);
+        if !check.is_some_and(|c| c.keeps_records()) || json_file(interp, source).is_none() {
+            return Err(MEASURED);
+        }
+        if contract.record().is_some_and(|r| !r.uniques.is_empty()) {
+            return Err(MEASURED);
+        }
+    }
     let Some(path) = json_file(interp, source) else {
         if source.path().is_some() && interp.codec(source.format).cells().is_some() {
             return Ok(Route::Cells);
@@ -110,6 +130,7 @@ pub fn route(
     // Unique keys are claimed in the order of the records (`run`).
     let order_free = contract.record().is_some_and(|r| r.uniques.is_empty());
     Ok(match split {
+        _ if measured => Route::OneThread { path, len },
         Some(parallel) if order_free => Route::Chunks {
             path,
             len,
@@ -155,8 +176,18 @@ pub fn consume(
         }
         Route::OneThread { path, len } => {
             start_meter(interp, len);
-            let counter = Counter::new(interp, contract, b, &path, interp.meter(), false);
-            tally_file(counter, &path, len)?
+            let mut counter = Counter::new(interp, contract, b, &path, interp.meter(), false);
+            counter.measures = Measures::of(interp, contract)?;
+            let mark = interp.unmet_count();
+            let measures = counter.measures.is_some();
+            let (mut tally, measured) = tally_file(counter, &path, len)?;
+            if let Some(m) = measured {
+                m.end(interp);
+            }
+            if measures {
+                tally.add_unmet(interp, mark);
+            }
+            tally
         }
     };
     Ok(Some(match b {
@@ -251,7 +282,7 @@ pub(crate) fn json_lines(host: &Rc<dyn Host>, path: &str) -> bool {
 /// bytes of the file (its length when the run was planned), for `count()`
 /// (which needs only the valid ones counted) or `report()`. A read error
 /// ends the input after one failure.
-fn tally_file(mut counter: Counter, path: &str, len: u64) -> Result<Tally> {
+fn tally_file(mut counter: Counter, path: &str, len: u64) -> Result<(Tally, Option<Measures>)> {
     let mut reader = counter
         .interp
         .host()
@@ -303,7 +334,8 @@ fn tally_file(mut counter: Counter, path: &str, len: u64) -> Result<Tally> {
         pos += i as u64 + 1;
         line_start = pos;
     }
-    counter.finish(Some(pos))
+    let measures = counter.measures.take();
+    Ok((counter.finish(Some(pos))?, measures))
 }
 
 /// The number of the line of `path` that starts at byte `at`, counted
@@ -362,6 +394,9 @@ struct Counter {
     shown: (i64, i64, i64, u64),
     /// Lines counted since the meter was last shown.
     unshown: u32,
+    /// The measures of the contract's expectations, counted line by line
+    /// (one thread only).
+    measures: Option<Measures>,
 }
 
 /// What a counter does with the unique keys of the records it counts.
@@ -412,6 +447,7 @@ impl Counter {
             meter: meter.cloned(),
             shown: (0, 0, 0, 0),
             unshown: 0,
+            measures: None,
         }
     }
 
@@ -454,6 +490,9 @@ impl Counter {
             Some(c) => c.verdict(&self.interp, text),
             None => Verdict::Unsure,
         };
+        if self.measures.is_some() {
+            return self.measured(text, verdict);
+        }
         if self.consumer == Builtin::Report
             && matches!(self.keys, Keys::None)
             && verdict != Verdict::Valid
@@ -475,6 +514,27 @@ impl Counter {
             return Ok(());
         }
         self.ordinary(text)
+    }
+
+    /// Count and measure a line of a contract with expectations: a valid
+    /// one from the frame the check filled, any other decoded and
+    /// validated the ordinary way, since the measures read its fields and
+    /// where its failures lie.
+    fn measured(&mut self, text: &[u8], verdict: Verdict) -> Result<()> {
+        let Some(measures) = self.measures.as_mut() else {
+            return Ok(());
+        };
+        if let (Verdict::Valid, Some(check)) = (verdict, &self.check) {
+            self.tally.add_valid(1);
+            return measures.observe_valid(check.top_slots());
+        }
+        let Ok(input) = self.decoder.decode(text) else {
+            self.tally.add_undecodable();
+            return measures.observe_undecodable();
+        };
+        let result = validate_value(&self.interp, &self.contract, input.clone(), None, None)?;
+        self.tally.add(&result);
+        measures.observe(&input, &result)
     }
 
     /// Count the record of `text` the ordinary way: decoded, validated and
@@ -660,6 +720,10 @@ impl Counter {
     fn input_failed(&mut self, message: String) {
         self.tally
             .add(&decode_failure(&self.origin, String::new(), message));
+        if let Some(m) = self.measures.as_mut() {
+            // The run stops at its end anyway; a budget only says so first.
+            let _ = m.observe_undecodable();
+        }
     }
 }
 

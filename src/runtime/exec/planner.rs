@@ -157,10 +157,11 @@ fn choose(
     target: Option<&TargetSpec>,
     passed: &mut Vec<(&'static str, &'static str)>,
 ) -> Path {
-    if measured(input) && target.is_none_or(|t| t.table.is_none()) {
+    let measured = measured(input);
+    let ordinary = |passed: &mut Vec<_>| {
         passed.push(("faster paths", MEASURED));
-        return Path::Ordinary;
-    }
+        Path::Ordinary
+    };
     match consumer {
         Consumer::Count | Consumer::Report => {
             let b = match consumer {
@@ -171,8 +172,12 @@ fn choose(
                 Ok(route) => return Path::Counting(route),
                 Err(why) => passed.push(("counting", why)),
             }
+            if measured {
+                return ordinary(passed);
+            }
             spread_or_ordinary(input, passed)
         }
+        Consumer::Print if measured => ordinary(passed),
         Consumer::Print => spread_or_ordinary(input, passed),
         Consumer::Route | Consumer::Write => {
             let Some(target) = target else {
@@ -180,6 +185,9 @@ fn choose(
             };
             if target.table.is_some() {
                 return Path::Table;
+            }
+            if measured {
+                return ordinary(passed);
             }
             match super::route::copies(interp, input, target, consumer == Consumer::Write) {
                 Ok(plan) => return Path::Copier(Box::new(plan)),
