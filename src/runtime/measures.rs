@@ -16,6 +16,7 @@ use crate::runtime::contract::{
 use crate::runtime::eval::equality::{compare_numbers, write_key};
 use crate::runtime::eval::{ops, Interp, Result, RuntimeError, Unmet};
 use crate::runtime::keyset::KeySet;
+use crate::runtime::scan::{LineCheck, Seen};
 use crate::runtime::stdlib_native::instant;
 use crate::runtime::value::Value;
 use crate::syntax::ast::BinOp;
@@ -142,13 +143,12 @@ impl Measures {
         Ok(())
     }
 
-    /// Count one valid record that was not built, whose declared fields
-    /// are in `slots` as a line check leaves them (slot 0 unused, then
-    /// each field in order; absent ones `Value::Absent`). Every field a
-    /// measure reads is there (`plan::RecordPlan::new`).
-    pub fn observe_valid(&mut self, slots: &[Value]) -> Result<()> {
+    /// Count one valid record that was not built, as `check` read it:
+    /// a field a measure reads is in its frame, or, when only its
+    /// presence or null is measured, noted as seen (`plan::RecordPlan::new`).
+    pub fn observe_valid(&mut self, check: &LineCheck) -> Result<()> {
         self.rows += 1;
-        self.count(Fields::Slots(slots), &[]);
+        self.count(Fields::Line(check, &Value::Bool(true)), &[]);
         if self.stops && !self.budgets.is_empty() {
             self.spend()?;
         }
@@ -373,11 +373,12 @@ impl Counter {
 }
 
 /// Where a record's fields are read from: the record as received, or the
-/// frame a line check filled for a valid record.
+/// line check that found a record valid (with a value that stands for
+/// any present one, for a field whose presence alone is measured).
 #[derive(Clone, Copy)]
 enum Fields<'v> {
     Record(&'v Value),
-    Slots(&'v [Value]),
+    Line(&'v LineCheck, &'v Value),
 }
 
 impl<'v> Fields<'v> {
@@ -385,8 +386,14 @@ impl<'v> Fields<'v> {
     fn field(self, path: &FieldPath) -> Option<&'v Value> {
         let (mut at, rest) = match self {
             Fields::Record(record) => (record, &path.names[..]),
-            Fields::Slots(slots) => {
-                let top = slots.get(*path.slots.first()? as usize + 1)?;
+            Fields::Line(check, present) => {
+                let slot = *path.slots.first()? as usize;
+                let top = match check.seen(slot) {
+                    Some(Seen::Absent) => return None,
+                    Some(Seen::Null) => &Value::Null,
+                    Some(Seen::Present) => present,
+                    None => check.top_slots().get(slot + 1)?,
+                };
                 (top, path.names.get(1..).unwrap_or_default())
             }
         };

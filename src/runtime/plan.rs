@@ -22,7 +22,9 @@ use std::rc::Rc;
 
 use regex::Regex;
 
-use crate::runtime::contract::{Contract, FieldSpec, RecordShape, RuleSpec, Shape, TypeSpec};
+use crate::runtime::contract::{
+    Contract, FieldSpec, Measure, RecordShape, RuleSpec, Shape, TypeSpec,
+};
 use crate::runtime::eval::{Function, Interp};
 use crate::runtime::hir::Expr;
 use crate::runtime::kernel::Reads;
@@ -124,6 +126,10 @@ pub struct FieldStep {
     /// Where its text is kept, for a string field read only for a unique
     /// key (`LinePlan::key_texts`).
     pub key_text: Option<usize>,
+    /// Is it measured by presence or null only (`missing`, `nulls` of a
+    /// top-level field no rule reads)? Then whether it was null is noted,
+    /// rather than its value kept (`LineCheck::seen`).
+    pub measured: bool,
 }
 
 /// How a value is checked.
@@ -269,6 +275,7 @@ impl RecordPlan {
         // The top record's unique keys are claimed from the frame, or
         // from the text of a string field no rule reads (`key_text`).
         let mut key_only = vec![false; shape.fields.len()];
+        let mut measured = vec![false; shape.fields.len()];
         if depth == 0 {
             for &slot in shape.uniques.iter().flat_map(|u| &u.slots) {
                 key_only[slot as usize] = !read[slot as usize];
@@ -276,19 +283,26 @@ impl RecordPlan {
             }
             // The fields the expectations measure are read into the frame
             // too, where the counting path measures a valid record
-            // (`Measures::observe_valid`).
-            let measured = shape.expects.iter().flat_map(|e| &e.measures);
-            for path in measured.flat_map(|m| m.measure.paths()) {
-                if let Some(&slot) = path.slots.first() {
-                    read[slot as usize] = true;
+            // (`Measures::observe_valid`); one whose presence or null is
+            // all that is measured is only marked as seen or null.
+            for m in shape.expects.iter().flat_map(|e| &e.measures) {
+                let seen_only = matches!(m.measure, Measure::Missing(_) | Measure::Nulls(_));
+                for path in m.measure.paths() {
+                    let Some(&slot) = path.slots.first() else {
+                        continue;
+                    };
+                    match seen_only && path.slots.len() == 1 {
+                        true => measured[slot as usize] = true,
+                        false => read[slot as usize] = true,
+                    }
                 }
             }
         }
         let mut fields: Vec<FieldStep> = shape
             .fields
             .iter()
-            .zip(read.into_iter().zip(key_only))
-            .map(|(f, (read, key_only))| {
+            .zip(read.into_iter().zip(key_only).zip(measured))
+            .map(|(f, ((read, key_only), measured))| {
                 // A record or list a rule reads is checked, then decoded:
                 // unless nested defaults would change it on the way.
                 let type_id = f.ids.type_.clone();
@@ -307,6 +321,7 @@ impl RecordPlan {
                     plain_name: is_plain(&f.name),
                     type_id,
                     key_text: None,
+                    measured: measured && !read,
                 }
             })
             .collect();

@@ -80,6 +80,9 @@ struct RecordState {
 struct FieldState {
     /// The visit it was last seen on (to spot repeated keys).
     seen: u32,
+    /// The visit it was last null on, for a field measured by presence
+    /// or null (`FieldStep::measured`).
+    null: u32,
     /// The state of the record or list it holds.
     nested: Nested,
 }
@@ -175,6 +178,7 @@ impl RecordState {
             fields: (plan.fields.iter())
                 .map(|f| FieldState {
                     seen: 0,
+                    null: 0,
                     nested: Nested::of(&f.how),
                 })
                 .collect(),
@@ -312,6 +316,22 @@ impl LineCheck {
         }
     }
 
+    /// Whether the top record's field at `position` was absent, null or
+    /// present in the line last read, after a `Valid` verdict; `None`
+    /// unless it is measured by presence or null only
+    /// (`FieldStep::measured`), for its value is in `top_slots` then.
+    pub fn seen(&self, position: usize) -> Option<Seen> {
+        if !self.plan.top.fields.get(position)?.measured {
+            return None;
+        }
+        let state = &self.top.fields[position];
+        Some(match self.top.visit {
+            v if state.seen != v => Seen::Absent,
+            v if state.null == v => Seen::Null,
+            _ => Seen::Present,
+        })
+    }
+
     /// Is a line that fails certainly an `err` (`LinePlan::certain`)?
     pub fn certain(&self) -> bool {
         self.plan.certain
@@ -405,6 +425,14 @@ impl LineCheck {
     }
 }
 
+/// What a line held for a field (`LineCheck::seen`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seen {
+    Absent,
+    Null,
+    Present,
+}
+
 /// `read` of the top record: its unique keys' texts kept, if any.
 fn read_top(
     plan: &RecordPlan,
@@ -462,6 +490,9 @@ fn read<const KEYS: bool>(
                         return Err(Miss::Unsure);
                     }
                     states[i].seen = *visit;
+                    if fields[i].measured && p.peek_token()? == b'n' {
+                        states[i].null = *visit;
+                    }
                     let spec = &shape.fields[i];
                     let start = p.mark();
                     let kept = match (KEYS && out.is_none(), fields[i].key_text) {
@@ -965,7 +996,7 @@ fn start_record<'f>(
 ) -> &'f mut Slots {
     *visit = visit.wrapping_add(1);
     if *visit == 0 {
-        states.iter_mut().for_each(|s| s.seen = 0);
+        states.iter_mut().for_each(|s| (s.seen, s.null) = (0, 0));
         *visit = 1;
     }
     let slots = &mut Rc::make_mut(frame).slots;

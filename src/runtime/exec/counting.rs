@@ -526,7 +526,7 @@ impl Counter {
         };
         if let (Verdict::Valid, Some(check)) = (verdict, &self.check) {
             self.tally.add_valid(1);
-            return measures.observe_valid(check.top_slots());
+            return measures.observe_valid(check);
         }
         let Ok(input) = self.decoder.decode(text) else {
             self.tally.add_undecodable();
