@@ -457,6 +457,29 @@ fn the_counting_path_measures_as_the_ordinary_path_does() {
         data.push('\n');
     }
     dir.write("d.jsonl", &data);
+    // Presence and null only: a line that fails is measured from what the
+    // check saw of it, not decoded.
+    let seen = "    expect warn rows == -1
+    expect warn failures == -1
+    expect warn missing(e) == -1
+    expect warn nulls(e) == -1
+    expect warn missing(c) == -1
+";
+    for consumer in ["report()", "oks() | count()"] {
+        let program = format!("{MEASURED_TYPE}{seen}}}\nSOURCE | validate(T) | {consumer}\n");
+        let file = dir.run(
+            &program.replace("SOURCE", "source(file(\"d.jsonl\"), Json)"),
+            &[],
+        );
+        dir.write(
+            "main.hql",
+            program.replace("SOURCE", "source(stdin(), Json)"),
+        );
+        let stdin = dir.hql_stdin(&["run", "main.hql"], &data);
+        assert_eq!(file.status, 0, "{}", file.err);
+        assert_eq!((&file.out, &file.err), (&stdin.out, &stdin.err));
+        assert_eq!(file.err.lines().count(), 5, "{}", file.err);
+    }
     let measures = "    expect warn rows == -1
     expect warn failures == -1
     expect warn missing(e) == -1

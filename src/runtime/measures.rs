@@ -155,6 +155,34 @@ impl Measures {
         Ok(())
     }
 
+    /// Does every measure read no more than rows, failures, and the
+    /// presence or null of fields `check` notes as seen? A line that
+    /// fails can then be measured from `findings` too (`observe_line`).
+    pub fn seen_by(&self, check: &LineCheck) -> bool {
+        let shape = self.contract.record().expect("a record contract");
+        shape.expects.iter().flat_map(|e| &e.measures).all(|m| {
+            matches!(
+                m.measure,
+                Measure::Rows | Measure::Failures | Measure::Missing(_) | Measure::Nulls(_)
+            ) && m.measure.paths().iter().all(|p| match p.slots[..] {
+                [slot] => check.seen(slot as usize).is_some(),
+                _ => false,
+            })
+        })
+    }
+
+    /// Count one record that `check` read and found `failed` or not, when
+    /// the measures are `seen_by` it.
+    pub fn observe_line(&mut self, check: &LineCheck, failed: bool) -> Result<()> {
+        self.rows += 1;
+        self.failures += u64::from(failed);
+        self.count(Fields::Line(check, &Value::Bool(true)), &[]);
+        if self.stops && !self.budgets.is_empty() {
+            self.spend()?;
+        }
+        Ok(())
+    }
+
     /// Count an input that did not decode: a row and a failure.
     pub fn observe_undecodable(&mut self) -> Result<()> {
         self.rows += 1;

@@ -317,7 +317,8 @@ impl LineCheck {
     }
 
     /// Whether the top record's field at `position` was absent, null or
-    /// present in the line last read, after a `Valid` verdict; `None`
+    /// present in the line last read, after a `Valid` verdict or
+    /// `findings`; `None`
     /// unless it is measured by presence or null only
     /// (`FieldStep::measured`), for its value is in `top_slots` then.
     pub fn seen(&self, position: usize) -> Option<Seen> {
@@ -668,6 +669,9 @@ fn find(
                         return Err(p.give_up());
                     }
                     states[i].seen = *visit;
+                    if fields[i].measured && p.peek_token()? == b'n' {
+                        states[i].null = *visit;
+                    }
                     marks[i] = Some(p.mark());
                     next = i + 1;
                 }

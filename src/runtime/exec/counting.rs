@@ -178,6 +178,10 @@ pub fn consume(
             start_meter(interp, len);
             let mut counter = Counter::new(interp, contract, b, &path, interp.meter(), false);
             counter.measures = Measures::of(interp, contract)?;
+            counter.seen_only = match (&counter.measures, &counter.check) {
+                (Some(m), Some(check)) => m.seen_by(check),
+                _ => false,
+            };
             let mark = interp.unmet_count();
             let measures = counter.measures.is_some();
             let (mut tally, measured) = tally_file(counter, &path, len)?;
@@ -397,6 +401,8 @@ struct Counter {
     /// The measures of the contract's expectations, counted line by line
     /// (one thread only).
     measures: Option<Measures>,
+    /// Are they `seen_by` the check?
+    seen_only: bool,
 }
 
 /// What a counter does with the unique keys of the records it counts.
@@ -448,6 +454,7 @@ impl Counter {
             shown: (0, 0, 0, 0),
             unshown: 0,
             measures: None,
+            seen_only: false,
         }
     }
 
@@ -527,6 +534,14 @@ impl Counter {
         if let (Verdict::Valid, Some(check)) = (verdict, &self.check) {
             self.tally.add_valid(1);
             return measures.observe_valid(check);
+        }
+        // A line that fails is named by the check, and measured from what
+        // it saw, when the measures ask no more of it.
+        if let Some(check) = self.check.as_mut().filter(|_| self.seen_only) {
+            if let Some(found) = check.findings(&self.interp, text) {
+                self.tally.add_findings(&found);
+                return measures.observe_line(check, !found.failures.is_empty());
+            }
         }
         let Ok(input) = self.decoder.decode(text) else {
             self.tally.add_undecodable();
