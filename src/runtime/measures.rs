@@ -13,11 +13,12 @@ use std::rc::Rc;
 use crate::runtime::contract::{
     Contract, ExpectCond, ExpectSpec, FieldPath, Measure, OrphanKeys, Share,
 };
-use crate::runtime::eval::equality::{compare_numbers, write_key};
+use crate::runtime::eval::equality::{compare_numbers, write_key, write_key_text};
 use crate::runtime::eval::{ops, Interp, Result, RuntimeError, Unmet};
 use crate::runtime::keyset::KeySet;
 use crate::runtime::scan::{LineCheck, Seen};
 use crate::runtime::stdlib_native::instant;
+use crate::runtime::validate::KeyPart;
 use crate::runtime::value::Value;
 use crate::syntax::ast::BinOp;
 
@@ -320,25 +321,19 @@ impl Counter {
             }
             (Counter::Keys(seen, n), Measure::Duplicates(fields)) => {
                 key.clear();
-                for f in fields {
-                    match record.field(f) {
-                        None | Some(Value::Null) => return,
-                        Some(v) => write_key(v, key),
-                    }
+                if fields.iter().all(|f| record.write_key(f, key)) {
+                    *n += u64::from(!seen.claim(key, 0));
                 }
-                *n += u64::from(!seen.claim(key, 0));
             }
             (Counter::Distinct(seen), Measure::Distinct(f)) => {
-                if let Some(v) = record.present(f) {
-                    key.clear();
-                    write_key(v, key);
+                key.clear();
+                if record.write_key(f, key) {
                     seen.claim(key, 0);
                 }
             }
             (Counter::Keys(given, n), Measure::Orphans { field: f, .. }) => {
-                if let Some(v) = record.present(f) {
-                    key.clear();
-                    write_key(v, key);
+                key.clear();
+                if record.write_key(f, key) {
                     *n += u64::from(!given.holds(key));
                 }
             }
@@ -420,7 +415,11 @@ impl<'v> Fields<'v> {
                     Some(Seen::Absent) => return None,
                     Some(Seen::Null) => &Value::Null,
                     Some(Seen::Present) => present,
-                    None => check.top_slots().get(slot + 1)?,
+                    None => match check.key_part(slot) {
+                        // A string only key measures read keeps its text.
+                        KeyPart::Text(_) => present,
+                        KeyPart::Value(v) => v,
+                    },
                 };
                 (top, path.names.get(1..).unwrap_or_default())
             }
@@ -437,6 +436,24 @@ impl<'v> Fields<'v> {
     /// The value at `path` when it is present and not null.
     fn present(self, path: &FieldPath) -> Option<&'v Value> {
         self.field(path).filter(|v| !matches!(v, Value::Null))
+    }
+
+    /// Append the key of the value at `path` to `key`, as `unique` keys
+    /// it; `false` when it is absent or null.
+    fn write_key(self, path: &FieldPath, key: &mut Vec<u8>) -> bool {
+        if let (Fields::Line(check, _), [slot]) = (self, &path.slots[..]) {
+            if let KeyPart::Text(text) = check.key_part(*slot as usize) {
+                write_key_text(text, key);
+                return true;
+            }
+        }
+        match self.present(path) {
+            Some(v) => {
+                write_key(v, key);
+                true
+            }
+            None => false,
+        }
     }
 }
 

@@ -23,7 +23,7 @@ use std::rc::Rc;
 use regex::Regex;
 
 use crate::runtime::contract::{
-    Contract, FieldSpec, Measure, RecordShape, RuleSpec, Shape, TypeSpec,
+    Contract, FieldSpec, Measure, MeasureSpec, RecordShape, RuleSpec, Shape, TypeSpec,
 };
 use crate::runtime::eval::{Function, Interp};
 use crate::runtime::hir::Expr;
@@ -283,17 +283,38 @@ impl RecordPlan {
             }
             // The fields the expectations measure are read into the frame
             // too, where the counting path measures a valid record
-            // (`Measures::observe_valid`); one whose presence or null is
-            // all that is measured is only marked as seen or null.
-            for m in shape.expects.iter().flat_map(|e| &e.measures) {
+            // (`Measures::observe_valid`): a string that only key measures
+            // read keeps its text, as a unique key's does; one whose
+            // presence or null is all that is measured is only marked as
+            // seen or null.
+            let measures = || shape.expects.iter().flat_map(|e| &e.measures);
+            let top = |m: &MeasureSpec| {
+                let paths = m.measure.paths();
+                let slots: Vec<usize> = (paths.iter())
+                    .filter_map(|p| match p.slots[..] {
+                        [slot] => Some(slot as usize),
+                        _ => None,
+                    })
+                    .collect();
+                (slots.len() == paths.len()).then_some(slots)
+            };
+            for m in measures() {
+                let keyed = m.measure.holds_keys();
                 let seen_only = matches!(m.measure, Measure::Missing(_) | Measure::Nulls(_));
-                for path in m.measure.paths() {
-                    let Some(&slot) = path.slots.first() else {
-                        continue;
-                    };
-                    match seen_only && path.slots.len() == 1 {
-                        true => measured[slot as usize] = true,
-                        false => read[slot as usize] = true,
+                match top(m) {
+                    Some(_) if keyed || seen_only => {}
+                    _ => (m.measure.paths().iter())
+                        .filter_map(|p| p.slots.first())
+                        .for_each(|&slot| read[slot as usize] = true),
+                }
+            }
+            for m in measures() {
+                for slot in top(m).unwrap_or_default() {
+                    if m.measure.holds_keys() && !read[slot] {
+                        key_only[slot] = true;
+                        read[slot] = true;
+                    } else if !m.measure.holds_keys() {
+                        measured[slot] = true;
                     }
                 }
             }
