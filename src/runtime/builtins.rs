@@ -1,5 +1,7 @@
 //! The builtin functions' names and signatures (language.md §6.1), shared by
 //! the checker (arity, named arguments) and the evaluator (dispatch).
+//! And `Format`, a handle on a format's registry entry (`FormatDef`):
+//! the registry itself is `crate::formats::FORMATS`, above this floor.
 
 macro_rules! builtins {
     ($($variant:ident = $name:literal ($min:literal ..= $max:literal) [$($named:literal),*];)*) => {
