@@ -42,7 +42,7 @@ fn write_error(e: impl std::fmt::Display) -> RuntimeError {
 mod tests {
     use std::io::Cursor;
 
-    use super::{codec, csv, json, sqlite};
+    use super::{codec, csv, json, sqlite, FORMATS};
     use crate::runtime::builtins::Format;
     use crate::runtime::eval::io::{Database, Input, Place, Select, SourceSpec, TargetSpec};
 
@@ -83,5 +83,39 @@ mod tests {
         let bytes = Input::Bytes(Box::new(Cursor::new(b"{}".to_vec())));
         let refused = codec(sqlite::FORMAT.format).read(bytes, &spec, None);
         assert_eq!(refused.err().map(|e| e.code), Some("hql::format"));
+    }
+
+    /// What the checker, `write`, `hql.toml`, `hql vet` and `hql infer`
+    /// ask of the registry.
+    #[test]
+    fn the_registry_answers_for_names_and_extensions() {
+        let (json, csv) = (json::FORMAT.format, csv::FORMAT.format);
+        assert_eq!(FORMATS.named("Json"), Some(json));
+        assert_eq!(FORMATS.named("Sqlite"), None);
+        assert_eq!(FORMATS.of_path("data/B.NDJSON"), Some(json));
+        assert_eq!(FORMATS.of_path("x.csv"), Some(csv));
+        assert_eq!(FORMATS.of_path("x.tsv"), None);
+        assert_eq!(FORMATS.meant_by("x.tsv"), Some(csv));
+        assert_eq!(FORMATS.synonym("JSONL"), Some("Json"));
+        assert_eq!(FORMATS.synonym("Json"), None);
+        let listed = FORMATS.names_listed(|n| format!("`{n}`"), "and");
+        assert_eq!(listed, "`Json` and `Csv`");
+        assert_eq!(FORMATS.extensions_listed(), ".jsonl, .json or .csv");
+        assert!(json.writes_whole("a.JSON") && !json.writes_whole("a.jsonl"));
+    }
+
+    /// A format added to the registry can take no name or extension
+    /// another has.
+    #[test]
+    fn no_two_formats_share_a_name_or_an_extension() {
+        let mut names = std::collections::HashSet::new();
+        let mut extensions = std::collections::HashSet::new();
+        for r in FORMATS.0 {
+            let def = r.format.def();
+            assert!(names.insert(def.name.to_ascii_lowercase()), "{}", def.name);
+            for e in def.extensions.iter().chain(def.more_extensions) {
+                assert!(extensions.insert(*e), "{e} of {}", def.name);
+            }
+        }
     }
 }
