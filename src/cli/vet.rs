@@ -354,7 +354,7 @@ impl DeadLetters {
     fn open(session: &Session, path: &str) -> Result<DeadLetters, String> {
         // Dead letters are JSON Lines whatever the path (tooling.md).
         let mut spec = TargetSpec::file(path, crate::formats::json::FORMAT.format);
-        spec.array = false;
+        spec.whole = false;
         let target = Target::open(session.interp(), spec, None).map_err(|e| e.message)?;
         Ok(DeadLetters(target, session.interp().clone()))
     }

@@ -454,7 +454,7 @@ impl Host for FsHost {
                 name: id.to_string(),
                 path: path.to_string_lossy().into_owned(),
                 format: crate::formats::sqlite::FORMAT.format,
-                array: false,
+                whole: false,
                 boundary: Boundary::default(),
                 table: Some(table),
             });
@@ -462,7 +462,7 @@ impl Host for FsHost {
         let (path, format) = file_place(&target.place)?;
         Ok(TargetSpec {
             name: id.to_string(),
-            array: format.writes_whole(&path),
+            whole: format.writes_whole(&path),
             path,
             format,
             boundary: boundary(&[], &target.csv),

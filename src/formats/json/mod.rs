@@ -70,7 +70,7 @@ impl Codec for Json {
         _shape: Option<&Rc<Contract>>,
     ) -> Option<Box<dyn RecordWriter>> {
         Some(Box::new(JsonWriter {
-            array: spec.array,
+            array: spec.whole,
             written: 0,
             line: String::new(),
         }))

@@ -284,7 +284,7 @@ pub struct TargetSpec {
     pub format: Format,
     /// Written as one document (a `.json` file: one JSON array) rather
     /// than one record a line (`Format::writes_whole`).
-    pub array: bool,
+    pub whole: bool,
     pub boundary: Boundary,
     /// A database table configured in `hql.toml`: written record by record
     /// through its format's `Tables` rather than as bytes.
@@ -298,7 +298,7 @@ impl TargetSpec {
             name: path.to_string(),
             path: path.to_string(),
             format,
-            array: format.writes_whole(path),
+            whole: format.writes_whole(path),
             boundary: Boundary::default(),
             table: None,
         }
