@@ -16,7 +16,7 @@ fn programs(dir: &Path, out: &mut Vec<String>) {
 
 fn front_end(src: &str) {
     if let Ok(module) = hql::syntax::parser::parse(src) {
-        let _ = hql::check::check(&module);
+        let _ = hql::check::check(&module, hql::formats::FORMATS);
     }
 }
 

@@ -19,8 +19,7 @@ use crate::check::CheckError;
 use crate::runtime::builtins::Builtin;
 use crate::runtime::contract::{Contract, FieldSpec, RecordShape, Shape, TypeSpec};
 use crate::runtime::decide::FailureKind;
-use crate::runtime::eval::io::{DecodedRecords, Input, Plain, RecordWriter};
-use crate::runtime::eval::{Codec, Function, Host, Interp, Result, SourceSpec, TargetSpec};
+use crate::runtime::eval::{Formats, Function, Host, Interp};
 use crate::runtime::hir::{Expr, FnDef, Program};
 use crate::runtime::validate::field_findings;
 use crate::runtime::value::Value;
@@ -52,7 +51,9 @@ pub fn check_defaults(decls: &[(&TypeDecl, Rc<Contract>)], globals: &Globals) ->
     let fns: FxHashMap<u32, Rc<FnDef>> = globals.functions.iter().cloned().collect();
     let interp = Interp::new(
         Rc::new(NoHost),
-        no_codec,
+        // No default that reads or writes runs (`Reach`): no format is
+        // asked for.
+        Formats::default(),
         &crate::runtime::exec::stages::ENGINE,
     );
     interp.load(&Program {
@@ -369,43 +370,4 @@ impl Host for NoHost {
     fn stdin(&self) -> Option<Box<dyn BufRead>> {
         None
     }
-}
-
-struct NoCodec;
-
-impl Codec for NoCodec {
-    fn read(
-        &self,
-        _input: Input,
-        _spec: &SourceSpec,
-        _shape: Option<&Rc<Contract>>,
-    ) -> Result<DecodedRecords> {
-        Ok(Box::new(Plain(std::iter::empty())))
-    }
-
-    fn writer(
-        &self,
-        _spec: &TargetSpec,
-        _shape: Option<&Rc<Contract>>,
-    ) -> Option<Box<dyn RecordWriter>> {
-        Some(Box::new(NoCodec))
-    }
-}
-
-impl RecordWriter for NoCodec {
-    fn write(
-        &mut self,
-        _out: &mut dyn std::io::Write,
-        _record: &Value,
-    ) -> crate::runtime::eval::Result<()> {
-        Ok(())
-    }
-
-    fn finish(&mut self, _out: &mut dyn std::io::Write) -> crate::runtime::eval::Result<()> {
-        Ok(())
-    }
-}
-
-fn no_codec(_: crate::runtime::builtins::Format) -> &'static dyn Codec {
-    &NoCodec
 }

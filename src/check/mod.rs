@@ -24,9 +24,9 @@ use regex::Regex;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::check::names::Binding;
-use crate::runtime::builtins::{Builtin, Format};
+use crate::runtime::builtins::Builtin;
 use crate::runtime::contract::*;
-use crate::runtime::eval::Function;
+use crate::runtime::eval::{Formats, Function};
 use crate::runtime::hir::{self, CheckStmt, Expr, FnDef, Logic, Program};
 use crate::runtime::stdlib_native::Native;
 use crate::runtime::value::{Key, Value};
@@ -313,9 +313,10 @@ pub fn needed_lets(program: &Program, types: &[Rc<Contract>]) -> Vec<NeededLet> 
     defaults::needed_lets(types, &globals)
 }
 
-/// Check a parsed module and lower it to a `hir::Program`.
-pub fn check(module: &ast::Module) -> Result<Checked, Diagnostics> {
-    check_program(module, 0, &Unparsed::default())
+/// Check a parsed module and lower it to a `hir::Program`; `formats` are
+/// the formats a program can name (`crate::formats::FORMATS`).
+pub fn check(module: &ast::Module, formats: Formats) -> Result<Checked, Diagnostics> {
+    check_program(module, 0, &Unparsed::default(), formats)
 }
 
 /// What the checker cannot see of a program: the names that statements
@@ -343,8 +344,9 @@ pub fn check_program(
     module: &ast::Module,
     prelude_end: usize,
     unparsed: &Unparsed,
+    formats: Formats,
 ) -> Result<Checked, Diagnostics> {
-    check_resumable(module, prelude_end, unparsed).map(|(checked, _)| checked)
+    check_resumable(module, prelude_end, unparsed, formats).map(|(checked, _)| checked)
 }
 
 /// `check_program`, keeping what the checker learnt so that a session can
@@ -353,10 +355,12 @@ pub fn check_resumable(
     module: &ast::Module,
     prelude_end: usize,
     unparsed: &Unparsed,
+    formats: Formats,
 ) -> Result<(Checked, Resumable), Diagnostics> {
     let mut checker = Checker {
         prelude_end,
         unparsed: unparsed.clone(),
+        formats,
         ..Checker::default()
     };
     let program = checker.check_module(module);
@@ -624,6 +628,8 @@ struct Checker {
     in_prelude: bool,
     /// Names declared by statements that did not parse.
     unparsed: Unparsed,
+    /// The formats a program can name, handed in from the registry.
+    formats: Formats,
     /// Types defined in terms of themselves (compiled as `Any`, after their error).
     cyclic: FxHashSet<String>,
     /// Reads of nested records' fields in rules, to check once types are compiled.
@@ -1346,7 +1352,7 @@ impl Checker {
                     _ => {
                         let generic = ["List", "Map"];
                         let candidates = with_synonym(
-                            &name.text,
+                            suggest::synonym(&name.text),
                             closest(&name.text, generic.into_iter()),
                             |m| generic.contains(&m),
                         );
@@ -1813,7 +1819,7 @@ impl Checker {
                 .resolve(span.start, Binding::Type(n.to_string()));
             return Expr::Type(entry.cell.clone());
         }
-        if let Some(f) = Format::lookup(n) {
+        if let Some(f) = self.formats.named(n) {
             self.resolved.resolve(span.start, Binding::Format(f));
             return Expr::Const(Value::Format(f));
         }
@@ -1872,10 +1878,10 @@ impl Checker {
         names.extend(self.globals.keys().cloned());
         names.extend(Builtin::ALL.iter().map(|b| b.name().to_string()));
         names.extend(self.types.keys().cloned());
-        names.extend(Format::ALL.iter().map(|f| f.name().to_string()));
-        let candidates = with_synonym(n, closest(n, names.iter().map(String::as_str)), |m| {
-            names.iter().any(|k| k == m)
-        });
+        names.extend(self.formats.in_programs().map(|f| f.name().to_string()));
+        let meant = suggest::synonym(n).or_else(|| self.formats.synonym(n));
+        let close = closest(n, names.iter().map(String::as_str));
+        let candidates = with_synonym(meant, close, |m| names.iter().any(|k| k == m));
         self.error(CheckError::UnknownName {
             name: n.to_string(),
             span: span.clone(),
@@ -1898,9 +1904,10 @@ impl Checker {
         if !self.unparsed.covers(n) {
             let mut all: Vec<&str> = SCALARS.to_vec();
             all.extend(self.types.keys().map(String::as_str));
-            let candidates = with_synonym(n, closest(n, all.iter().copied()), |m| {
-                all.contains(&m) || matches!(m, "List" | "Map")
-            });
+            let candidates =
+                with_synonym(suggest::synonym(n), closest(n, all.iter().copied()), |m| {
+                    all.contains(&m) || matches!(m, "List" | "Map")
+                });
             self.error(CheckError::UnknownName {
                 name: n.to_string(),
                 span: span.clone(),
@@ -2087,7 +2094,7 @@ impl Checker {
             || self.lookup_local(n).is_some()
             || self.globals.contains_key(n);
         let other = Builtin::lookup(n).is_some()
-            || Format::lookup(n).is_some()
+            || self.formats.named(n).is_some()
             || SCALARS.contains(&n.as_str());
         if !declared && other {
             self.not_a_type(n, &arg.value.span);
@@ -2156,10 +2163,14 @@ fn record_types_in(spec: &TypeSpec, out: &mut FxHashSet<String>, levels: usize) 
 }
 
 /// Where a statement starts (which file, and whether it is the library's).
-/// `candidates` with HQL's name for `n` as other languages spell it first,
-/// when there is one and `known` says it names something here.
-fn with_synonym(n: &str, mut candidates: Vec<String>, known: impl Fn(&str) -> bool) -> Vec<String> {
-    if let Some(meant) = suggest::synonym(n).filter(|m| known(m)) {
+/// `candidates` with HQL's name that `meant` (`suggest::synonym`) gives
+/// first, when there is one and `known` says it names something here.
+fn with_synonym(
+    meant: Option<&str>,
+    mut candidates: Vec<String>,
+    known: impl Fn(&str) -> bool,
+) -> Vec<String> {
+    if let Some(meant) = meant.filter(|m| known(m)) {
         candidates.retain(|c| c != meant);
         candidates.insert(0, meant.to_string());
     }

@@ -56,8 +56,8 @@ pub fn one_edit_away<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) 
         .find(|c| c.to_lowercase() == folded || edit_distance(name, c) == 1)
 }
 
-/// HQL's name for a type or format as other languages spell it
-/// (`Integer` → `Int`, `JSON` → `Json`): too far from HQL's in letters for
+/// HQL's name for a type as other languages spell it (`Integer` →
+/// `Int`; a format's are its registry entry's, `Formats::synonym`): too far from HQL's in letters for
 /// [`closest`], but what a newcomer types.
 pub fn synonym(name: &str) -> Option<&'static str> {
     let meant = match name.to_ascii_lowercase().as_str() {
@@ -68,8 +68,6 @@ pub fn synonym(name: &str) -> Option<&'static str> {
         "none" | "nil" | "nothing" | "unit" => "Null",
         "array" | "vec" | "seq" | "sequence" => "List",
         "dict" | "object" | "hashmap" | "dictionary" | "mapping" => "Map",
-        "jsonl" | "ndjson" | "jsonlines" => "Json",
-        "tsv" => "Csv",
         _ => return None,
     };
     (meant != name).then_some(meant)

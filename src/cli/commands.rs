@@ -382,20 +382,12 @@ pub fn read_program(file: &str) -> Result<String, String> {
 /// A program named like a data file: most likely data given where a
 /// program was wanted. What to run instead.
 fn looks_like_data(file: &str) -> Option<String> {
-    let path = std::path::Path::new(file);
-    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
-    if !matches!(ext.as_str(), "json" | "jsonl" | "ndjson" | "csv" | "tsv") {
-        return None;
-    }
+    let format = crate::formats::FORMATS.meant_by(file)?;
     Some(format!(
         "{file} looks like data, not a program: did you mean `hql vet CONTRACTS {file}` \
          (check it against a contract), `hql infer {file}` (a contract from it), or a \
          program reading it with `source(file({file:?}), {})`?",
-        if ext == "csv" || ext == "tsv" {
-            "Csv"
-        } else {
-            "Json"
-        }
+        format.name()
     ))
 }
 

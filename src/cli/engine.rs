@@ -18,10 +18,11 @@ pub enum Engine {
     DuckDb,
 }
 
-/// Does the engine path read `data` (a JSON Lines file)?
+/// Does the engine path read `data`: a file of one JSON text a line (a
+/// format whose records are JSON texts, not written whole as one array)?
 pub fn reads(data: &str) -> bool {
-    let lower = data.to_ascii_lowercase();
-    lower.ends_with(".jsonl") || lower.ends_with(".ndjson")
+    (crate::formats::FORMATS.of_path(data))
+        .is_some_and(|f| crate::formats::codec(f).json_text().is_some() && !f.writes_whole(data))
 }
 
 /// `report()` of `contract` over `data`, computed by DuckDB.

@@ -15,7 +15,7 @@
 
 use std::rc::Rc;
 
-use crate::runtime::builtins::Format;
+use crate::formats::FORMATS;
 use crate::runtime::eval::{Host, Interp, RuntimeError, TargetSpec};
 use crate::runtime::exec::stages::items;
 use crate::runtime::exec::stages::Tally;
@@ -213,8 +213,11 @@ pub fn source_expr(session: &Session, data: &str) -> Result<String, String> {
     if !exists && session_host(session).configured_source(data).is_ok() {
         return Ok(format!("source({})", quoted(data)));
     }
-    let format = Format::from_path(data).ok_or_else(|| {
-        format!("cannot tell the format of {data} from its extension (.jsonl, .json or .csv)")
+    let format = FORMATS.of_path(data).ok_or_else(|| {
+        format!(
+            "cannot tell the format of {data} from its extension ({})",
+            FORMATS.extensions_listed()
+        )
     })?;
     Ok(format!("source(file({}), {})", quoted(data), format.name()))
 }
@@ -393,9 +396,9 @@ struct DeadLetters(Target, Rc<Interp>);
 
 impl DeadLetters {
     fn open(session: &Session, path: &str) -> Result<DeadLetters, String> {
-        let mut spec = TargetSpec::file(path, Some(Format::Json))
-            .ok_or_else(|| format!("cannot write dead letters to {path}"))?;
-        spec.array = false;
+        // Dead letters are JSON Lines whatever the path (tooling.md).
+        let mut spec = TargetSpec::file(path, crate::formats::json::FORMAT.format);
+        spec.whole = false;
         let target = Target::open(session.interp(), spec, None).map_err(|e| e.message)?;
         Ok(DeadLetters(target, session.interp().clone()))
     }

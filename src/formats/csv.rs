@@ -20,10 +20,12 @@ use std::io::{BufRead, Write};
 use std::rc::Rc;
 
 use super::write_error;
+use crate::runtime::builtins::{Format, FormatDef};
 use crate::runtime::contract::{Contract, FieldSpec, Shape, TypeSpec};
 use crate::runtime::eval::io::{
     line_too_long, max_line, Boundary, Cell, Codec, Column, CsvOptions, Decoded, DecodedRecords,
-    Input, Physical, RecordSource, RecordWriter, RowCells, RowForCheck, SourceSpec, TargetSpec,
+    Input, Physical, RecordSource, RecordWriter, Registered, RowCells, RowForCheck, SourceSpec,
+    TargetSpec,
 };
 use crate::runtime::eval::{check_interrupt, compare_numbers, equal, Origin, Result, RuntimeError};
 use crate::runtime::json::{write_float, write_int, write_json, Decoder, HUGE_LINE};
@@ -35,6 +37,19 @@ use crate::syntax::canonical::write_json_string;
 pub struct Csv;
 
 pub static CSV: Csv = Csv;
+
+/// CSV as the registry knows it: a header row, then one record a row.
+pub const FORMAT: Registered = Registered {
+    format: Format::new(&FormatDef {
+        name: "Csv",
+        in_programs: true,
+        extensions: &["csv"],
+        more_extensions: &[],
+        whole_extensions: &[],
+        synonyms: &["tsv"],
+    }),
+    codec: &CSV,
+};
 
 const BOM: &str = "\u{feff}";
 

@@ -1,16 +1,18 @@
 //! The formats of sources and targets, one module each, each one
-//! [`Codec`]: `codec(Format) -> &'static dyn Codec`.
+//! [`Codec`], and the registry of them: [`FORMATS`].
 //!
 //! A codec frames and decodes what it reads into records with their
 //! origins — bytes the host hands it, or a place it opens itself (a SQLite
 //! table) — and encodes records into bytes; where the bytes come from and
 //! go to — files, standard input, the temporaries of atomic writes — is
-//! the host's business. The session hands [`codec`] to the evaluator,
-//! which names no format itself. A format is a module here and one line
-//! in [`codec`].
+//! the host's business. Each module gives its entry (`FORMAT`: what the
+//! format is — its name in programs, its extensions — and its codec); the
+//! session hands [`FORMATS`] to the checker (the names programs write)
+//! and to the evaluator (codecs, a path's format), which name no format
+//! themselves. A format is a module here and one line in [`FORMATS`].
 
-mod csv;
-mod json;
+pub mod csv;
+pub mod json;
 pub mod sqlite;
 
 /// How CSV decoding reads a cell as a declared type: `hql infer` reads
@@ -19,16 +21,15 @@ pub use crate::runtime::eval::io::Cell as CsvCell;
 pub use csv::convert as convert_csv_cell;
 
 use crate::runtime::builtins::Format;
-use crate::runtime::eval::io::Codec;
+use crate::runtime::eval::io::{Codec, Formats};
 use crate::runtime::eval::RuntimeError;
+
+/// Every format, in the order help texts list them.
+pub static FORMATS: Formats = Formats(&[json::FORMAT, csv::FORMAT, sqlite::FORMAT]);
 
 /// The codec of a format.
 pub fn codec(format: Format) -> &'static dyn Codec {
-    match format {
-        Format::Json => &json::JSON,
-        Format::Csv => &csv::CSV,
-        Format::Sqlite => &sqlite::SQLITE,
-    }
+    FORMATS.codec(format)
 }
 
 /// A target that could not take more bytes (a full disk, say); the
@@ -41,7 +42,7 @@ fn write_error(e: impl std::fmt::Display) -> RuntimeError {
 mod tests {
     use std::io::Cursor;
 
-    use super::codec;
+    use super::{codec, csv, json, sqlite, FORMATS};
     use crate::runtime::builtins::Format;
     use crate::runtime::eval::io::{Database, Input, Place, Select, SourceSpec, TargetSpec};
 
@@ -49,17 +50,17 @@ mod tests {
     /// capability.
     #[test]
     fn each_format_gives_the_capabilities_it_has() {
-        let target = TargetSpec::file("out.jsonl", Some(Format::Json)).expect("a target");
+        let target = TargetSpec::file("out.jsonl", json::FORMAT.format);
         let has = |f: Format| {
             let c = codec(f);
             let writes = c.writer(&target, None).is_some();
             let tables = c.tables().is_some();
             (c.json_text().is_some(), c.cells().is_some(), writes, tables)
         };
-        assert_eq!(has(Format::Json), (true, false, true, false));
-        assert_eq!(has(Format::Csv), (false, true, true, false));
-        assert_eq!(has(Format::Sqlite), (false, false, false, true));
-        assert!(codec(Format::Sqlite).reads_by_shape());
+        assert_eq!(has(json::FORMAT.format), (true, false, true, false));
+        assert_eq!(has(csv::FORMAT.format), (false, true, true, false));
+        assert_eq!(has(sqlite::FORMAT.format), (false, false, false, true));
+        assert!(codec(sqlite::FORMAT.format).reads_by_shape());
     }
 
     /// The host hands bytes only to a format of bytes, and a database only
@@ -71,12 +72,50 @@ mod tests {
             path: "db.sqlite".into(),
             select: Select::Table("t".into()),
         };
-        let spec = SourceSpec::new("src", Place::Database(database.clone()), Format::Json);
-        let refused = codec(Format::Json).read(Input::Database(&database), &spec, None);
+        let spec = SourceSpec::new(
+            "src",
+            Place::Database(database.clone()),
+            json::FORMAT.format,
+        );
+        let refused = codec(json::FORMAT.format).read(Input::Database(&database), &spec, None);
         assert_eq!(refused.err().map(|e| e.code), Some("hql::format"));
-        let spec = SourceSpec::new("src", Place::Stdin, Format::Sqlite);
+        let spec = SourceSpec::new("src", Place::Stdin, sqlite::FORMAT.format);
         let bytes = Input::Bytes(Box::new(Cursor::new(b"{}".to_vec())));
-        let refused = codec(Format::Sqlite).read(bytes, &spec, None);
+        let refused = codec(sqlite::FORMAT.format).read(bytes, &spec, None);
         assert_eq!(refused.err().map(|e| e.code), Some("hql::format"));
+    }
+
+    /// What the checker, `write`, `hql.toml`, `hql vet` and `hql infer`
+    /// ask of the registry.
+    #[test]
+    fn the_registry_answers_for_names_and_extensions() {
+        let (json, csv) = (json::FORMAT.format, csv::FORMAT.format);
+        assert_eq!(FORMATS.named("Json"), Some(json));
+        assert_eq!(FORMATS.named("Sqlite"), None);
+        assert_eq!(FORMATS.of_path("data/B.NDJSON"), Some(json));
+        assert_eq!(FORMATS.of_path("x.csv"), Some(csv));
+        assert_eq!(FORMATS.of_path("x.tsv"), None);
+        assert_eq!(FORMATS.meant_by("x.tsv"), Some(csv));
+        assert_eq!(FORMATS.synonym("JSONL"), Some("Json"));
+        assert_eq!(FORMATS.synonym("Json"), None);
+        let listed = FORMATS.names_listed(|n| format!("`{n}`"), "and");
+        assert_eq!(listed, "`Json` and `Csv`");
+        assert_eq!(FORMATS.extensions_listed(), ".jsonl, .json or .csv");
+        assert!(json.writes_whole("a.JSON") && !json.writes_whole("a.jsonl"));
+    }
+
+    /// A format added to the registry can take no name or extension
+    /// another has.
+    #[test]
+    fn no_two_formats_share_a_name_or_an_extension() {
+        let mut names = std::collections::HashSet::new();
+        let mut extensions = std::collections::HashSet::new();
+        for r in FORMATS.0 {
+            let def = r.format.def();
+            assert!(names.insert(def.name.to_ascii_lowercase()), "{}", def.name);
+            for e in def.extensions.iter().chain(def.more_extensions) {
+                assert!(extensions.insert(*e), "{e} of {}", def.name);
+            }
+        }
     }
 }

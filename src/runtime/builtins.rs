@@ -1,5 +1,7 @@
 //! The builtin functions' names and signatures (language.md §6.1), shared by
 //! the checker (arity, named arguments) and the evaluator (dispatch).
+//! And `Format`, a handle on a format's registry entry (`FormatDef`):
+//! the registry itself is `crate::formats::FORMATS`, above this floor.
 
 macro_rules! builtins {
     ($($variant:ident = $name:literal ($min:literal ..= $max:literal) [$($named:literal),*];)*) => {
@@ -119,52 +121,91 @@ impl Builtin {
 /// and by the runtime one (a stream whose type the checker did not know).
 pub const WRITE_RESULTS_HELP: &str = "keep the valid records with `oks()`, stop at the first failure with `unwrap()`, or send both to files with `route(ok: …, err: …)`";
 
-/// The formats a source reads and a file target writes (tooling.md,
-/// "Sources, targets and the schema boundary").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Format {
-    /// JSON Lines, or one JSON array of records.
-    Json,
-    /// Comma-separated values with a header row.
-    Csv,
-    /// A SQLite table or query, configured in `hql.toml` (a program names
-    /// the source by its id, never this format: it is not in `ALL`).
-    Sqlite,
+/// What a format is, as its registry entry describes it
+/// (`crate::formats::FORMATS` holds one for each, beside its codec): the
+/// data the checker and the runtime read of a format without knowing which
+/// formats there are (tooling.md, "Sources, targets and the schema
+/// boundary").
+#[derive(Debug)]
+pub struct FormatDef {
+    /// Its name as a program writes it (`Json`), in messages and printed
+    /// values.
+    pub name: &'static str,
+    /// Can a program name it (`source(file(…), Json)`)? A format that only
+    /// configured sources read (SQLite) cannot.
+    pub in_programs: bool,
+    /// The file extensions it is the format of, lower case, without the
+    /// dot: a path's default format, for `write`, `hql.toml`, `hql vet` and
+    /// `hql infer` alike. Help texts name these.
+    pub extensions: &'static [&'static str],
+    /// Extensions it is the format of too, which help texts leave out
+    /// (`ndjson`).
+    pub more_extensions: &'static [&'static str],
+    /// The extensions whose files a target of it writes as one document
+    /// (a `.json` file: one array) rather than one record a line.
+    pub whole_extensions: &'static [&'static str],
+    /// Extensions and names people use for it that are not its own
+    /// (`jsonl` for `Json`, `tsv` for `Csv`): "did you mean" hints, and
+    /// data files given where a program was wanted.
+    pub synonyms: &'static [&'static str],
 }
 
-impl Format {
-    pub const ALL: &'static [Format] = &[Format::Json, Format::Csv];
+/// A format: a handle on its registry entry, which the checker and the
+/// runtime carry without knowing the members. Two handles are the same
+/// format when they name the same one.
+#[derive(Clone, Copy)]
+pub struct Format(&'static FormatDef);
 
-    pub fn lookup(name: &str) -> Option<Format> {
-        Format::ALL.iter().copied().find(|f| f.name() == name)
+impl Format {
+    pub const fn new(def: &'static FormatDef) -> Format {
+        Format(def)
+    }
+
+    pub fn def(self) -> &'static FormatDef {
+        self.0
     }
 
     pub fn name(self) -> &'static str {
-        match self {
-            Format::Json => "Json",
-            Format::Csv => "Csv",
-            Format::Sqlite => "Sqlite",
-        }
+        self.0.name
     }
 
-    /// The format a file's extension names: `.jsonl`/`.ndjson`/`.json` →
-    /// `Json`, `.csv` → `Csv`.
-    pub fn from_path(path: &str) -> Option<Format> {
-        let ext = std::path::Path::new(path).extension()?.to_str()?;
-        match ext.to_ascii_lowercase().as_str() {
-            "jsonl" | "ndjson" | "json" => Some(Format::Json),
-            "csv" => Some(Format::Csv),
-            _ => None,
-        }
+    /// Is it the format of files named like `path` (by its extension)?
+    pub fn is_format_of(self, path: &str) -> bool {
+        has_extension(path, self.0.extensions) || has_extension(path, self.0.more_extensions)
     }
 
-    /// Does a file of this format hold one JSON array when written (a
-    /// `.json` file) rather than one record a line?
-    pub fn writes_array(self, path: &str) -> bool {
-        self == Format::Json
-            && std::path::Path::new(path)
-                .extension()
-                .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+    /// Does a file target of this format at `path` hold one document (a
+    /// `.json` file: one JSON array) rather than one record a line?
+    pub fn writes_whole(self, path: &str) -> bool {
+        has_extension(path, self.0.whole_extensions)
+    }
+}
+
+/// Does `path`'s extension, in any case, stand among `extensions`?
+fn has_extension(path: &str, extensions: &[&str]) -> bool {
+    std::path::Path::new(path)
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| extensions.iter().any(|x| x.eq_ignore_ascii_case(e)))
+}
+
+impl PartialEq for Format {
+    fn eq(&self, other: &Format) -> bool {
+        self.0.name == other.0.name
+    }
+}
+
+impl Eq for Format {}
+
+impl std::hash::Hash for Format {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.0.name.hash(h);
+    }
+}
+
+impl std::fmt::Debug for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.name)
     }
 }
 

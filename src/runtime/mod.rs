@@ -11,7 +11,8 @@
 //! Imports only `syntax`;
 //! what it needs from above (files, formats, rebuilding a program on a
 //! worker thread) it is handed through traits it owns (`eval::Host`,
-//! `eval::Codec`).
+//! `eval::Codec`, `eval::Rebuild`) and data (`eval::Formats`, the registry
+//! of formats: a `builtins::Format` is a handle on one of its entries).
 
 pub mod builtins;
 pub mod contract;

@@ -21,7 +21,9 @@ use indexmap::IndexMap;
 use toml::{Table, Value};
 
 use crate::check::closest;
+use crate::formats::{self, FORMATS};
 use crate::runtime::builtins::Format;
+use crate::runtime::eval::io::listed;
 pub use crate::runtime::eval::io::{Column, CsvOptions, Physical};
 pub use crate::runtime::eval::policy::{OnDrift, OnIncompatible, SchemaPolicy, WriteMode};
 
@@ -125,9 +127,14 @@ const PHYSICAL: &[(&str, Physical)] = &[
     ("bool", Physical::Bool),
 ];
 
-/// `format`'s spellings: lower case, like every other value in the file
-/// (`Format::lookup` takes the language's `Json`/`Csv`).
-const FORMATS: &[(&str, Format)] = &[("json", Format::Json), ("csv", Format::Csv)];
+/// `format`'s spellings, from the registry: each format a program names,
+/// in lower case like every other value in the file (a program writes
+/// `Json`, `hql.toml` `"json"`).
+fn format_spellings() -> Vec<(String, Format)> {
+    (FORMATS.in_programs())
+        .map(|f| (f.name().to_ascii_lowercase(), f))
+        .collect()
+}
 
 /// Which table of `hql.toml` an id belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -690,7 +697,9 @@ fn parse_file_place(node: &Node, dir: &Path, written: &str) -> Result<Place, Con
                 "this entry is the file `{written}`; `{key}` needs `sqlite = \"PATH\"`"
             ))));
     }
-    let format = match node.choice("format", FORMATS)? {
+    let spellings = format_spellings();
+    let choices: Vec<(&str, Format)> = spellings.iter().map(|(s, f)| (s.as_str(), *f)).collect();
+    let format = match node.choice("format", &choices)? {
         Some(format) => format,
         None => format_from_extension(node, written)?,
     };
@@ -702,16 +711,18 @@ fn parse_file_place(node: &Node, dir: &Path, written: &str) -> Result<Place, Con
 }
 
 fn format_from_extension(node: &Node, written: &str) -> Result<Format, ConfigError> {
-    Format::from_path(written).ok_or_else(|| {
+    FORMATS.of_path(written).ok_or_else(|| {
+        let spellings = format_spellings();
+        let named = spellings.iter().map(|(s, _)| format!("`format = \"{s}\"`"));
         node.error(
             "file",
             format!("cannot tell the format of `{written}` from its extension"),
         )
-        .with_help(Some(
-            "name it .jsonl, .ndjson, .json or .csv, or add `format = \"json\"` or \
-                 `format = \"csv\"`"
-                .to_string(),
-        ))
+        .with_help(Some(format!(
+            "name it {}, or add {}",
+            FORMATS.extensions_listed(),
+            listed(named.collect(), "or")
+        )))
     })
 }
 
@@ -829,7 +840,7 @@ fn parse_csv(node: &Node, place: &Place, kind: EntryKind) -> Result<CsvOptions, 
     let Some(csv) = node.child("csv")? else {
         return Ok(CsvOptions::default());
     };
-    if place.format() != Some(Format::Csv) {
+    if place.format() != Some(formats::csv::FORMAT.format) {
         return Err(node
             .error("csv", "`csv` options apply only to a CSV file")
             .with_help(Some(format!("`{}` is not read as CSV", place.written()))));
@@ -926,7 +937,8 @@ fn check_dead_letters(
 }
 
 fn not_json_fault(file: &Path, letters: &TargetConfig) -> Option<ConfigError> {
-    if letters.place.format() == Some(Format::Json) {
+    // Failure records are written as JSON text: a format whose records are.
+    if (letters.place.format()).is_some_and(|f| formats::codec(f).json_text().is_some()) {
         return None;
     }
     let message = format!(
@@ -984,7 +996,7 @@ schema = { on_drift = "evolve", allow_type_widening = false, on_incompatible = "
             Place::File {
                 path: PathBuf::from("/proj/data/orders.csv"),
                 written: "data/orders.csv".into(),
-                format: Format::Csv,
+                format: formats::csv::FORMAT.format,
             }
         );
         assert_eq!(
@@ -1031,7 +1043,7 @@ schema = { on_drift = "evolve", allow_type_widening = false, on_incompatible = "
         };
         assert_eq!(warehouse.schema, expected);
         let dead = config.target("dead_orders").unwrap();
-        assert_eq!(dead.place.format(), Some(Format::Json));
+        assert_eq!(dead.place.format(), Some(formats::json::FORMAT.format));
     }
 
     #[test]
@@ -1043,10 +1055,10 @@ schema = { on_drift = "evolve", allow_type_widening = false, on_incompatible = "
         .unwrap();
         assert_eq!(
             config.source("a").unwrap().place.format(),
-            Some(Format::Json)
+            Some(formats::json::FORMAT.format)
         );
         let b = config.source("b").unwrap();
-        assert_eq!(b.place.format(), Some(Format::Csv));
+        assert_eq!(b.place.format(), Some(formats::csv::FORMAT.format));
         assert_eq!(b.csv, CsvOptions::default());
         assert_eq!(
             (b.csv.delimiter, b.csv.quote, b.csv.header),
@@ -1197,7 +1209,7 @@ schema = { on_drift = "evolve", allow_type_widening = false, on_incompatible = "
         let config = parse("[sources.o]\nfile = \"o.txt\"\nformat = \"csv\"\n").unwrap();
         assert_eq!(
             config.source("o").unwrap().place.format(),
-            Some(Format::Csv)
+            Some(formats::csv::FORMAT.format)
         );
     }
 

@@ -380,7 +380,7 @@ impl Host for FsHost {
             return Ok(SourceSpec {
                 name: id.into(),
                 place: Place::Database(database),
-                format: crate::runtime::builtins::Format::Sqlite,
+                format: crate::formats::sqlite::FORMAT.format,
                 boundary: boundary(&source.columns, &source.csv),
             });
         }
@@ -453,8 +453,8 @@ impl Host for FsHost {
             return Ok(TargetSpec {
                 name: id.to_string(),
                 path: path.to_string_lossy().into_owned(),
-                format: crate::runtime::builtins::Format::Sqlite,
-                array: false,
+                format: crate::formats::sqlite::FORMAT.format,
+                whole: false,
                 boundary: Boundary::default(),
                 table: Some(table),
             });
@@ -462,7 +462,7 @@ impl Host for FsHost {
         let (path, format) = file_place(&target.place)?;
         Ok(TargetSpec {
             name: id.to_string(),
-            array: format.writes_array(&path),
+            whole: format.writes_whole(&path),
             path,
             format,
             boundary: boundary(&[], &target.csv),
@@ -769,17 +769,11 @@ pub fn config_error(e: ConfigError) -> RuntimeError {
     }
 }
 
-/// The path and format of a file place.
+/// The path and format of a place (the callers take a SQLite place's
+/// table or query first).
 fn file_place(place: &config::Place) -> Result<(String, crate::runtime::builtins::Format)> {
-    match place {
-        config::Place::File { path, format, .. } => {
-            Ok((path.to_string_lossy().into_owned(), *format))
-        }
-        config::Place::Sqlite { path, .. } => Ok((
-            path.to_string_lossy().into_owned(),
-            crate::runtime::builtins::Format::Json,
-        )),
-    }
+    let format = (place.format()).unwrap_or(crate::formats::sqlite::FORMAT.format);
+    Ok((place.path().to_string_lossy().into_owned(), format))
 }
 
 /// A database asked of an id the configuration gives another place.

@@ -146,7 +146,7 @@ impl Session {
         let mut session = Session {
             interp: Interp::new(
                 host.clone(),
-                crate::formats::codec,
+                crate::formats::FORMATS,
                 &crate::runtime::exec::stages::ENGINE,
             ),
             host,
@@ -403,8 +403,13 @@ impl Session {
                 let mut stmts = self.history_without_redefined(&entry.stmts);
                 stmts.extend(entry.stmts.iter().cloned());
                 let module = Module { stmts };
-                check_resumable(&module, self.prelude_end, &entry.unparsed)
-                    .map(|(checked, kept)| (checked, Pending::Fresh(Box::new(kept))))
+                check_resumable(
+                    &module,
+                    self.prelude_end,
+                    &entry.unparsed,
+                    crate::formats::FORMATS,
+                )
+                .map(|(checked, kept)| (checked, Pending::Fresh(Box::new(kept))))
             }
         };
         let warnings = match &checked {

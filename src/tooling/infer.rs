@@ -20,10 +20,9 @@
 use std::collections::HashMap;
 
 use crate::formats::{convert_csv_cell as convert, CsvCell as Cell};
-use crate::runtime::builtins::Format;
 use crate::runtime::contract::TypeSpec;
 use crate::runtime::eval::io::Physical;
-use crate::runtime::eval::{Plan, RuntimeError};
+use crate::runtime::eval::{Plan, RuntimeError, SourceSpec};
 use crate::runtime::exec::stages::items;
 use crate::runtime::json::Decoder;
 use crate::runtime::stdlib_native::Native;
@@ -384,13 +383,19 @@ impl Summary {
     }
 }
 
+/// Does `spec`'s format read cells as text (CSV), which inference reads
+/// as typed cells the way decoding by a contract would?
+pub fn text_cells(spec: &SourceSpec) -> bool {
+    crate::formats::codec(spec.format).cells().is_some()
+}
+
 /// Infer from a stream or a list: each item folded, at most `limit`
 /// records. A CSV source's texts are read as cells, except in the columns
 /// its boundary keeps as text.
 pub fn infer_items(value: &Value, limit: Option<u64>) -> Result<Inference, RuntimeError> {
     let mut inference = match value {
         Value::Stream(s) => match s.plan() {
-            Some(Plan::Source(spec)) if spec.format == Format::Csv => {
+            Some(Plan::Source(spec)) if text_cells(spec) => {
                 let verbatim = spec
                     .boundary
                     .columns

@@ -35,8 +35,9 @@ const KEEPS_RECORDS: &[&str] = &[
     "filter", "take", "skip", "sort", "sort_by", "distinct", "first", "oks", "unwrap",
 ];
 
-/// Types and formats that are not declared anywhere but always there.
-const BUILTIN_TYPES: &[&str] = &["Int", "Float", "String", "Bool", "Null", "List", "Json"];
+/// Types that are not declared anywhere but always there (the formats a
+/// program names come from the registry).
+const BUILTIN_TYPES: &[&str] = &["Int", "Float", "String", "Bool", "Null", "List"];
 
 /// The candidates for the text before `pos` in `line` (the whole entry so
 /// far, newlines included), and where the text they replace starts.
@@ -131,6 +132,7 @@ fn complete_code(
                 .copied()
                 .chain(Builtin::ALL.iter().map(|b| b.name()))
                 .chain(BUILTIN_TYPES.iter().copied())
+                .chain(crate::formats::FORMATS.in_programs().map(|f| f.name()))
                 .chain(names.iter().map(String::as_str));
             (base + start, words(word, all))
         }

@@ -16,7 +16,6 @@ use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 
 use crate::formats::{convert_csv_cell, CsvCell};
-use crate::runtime::builtins::Format;
 use crate::runtime::contract::TypeSpec;
 use crate::runtime::eval::{Plan, RuntimeError};
 use crate::runtime::exec::stages::items;
@@ -24,6 +23,7 @@ use crate::runtime::json::Decoder;
 use crate::runtime::print::to_hql;
 use crate::runtime::value::{Record, Value};
 use crate::tooling::infer::is_decode_failure;
+use crate::tooling::infer::text_cells;
 
 /// Distinct values are counted up to this many, then shown as `≥ 1000`.
 pub const MAX_DISTINCT: usize = 1000;
@@ -346,7 +346,7 @@ fn cell(text: &str, decoder: &mut Decoder) -> Value {
 pub fn describe(value: &Value) -> Result<Profile, RuntimeError> {
     let csv = match value {
         Value::Stream(s) => {
-            matches!(s.plan(), Some(Plan::Source(spec)) if spec.format == Format::Csv)
+            matches!(s.plan(), Some(Plan::Source(spec)) if text_cells(spec))
         }
         _ => false,
     };

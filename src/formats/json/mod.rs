@@ -10,10 +10,11 @@ use std::io::Write;
 use std::rc::Rc;
 
 use super::write_error;
+use crate::runtime::builtins::{Format, FormatDef};
 use crate::runtime::contract::Contract;
 use crate::runtime::eval::io::{
     line_too_long, Boundary, Codec, Decoded, DecodedRecords, Input, JsonInput, JsonText,
-    LineReader, Plain, RecordWriter, SourceSpec, TargetSpec,
+    LineReader, Plain, RecordWriter, Registered, SourceSpec, TargetSpec,
 };
 use crate::runtime::eval::{check_interrupt, Item, Items, Origin, Result};
 use crate::runtime::json::write_json;
@@ -27,6 +28,20 @@ use framing::JsonSource;
 pub struct Json;
 
 pub static JSON: Json = Json;
+
+/// JSON as the registry knows it: JSON Lines or one array; a `.json`
+/// target is written as one array.
+pub const FORMAT: Registered = Registered {
+    format: Format::new(&FormatDef {
+        name: "Json",
+        in_programs: true,
+        extensions: &["jsonl", "json"],
+        more_extensions: &["ndjson"],
+        whole_extensions: &["json"],
+        synonyms: &["jsonl", "ndjson", "jsonlines"],
+    }),
+    codec: &JSON,
+};
 
 impl Codec for Json {
     fn json_text(&self) -> Option<&dyn JsonText> {
@@ -55,7 +70,7 @@ impl Codec for Json {
         _shape: Option<&Rc<Contract>>,
     ) -> Option<Box<dyn RecordWriter>> {
         Some(Box::new(JsonWriter {
-            array: spec.array,
+            array: spec.whole,
             written: 0,
             line: String::new(),
         }))

@@ -41,10 +41,11 @@ use rusqlite::{Connection, OpenFlags};
 
 pub use target::run_committed;
 
+use crate::runtime::builtins::{Format, FormatDef};
 use crate::runtime::contract::{Contract, Shape, TypeSpec};
 use crate::runtime::eval::io::{
-    Boundary, Codec, Database, Decoded, DecodedRecords, Input, Plain, Select, SourceSpec,
-    TableSink, Tables,
+    Boundary, Codec, Database, Decoded, DecodedRecords, Input, Plain, Registered, Select,
+    SourceSpec, TableSink, Tables,
 };
 use crate::runtime::eval::policy::TableTarget;
 use crate::runtime::eval::{check_interrupt, Origin, Result, RuntimeError};
@@ -171,6 +172,20 @@ const LOCK_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
 pub struct Sqlite;
 
 pub static SQLITE: Sqlite = Sqlite;
+
+/// SQLite as the registry knows it: named only by sources and targets
+/// configured in `hql.toml`, never by a program or an extension.
+pub const FORMAT: Registered = Registered {
+    format: Format::new(&FormatDef {
+        name: "Sqlite",
+        in_programs: false,
+        extensions: &[],
+        more_extensions: &[],
+        whole_extensions: &[],
+        synonyms: &[],
+    }),
+    codec: &SQLITE,
+};
 
 impl Codec for Sqlite {
     fn read(

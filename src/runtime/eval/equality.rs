@@ -462,7 +462,11 @@ pub fn write_key(v: &Value, out: &mut Vec<u8>) {
             out.push(8);
             address(std::rc::Rc::as_ptr(c) as usize, out);
         }
-        Value::Format(f) => out.extend_from_slice(&[9, *f as u8]),
+        Value::Format(f) => {
+            out.push(9);
+            len(f.name().len(), out);
+            out.extend_from_slice(f.name().as_bytes());
+        }
         Value::Func(f) => {
             out.push(10);
             address(std::rc::Rc::as_ptr(f) as usize, out);

@@ -34,6 +34,96 @@ pub fn line_too_long(source: &str, line: u64) -> super::RuntimeError {
     .with_help("a larger limit is `--max-line` with a size in bytes, such as `--max-line 1G`")
 }
 
+/// A format with its codec: one entry of the registry
+/// (`crate::formats::FORMATS`) that the session hands the checker and the
+/// evaluator.
+pub struct Registered {
+    pub format: Format,
+    pub codec: &'static dyn Codec,
+}
+
+/// The formats a run knows, each with its codec: every question of a
+/// format that is not a capability of its codec — which format a name or
+/// a path's extension means, which names to offer — is asked of it, so
+/// that nothing below the registry names a format.
+#[derive(Clone, Copy, Default)]
+pub struct Formats(pub &'static [Registered]);
+
+impl Formats {
+    /// The codec of `format`.
+    ///
+    /// Every handle a run meets comes from this registry (the checker's
+    /// names, `of_path`, the host's configured places), so a format is
+    /// always found; the one registry without formats (the checker's
+    /// evaluation of defaults) runs nothing that reads or writes.
+    pub fn codec(&self, format: Format) -> &'static dyn Codec {
+        (self.0.iter())
+            .find(|r| r.format == format)
+            .map(|r| r.codec)
+            .unwrap_or_else(|| panic!("the format {} is not registered", format.name()))
+    }
+
+    /// The format a program names `name` (`Json`).
+    pub fn named(&self, name: &str) -> Option<Format> {
+        self.in_programs().find(|f| f.name() == name)
+    }
+
+    /// The formats a program can name, in the registry's order.
+    pub fn in_programs(&self) -> impl Iterator<Item = Format> + '_ {
+        (self.0.iter())
+            .map(|r| r.format)
+            .filter(|f| f.def().in_programs)
+    }
+
+    /// The format of files named like `path`, by its extension.
+    pub fn of_path(&self, path: &str) -> Option<Format> {
+        self.in_programs().find(|f| f.is_format_of(path))
+    }
+
+    /// The format a program names `name` as other tools spell it (`jsonl`
+    /// → `Json`): its name, for a "did you mean".
+    pub fn synonym(&self, name: &str) -> Option<&'static str> {
+        let folded = name.to_ascii_lowercase();
+        (self.in_programs())
+            .find(|f| f.def().synonyms.contains(&folded.as_str()))
+            .map(|f| f.name())
+            .filter(|meant| *meant != name)
+    }
+
+    /// The format a file named like `path` most likely holds: its
+    /// extension's, or the one it is a synonym of (`.tsv`: `Csv`).
+    pub fn meant_by(&self, path: &str) -> Option<Format> {
+        self.of_path(path).or_else(|| {
+            let ext = std::path::Path::new(path).extension()?.to_str()?;
+            let meant = self.synonym(ext)?;
+            self.named(meant)
+        })
+    }
+
+    /// The names programs write, as help texts list them, each written by
+    /// `each` and the last joined by `last` ("or", "and"): "`, Json` or
+    /// `, Csv`".
+    pub fn names_listed(&self, each: impl Fn(&str) -> String, last: &str) -> String {
+        listed(self.in_programs().map(|f| each(f.name())).collect(), last)
+    }
+
+    /// The extensions `of_path` knows, as help texts list them: ".jsonl,
+    /// .json or .csv".
+    pub fn extensions_listed(&self) -> String {
+        let each = self.in_programs().flat_map(|f| f.def().extensions);
+        listed(each.map(|e| format!(".{e}")).collect(), "or")
+    }
+}
+
+/// "a, b or c", with `or` the word before the last.
+pub fn listed(mut items: Vec<String>, or: &str) -> String {
+    let last = items.pop().unwrap_or_default();
+    match items.is_empty() {
+        true => last,
+        false => format!("{} {or} {last}", items.join(", ")),
+    }
+}
+
 /// Where a source's records come from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Place {
@@ -192,9 +282,9 @@ pub struct TargetSpec {
     pub name: String,
     pub path: String,
     pub format: Format,
-    /// A JSON target written as one array (a `.json` file) rather than
-    /// JSON Lines.
-    pub array: bool,
+    /// Written as one document (a `.json` file: one JSON array) rather
+    /// than one record a line (`Format::writes_whole`).
+    pub whole: bool,
     pub boundary: Boundary,
     /// A database table configured in `hql.toml`: written record by record
     /// through its format's `Tables` rather than as bytes.
@@ -202,17 +292,16 @@ pub struct TargetSpec {
 }
 
 impl TargetSpec {
-    /// A file target whose format is given or follows from its extension.
-    pub fn file(path: &str, format: Option<Format>) -> Option<TargetSpec> {
-        let format = format.or_else(|| Format::from_path(path))?;
-        Some(TargetSpec {
+    /// A file target of `format`.
+    pub fn file(path: &str, format: Format) -> TargetSpec {
+        TargetSpec {
             name: path.to_string(),
             path: path.to_string(),
             format,
-            array: format.writes_array(path),
+            whole: format.writes_whole(path),
             boundary: Boundary::default(),
             table: None,
-        })
+        }
     }
 }
 
@@ -334,7 +423,7 @@ impl<I: Iterator<Item = Result<Decoded>>> RecordSource for Plain<I> {}
 
 /// A format: how what it reads becomes records and records become bytes;
 /// what more it can give is asked for by capability (`json_text`, `cells`).
-pub trait Codec {
+pub trait Codec: Sync {
     /// The records of `input`, the one door every source's records come
     /// through. With a `shape`, a format whose cells are not the
     /// contract's types (CSV's text, SQLite's columns) converts them to

@@ -28,8 +28,8 @@ pub use equality::{
     compare, compare_numbers, equal, hash_value, sort_order, write_key, write_key_text, ValueKey,
 };
 pub use io::{
-    abandon_all, commit_in_order, Codec, CommitError, CommitStep, Pending, PendingFile, Place,
-    RecordWriter, SourceSpec, TableSink, TargetSpec,
+    abandon_all, commit_in_order, Codec, CommitError, CommitStep, Formats, Pending, PendingFile,
+    Place, RecordWriter, Registered, SourceSpec, TableSink, TargetSpec,
 };
 pub use ops::to_f64;
 
@@ -372,8 +372,8 @@ pub struct Interp {
     depth: Cell<usize>,
     /// How to run a pipeline on other threads, when it may.
     parallel: RefCell<Option<Parallel>>,
-    /// The codec of each format.
-    codecs: Codecs,
+    /// The formats the run knows, each with its codec.
+    formats: Formats,
     /// The layers above the interpreter: stream stages and validation.
     engine: &'static dyn Engine,
     /// The files this run writes, each kept open until the run ends, so
@@ -426,9 +426,6 @@ pub struct Held {
     pub file: Box<dyn PendingFile>,
 }
 
-/// The codec of each format, handed to the evaluator by the session.
-pub type Codecs = fn(Format) -> &'static dyn Codec;
-
 /// How to run a pipeline on other threads: how many, and how each rebuilds
 /// the session's declarations and `let`s so far.
 #[derive(Clone)]
@@ -464,14 +461,14 @@ pub type Rebuilt = (Rc<Interp>, Rc<Contract>, Vec<Value>);
 const MAX_CALL_DEPTH: usize = 800;
 
 impl Interp {
-    pub fn new(host: Rc<dyn Host>, codecs: Codecs, engine: &'static dyn Engine) -> Rc<Interp> {
+    pub fn new(host: Rc<dyn Host>, formats: Formats, engine: &'static dyn Engine) -> Rc<Interp> {
         Rc::new(Interp {
             globals: RefCell::new(Vec::new()),
             host,
             stdin_taken: Cell::new(false),
             depth: Cell::new(0),
             parallel: RefCell::new(None),
-            codecs,
+            formats,
             engine,
             held: RefCell::new(Vec::new()),
             pending: RefCell::new(Vec::new()),
@@ -578,7 +575,12 @@ impl Interp {
     }
 
     pub fn codec(&self, format: Format) -> &'static dyn Codec {
-        (self.codecs)(format)
+        self.formats.codec(format)
+    }
+
+    /// The formats the run knows.
+    pub fn formats(&self) -> Formats {
+        self.formats
     }
 
     /// Keep a target file open until the run ends: a later `write` or

@@ -17,8 +17,8 @@ use crate::runtime::contract::{Contract, RecordShape};
 use crate::runtime::decide::FailureKind;
 use crate::runtime::eval::equality::{compare, sort_order, ValueKey};
 use crate::runtime::eval::io::{
-    next_or_end, DecodedRecords, Input, JsonInput, JsonText, LineReader, PendingFile, Place,
-    RecordWriter, SourceSpec, TargetSpec,
+    listed, next_or_end, DecodedRecords, Input, JsonInput, JsonText, LineReader, PendingFile,
+    Place, RecordWriter, SourceSpec, TargetSpec,
 };
 use crate::runtime::eval::meter::Metered;
 use crate::runtime::eval::ops;
@@ -537,14 +537,20 @@ fn source_spec(interp: &Interp, desc: &Value, format: &Value) -> Result<SourceSp
                 "hql::format",
                 format!("`source` of {name} needs a format"),
             )
-            .with_help("add the format: `, Json` or `, Csv`"))
+            .with_help(format!(
+                "add the format: {}",
+                interp.formats().names_listed(|n| format!("`, {n}`"), "or")
+            )))
         }
         other => {
             return Err(RuntimeError::new(
                 "hql::format",
                 format!("{} is not a format", other.kind_article()),
             )
-            .with_help("the formats are `Json` and `Csv`"))
+            .with_help(format!(
+                "the formats are {}",
+                interp.formats().names_listed(|n| format!("`{n}`"), "and")
+            )))
         }
     };
     Ok(SourceSpec::new(&name, place, format))
@@ -984,16 +990,24 @@ pub(super) fn target_spec(interp: &Interp, target: &Value, format: &Value) -> Re
             "write to `file(\"path.jsonl\")` or to a target configured in hql.toml by its id",
         ));
     };
+    let formats = interp.formats();
     let format = match format {
         Value::Format(f) => Some(*f),
-        _ => None,
+        _ => formats.of_path(path),
     };
-    TargetSpec::file(path, format).ok_or_else(|| {
+    format.map(|f| TargetSpec::file(path, f)).ok_or_else(|| {
+        let mut names = formats.in_programs().map(|f| f.name());
+        let first = names.next().unwrap_or_default();
+        let others: Vec<String> = names.map(|n| format!("`{n}`")).collect();
+        let others = match others.is_empty() {
+            true => String::new(),
+            false => format!(" (or {})", listed(others, "or")),
+        };
         RuntimeError::new(
             "hql::format",
             format!("cannot tell the format of {path} from its extension"),
         )
-        .with_help(format!("name it: `write(file({path:?}), Json)` (or `Csv`)"))
+        .with_help(format!("name it: `write(file({path:?}), {first})`{others}"))
     })
 }
 
