@@ -27,6 +27,7 @@
 //! What does not compile is listed in `docs/scale.md`.
 
 mod dialect;
+mod expect;
 mod expr;
 mod regex;
 
@@ -182,7 +183,8 @@ pub fn compile(contract: &Contract, options: &Options) -> Compiled<String> {
         none = d.no_failures(),
     );
     if options.summary {
-        sql.push_str(&summary(d));
+        let expects = expect::failed_rows(d, &record.expects)?;
+        sql.push_str(&summary(d, &expects));
     } else {
         let _ = write!(
             sql,
@@ -194,8 +196,9 @@ pub fn compile(contract: &Contract, options: &Options) -> Compiled<String> {
     Ok(sql)
 }
 
-/// `report()`'s one row over `hql_result`.
-fn summary(d: Dialect) -> String {
+/// `report()`'s one row over `hql_result`; `expects` adds the failed
+/// expectations' rows to `by_rule` (`expect::failed_rows`).
+fn summary(d: Dialect, expects: &str) -> String {
     let size = |x: &str| d.size(x);
     let counts = format!(
         "SELECT count(*) AS total,\n  count(*) FILTER (WHERE {f} = 0) AS ok,\n  \
@@ -216,8 +219,9 @@ fn summary(d: Dialect) -> String {
             }
         ),
     };
-    let grouped =
-        format!("SELECT rule, kind, count(*) AS n FROM ({found}) hql_found GROUP BY rule, kind");
+    let grouped = format!(
+        "SELECT rule, kind, count(*) AS n FROM ({found}) hql_found GROUP BY rule, kind{expects}"
+    );
     let by_rule = match d {
         Dialect::DuckDb => format!(
             "(SELECT coalesce(list({{'rule': rule, 'kind': kind, 'count': n}} ORDER BY n DESC, rule, kind), [])\n   \
