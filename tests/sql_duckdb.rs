@@ -246,8 +246,8 @@ fn expectations_compile_into_the_summary_or_are_named() {
     std::fs::create_dir_all(&dir).unwrap();
     let cases = [
         (
-            "expect missing(e) <= 5%",
-            "expectation T.missing(e) <= 5% does not compile to SQL: it measures `missing(e)` (only `rows` and `failures` compile to SQL yet)",
+            "expect distinct(e) >= 5",
+            "expectation T.distinct(e) >= 5 does not compile to SQL: it measures `distinct(e)` (only `rows`, `failures`, `missing` and `nulls` compile to SQL yet)",
         ),
         (
             "expect known: orphans(e, [\"a\"]) == 0",

@@ -9,23 +9,57 @@
 //!
 //! The measures compiled so far are `rows` and `failures`, the counts the
 //! summary row already has (every line read, decode and not-a-record ones
-//! too). A condition's absent parts are SQL's NULL: `and`, `or` and `not`
+//! too), and `missing(f)` and `nulls(f)`, counted over the records as
+//! delivered (`hql_j`, before defaults): a dotted path is absent when any
+//! step is missing, null or not an object. A condition's absent parts are SQL's NULL: `and`, `or` and `not`
 //! are three-valued in both, and an expectation fails only when its
 //! condition is false, as in `hql run`. Shares compare exactly
 //! (`failures * 100 <= 5 * rows`).
 
-use super::dialect::Dialect;
+use super::dialect::{Dialect, Kind, Loc};
 use super::{literal, Compiled, NotCompiled};
-use crate::runtime::contract::{ExpectCond, ExpectSpec, Measure, Share};
+use crate::runtime::contract::{ExpectCond, ExpectSpec, FieldPath, Measure, Share};
 use crate::syntax::ast::BinOp;
 
-/// The counts the conditions read, one row over `hql_result`.
-fn measures(d: Dialect) -> String {
-    format!(
-        "SELECT count(*) AS hql_n_rows, count(*) FILTER (WHERE {} > 0) AS hql_n_failures \
-         FROM hql_result",
+/// The counts one expectation reads, one row over `hql_result`: `rows`,
+/// `failures`, and its measures `hql_m0`, `hql_m1`, … (`Cond::measure`).
+fn measures(d: Dialect, e: &ExpectSpec) -> String {
+    let mut columns = format!(
+        "count(*) AS hql_n_rows, count(*) FILTER (WHERE {} > 0) AS hql_n_failures",
         d.size("hql_failures")
-    )
+    );
+    for (i, m) in e.measures.iter().enumerate() {
+        let records = match &m.measure {
+            Measure::Missing(f) => format!("NOT coalesce({}, FALSE)", present(d, f).0),
+            Measure::Nulls(f) => {
+                let (present, last) = present(d, f);
+                let null = d.is(Kind::Null, &d.kind_of(&last), &last);
+                format!("coalesce({present} AND {null}, FALSE)")
+            }
+            _ => continue,
+        };
+        let top = d.top("hql_j");
+        let object = d.is(Kind::Object, &d.kind_of(&top), &top);
+        columns.push_str(&format!(
+            ", count(*) FILTER (WHERE coalesce({object}, FALSE) AND {records}) AS hql_m{i}"
+        ));
+    }
+    format!("SELECT {columns} FROM hql_result")
+}
+
+/// Is the value at `f` present in the record as delivered (every step
+/// before the last an object, the last there, null or not)? And where it is.
+fn present(d: Dialect, f: &FieldPath) -> (String, Loc) {
+    let mut at = d.top("hql_j");
+    let mut tests = Vec::new();
+    for (i, name) in f.names.iter().enumerate() {
+        if i > 0 {
+            tests.push(d.is(Kind::Object, &d.kind_of(&at), &at));
+        }
+        at = d.field(&at, name);
+    }
+    tests.push(format!("{} IS NOT NULL", d.kind_of(&at)));
+    (format!("({})", tests.join(" AND ")), at)
 }
 
 /// `UNION ALL` parts giving a row `rule, kind, n` for each failed
@@ -40,7 +74,7 @@ pub(super) fn failed_rows(d: Dialect, expects: &[ExpectSpec]) -> Compiled<String
              FROM ({measures}) hql_m WHERE NOT coalesce({cond}, TRUE)",
             rule = d.string(&e.id),
             kind = d.string(e.kind()),
-            measures = measures(d),
+            measures = measures(d, e),
         ));
     }
     Ok(out)
@@ -91,13 +125,14 @@ impl Cond<'_> {
         match &spec.measure {
             Measure::Rows => Ok("hql_n_rows".into()),
             Measure::Failures => Ok("hql_n_failures".into()),
+            Measure::Missing(_) | Measure::Nulls(_) => Ok(format!("hql_m{m}")),
             Measure::Orphans { .. } => self.refuse(format!(
                 "it measures `{}`: `orphans` compiles to SQL only as an anti-join over a \
                  configured table, which is not compiled yet",
                 spec.text
             )),
             _ => self.refuse(format!(
-                "it measures `{}` (only `rows` and `failures` compile to SQL yet)",
+                "it measures `{}` (only `rows`, `failures`, `missing` and `nulls` compile to SQL yet)",
                 spec.text
             )),
         }

@@ -147,7 +147,7 @@ pub fn compile(contract: &Contract, options: &Options) -> Compiled<String> {
          WHEN hql_j IS NULL THEN {decode}\n      \
          WHEN NOT ({object}) THEN {not_record}\n      \
          ELSE {failures}\n    END AS hql_before_unique\n  FROM hql_fields\n){unique_cte},\n\
-         hql_result AS {materialized}(\n  SELECT hql_source, hql_line, {final_failures} AS hql_failures,\n    \
+         hql_result AS {materialized}(\n  SELECT hql_source, hql_line,{delivered} {final_failures} AS hql_failures,\n    \
          CASE WHEN {final_size} = 0 AND hql_j IS NOT NULL AND {object}\n      \
          THEN {warnings}\n      \
          ELSE {none} END AS hql_warnings\n  \
@@ -159,6 +159,8 @@ pub fn compile(contract: &Contract, options: &Options) -> Compiled<String> {
             Dialect::Trino => "trino",
         },
         parse = d.parse("hql_t"),
+        // The summary's measures read the records as delivered.
+        delivered = if options.summary { " hql_j," } else { "" },
         // The summary reads the result twice: DuckDB computes it once.
         materialized = if d == Dialect::DuckDb { "MATERIALIZED " } else { "" },
         rows = match (d, top.fields.is_empty()) {
