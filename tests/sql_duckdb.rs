@@ -203,6 +203,44 @@ fn expectations_in_the_summary_agree_with_hql_run() {
     );
 }
 
+/// `hql vet --engine duckdb` exits 1 when an error expectation fails, even
+/// with every record valid, and its report lists it; a failed `expect
+/// warn` alone exits 0.
+#[test]
+#[ignore = "installs DuckDB (pip); .ci/run runs it"]
+fn vet_in_duckdb_fails_on_a_failed_expectation() {
+    let python = duckdb_python();
+    let dir = std::env::temp_dir().join(format!("hql-sql-vet-expect-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let data = dir.join("t.jsonl");
+    std::fs::write(&data, "{\"a\": 1}\n{\"a\": 2}\n").unwrap();
+    for (expect, status) in [("expect", 1), ("expect warn", 0)] {
+        let contract = dir.join("t.hql");
+        let program =
+            format!("type T : DataContract = {{\n    a: Int\n    {expect} many: rows >= 100\n}}\n");
+        std::fs::write(&contract, &program).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_hql"))
+            .arg("vet")
+            .args([&contract, &data])
+            .args(["--engine", "duckdb"])
+            .current_dir(root())
+            .env("HQL_PROGRESS", "0")
+            .env("HQL_PYTHON", &python)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(status), "{program}: {stdout}");
+        let kind = expect.replace(' ', "_");
+        assert!(
+            stdout.contains(&format!(
+                "err: 0, warned: 0, by_rule: [{{rule: \"T.many\", kind: \"{kind}\", count: 1}}]"
+            )),
+            "{program}: {stdout}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Expectations compile into the summary row only: each as a row of the
 /// failed ones, the measures counted over the whole result; what does not
 /// compile yet is named, `orphans` with what it would need.

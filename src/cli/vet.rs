@@ -16,6 +16,7 @@
 use std::rc::Rc;
 
 use crate::runtime::builtins::Format;
+use crate::runtime::contract::expect_kind;
 use crate::runtime::eval::{Host, Interp, RuntimeError, TargetSpec};
 use crate::runtime::exec::stages::items;
 use crate::runtime::exec::stages::Tally;
@@ -148,7 +149,7 @@ fn vet_in_engine(job: &VetJob, ty: &str, mut session: Session, sinks: &mut Sinks
                 return EXIT_FAILED;
             }
         };
-        if report_count(&report, "err") > 0 {
+        if report_count(&report, "err") > 0 || failed_expectation(&report) {
             status = EXIT_FAILED;
         }
         let vetted = Vetted {
@@ -267,6 +268,23 @@ fn one_pass(
     Ok(Vetted {
         report: tally.into_value(),
         errors,
+    })
+}
+
+/// Does the report's `by_rule` hold an error expectation (kind `expect`)
+/// that failed? The engine's summary row lists them as `report()` does.
+fn failed_expectation(report: &Value) -> bool {
+    let Value::Record(r) = report else {
+        return false;
+    };
+    let Some(Value::List(by_rule)) = r.get("by_rule") else {
+        return false;
+    };
+    by_rule.iter().any(|entry| match entry {
+        Value::Record(e) => {
+            matches!(e.get("kind"), Some(Value::Str(k)) if **k == *expect_kind(false))
+        }
+        _ => false,
     })
 }
 
