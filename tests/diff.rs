@@ -351,11 +351,12 @@ const ROWS: &[Row] = &[
     ),
 ];
 
-#[test]
-fn each_item_of_the_classification_list() {
+/// Every row's changes, the programs made from its old and new text by
+/// `program`; fails naming each row that differs.
+fn assert_rows(rows: &[Row], program: impl Fn(&str) -> String) {
     let mut wrong = Vec::new();
-    for (what, old, new, expected) in ROWS {
-        let found = changes(old, new);
+    for (what, old, new, expected) in rows {
+        let found = changes(&program(old), &program(new));
         if found != *expected {
             wrong.push(format!(
                 "{what}:\n  expected {expected:#?}\n  found {found:#?}"
@@ -363,6 +364,189 @@ fn each_item_of_the_classification_list() {
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn each_item_of_the_classification_list() {
+    assert_rows(ROWS, str::to_string);
+}
+
+/// `T : DataContract = { a: Int, e?: String, t: Timestamp, … }` with the
+/// expectations given, old and new.
+fn with_expects(lines: &str) -> String {
+    format!("type T : DataContract = {{ a: Int\n e?: String\n t: Timestamp\n{lines} }}")
+}
+
+/// Expectations (language.md §4.11): each row gives the old and new
+/// expectation lines of `with_expects`.
+const EXPECT_ROWS: &[Row] = &[
+    // Breaking.
+    (
+        "expect added",
+        "",
+        "expect rows >= 10",
+        &["T: breaking  expect added: T.rows >= 10"],
+    ),
+    (
+        "named expect added shows its condition",
+        "",
+        "expect budget: failures <= 1%",
+        &["T: breaking  expect added: T.budget (failures <= 1%)"],
+    ),
+    (
+        "named upper bound tightened",
+        "expect budget: failures <= 2%",
+        "expect budget: failures <= 1%",
+        &["T: breaking  expect changed: T.budget: failures <= 2% → failures <= 1%"],
+    ),
+    (
+        "unnamed lower bound tightened: one expectation changed, old identity → new",
+        "expect rows >= 10",
+        "expect rows >= 20",
+        &["T: breaking  expect changed: T.rows >= 10 → T.rows >= 20"],
+    ),
+    (
+        "operator changed",
+        "expect budget: failures <= 10",
+        "expect budget: failures < 10",
+        &["T: breaking  expect changed: T.budget: failures <= 10 → failures < 10"],
+    ),
+    (
+        "measure changed",
+        "expect e: missing(e) <= 5%",
+        "expect e: nulls(e) <= 5%",
+        &["T: breaking  expect changed: T.e: missing(e) <= 5% → nulls(e) <= 5%"],
+    ),
+    (
+        "a bound of == moved either way",
+        "expect n: nulls(a) == 0",
+        "expect n: nulls(a) == 1",
+        &["T: breaking  expect changed: T.n: nulls(a) == 0 → nulls(a) == 1"],
+    ),
+    (
+        "one bound loosened, another tightened",
+        "expect r: rows >= 10 and rows <= 100",
+        "expect r: rows >= 5 and rows <= 50",
+        &["T: breaking  expect changed: T.r: rows >= 10 and rows <= 100 → rows >= 5 and rows <= 50"],
+    ),
+    (
+        "a bound under not: raising `not rows < n` tightens",
+        "expect r: not rows < 100",
+        "expect r: not rows < 200",
+        &["T: breaking  expect changed: T.r: not rows < 100 → not rows < 200"],
+    ),
+    (
+        "a literal inside arithmetic",
+        "expect r: rows - 10 >= failures",
+        "expect r: rows - 20 >= failures",
+        &["T: breaking  expect changed: T.r: rows - 10 >= failures → rows - 20 >= failures"],
+    ),
+    (
+        "expect warn made an expect",
+        "expect warn rows >= 10",
+        "expect rows >= 10",
+        &["T: breaking  expect warn made an expect: T.rows >= 10"],
+    ),
+    // Additive.
+    (
+        "expect removed",
+        "expect rows >= 10",
+        "",
+        &["T: additive  expect removed: T.rows >= 10"],
+    ),
+    (
+        "unnamed lower bound loosened",
+        "expect rows >= 1000",
+        "expect rows >= 500",
+        &["T: additive  expect bound loosened: T.rows >= 1000 → T.rows >= 500"],
+    ),
+    (
+        "named share loosened",
+        "expect budget: failures <= 1%",
+        "expect budget: failures <= 2.5%",
+        &["T: additive  expect bound loosened: T.budget: failures <= 1% → failures <= 2.5%"],
+    ),
+    (
+        "a bound on the left loosened",
+        "expect r: 10 <= rows",
+        "expect r: 5 <= rows",
+        &["T: additive  expect bound loosened: T.r: 10 <= rows → 5 <= rows"],
+    ),
+    (
+        "a duration loosened",
+        "expect fresh: age(t) <= 1d",
+        "expect fresh: age(t) <= 36h",
+        &["T: additive  expect bound loosened: T.fresh: age(t) <= 1d → age(t) <= 36h"],
+    ),
+    (
+        "both bounds of a range loosened",
+        "expect r: rows >= 10 and rows <= 100",
+        "expect r: rows >= 5 and rows <= 200",
+        &["T: additive  expect bound loosened: T.r: rows >= 10 and rows <= 100 → rows >= 5 and rows <= 200"],
+    ),
+    (
+        "a negative bound loosened",
+        "expect m: min(a) >= -1",
+        "expect m: min(a) >= -5",
+        &["T: additive  expect bound loosened: T.m: min(a) >= -1 → min(a) >= -5"],
+    ),
+    (
+        "a bound under not: raising `not rows > n` loosens",
+        "expect r: not rows > 100",
+        "expect r: not rows > 200",
+        &["T: additive  expect bound loosened: T.r: not rows > 100 → not rows > 200"],
+    ),
+    (
+        "an expect made an expect warn",
+        "expect rows >= 10",
+        "expect warn rows >= 10",
+        &["T: additive  expect made an expect warn: T.rows >= 10"],
+    ),
+    (
+        "expect warn added, changed (tightened) and removed",
+        "expect warn w: rows >= 10\n expect warn distinct(a) >= 3",
+        "expect warn w: rows >= 50\n expect warn missing(e) == 0",
+        &[
+            "T: additive  expect warn changed: T.w: rows >= 10 → rows >= 50",
+            "T: additive  expect warn removed: T.distinct(a) >= 3",
+            "T: additive  expect warn added: T.missing(e) == 0",
+        ],
+    ),
+    (
+        "two unnamed expectations over the same measures: no pairing",
+        "expect rows >= 10\n expect rows <= 100",
+        "expect rows >= 5\n expect rows <= 200",
+        &[
+            "T: breaking  expect added: T.rows >= 5",
+            "T: breaking  expect added: T.rows <= 200",
+            "T: additive  expect removed: T.rows >= 10",
+            "T: additive  expect removed: T.rows <= 100",
+        ],
+    ),
+    // Cosmetic.
+    (
+        "the same bound written otherwise",
+        "expect r: rows >= 1000",
+        "expect r: rows >= 1_000",
+        &["T: cosmetic  expect rewritten, same bounds: T.r: rows >= 1000 → rows >= 1_000"],
+    ),
+    (
+        "an expectation's description",
+        "/// Old.\n expect r: rows >= 1",
+        "/// New.\n expect r: rows >= 1",
+        &["T: cosmetic  description changed: T.r"],
+    ),
+    (
+        "reordered and reformatted: no change",
+        "expect rows >= 1\n expect budget: failures <= 1%",
+        "expect budget: (failures<=1%)\n expect rows>=1",
+        &[],
+    ),
+];
+
+#[test]
+fn each_expectation_change_is_classified() {
+    assert_rows(EXPECT_ROWS, with_expects);
 }
 
 /// A type whose field `a` went from Int to String (a breaking change),
@@ -509,6 +693,41 @@ fn exit_1_for_a_breaking_change_to_a_type_with_no_version() {
     let r = s.hql(&["diff", "old.hql", "new.hql"]);
     assert_eq!(r.status, 1);
     assert!(r.out.contains("(add a version)"), "{}", r.out);
+}
+
+#[test]
+fn exit_status_follows_the_class_of_an_expectation_change() {
+    let contract =
+        |version: &str, expect: &str| format!("@version(\"{version}\")\n{}", with_expects(expect));
+    // (scratch name, old, new, exit status, a line the report holds)
+    let cases = [
+        (
+            "diff-expect-loosened",
+            contract("1.0.0", "expect budget: failures <= 1%"),
+            contract("1.0.0", "expect budget: failures <= 5%"),
+            0,
+            "additive  expect bound loosened: T.budget",
+        ),
+        (
+            "diff-expect-tightened",
+            contract("1.0.0", "expect budget: failures <= 5%"),
+            contract("1.1.0", "expect budget: failures <= 1%"),
+            1,
+            "need 2.0.0 or later",
+        ),
+        (
+            "diff-expect-bumped",
+            contract("1.0.0", ""),
+            contract("2.0.0", "expect rows >= 1"),
+            0,
+            "breaking  expect added: T.rows >= 1",
+        ),
+    ];
+    for (name, old, new, status, line) in cases {
+        let r = scratch(name, &old, &new).hql(&["diff", "old.hql", "new.hql"]);
+        assert_eq!(r.status, status, "{name}: {}", r.out);
+        assert!(r.out.contains(line), "{name}: {}", r.out);
+    }
 }
 
 #[test]

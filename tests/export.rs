@@ -119,12 +119,13 @@ fn exports_are_the_same_on_every_run() {
 // ---------------------------------------------------------------------------
 // JSON Schema
 
-/// Every `x-hql-rules` entry anywhere in the schema.
+/// Every `x-hql-rules` and `x-hql-expectations` entry anywhere in the
+/// schema.
 fn notes(schema: &Json, out: &mut Vec<Json>) {
     match schema {
         Json::Object(map) => {
             for (key, value) in map {
-                if key == "x-hql-rules" {
+                if key == "x-hql-rules" || key == "x-hql-expectations" {
                     out.extend(value.as_array().unwrap().iter().cloned());
                 } else {
                     notes(value, out);
@@ -137,7 +138,7 @@ fn notes(schema: &Json, out: &mut Vec<Json>) {
 }
 
 /// The identities a type's canonical export names: rules, named checks,
-/// unique keys.
+/// unique keys, expectations.
 fn identities(contract: &Json) -> Vec<String> {
     let ids = |key: &str| -> Vec<String> {
         contract[key]
@@ -152,6 +153,7 @@ fn identities(contract: &Json) -> Vec<String> {
     };
     let mut out = ids("rules");
     out.extend(ids("unique"));
+    out.extend(ids("expectations"));
     for field in contract["fields"].as_array().into_iter().flatten() {
         for check in field["checks"].as_array().unwrap() {
             out.push(check["id"].as_str().unwrap().to_string());
@@ -558,5 +560,40 @@ fn contract_shows_inline_records_fields_nested_and_indented() {
             "",
             0
         )
+    );
+}
+
+#[test]
+fn expectations_are_listed_in_the_schema_and_the_contract_export() {
+    let s = common::Scratch::new("expect-export");
+    s.write(
+        "t.hql",
+        "type T : DataContract = {\n    qty: Int\n    email?: String\n    expect rows >= 10\n    /// Few broken records.\n    expect budget: failures <= 1%\n    expect warn missing(email) <= 5%\n}\n",
+    );
+    let exported = |format: &str| -> Json {
+        let run = s.hql(&["export", "t.hql", "T", "--format", format]);
+        assert_eq!(run.status, 0, "{}", run.err);
+        serde_json::from_str(&run.out).expect("JSON")
+    };
+    assert_eq!(
+        exported("json-schema")["x-hql-expectations"],
+        serde_json::json!([
+            {"id": "T.rows >= 10", "kind": "expect", "text": "rows >= 10", "exact": false},
+            {"id": "T.budget", "kind": "expect", "text": "failures <= 1%", "exact": false,
+             "description": "Few broken records."},
+            {"id": "T.missing(email) <= 5%", "kind": "expect_warn", "text": "missing(email) <= 5%",
+             "exact": false},
+        ])
+    );
+    assert_eq!(
+        exported("contract")["expectations"],
+        serde_json::json!([
+            {"id": "T.rows >= 10", "kind": "expect", "text": "rows >= 10", "fields": [],
+             "measures": ["rows"], "description": null},
+            {"id": "T.budget", "kind": "expect", "text": "failures <= 1%", "fields": [],
+             "measures": ["failures"], "description": "Few broken records."},
+            {"id": "T.missing(email) <= 5%", "kind": "expect_warn", "text": "missing(email) <= 5%",
+             "fields": ["email"], "measures": ["missing(email)"], "description": null},
+        ])
     );
 }

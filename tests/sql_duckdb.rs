@@ -163,6 +163,152 @@ fn several_unique_keys_agree_or_stop_the_query() {
     );
 }
 
+/// `report()` of `ty` over `data` by `hql run`, which exits 1 when an
+/// error expectation fails and still prints the report.
+fn report_by_hql(file: &str, ty: &str, data: &str) -> Json {
+    let program =
+        format!("import \"{file}\"\nsource(file(\"{data}\"), Json) | validate({ty}) | report()\n");
+    let (out, err, status) = hql(&["run", "-", "--format", "json"], Some(&program));
+    assert!(status == 0 || status == 1, "{program}\n{err}");
+    serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{out}: {e}\n{err}"))
+}
+
+/// The summary row judges expectations as `hql run` does: each failed one
+/// is in `by_rule` once, in `report()`'s order.
+#[test]
+#[ignore = "installs DuckDB (pip); .ci/run runs it"]
+fn expectations_in_the_summary_agree_with_hql_run() {
+    let python = duckdb_python();
+    let (file, data) = (
+        "tests/sql/fixture-expect.hql",
+        "tests/sql/fixture-expect.jsonl",
+    );
+    let summary = by_duckdb(&python, file, "Batch", data, true).unwrap();
+    let report = report_by_hql(file, "Batch", data);
+    let by_rule: Vec<Json> = (report["by_rule"].as_array().unwrap().iter())
+        .map(|b| serde_json::json!([b["rule"], b["kind"], b["count"]]))
+        .collect();
+    let expected = serde_json::json!({
+        "total": report["total"], "ok": report["ok"], "err": report["err"],
+        "warned": report["warned"], "by_rule": by_rule,
+    });
+    assert_eq!(summary, [expected]);
+    // The fixture holds failed and held expectations of both kinds.
+    let kinds: Vec<&Json> = by_rule.iter().map(|b| &b[1]).collect();
+    assert!(kinds.contains(&&Json::from("expect")), "{by_rule:?}");
+    assert!(kinds.contains(&&Json::from("expect_warn")), "{by_rule:?}");
+    assert!(
+        !by_rule.iter().any(|b| b[0] == "Batch.rows >= 3"),
+        "{by_rule:?}"
+    );
+}
+
+/// `hql vet --engine duckdb` exits 1 when an error expectation fails, even
+/// with every record valid, and its report lists it; a failed `expect
+/// warn` alone exits 0.
+#[test]
+#[ignore = "installs DuckDB (pip); .ci/run runs it"]
+fn vet_in_duckdb_fails_on_a_failed_expectation() {
+    let python = duckdb_python();
+    let dir = std::env::temp_dir().join(format!("hql-sql-vet-expect-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let data = dir.join("t.jsonl");
+    std::fs::write(&data, "{\"a\": 1}\n{\"a\": 2}\n").unwrap();
+    for (expect, status) in [("expect", 1), ("expect warn", 0)] {
+        let contract = dir.join("t.hql");
+        let program =
+            format!("type T : DataContract = {{\n    a: Int\n    {expect} many: rows >= 100\n}}\n");
+        std::fs::write(&contract, &program).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_hql"))
+            .arg("vet")
+            .args([&contract, &data])
+            .args(["--engine", "duckdb"])
+            .current_dir(root())
+            .env("HQL_PROGRESS", "0")
+            .env("HQL_PYTHON", &python)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(status), "{program}: {stdout}");
+        let kind = expect.replace(' ', "_");
+        assert!(
+            stdout.contains(&format!(
+                "err: 0, warned: 0, by_rule: [{{rule: \"T.many\", kind: \"{kind}\", count: 1}}]"
+            )),
+            "{program}: {stdout}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Expectations compile into the summary row only: each as a row of the
+/// failed ones, the measures counted over the whole result; what does not
+/// compile yet is named, `orphans` with what it would need.
+#[test]
+fn expectations_compile_into_the_summary_or_are_named() {
+    let sql = |summary: bool| {
+        export(
+            "duckdb",
+            "tests/sql/fixture-expect.hql",
+            "Batch",
+            "x.jsonl",
+            summary,
+        )
+        .unwrap()
+    };
+    let summary = sql(true);
+    assert!(
+        summary.contains(
+            "UNION ALL SELECT 'Batch.budget' AS rule, 'expect' AS kind, CAST(1 AS BIGINT) AS n"
+        ),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("WHERE NOT coalesce((hql_n_failures * 4 <= 1 * hql_n_rows), TRUE)"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("'Batch.few_failures' AS rule, 'expect_warn' AS kind"),
+        "{summary}"
+    );
+    for dialect in ["spark", "trino"] {
+        let text = export(dialect, "tests/sql/fixture-expect.hql", "Batch", "t", true).unwrap();
+        assert!(
+            text.contains("'Batch.mostly_good' AS rule"),
+            "{dialect}: {text}"
+        );
+    }
+    // One row a line judges no stream.
+    assert!(!sql(false).contains("Batch.budget"));
+    let dir = std::env::temp_dir().join(format!("hql-sql-expect-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases = [
+        (
+            "expect distinct(e) >= 5",
+            "expectation T.distinct(e) >= 5 does not compile to SQL: it measures `distinct(e)` (only `rows`, `failures`, `missing` and `nulls` compile to SQL yet)",
+        ),
+        (
+            "expect known: orphans(e, [\"a\"]) == 0",
+            "expectation T.known does not compile to SQL: it measures `orphans(e, [\"a\"])`: `orphans` compiles to SQL only as an anti-join over a configured table",
+        ),
+        (
+            "expect half: rows / 2 >= failures",
+            "expectation T.half does not compile to SQL: it uses `/` (HQL's and SQL's differ)",
+        ),
+    ];
+    for (i, (expect, message)) in cases.iter().enumerate() {
+        let file = dir.join(format!("t{i}.hql"));
+        let program = format!("type T : DataContract = {{\n    e?: String\n    {expect}\n}}\n");
+        std::fs::write(&file, &program).unwrap();
+        let file = file.to_str().unwrap();
+        let err = export("duckdb", file, "T", "x.jsonl", true).unwrap_err();
+        assert!(err.contains(message), "{program}: {err}");
+        // Without --summary the per-line query is made, expectations aside.
+        assert!(export("duckdb", file, "T", "x.jsonl", false).is_ok());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// What does not compile is named, with the reason, and nothing is printed.
 #[test]
 fn what_does_not_compile_is_named_with_the_reason() {

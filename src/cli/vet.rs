@@ -16,6 +16,7 @@
 use std::rc::Rc;
 
 use crate::formats::FORMATS;
+use crate::runtime::contract::expect_kind;
 use crate::runtime::eval::{Host, Interp, RuntimeError, TargetSpec};
 use crate::runtime::exec::stages::items;
 use crate::runtime::exec::stages::Tally;
@@ -302,19 +303,24 @@ fn one_pass(
 /// Did a record or an error expectation fail (language.md §4.11: `vet`
 /// exits 1 then)?
 fn failed(report: &Value) -> bool {
-    let expect_failed = match report {
-        Value::Record(r) => match r.get("by_rule") {
-            Some(Value::List(rules)) => rules.iter().any(|rule| match rule {
-                Value::Record(rule) => {
-                    matches!(rule.get("kind"), Some(Value::Str(k)) if &**k == "expect")
-                }
-                _ => false,
-            }),
-            _ => false,
-        },
-        _ => false,
+    failed_expectation(report) || report_count(report, "err") > 0
+}
+
+/// Does the report's `by_rule` hold an error expectation (kind `expect`)
+/// that failed? The engine's summary row lists them as `report()` does.
+fn failed_expectation(report: &Value) -> bool {
+    let Value::Record(r) = report else {
+        return false;
     };
-    expect_failed || report_count(report, "err") > 0
+    let Some(Value::List(by_rule)) = r.get("by_rule") else {
+        return false;
+    };
+    by_rule.iter().any(|entry| match entry {
+        Value::Record(e) => {
+            matches!(e.get("kind"), Some(Value::Str(k)) if **k == *expect_kind(false))
+        }
+        _ => false,
+    })
 }
 
 fn report_count(report: &Value, field: &str) -> i64 {

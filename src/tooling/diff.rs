@@ -36,6 +36,8 @@ use crate::runtime::value::Value;
 use crate::syntax::ast::Severity;
 use crate::syntax::canonical::write_key;
 
+mod expects;
+
 /// How a change weighs on those who rely on the type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Class {
@@ -89,6 +91,16 @@ pub enum What {
     UniqueAdded,
     UniqueChanged,
     UniqueRemoved,
+    ExpectAdded,
+    ExpectChanged,
+    ExpectLoosened,
+    ExpectRewritten,
+    ExpectRemoved,
+    ExpectMadeWarn,
+    WarnMadeExpect,
+    ExpectWarnAdded,
+    ExpectWarnChanged,
+    ExpectWarnRemoved,
     DefaultAdded,
     DefaultChanged,
     DefaultRemoved,
@@ -139,6 +151,20 @@ impl What {
             What::UniqueAdded => ("unique_added", "unique key added", Breaking),
             What::UniqueChanged => ("unique_changed", "unique key changed", Breaking),
             What::UniqueRemoved => ("unique_removed", "unique key removed", Additive),
+            What::ExpectAdded => ("expect_added", "expect added", Breaking),
+            What::ExpectChanged => ("expect_changed", "expect changed", Breaking),
+            What::ExpectLoosened => ("expect_loosened", "expect bound loosened", Additive),
+            What::ExpectRewritten => (
+                "expect_rewritten",
+                "expect rewritten, same bounds",
+                Cosmetic,
+            ),
+            What::ExpectRemoved => ("expect_removed", "expect removed", Additive),
+            What::ExpectMadeWarn => ("expect_made_warn", "expect made an expect warn", Additive),
+            What::WarnMadeExpect => ("warn_made_expect", "expect warn made an expect", Breaking),
+            What::ExpectWarnAdded => ("expect_warn_added", "expect warn added", Additive),
+            What::ExpectWarnChanged => ("expect_warn_changed", "expect warn changed", Additive),
+            What::ExpectWarnRemoved => ("expect_warn_removed", "expect warn removed", Additive),
             What::DefaultAdded => ("default_added", "default added", Additive),
             What::DefaultChanged => ("default_changed", "default changed", Breaking),
             What::DefaultRemoved => ("default_removed", "default removed", Breaking),
@@ -519,6 +545,7 @@ fn compare_records(out: &mut Changes, prefix: &str, old: &RecordShape, new: &Rec
     compare_rules(out, all_rules(old), all_rules(new));
     let keys = |r: &RecordShape| r.uniques.iter().map(|u| u.id.to_string()).collect();
     compare_keys(out, keys(old), keys(new));
+    expects::compare(out, &old.expects, &new.expects);
 }
 
 fn all_rules(r: &RecordShape) -> Vec<&RuleSpec> {

@@ -9,8 +9,9 @@
 //! A JSON Schema cannot say everything a contract says. A rule whose whole
 //! meaning has a JSON Schema keyword gets that keyword; every rule, named
 //! check and unique key — translated or not — is listed under `x-hql-rules`
-//! with `"exact"` saying whether the schema enforces it, so nothing is
-//! dropped without a trace.
+//! with `"exact"` saying whether the schema enforces it, and every
+//! expectation (which judges a whole stream, beyond any schema) under
+//! `x-hql-expectations`, so nothing is dropped without a trace.
 
 use std::collections::HashSet;
 use std::rc::Rc;
@@ -18,7 +19,7 @@ use std::rc::Rc;
 use serde_json::{json, Map, Value as Json};
 
 use crate::runtime::contract::{
-    Contract, FieldSpec, RecordShape, Records, RuleSpec, Shape, TypeSpec,
+    Contract, ExpectSpec, FieldSpec, RecordShape, Records, RuleSpec, Shape, TypeSpec,
 };
 use crate::runtime::hir::{Expr, Logic};
 use crate::runtime::json::to_json;
@@ -165,6 +166,8 @@ pub fn canonical(c: &Contract) -> Json {
                 })
                 .collect();
             out.insert("unique".into(), Json::Array(uniques));
+            let expects = record.expects.iter().map(canonical_expect).collect();
+            out.insert("expectations".into(), Json::Array(expects));
         }
         Shape::Refined { rules, .. } => {
             out.insert(
@@ -202,6 +205,19 @@ fn canonical_rule(r: &RuleSpec) -> Json {
         "fields": fields,
         "message": r.message,
         "description": description(&r.doc),
+    })
+}
+
+fn canonical_expect(e: &ExpectSpec) -> Json {
+    let fields: Vec<Json> = e.fields.iter().map(|f| Json::from(&**f)).collect();
+    let measures: Vec<Json> = e.measures.iter().map(|m| Json::from(&*m.text)).collect();
+    json!({
+        "id": &*e.id,
+        "kind": e.kind(),
+        "text": e.text,
+        "fields": fields,
+        "measures": measures,
+        "description": description(&e.doc),
     })
 }
 
@@ -357,6 +373,10 @@ impl SchemaBuilder {
         }
         if !notes.is_empty() {
             out.insert("x-hql-rules".into(), Json::Array(notes));
+        }
+        if let Some(record) = c.record().filter(|r| !r.expects.is_empty()) {
+            let expects = record.expects.iter().map(expect_note).collect();
+            out.insert("x-hql-expectations".into(), Json::Array(expects));
         }
         out
     }
@@ -562,13 +582,19 @@ fn add_keyword(schema: &mut Map<String, Json>, keyword: &'static str, value: Jso
 /// A rule under `x-hql-rules`: its identity, kind, canonical text, whether
 /// a keyword says it exactly, and its `///` description where it has one.
 fn rule_note(rule: &RuleSpec, exact: bool) -> Json {
-    let mut note = json!({
-        "id": &*rule.id,
-        "kind": severity_name(rule.severity),
-        "text": rule.text,
-        "exact": exact,
-    });
-    if let (Some(doc), Json::Object(fields)) = (description(&rule.doc), &mut note) {
+    let kind = severity_name(rule.severity);
+    note(&rule.id, kind, &rule.text, exact, &rule.doc)
+}
+
+/// An expectation under `x-hql-expectations`, as a rule is under
+/// `x-hql-rules`: no schema judges a whole stream, so never `exact`.
+fn expect_note(e: &ExpectSpec) -> Json {
+    note(&e.id, e.kind(), &e.text, false, &e.doc)
+}
+
+fn note(id: &str, kind: &str, text: &str, exact: bool, doc: &Option<String>) -> Json {
+    let mut note = json!({"id": id, "kind": kind, "text": text, "exact": exact});
+    if let (Some(doc), Json::Object(fields)) = (description(doc), &mut note) {
         fields.insert("description".into(), doc.into());
     }
     note

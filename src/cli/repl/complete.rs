@@ -7,10 +7,13 @@
 //! static type, from the checker's type flow; where that has no fields, as
 //! for data read as `Json`, the fields of the value in hand: a bound
 //! record's, or the first record of a bound stream or list, read one record
-//! only), and otherwise the keywords, builtins, types and names in scope.
+//! only), inside the condition of an `expect` the measures of §4.11 (and
+//! in a measure's brackets the fields declared above it), and otherwise the
+//! keywords, builtins, types and names in scope.
 
 use std::path::Path;
 
+use crate::check::MEASURES;
 use crate::runtime::builtins::Builtin;
 use crate::runtime::exec::stages::items;
 use crate::runtime::value::Value;
@@ -126,6 +129,9 @@ fn complete_code(
             if word.is_empty() || word.starts_with(|c: char| c.is_ascii_digit()) {
                 return (base + start, vec![]);
             }
+            if let Some(offered) = expect_candidates(&before[..start], word) {
+                return (base + start, offered);
+            }
             let names = session.names();
             let all = KEYWORDS
                 .iter()
@@ -137,6 +143,54 @@ fn complete_code(
             (base + start, words(word, all))
         }
     }
+}
+
+/// Inside an `expect` condition (the text from `expect` to the word being
+/// typed, on one line): the measures, `rows` and `failures` as they are
+/// and the others with their opening bracket, and the words a condition
+/// joins them with; in a measure's brackets, the fields declared above in
+/// the same entry. None elsewhere.
+fn expect_candidates(head: &str, word: &str) -> Option<Vec<Candidate>> {
+    let line = &head[head.rfind('\n').map_or(0, |i| i + 1)..];
+    let condition = line.trim_start().strip_prefix("expect")?;
+    if !condition.starts_with(char::is_whitespace) {
+        return None;
+    }
+    if let Some(open) = open_bracket(condition) {
+        let measure = &condition[word_start(&condition[..open])..open];
+        if MEASURES.contains(&measure) {
+            return Some(words(
+                word,
+                declared_fields(head).iter().map(String::as_str),
+            ));
+        }
+    }
+    let joins: &[&str] = match condition.trim().is_empty() {
+        true => &["warn", "not"],
+        false => &["and", "or", "not"],
+    };
+    let mut offered = words(word, joins.iter().copied());
+    for m in MEASURES.iter().filter(|m| m.starts_with(word)) {
+        let bare = matches!(*m, "rows" | "failures");
+        offered.push(Candidate {
+            display: m.to_string(),
+            replacement: if bare { m.to_string() } else { format!("{m}(") },
+        });
+    }
+    offered.sort_by(|a, b| a.display.cmp(&b.display));
+    Some(offered)
+}
+
+/// The names of the fields declared in `text`, one `name: Type` (or
+/// `name?: Type`) a line, rules, checks and expectations aside.
+fn declared_fields(text: &str) -> Vec<String> {
+    let declared = |line: &str| {
+        let (name, _) = line.trim().split_once(':')?;
+        let name = name.trim_end().trim_end_matches('?');
+        let keyword = KEYWORDS.contains(&name.split_whitespace().next()?);
+        (is_ident(name) && !keyword).then(|| name.to_string())
+    };
+    text.lines().filter_map(declared).collect()
 }
 
 /// The fields among `fields` that start with `word`, typed after the `.`
@@ -599,6 +653,26 @@ mod tests {
         assert_eq!(offered(&mut s, "le"), (0, vec!["len".into(), "let".into()]));
         assert_eq!(offered(&mut s, "Flo").1, vec!["Float"]);
         assert!(offered(&mut s, "1 + ").1.is_empty());
+    }
+
+    #[test]
+    fn measures_inside_an_expect_condition() {
+        let mut s = session(&[]);
+        let head = "type T : DataContract = {\n  email?: String\n  placed: Timestamp\n";
+        let at = |line: &str| format!("{head}{line}");
+        let mut offered = |line: &str| offered(&mut s, &at(line)).1;
+        assert_eq!(offered("  expect ro"), vec!["rows"]);
+        assert_eq!(offered("  expect fai"), vec!["failures"]);
+        assert_eq!(offered("  expect mi"), vec!["min(", "missing("]);
+        assert_eq!(offered("  expect w"), vec!["warn"]);
+        assert_eq!(offered("  expect warn du"), vec!["duplicates("]);
+        assert_eq!(offered("  expect budget: a"), vec!["age(", "and", "avg("]);
+        assert_eq!(offered("  expect rows >= 1 o"), vec!["or", "orphans("]);
+        assert_eq!(offered("  expect missing(em"), vec!["email"]);
+        assert_eq!(offered("  expect fresh: age(p"), vec!["placed"]);
+        // Outside an expectation, measures are no words of their own.
+        assert_eq!(offered("  require ro"), vec!["round", "route"]);
+        assert_eq!(offered("  expected_rows: I"), vec!["Int"]);
     }
 
     #[test]

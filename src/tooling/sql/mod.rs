@@ -27,6 +27,7 @@
 //! What does not compile is listed in `docs/scale.md`.
 
 mod dialect;
+mod expect;
 mod expr;
 mod regex;
 
@@ -146,7 +147,7 @@ pub fn compile(contract: &Contract, options: &Options) -> Compiled<String> {
          WHEN hql_j IS NULL THEN {decode}\n      \
          WHEN NOT ({object}) THEN {not_record}\n      \
          ELSE {failures}\n    END AS hql_before_unique\n  FROM hql_fields\n){unique_cte},\n\
-         hql_result AS {materialized}(\n  SELECT hql_source, hql_line, {final_failures} AS hql_failures,\n    \
+         hql_result AS {materialized}(\n  SELECT hql_source, hql_line,{delivered} {final_failures} AS hql_failures,\n    \
          CASE WHEN {final_size} = 0 AND hql_j IS NOT NULL AND {object}\n      \
          THEN {warnings}\n      \
          ELSE {none} END AS hql_warnings\n  \
@@ -158,6 +159,8 @@ pub fn compile(contract: &Contract, options: &Options) -> Compiled<String> {
             Dialect::Trino => "trino",
         },
         parse = d.parse("hql_t"),
+        // The summary's measures read the records as delivered.
+        delivered = if options.summary { " hql_j," } else { "" },
         // The summary reads the result twice: DuckDB computes it once.
         materialized = if d == Dialect::DuckDb { "MATERIALIZED " } else { "" },
         rows = match (d, top.fields.is_empty()) {
@@ -182,7 +185,8 @@ pub fn compile(contract: &Contract, options: &Options) -> Compiled<String> {
         none = d.no_failures(),
     );
     if options.summary {
-        sql.push_str(&summary(d));
+        let expects = expect::failed_rows(d, &record.expects)?;
+        sql.push_str(&summary(d, &expects));
     } else {
         let _ = write!(
             sql,
@@ -194,8 +198,9 @@ pub fn compile(contract: &Contract, options: &Options) -> Compiled<String> {
     Ok(sql)
 }
 
-/// `report()`'s one row over `hql_result`.
-fn summary(d: Dialect) -> String {
+/// `report()`'s one row over `hql_result`; `expects` adds the failed
+/// expectations' rows to `by_rule` (`expect::failed_rows`).
+fn summary(d: Dialect, expects: &str) -> String {
     let size = |x: &str| d.size(x);
     let counts = format!(
         "SELECT count(*) AS total,\n  count(*) FILTER (WHERE {f} = 0) AS ok,\n  \
@@ -216,8 +221,9 @@ fn summary(d: Dialect) -> String {
             }
         ),
     };
-    let grouped =
-        format!("SELECT rule, kind, count(*) AS n FROM ({found}) hql_found GROUP BY rule, kind");
+    let grouped = format!(
+        "SELECT rule, kind, count(*) AS n FROM ({found}) hql_found GROUP BY rule, kind{expects}"
+    );
     let by_rule = match d {
         Dialect::DuckDb => format!(
             "(SELECT coalesce(list({{'rule': rule, 'kind': kind, 'count': n}} ORDER BY n DESC, rule, kind), [])\n   \

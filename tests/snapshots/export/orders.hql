@@ -40,4 +40,9 @@ type Order : DataContract = {
     warn amount < 10_000
     validate country with is_country_code
     unique order_id
+
+    expect rows >= 1
+    /// A delivery may carry a few broken orders, no more.
+    expect warn budget: failures <= 5%
+    expect missing(customer_email) + missing(phone) <= 1_000
 }

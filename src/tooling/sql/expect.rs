@@ -1,0 +1,172 @@
+//! Expectations (language.md §4.11) in the `--summary` row: each
+//! expectation's condition compiled over the counts of the whole result,
+//! and a failed one added to `by_rule` as `{rule, kind, count: 1}`, as
+//! `report()` adds it.
+//!
+//! Input: a record type's `ExpectSpec`s. Output: one SQL query of the
+//! failed expectations' rows (`rule, kind, n`) over `hql_result`, or the
+//! first expectation that does not compile, named with the reason.
+//!
+//! The measures compiled so far are `rows` and `failures`, the counts the
+//! summary row already has (every line read, decode and not-a-record ones
+//! too), and `missing(f)` and `nulls(f)`, counted over the records as
+//! delivered (`hql_j`, before defaults): a dotted path is absent when any
+//! step is missing, null or not an object. A condition's absent parts are SQL's NULL: `and`, `or` and `not`
+//! are three-valued in both, and an expectation fails only when its
+//! condition is false, as in `hql run`. Shares compare exactly
+//! (`failures * 100 <= 5 * rows`).
+
+use super::dialect::{Dialect, Kind, Loc};
+use super::{literal, Compiled, NotCompiled};
+use crate::runtime::contract::{ExpectCond, ExpectSpec, FieldPath, Measure, Share};
+use crate::syntax::ast::BinOp;
+
+/// The counts one expectation reads, one row over `hql_result`: `rows`,
+/// `failures`, and its measures `hql_m0`, `hql_m1`, … (`Cond::measure`).
+fn measures(d: Dialect, e: &ExpectSpec) -> String {
+    let mut columns = format!(
+        "count(*) AS hql_n_rows, count(*) FILTER (WHERE {} > 0) AS hql_n_failures",
+        d.size("hql_failures")
+    );
+    for (i, m) in e.measures.iter().enumerate() {
+        let records = match &m.measure {
+            Measure::Missing(f) => format!("NOT coalesce({}, FALSE)", present(d, f).0),
+            Measure::Nulls(f) => {
+                let (present, last) = present(d, f);
+                let null = d.is(Kind::Null, &d.kind_of(&last), &last);
+                format!("coalesce({present} AND {null}, FALSE)")
+            }
+            _ => continue,
+        };
+        let top = d.top("hql_j");
+        let object = d.is(Kind::Object, &d.kind_of(&top), &top);
+        columns.push_str(&format!(
+            ", count(*) FILTER (WHERE coalesce({object}, FALSE) AND {records}) AS hql_m{i}"
+        ));
+    }
+    format!("SELECT {columns} FROM hql_result")
+}
+
+/// Is the value at `f` present in the record as delivered (every step
+/// before the last an object, the last there, null or not)? And where it is.
+fn present(d: Dialect, f: &FieldPath) -> (String, Loc) {
+    let mut at = d.top("hql_j");
+    let mut tests = Vec::new();
+    for (i, name) in f.names.iter().enumerate() {
+        if i > 0 {
+            tests.push(d.is(Kind::Object, &d.kind_of(&at), &at));
+        }
+        at = d.field(&at, name);
+    }
+    tests.push(format!("{} IS NOT NULL", d.kind_of(&at)));
+    (format!("({})", tests.join(" AND ")), at)
+}
+
+/// `UNION ALL` parts giving a row `rule, kind, n` for each failed
+/// expectation, in declaration order (the summary sorts them with the
+/// rest); empty when there are none.
+pub(super) fn failed_rows(d: Dialect, expects: &[ExpectSpec]) -> Compiled<String> {
+    let mut out = String::new();
+    for e in expects {
+        let cond = Cond { d, e }.sql(&e.cond)?;
+        out.push_str(&format!(
+            "\n  UNION ALL SELECT {rule} AS rule, {kind} AS kind, CAST(1 AS BIGINT) AS n \
+             FROM ({measures}) hql_m WHERE NOT coalesce({cond}, TRUE)",
+            rule = d.string(&e.id),
+            kind = d.string(e.kind()),
+            measures = measures(d, e),
+        ));
+    }
+    Ok(out)
+}
+
+/// One expectation's condition, compiled.
+struct Cond<'a> {
+    d: Dialect,
+    e: &'a ExpectSpec,
+}
+
+impl Cond<'_> {
+    fn refuse<T>(&self, why: String) -> Compiled<T> {
+        Err(NotCompiled {
+            what: format!("expectation {}", self.e.id),
+            why,
+        })
+    }
+
+    fn sql(&self, c: &ExpectCond) -> Compiled<String> {
+        Ok(match c {
+            ExpectCond::Measure(m) => self.measure(*m)?,
+            ExpectCond::Number(v) => match literal(v, self.d) {
+                Some(text) => text,
+                None => return self.refuse(format!("the number {v:?} has no SQL literal")),
+            },
+            ExpectCond::Bool(b) => if *b { "TRUE" } else { "FALSE" }.into(),
+            ExpectCond::Neg(a) => format!("(- {})", self.sql(a)?),
+            ExpectCond::Arith(op, a, b) | ExpectCond::Compare(op, a, b) => {
+                let Some(operator) = operator(*op) else {
+                    return self.refuse(format!(
+                        "it uses `{}` (HQL's and SQL's differ)",
+                        crate::syntax::canonical::binop_text(*op)
+                    ));
+                };
+                format!("({} {operator} {})", self.sql(a)?, self.sql(b)?)
+            }
+            ExpectCond::Share { op, count, share } => self.share(*op, count, *share)?,
+            ExpectCond::Age { measure, .. } => self.measure(*measure)?,
+            ExpectCond::Not(a) => format!("(NOT {})", self.sql(a)?),
+            ExpectCond::And(a, b) => format!("({} AND {})", self.sql(a)?, self.sql(b)?),
+            ExpectCond::Or(a, b) => format!("({} OR {})", self.sql(a)?, self.sql(b)?),
+        })
+    }
+
+    fn measure(&self, m: u32) -> Compiled<String> {
+        let spec = &self.e.measures[m as usize];
+        match &spec.measure {
+            Measure::Rows => Ok("hql_n_rows".into()),
+            Measure::Failures => Ok("hql_n_failures".into()),
+            Measure::Missing(_) | Measure::Nulls(_) => Ok(format!("hql_m{m}")),
+            Measure::Orphans { .. } => self.refuse(format!(
+                "it measures `{}`: `orphans` compiles to SQL only as an anti-join over a \
+                 configured table, which is not compiled yet",
+                spec.text
+            )),
+            _ => self.refuse(format!(
+                "it measures `{}` (only `rows`, `failures`, `missing` and `nulls` compile to SQL yet)",
+                spec.text
+            )),
+        }
+    }
+
+    /// `count op share` of the rows, exactly: `count * denom op numer * rows`.
+    fn share(&self, op: BinOp, count: &ExpectCond, share: Share) -> Compiled<String> {
+        let (Ok(numer), Ok(denom)) = (i64::try_from(share.numer), i64::try_from(share.denom))
+        else {
+            return self.refuse("its share does not fit SQL's 64-bit integers".into());
+        };
+        let Some(operator) = operator(op) else {
+            return self.refuse("its share is compared with an unknown operator".into());
+        };
+        Ok(format!(
+            "({} * {denom} {operator} {numer} * hql_n_rows)",
+            self.sql(count)?
+        ))
+    }
+}
+
+/// The operators HQL and SQL mean the same by, over numbers and Bools;
+/// not division, whose meaning over Ints differs.
+fn operator(op: BinOp) -> Option<&'static str> {
+    Some(match op {
+        BinOp::Add => "+",
+        BinOp::Sub => "-",
+        BinOp::Mul => "*",
+        BinOp::Eq => "=",
+        BinOp::Ne => "<>",
+        BinOp::Lt => "<",
+        BinOp::Le => "<=",
+        BinOp::Gt => ">",
+        BinOp::Ge => ">=",
+        _ => return None,
+    })
+}

@@ -1,0 +1,27 @@
+// Expectations the SQL summary compiles: over `rows`, `failures`,
+// `missing` and `nulls` (of the input as delivered, before defaults; a
+// nested path absent when a step is missing, null or no object), with
+// shares, arithmetic, `not`/`and`/`or`, failing and holding, `warn` or not.
+type Batch : DataContract = {
+    id: String
+    qty: Int
+    note?: String | Null
+    unit: String = "kg"
+    origin?: { city?: String | Null }
+
+    require qty >= 0
+
+    expect rows >= 3
+    expect enough: rows >= 100
+    expect budget: failures <= 25%
+    expect warn few_failures: failures * 4 < rows
+    expect warn mostly_good: rows - failures >= 2 and not (rows > 1_000)
+    expect some_fail: failures > 0 or rows == 0
+    expect exact: failures * 3 != rows
+    expect warn noted: missing(note) <= 25%
+    expect warn null_notes: nulls(note) == 0
+    expect warn units: missing(unit) == 0
+    expect warn cities: missing(origin.city) <= 2
+    expect warn null_cities: nulls(origin.city) < 1
+    expect held_counts: missing(note) == 4 and nulls(note) == 1 and missing(origin.city) == 3 and nulls(origin.city) == 1
+}
