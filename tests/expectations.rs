@@ -421,6 +421,28 @@ fn now_comes_from_the_flag_or_the_environment_and_is_checked() {
         String::from_utf8_lossy(&out.stderr),
         "warning: expectation T.age(t) <= 1d failed: age(t) <= 1d (age(t) is 1d 23h 0m 0s)\n"
     );
+    // Every command reads it, and refuses a bad one before anything runs.
+    dir.write(
+        "c.hql",
+        "type T : DataContract = {\n t: Date\n expect stale: age(t) <= 1d\n}\n",
+    );
+    let vet = |now: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_hql"))
+            .args(["vet", "c.hql", "d.jsonl"])
+            .current_dir(&dir.path)
+            .env("HQL_NOW", now)
+            .output()
+            .expect("hql runs")
+    };
+    assert_eq!(vet("2026-01-02T00:00:00Z").status.code(), Some(0));
+    let late = vet("2026-01-03T00:00:00Z");
+    assert_eq!(late.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&late.stderr).contains("(age(t) is 2d 0h 0m 0s)"));
+    let bad = vet("soon");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("HQL_NOW: `soon` is not an RFC 3339 time")
+    );
 }
 
 #[test]

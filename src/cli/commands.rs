@@ -39,6 +39,11 @@ pub fn run(cli: Cli) -> ExitCode {
     let host_for = |program: &str| -> Result<FsHost, ConfigError> {
         find_config(program, &choice).map(|config| FsHost::new().with_config(config))
     };
+    // Every command's host reads `HQL_NOW` (`FsHost::now`): a bad one is
+    // refused before anything runs.
+    if let Err(e) = env_now() {
+        return ExitCode::from(usage_error(&e) as u8);
+    }
     let command = match cli.command {
         None => return ExitCode::from(repl(&choice) as u8),
         Some(Command::Repl { limits }) => {
@@ -120,10 +125,8 @@ pub fn run(cli: Cli) -> ExitCode {
                     Err(e) => return ExitCode::from(sinks.config_error(&e) as u8),
                 };
                 let mut host = host.with_params(set.into_iter().collect::<HashMap<_, _>>());
-                match now.map_or_else(|| env_now().transpose(), |n| Some(Ok(n))) {
-                    Some(Ok(now)) => host = host.with_now(now),
-                    Some(Err(e)) => return ExitCode::from(usage_error(&e) as u8),
-                    None => {}
+                if let Some(now) = now {
+                    host = host.with_now(now);
                 }
                 if file == "-" {
                     host = host.with_stdin_holding(StdinHolds::Program);
@@ -437,13 +440,13 @@ mod termination {
     pub fn name_it() {}
 }
 
-/// `HQL_NOW`, when set: the time `age(f)` measures to.
-fn env_now() -> Result<Option<i128>, String> {
+/// `HQL_NOW`, when set, checked: the time `age(f)` measures to.
+fn env_now() -> Result<(), String> {
     match std::env::var("HQL_NOW") {
         Ok(text) => crate::cli::args::parse_now(&text)
-            .map(Some)
+            .map(|_| ())
             .map_err(|e| format!("HQL_NOW: {e}")),
-        Err(_) => Ok(None),
+        Err(_) => Ok(()),
     }
 }
 

@@ -328,13 +328,20 @@ impl Host for FsHost {
         }
     }
 
+    /// `--now`, else `HQL_NOW` (the command line refuses one that is not
+    /// an RFC 3339 time before anything runs), else the run's start.
     fn now(&self) -> i128 {
         static START: std::sync::OnceLock<i128> = std::sync::OnceLock::new();
         self.now.unwrap_or_else(|| {
             *START.get_or_init(|| {
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_nanos() as i128)
+                let given = std::env::var("HQL_NOW").ok();
+                given
+                    .and_then(|text| crate::runtime::stdlib_native::instant(&text, false))
+                    .unwrap_or_else(|| {
+                        std::time::SystemTime::now()
+                            .duration_since(std::time::UNIX_EPOCH)
+                            .map_or(0, |d| d.as_nanos() as i128)
+                    })
             })
         })
     }
