@@ -283,58 +283,53 @@ fn dictionary_key(keys: &dyn Array, i: usize) -> usize {
 
 // ------------------------------------------------------------ declared types
 
+/// What `pick` finds in `ty`: in itself, else through a refinement's base
+/// or in a union's members, the first that has it.
+fn find<'a, T>(ty: Option<&'a TypeSpec>, pick: fn(&'a TypeSpec) -> Option<T>) -> Option<T> {
+    let ty = ty?;
+    if let Some(found) = pick(ty) {
+        return Some(found);
+    }
+    match ty {
+        TypeSpec::Named(cell) => match &cell.get()?.shape {
+            Shape::Refined { base, .. } => find(Some(base), pick),
+            Shape::Record { .. } => None,
+        },
+        TypeSpec::Union(members) => members.iter().find_map(|m| find(Some(m), pick)),
+        _ => None,
+    }
+}
+
 /// The record type `ty` reads a struct as: itself, a declared record, or
 /// a union's first record member.
 pub(super) fn record_of(ty: Option<&TypeSpec>) -> Option<&RecordShape> {
-    match ty? {
-        TypeSpec::Record(r) => Some(r),
-        TypeSpec::Named(cell) => match &cell.get()?.shape {
-            Shape::Record { record, .. } => Some(record),
-            Shape::Refined { base, .. } => record_of(Some(base)),
-        },
-        TypeSpec::Union(members) => members.iter().find_map(|m| record_of(Some(m))),
+    find(ty, |t| match t {
+        TypeSpec::Record(r) => Some(&**r),
+        TypeSpec::Named(cell) => cell.get()?.record(),
         _ => None,
-    }
+    })
 }
 
 /// The element type `ty` reads a list's elements as.
 fn element_of(ty: Option<&TypeSpec>) -> Option<&TypeSpec> {
-    match ty? {
-        TypeSpec::List(e) => Some(e),
-        TypeSpec::Named(cell) => match &cell.get()?.shape {
-            Shape::Refined { base, .. } => element_of(Some(base)),
-            Shape::Record { .. } => None,
-        },
-        TypeSpec::Union(members) => members.iter().find_map(|m| element_of(Some(m))),
+    find(ty, |t| match t {
+        TypeSpec::List(e) => Some(&**e),
         _ => None,
-    }
+    })
 }
 
 /// The value type `ty` reads a map's values as.
 fn map_value_of(ty: Option<&TypeSpec>) -> Option<&TypeSpec> {
-    match ty? {
-        TypeSpec::Map(v) => Some(v),
-        TypeSpec::Named(cell) => match &cell.get()?.shape {
-            Shape::Refined { base, .. } => map_value_of(Some(base)),
-            Shape::Record { .. } => None,
-        },
-        TypeSpec::Union(members) => members.iter().find_map(|m| map_value_of(Some(m))),
+    find(ty, |t| match t {
+        TypeSpec::Map(v) => Some(&**v),
         _ => None,
-    }
+    })
 }
 
 /// Does `ty` read a value as text (`String`, a refinement of it, a union
 /// with it)?
 fn reads_string(ty: &TypeSpec) -> bool {
-    match ty {
-        TypeSpec::String => true,
-        TypeSpec::Named(cell) => match cell.get().map(|c| &c.shape) {
-            Some(Shape::Refined { base, .. }) => reads_string(base),
-            _ => false,
-        },
-        TypeSpec::Union(members) => members.iter().any(reads_string),
-        _ => false,
-    }
+    find(Some(ty), |t| matches!(t, TypeSpec::String).then_some(())).is_some()
 }
 
 /// Why the column `path` of type `data` cannot be read for `ty`, if it

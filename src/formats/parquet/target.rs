@@ -247,10 +247,10 @@ pub(super) fn writer(spec: &TargetSpec, shape: Option<&Rc<Contract>>) -> Box<dyn
 struct ParquetWriter {
     target: String,
     columns: std::result::Result<Vec<Slot>, Refused>,
-    /// The records of the row group being gathered.
+    /// The records gathered since the last batch was encoded.
     rows: Vec<Value>,
-    /// The file's writer, into a buffer emptied into the target after
-    /// each row group.
+    /// The file's writer, into a buffer emptied into the target as it
+    /// fills; it closes a row group at `ROW_GROUP` records.
     writer: Option<ArrowWriter<Vec<u8>>>,
 }
 
@@ -268,29 +268,28 @@ impl ParquetWriter {
         })
     }
 
-    /// Write the gathered rows as one row group, and what the writer made
-    /// of them to `out`.
-    fn flush(&mut self, out: &mut dyn Write) -> Result<()> {
+    /// Encode the gathered records as one batch of the row group being
+    /// written, and write out what the writer made of it.
+    fn encode(&mut self, out: &mut dyn Write) -> Result<()> {
         let slots = self.slots()?.to_vec();
+        let schema: SchemaRef = Arc::new(Schema::new(fields(&slots)));
         if self.writer.is_none() {
-            let schema: SchemaRef = Arc::new(Schema::new(fields(&slots)));
             let props = WriterProperties::builder()
                 .set_compression(Compression::SNAPPY)
                 .set_max_row_group_row_count(Some(ROW_GROUP))
                 .set_created_by(format!("hql version {}", env!("CARGO_PKG_VERSION")))
                 .build();
-            let writer = ArrowWriter::try_new(Vec::new(), schema, Some(props)).map_err(failed)?;
+            let writer =
+                ArrowWriter::try_new(Vec::new(), schema.clone(), Some(props)).map_err(failed)?;
             self.writer = Some(writer);
         }
         if !self.rows.is_empty() {
             let rows = std::mem::take(&mut self.rows);
             let values: Vec<Option<&Value>> = rows.iter().map(Some).collect();
             let columns = record_columns(&slots, &values, &self.target)?;
-            let schema = Arc::new(Schema::new(fields(&slots)));
             let batch = RecordBatch::try_new(schema, columns).map_err(failed)?;
             let writer = self.writer.as_mut().expect("made above");
             writer.write(&batch).map_err(failed)?;
-            writer.flush().map_err(failed)?;
         }
         self.drain(out)
     }
@@ -304,18 +303,25 @@ impl ParquetWriter {
     }
 }
 
+/// Records encoded at a time.
+const BATCH: usize = 4096;
+
 impl RecordWriter for ParquetWriter {
     fn write(&mut self, out: &mut dyn Write, record: &Value) -> Result<()> {
         self.slots()?;
         self.rows.push(record.clone());
-        if self.rows.len() >= ROW_GROUP {
-            self.flush(out)?;
+        if self.rows.len() >= BATCH {
+            self.encode(out)?;
         }
         Ok(())
     }
 
+    fn settle(&mut self, out: &mut dyn Write) -> Result<()> {
+        self.encode(out)
+    }
+
     fn finish(&mut self, out: &mut dyn Write) -> Result<()> {
-        self.flush(out)?;
+        self.encode(out)?;
         if let Some(writer) = self.writer.as_mut() {
             writer.finish().map_err(failed)?;
         }

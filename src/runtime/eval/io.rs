@@ -605,6 +605,13 @@ pub trait RecordWriter {
         Ok(false)
     }
 
+    /// The call that wrote ends (a `write`, a `route`): encode what the
+    /// writer gathered, so that a record it cannot take fails that call,
+    /// not the run's commit. The run may still write more after it.
+    fn settle(&mut self, _out: &mut dyn Write) -> Result<()> {
+        Ok(())
+    }
+
     fn finish(&mut self, out: &mut dyn Write) -> Result<()>;
 
     /// The bytes `finish` would write now, for a reader of what was

@@ -1177,6 +1177,11 @@ impl Target {
     /// ends (or gives it to a later statement writing the same target);
     /// the number of records this statement wrote.
     pub fn close(mut self, interp: &Interp) -> Result<i64> {
+        if let (Some(file), Some(writer)) = (self.file.as_mut(), self.writer.as_deref_mut()) {
+            if let Err(e) = writer.settle(file) {
+                return Err(self.failed(e));
+            }
+        }
         if let (Some(file), Some(writer)) = (self.file.take(), self.writer.take()) {
             interp.hold(Held {
                 key: std::mem::take(&mut self.key),
