@@ -65,7 +65,7 @@ pub(crate) fn base64(bytes: &[u8]) -> String {
 mod tests {
     use std::io::Cursor;
 
-    use super::{codec, csv, json, sqlite, FORMATS};
+    use super::{codec, csv, json, parquet, sqlite, FORMATS};
     use crate::runtime::builtins::Format;
     use crate::runtime::eval::io::{Database, Input, Place, Select, SourceSpec, TargetSpec};
 
@@ -94,6 +94,8 @@ mod tests {
         assert_eq!(has(json::FORMAT.format), (true, false, true, false));
         assert_eq!(has(csv::FORMAT.format), (false, true, true, false));
         assert_eq!(has(sqlite::FORMAT.format), (false, false, false, true));
+        assert_eq!(has(parquet::FORMAT.format), (false, true, true, false));
+        assert!(codec(parquet::FORMAT.format).reads_files());
         assert!(codec(sqlite::FORMAT.format).reads_by_shape());
     }
 
@@ -133,8 +135,12 @@ mod tests {
         assert_eq!(FORMATS.synonym("JSONL"), Some("Json"));
         assert_eq!(FORMATS.synonym("Json"), None);
         let listed = FORMATS.names_listed(|n| format!("`{n}`"), "and");
-        assert_eq!(listed, "`Json` and `Csv`");
-        assert_eq!(FORMATS.extensions_listed(), ".jsonl, .json or .csv");
+        assert_eq!(listed, "`Json`, `Csv` and `Parquet`");
+        assert_eq!(
+            FORMATS.extensions_listed(),
+            ".jsonl, .json, .csv or .parquet"
+        );
+        assert_eq!(FORMATS.of_path("x.PARQUET"), Some(parquet::FORMAT.format));
         assert!(json.writes_whole("a.JSON") && !json.writes_whole("a.jsonl"));
     }
 
