@@ -43,7 +43,7 @@ use crate::runtime::exec::chunks::{self, Worker};
 use crate::runtime::exec::stages::cannot_read;
 use crate::runtime::exec::stages::Tally;
 use crate::runtime::json::{fill, is_json_space, Decoder, BOM};
-use crate::runtime::measures::Measures;
+use crate::runtime::measures::{Measures, Part};
 use crate::runtime::scan::{LineCheck, Verdict};
 use crate::runtime::validate::{
     decode_failure, findings_keyed, validate_value, KeyLog, LoggedRecord, Uniques,
@@ -130,7 +130,6 @@ pub fn route(
     // Unique keys are claimed in the order of the records (`run`).
     let order_free = contract.record().is_some_and(|r| r.uniques.is_empty());
     Ok(match split {
-        _ if measured => Route::OneThread { path, len },
         Some(parallel) if order_free => Route::Chunks {
             path,
             len,
@@ -177,27 +176,27 @@ pub fn consume(
         Route::OneThread { path, len } => {
             start_meter(interp, len);
             let mut counter = Counter::new(interp, contract, b, &path, interp.meter(), false);
-            counter.measures = Measures::of(interp, contract)?;
-            counter.seen_only = match (&counter.measures, &counter.check) {
-                (Some(m), Some(check)) => m.seen_by(check),
-                _ => false,
-            };
+            counter.measure(Measures::of(interp, contract)?);
             let mark = interp.unmet_count();
-            let measures = counter.measures.is_some();
-            let (mut tally, measured) = tally_file(counter, &path, len)?;
-            if let Some(m) = measured {
-                m.end(interp);
-            }
-            if measures {
-                tally.add_unmet(interp, mark);
-            }
-            tally
+            let (tally, measures) = tally_file(counter, &path, len)?;
+            judge(interp, tally, measures, mark)
         }
     };
     Ok(Some(match b {
         Builtin::Count => Value::Int(tally.ok),
         _ => tally.into_value(),
     }))
+}
+
+/// Judge the expectations `measures` counted, when the contract has
+/// any: those that do not hold go to the interpreter, and to the tally's
+/// rules.
+fn judge(interp: &Interp, mut tally: Tally, measures: Option<Measures>, mark: usize) -> Tally {
+    if let Some(m) = measures {
+        m.end(interp);
+        tally.add_unmet(interp, mark);
+    }
+    tally
 }
 
 fn start_meter(interp: &Interp, len: u64) {
@@ -399,7 +398,7 @@ struct Counter {
     /// Lines counted since the meter was last shown.
     unshown: u32,
     /// The measures of the contract's expectations, counted line by line
-    /// (one thread only).
+    /// (on a worker, logged for this thread to add: `Measures::logging`).
     measures: Option<Measures>,
     /// Are they `seen_by` the check?
     seen_only: bool,
@@ -456,6 +455,16 @@ impl Counter {
             measures: None,
             seen_only: false,
         }
+    }
+
+    /// Count the measures of the contract's expectations too (`None`:
+    /// it has none).
+    fn measure(&mut self, measures: Option<Measures>) {
+        self.seen_only = match (&measures, &self.check) {
+            (Some(m), Some(check)) => m.seen_by(check),
+            _ => false,
+        };
+        self.measures = measures;
     }
 
     /// One more line: the meter is shown a batch of lines at a time, since
@@ -655,7 +664,7 @@ impl Counter {
 
     /// What a worker's counter has counted and logged since it last
     /// handed them over (the meter shown them first).
-    fn hand_over(&mut self) -> (Tally, KeyLog) {
+    fn hand_over(&mut self) -> Handed {
         self.show(None);
         self.shown = (0, 0, 0, self.shown.3);
         let log = match &mut self.keys {
@@ -665,7 +674,8 @@ impl Counter {
             }
             _ => KeyLog::default(),
         };
-        (std::mem::take(&mut self.tally), log)
+        let part = self.measures.as_mut().map(Measures::hand_over);
+        (std::mem::take(&mut self.tally), log, part)
     }
 
     /// Count a record given as its converted cells (`RowForCheck::Cells`), if
@@ -742,6 +752,10 @@ impl Counter {
     }
 }
 
+/// What a worker hands this thread for the chunks it counted: their
+/// tally, the keys and lines it logged, and what it measured.
+type Handed = (Tally, KeyLog, Option<Part>);
+
 /// `count()` or `report()` on several threads. Workers check the file's
 /// chunks (`chunks::spread`) and count every record, or, with unique keys
 /// (`keyed`), every record whose outcome its keys cannot change; they log
@@ -761,9 +775,10 @@ fn run(
 ) -> Result<Tally> {
     let (ty, name) = (contract.name.clone(), path.to_string());
     let (rebuild, meter) = (parallel.rebuild.clone(), interp.meter().cloned());
-    let start = move || -> std::result::Result<Worker<(Tally, KeyLog)>, &'static str> {
+    let start = move || -> std::result::Result<Worker<Handed>, &'static str> {
         let (interp, contract) = rebuild.rebuild(&ty)?;
         let mut counter = Counter::new(&interp, &contract, consumer, &name, meter.as_ref(), true);
+        counter.measure(Measures::logging(&contract));
         let name = name.clone();
         Ok(Box::new(move |job: chunks::Job| {
             for (at, line) in (job.first_line..).zip(chunks::lines(&job.bytes)) {
@@ -781,20 +796,27 @@ fn run(
         }))
     };
     let mut here = Counter::new(interp, contract, consumer, path, interp.meter(), false);
+    // The keys `orphans` compares with are read before the first record.
+    here.measure(Measures::of(interp, contract)?);
+    let mark = interp.unmet_count();
     let mut total = Tally::default();
-    let mut take = |(tally, mut log): (Tally, KeyLog)| {
+    let mut take = |(tally, mut log, part): Handed| {
         total.merge(&tally);
         if !log.is_empty() {
             here.settle_log(&mut log)?;
             here.show(None);
         }
-        Ok(true)
+        match (part, here.measures.as_mut()) {
+            (Some(part), Some(m)) => m.add(part).map(|()| true),
+            _ => Ok(true),
+        }
     };
     let ahead = if keyed { CHUNKS_AHEAD } else { chunks::AHEAD };
     let failed = chunks::spread(interp, parallel, path, ahead, &start, &mut take)?;
     if let Some(failed) = failed {
         here.input_failed(failed.message);
     }
+    let measures = here.measures.take();
     total.merge(&here.finish(None)?);
-    Ok(total)
+    Ok(judge(interp, total, measures, mark))
 }

@@ -169,15 +169,7 @@ fn choose(
                 _ => Builtin::Report,
             };
             match counting::route(interp, b, plan_of(input).as_ref()) {
-                Ok(route) => {
-                    let several = interp.parallel().is_some_and(|p| p.threads > 1);
-                    let large = matches!(route, counting::Route::OneThread { len, .. }
-                        if len >= counting::MIN_SPLIT_BYTES);
-                    if measured && several && large {
-                        passed.push(("chunks", MEASURED_IN_ORDER));
-                    }
-                    return Path::Counting(route);
-                }
+                Ok(route) => return Path::Counting(route),
                 Err(why) => passed.push(("counting", why)),
             }
             if measured {
@@ -236,9 +228,6 @@ pub fn print_path(value: &Value) -> Path {
 
 const MEASURED: &str =
     "the contract has expectations, measured as each record is validated on this thread";
-
-const MEASURED_IN_ORDER: &str =
-    "the contract has expectations, measured in the order of the file on one thread";
 
 /// Is `input` validated against a contract with expectations? Its
 /// measures are counted where `validate` runs, in the order of the
