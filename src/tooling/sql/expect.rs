@@ -9,14 +9,19 @@
 //!
 //! The measures compiled so far are `rows` and `failures`, the counts the
 //! summary row already has (every line read, decode and not-a-record ones
-//! too), and `missing(f)` and `nulls(f)`, counted over the records as
+//! too); `missing(f)` and `nulls(f)`, counted over the records as
 //! delivered (`hql_j`, before defaults): a dotted path is absent when any
-//! step is missing, null or not an object. A condition's absent parts are SQL's NULL: `and`, `or` and `not`
+//! step is missing, null or not an object; `invalid(f)`, the records with
+//! a failure at `f` or inside it (`hql_failures`' paths); and `min`,
+//! `max`, `sum` and `avg` of the numbers at `f` in records without such a
+//! failure, read as doubles (so past 2^53 they are compared as doubles,
+//! and a Float sum may differ from `hql run`'s exactly rounded one in its
+//! last bit); absent (SQL's NULL) over no numbers. A condition's absent parts are SQL's NULL: `and`, `or` and `not`
 //! are three-valued in both, and an expectation fails only when its
 //! condition is false, as in `hql run`. Shares compare exactly
 //! (`failures * 100 <= 5 * rows`).
 
-use super::dialect::{Dialect, Kind, Loc};
+use super::dialect::{Dialect, Kind, Loc, Ty};
 use super::{literal, Compiled, NotCompiled};
 use crate::runtime::contract::{ExpectCond, ExpectSpec, FieldPath, Measure, Share};
 use crate::syntax::ast::BinOp;
@@ -28,6 +33,8 @@ fn measures(d: Dialect, e: &ExpectSpec) -> String {
         "count(*) AS hql_n_rows, count(*) FILTER (WHERE {} > 0) AS hql_n_failures",
         d.size("hql_failures")
     );
+    let top = d.top("hql_j");
+    let object = d.is(Kind::Object, &d.kind_of(&top), &top);
     for (i, m) in e.measures.iter().enumerate() {
         let records = match &m.measure {
             Measure::Missing(f) => format!("NOT coalesce({}, FALSE)", present(d, f).0),
@@ -36,10 +43,29 @@ fn measures(d: Dialect, e: &ExpectSpec) -> String {
                 let null = d.is(Kind::Null, &d.kind_of(&last), &last);
                 format!("coalesce({present} AND {null}, FALSE)")
             }
+            Measure::Invalid(f) => failed_at(d, f),
+            Measure::Min(f) | Measure::Max(f) | Measure::Sum(f) | Measure::Avg(f) => {
+                let (present, last) = present(d, f);
+                let number = d.is(Kind::Number, &d.kind_of(&last), &last);
+                let counted = format!(
+                    "coalesce({object}, FALSE) AND coalesce({present} AND {number}, FALSE) \
+                     AND NOT {}",
+                    failed_at(d, f)
+                );
+                let aggregate = match m.measure {
+                    Measure::Min(_) => "min",
+                    Measure::Max(_) => "max",
+                    Measure::Sum(_) => "sum",
+                    _ => "avg",
+                };
+                columns.push_str(&format!(
+                    ", {aggregate}(CASE WHEN {counted} THEN {} END) AS hql_m{i}",
+                    d.read(&last, Ty::Float)
+                ));
+                continue;
+            }
             _ => continue,
         };
-        let top = d.top("hql_j");
-        let object = d.is(Kind::Object, &d.kind_of(&top), &top);
         columns.push_str(&format!(
             ", count(*) FILTER (WHERE coalesce({object}, FALSE) AND {records}) AS hql_m{i}"
         ));
@@ -60,6 +86,21 @@ fn present(d: Dialect, f: &FieldPath) -> (String, Loc) {
     }
     tests.push(format!("{} IS NOT NULL", d.kind_of(&at)));
     (format!("({})", tests.join(" AND ")), at)
+}
+
+/// Has the row a failure at `f` or inside it (`items[1].qty` is inside
+/// `items`), as `invalid` counts and the value measures leave out?
+fn failed_at(d: Dialect, f: &FieldPath) -> String {
+    let text = f.text();
+    let inside = |mark: &str| d.string(&format!("{text}{mark}"));
+    let test = format!(
+        "x.path = {} OR substr(x.path, 1, {}) IN ({}, {})",
+        d.string(&text),
+        text.chars().count() + 1,
+        inside("."),
+        inside("["),
+    );
+    format!("({} > 0)", d.size(&d.filter("hql_failures", "x", &test)))
 }
 
 /// `UNION ALL` parts giving a row `rule, kind, n` for each failed
@@ -125,14 +166,20 @@ impl Cond<'_> {
         match &spec.measure {
             Measure::Rows => Ok("hql_n_rows".into()),
             Measure::Failures => Ok("hql_n_failures".into()),
-            Measure::Missing(_) | Measure::Nulls(_) => Ok(format!("hql_m{m}")),
+            Measure::Missing(_)
+            | Measure::Nulls(_)
+            | Measure::Invalid(_)
+            | Measure::Min(_)
+            | Measure::Max(_)
+            | Measure::Sum(_)
+            | Measure::Avg(_) => Ok(format!("hql_m{m}")),
             Measure::Orphans { .. } => self.refuse(format!(
                 "it measures `{}`: `orphans` compiles to SQL only as an anti-join over a \
                  configured table, which is not compiled yet",
                 spec.text
             )),
             _ => self.refuse(format!(
-                "it measures `{}` (only `rows`, `failures`, `missing` and `nulls` compile to SQL yet)",
+                "it measures `{}` (`duplicates`, `distinct` and `age` do not compile to SQL yet)",
                 spec.text
             )),
         }
