@@ -290,7 +290,7 @@ fn expectations_compile_into_the_summary_or_are_named() {
     let cases = [
         (
             "expect distinct(e) >= 5",
-            "expectation T.distinct(e) >= 5 does not compile to SQL: it measures `distinct(e)` (`duplicates`, `distinct` and `age` do not compile to SQL yet)",
+            "expectation T.distinct(e) >= 5 does not compile to SQL: it measures `distinct(e)` (`duplicates` and `distinct` do not compile to SQL yet)",
         ),
         (
             "expect known: orphans(e, [\"a\"]) == 0",

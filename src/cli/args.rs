@@ -318,6 +318,11 @@ pub enum Command {
         /// With `--format sql`: one row, `report()`'s, instead of one a line.
         #[arg(long)]
         summary: bool,
+        /// With `--format sql --summary`: the time `age(f)` in an `expect`
+        /// measures to, in RFC 3339 (default: `HQL_NOW`, else the engine's
+        /// clock when the query runs).
+        #[arg(long, value_name = "TIME", value_parser = parse_now)]
+        now: Option<i128>,
     },
     /// Finish, or roll back, the commits of runs that crashed while
     /// committing their targets in a folder (the next run touching those
@@ -409,6 +414,14 @@ pub enum ExportFormat {
 }
 
 /// `--now TIME`: an RFC 3339 date-time, as nanoseconds since 1970.
+/// `HQL_NOW`, when it is set and a time (the command line has refused it
+/// otherwise).
+pub fn env_now() -> Option<i128> {
+    std::env::var("HQL_NOW")
+        .ok()
+        .and_then(|t| parse_now(&t).ok())
+}
+
 pub fn parse_now(text: &str) -> Result<i128, String> {
     crate::runtime::stdlib_native::instant(text, false)
         .ok_or_else(|| format!("`{text}` is not an RFC 3339 time such as 2026-01-31T12:00:00Z"))

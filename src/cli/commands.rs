@@ -210,6 +210,7 @@ pub fn run(cli: Cli) -> ExitCode {
             dialect,
             from,
             summary,
+            now,
         } => match host_for(&file) {
             Ok(host) => {
                 let session = Session::new(Rc::new(host));
@@ -217,6 +218,7 @@ pub fn run(cli: Cli) -> ExitCode {
                     dialect,
                     from,
                     summary,
+                    now: now.or_else(crate::cli::args::env_now),
                 };
                 crate::cli::export::export(session, &file, &ty, format, &sql, &mut sinks)
             }

@@ -1,8 +1,9 @@
 // Expectations the SQL summary compiles: over `rows`, `failures`,
 // `missing` and `nulls` (of the input as delivered, before defaults; a
 // nested path absent when a step is missing, null or no object),
-// `invalid`, and `min`, `max`, `sum` and `avg` of the numbers that passed
-// their checks, with shares, arithmetic, `not`/`and`/`or`, failing and
+// `invalid`, `min`, `max`, `sum` and `avg` of the numbers that passed
+// their checks, `age` of the latest valid instant (HQL_NOW is
+// 2026-12-05T00:00:00Z in the tests), with shares, arithmetic, `not`/`and`/`or`, failing and
 // holding, `warn` or not.
 type Batch : DataContract = {
     id: String
@@ -10,6 +11,8 @@ type Batch : DataContract = {
     note?: String | Null
     unit: String = "kg"
     weight?: Float
+    at?: Timestamp
+    day?: Date
     origin?: { city?: String | Null }
 
     require qty >= 0
@@ -30,5 +33,9 @@ type Batch : DataContract = {
     expect warn qty_range: min(qty) >= 0 and max(qty) <= 3
     expect warn no_bad_qty: invalid(qty) == 0
     expect held_values: sum(qty) == 9 and avg(qty) == 1.8 and invalid(qty) == 2 and min(qty) == -1 and max(qty) == 4
+    expect warn fresh_day: age(at) <= 1d
+    expect held_age: age(at) <= 28h and age(at) > 26h
+    expect held_day: age(day) <= 1d
+    expect warn day_strict: age(day) < 1d
     expect warn no_weights: min(weight) > 0 or avg(weight) < 0
 }

@@ -55,6 +55,8 @@ pub fn hql(args: &[&str], stdin: Option<&str>) -> (String, String, i32) {
         .args(args)
         .current_dir(root())
         .env("HQL_PROGRESS", "0")
+        // What `age` measures to, in `hql run` and in the exported SQL.
+        .env("HQL_NOW", "2026-12-05T00:00:00Z")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

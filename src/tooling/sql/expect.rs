@@ -45,22 +45,26 @@ fn measures(d: Dialect, e: &ExpectSpec) -> String {
             }
             Measure::Invalid(f) => failed_at(d, f),
             Measure::Min(f) | Measure::Max(f) | Measure::Sum(f) | Measure::Avg(f) => {
-                let (present, last) = present(d, f);
-                let number = d.is(Kind::Number, &d.kind_of(&last), &last);
-                let counted = format!(
-                    "coalesce({object}, FALSE) AND coalesce({present} AND {number}, FALSE) \
-                     AND NOT {}",
-                    failed_at(d, f)
-                );
                 let aggregate = match m.measure {
                     Measure::Min(_) => "min",
                     Measure::Max(_) => "max",
                     Measure::Sum(_) => "sum",
                     _ => "avg",
                 };
+                let (counted, last) = passed(d, f, Kind::Number, &object);
                 columns.push_str(&format!(
                     ", {aggregate}(CASE WHEN {counted} THEN {} END) AS hql_m{i}",
                     d.read(&last, Ty::Float)
+                ));
+                continue;
+            }
+            // The latest instant, in microseconds; `Cond::sql` takes it from
+            // the time measured to.
+            Measure::Age { field: f, date } => {
+                let (counted, last) = passed(d, f, Kind::Text, &object);
+                let instant = d.instant_micros(&d.read(&last, Ty::Text), *date);
+                columns.push_str(&format!(
+                    ", max(CASE WHEN {counted} THEN {instant} END) AS hql_m{i}"
                 ));
                 continue;
             }
@@ -88,6 +92,18 @@ fn present(d: Dialect, f: &FieldPath) -> (String, Loc) {
     (format!("({})", tests.join(" AND ")), at)
 }
 
+/// Is the value at `f` one a value measure reads: in a record, present,
+/// of `kind`, and without a failure of its own? And where it is.
+fn passed(d: Dialect, f: &FieldPath, kind: Kind, object: &str) -> (String, Loc) {
+    let (present, last) = present(d, f);
+    let of_kind = d.is(kind, &d.kind_of(&last), &last);
+    let counted = format!(
+        "coalesce({object}, FALSE) AND coalesce({present} AND {of_kind}, FALSE) AND NOT {}",
+        failed_at(d, f)
+    );
+    (counted, last)
+}
+
 /// Has the row a failure at `f` or inside it (`items[1].qty` is inside
 /// `items`), as `invalid` counts and the value measures leave out?
 fn failed_at(d: Dialect, f: &FieldPath) -> String {
@@ -106,10 +122,14 @@ fn failed_at(d: Dialect, f: &FieldPath) -> String {
 /// `UNION ALL` parts giving a row `rule, kind, n` for each failed
 /// expectation, in declaration order (the summary sorts them with the
 /// rest); empty when there are none.
-pub(super) fn failed_rows(d: Dialect, expects: &[ExpectSpec]) -> Compiled<String> {
+pub(super) fn failed_rows(
+    d: Dialect,
+    expects: &[ExpectSpec],
+    now: Option<i128>,
+) -> Compiled<String> {
     let mut out = String::new();
     for e in expects {
-        let cond = Cond { d, e }.sql(&e.cond)?;
+        let cond = Cond { d, e, now }.sql(&e.cond)?;
         out.push_str(&format!(
             "\n  UNION ALL SELECT {rule} AS rule, {kind} AS kind, CAST(1 AS BIGINT) AS n \
              FROM ({measures}) hql_m WHERE NOT coalesce({cond}, TRUE)",
@@ -125,6 +145,8 @@ pub(super) fn failed_rows(d: Dialect, expects: &[ExpectSpec]) -> Compiled<String
 struct Cond<'a> {
     d: Dialect,
     e: &'a ExpectSpec,
+    /// The time `age` measures to (nanoseconds); `None`, the engine's clock.
+    now: Option<i128>,
 }
 
 impl Cond<'_> {
@@ -154,7 +176,21 @@ impl Cond<'_> {
                 format!("({} {operator} {})", self.sql(a)?, self.sql(b)?)
             }
             ExpectCond::Share { op, count, share } => self.share(*op, count, *share)?,
-            ExpectCond::Age { measure, .. } => self.measure(*measure)?,
+            ExpectCond::Age {
+                op,
+                measure,
+                seconds,
+            } => {
+                let Some(operator) = operator(*op) else {
+                    return self.refuse("its age is compared with an unknown operator".into());
+                };
+                let now = match self.now {
+                    Some(nanos) => nanos.div_euclid(1000).to_string(),
+                    None => self.d.now_micros().to_string(),
+                };
+                let limit = i128::from(*seconds) * 1_000_000;
+                format!("(({now} - {}) {operator} {limit})", self.measure(*measure)?)
+            }
             ExpectCond::Not(a) => format!("(NOT {})", self.sql(a)?),
             ExpectCond::And(a, b) => format!("({} AND {})", self.sql(a)?, self.sql(b)?),
             ExpectCond::Or(a, b) => format!("({} OR {})", self.sql(a)?, self.sql(b)?),
@@ -172,14 +208,15 @@ impl Cond<'_> {
             | Measure::Min(_)
             | Measure::Max(_)
             | Measure::Sum(_)
-            | Measure::Avg(_) => Ok(format!("hql_m{m}")),
+            | Measure::Avg(_)
+            | Measure::Age { .. } => Ok(format!("hql_m{m}")),
             Measure::Orphans { .. } => self.refuse(format!(
                 "it measures `{}`: `orphans` compiles to SQL only as an anti-join over a \
                  configured table, which is not compiled yet",
                 spec.text
             )),
             _ => self.refuse(format!(
-                "it measures `{}` (`duplicates`, `distinct` and `age` do not compile to SQL yet)",
+                "it measures `{}` (`duplicates` and `distinct` do not compile to SQL yet)",
                 spec.text
             )),
         }
