@@ -2,7 +2,8 @@
 // `missing` and `nulls` (of the input as delivered, before defaults; a
 // nested path absent when a step is missing, null or no object),
 // `invalid`, `min`, `max`, `sum` and `avg` of the numbers that passed
-// their checks, `age` of the latest valid instant (HQL_NOW is
+// their checks, `duplicates` and `distinct` (numbers keyed by value),
+// `age` of the latest valid instant (HQL_NOW is
 // 2026-12-05T00:00:00Z in the tests), with shares, arithmetic, `not`/`and`/`or`, failing and
 // holding, `warn` or not.
 type Batch : DataContract = {
@@ -13,6 +14,7 @@ type Batch : DataContract = {
     weight?: Float
     at?: Timestamp
     day?: Date
+    code?: Int | String
     origin?: { city?: String | Null }
 
     require qty >= 0
@@ -37,5 +39,7 @@ type Batch : DataContract = {
     expect held_age: age(at) <= 28h and age(at) > 26h
     expect held_day: age(day) <= 1d
     expect warn day_strict: age(day) < 1d
+    expect warn unique_ids: duplicates(id) == 0
+    expect held_keys: duplicates(id) == 1 and distinct(id) == 6 and distinct(code) == 3 and duplicates(code) == 1 and duplicates(id, code) == 0
     expect warn no_weights: min(weight) > 0 or avg(weight) < 0
 }

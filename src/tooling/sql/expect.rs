@@ -7,16 +7,15 @@
 //! failed expectations' rows (`rule, kind, n`) over `hql_result`, or the
 //! first expectation that does not compile, named with the reason.
 //!
-//! The measures compiled so far are `rows` and `failures`, the counts the
-//! summary row already has (every line read, decode and not-a-record ones
-//! too); `missing(f)` and `nulls(f)`, counted over the records as
-//! delivered (`hql_j`, before defaults): a dotted path is absent when any
-//! step is missing, null or not an object; `invalid(f)`, the records with
-//! a failure at `f` or inside it (`hql_failures`' paths); and `min`,
-//! `max`, `sum` and `avg` of the numbers at `f` in records without such a
-//! failure, read as doubles (so past 2^53 they are compared as doubles,
-//! and a Float sum may differ from `hql run`'s exactly rounded one in its
-//! last bit); absent (SQL's NULL) over no numbers. A condition's absent parts are SQL's NULL: `and`, `or` and `not`
+//! Every measure but `orphans` compiles (docs/scale.md): `rows` and
+//! `failures`, the counts the summary row already has; `missing(f)` and
+//! `nulls(f)` over the records as delivered (`hql_j`, before defaults);
+//! `invalid(f)` from the failures' paths; `min`, `max`, `sum` and `avg`
+//! of the numbers that passed their checks, read as doubles; `age(f)`, the
+//! latest valid instant in microseconds, against `--now` or the engine's
+//! clock; `duplicates` and `distinct` over keys of each value's kind and
+//! canonical text (`keys`). Each is absent (SQL's NULL) where `hql run`'s is.
+//! A condition's absent parts are SQL's NULL: `and`, `or` and `not`
 //! are three-valued in both, and an expectation fails only when its
 //! condition is false, as in `hql run`. Shares compare exactly
 //! (`failures * 100 <= 5 * rows`).
@@ -44,6 +43,23 @@ fn measures(d: Dialect, e: &ExpectSpec) -> String {
                 format!("coalesce({present} AND {null}, FALSE)")
             }
             Measure::Invalid(f) => failed_at(d, f),
+            // Each record's key counted once: `distinct` is how many keys
+            // there are, and `duplicates` how many keyed records are not
+            // the first of their key.
+            Measure::Distinct(f) => {
+                let (keyed, key) = keys(d, std::slice::from_ref(f), &object);
+                columns.push_str(&format!(
+                    ", count(DISTINCT CASE WHEN {keyed} THEN {key} END) AS hql_m{i}"
+                ));
+                continue;
+            }
+            Measure::Duplicates(fields) => {
+                let (keyed, key) = keys(d, fields, &object);
+                columns.push_str(&format!(
+                    ", count(*) FILTER (WHERE {keyed}) - count(DISTINCT CASE WHEN {keyed} THEN {key} END) AS hql_m{i}"
+                ));
+                continue;
+            }
             Measure::Min(f) | Measure::Max(f) | Measure::Sum(f) | Measure::Avg(f) => {
                 let aggregate = match m.measure {
                     Measure::Min(_) => "min",
@@ -90,6 +106,51 @@ fn present(d: Dialect, f: &FieldPath) -> (String, Loc) {
     }
     tests.push(format!("{} IS NOT NULL", d.kind_of(&at)));
     (format!("({})", tests.join(" AND ")), at)
+}
+
+/// When a record has a key of `fields` (each present and not null), and
+/// the key as text: each value's kind and canonical text, as `unique`
+/// keys tell values apart (numbers by value: `5` and `5.0` are one key),
+/// with its length before it, so no two keys read alike. A list or record
+/// among them stops the query rather than be keyed differently from
+/// `hql run`.
+fn keys(d: Dialect, fields: &[FieldPath], object: &str) -> (String, String) {
+    let mut keyed = vec![format!("coalesce({object}, FALSE)")];
+    let mut parts = Vec::new();
+    for f in fields {
+        let (present, at) = present(d, f);
+        let kind = d.kind_of(&at);
+        let null = d.is(Kind::Null, &kind, &at);
+        keyed.push(format!("coalesce({present} AND NOT {null}, FALSE)"));
+        let float = d.read(&at, Ty::Float);
+        // Integral doubles below 2^53 are the Ints they equal.
+        let number = format!(
+            "CASE WHEN {float} = floor({float}) AND abs({float}) < 9007199254740992 \
+             THEN 'n' || {} ELSE 'f' || {} END",
+            d.to_text(&d.trunc_to_int(&float)),
+            d.to_text(&float),
+        );
+        let key = format!(
+            "CASE WHEN {text} THEN 's' || {read_text} WHEN {boolean} THEN 'b' || {read_bool} \
+             WHEN {int} THEN 'n' || {read_int} WHEN {num} THEN {number} ELSE {stop} END",
+            text = d.is(Kind::Text, &kind, &at),
+            read_text = d.read(&at, Ty::Text),
+            boolean = d.is(Kind::Bool, &kind, &at),
+            read_bool = d.to_text(&d.read(&at, Ty::Bool)),
+            int = d.is(Kind::Int, &kind, &at),
+            read_int = d.to_text(&d.read(&at, Ty::Int)),
+            num = d.is(Kind::Number, &kind, &at),
+            stop = d.raise(&format!(
+                "the SQL summary keys only scalars, and `{}` holds a list or record here",
+                f.text()
+            )),
+        );
+        parts.push(format!(
+            "CAST(length({key}) AS {}) || ':' || {key}",
+            d.type_name(Ty::Text)
+        ));
+    }
+    (keyed.join(" AND "), parts.join(" || "))
 }
 
 /// Is the value at `f` one a value measure reads: in a record, present,
@@ -209,14 +270,12 @@ impl Cond<'_> {
             | Measure::Max(_)
             | Measure::Sum(_)
             | Measure::Avg(_)
+            | Measure::Distinct(_)
+            | Measure::Duplicates(_)
             | Measure::Age { .. } => Ok(format!("hql_m{m}")),
             Measure::Orphans { .. } => self.refuse(format!(
                 "it measures `{}`: `orphans` compiles to SQL only as an anti-join over a \
                  configured table, which is not compiled yet",
-                spec.text
-            )),
-            _ => self.refuse(format!(
-                "it measures `{}` (`duplicates` and `distinct` do not compile to SQL yet)",
                 spec.text
             )),
         }
