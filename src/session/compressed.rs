@@ -229,10 +229,14 @@ impl<W: Write> Encoded<W> {
                 out,
                 flate2::Compression::default(),
             )),
-            Some(Compression::Zstd) => Encoded::Zstd(zstd::stream::write::Encoder::new(
-                out,
-                zstd::DEFAULT_COMPRESSION_LEVEL,
-            )?),
+            Some(Compression::Zstd) => {
+                let mut encoder =
+                    zstd::stream::write::Encoder::new(out, zstd::DEFAULT_COMPRESSION_LEVEL)?;
+                // As the `zstd` command writes it: a reader can tell a
+                // damaged frame.
+                encoder.include_checksum(true)?;
+                Encoded::Zstd(encoder)
+            }
         })
     }
 
