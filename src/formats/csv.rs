@@ -23,9 +23,9 @@ use super::write_error;
 use crate::runtime::builtins::{Format, FormatDef};
 use crate::runtime::contract::{Contract, FieldSpec, Shape, TypeSpec};
 use crate::runtime::eval::io::{
-    line_too_long, max_line, Boundary, Cell, Codec, Column, CsvOptions, Decoded, DecodedRecords,
-    Input, Physical, RecordSource, RecordWriter, Registered, RowCells, RowForCheck, SourceSpec,
-    TargetSpec,
+    line_too_long, max_line, unreadable, Boundary, Cell, Codec, Column, CsvOptions, Decoded,
+    DecodedRecords, Input, Physical, RecordSource, RecordWriter, Registered, RowCells, RowForCheck,
+    SourceSpec, TargetSpec,
 };
 use crate::runtime::eval::{check_interrupt, compare_numbers, equal, Origin, Result, RuntimeError};
 use crate::runtime::json::{write_float, write_int, write_json, Decoder, HUGE_LINE};
@@ -210,6 +210,9 @@ impl Rows {
                 }
                 Err(e) => {
                     self.finished = true;
+                    if let Some(error) = unreadable(&self.spec.name, &e) {
+                        return Err(error);
+                    }
                     let line = self.split.line();
                     return Ok(Step::Failed(
                         self.failure(line, format!("cannot read: {e}")),

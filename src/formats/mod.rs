@@ -102,6 +102,12 @@ mod tests {
         assert_eq!(listed, "`Json` and `Csv`");
         assert_eq!(FORMATS.extensions_listed(), ".jsonl, .json or .csv");
         assert!(json.writes_whole("a.JSON") && !json.writes_whole("a.jsonl"));
+        // A compression's extension is passed over: the one before it tells.
+        assert_eq!(FORMATS.of_path("o.JSONL.GZ"), Some(json));
+        assert_eq!(FORMATS.of_path("x.csv.zst"), Some(csv));
+        assert_eq!(FORMATS.of_path("x.gz"), None);
+        assert_eq!(FORMATS.meant_by("x.tsv.gz"), Some(csv));
+        assert!(json.writes_whole("a.json.gz") && !json.writes_whole("a.jsonl.zst"));
     }
 
     /// A format added to the registry can take no name or extension

@@ -1,7 +1,9 @@
 //! The builtin functions' names and signatures (language.md §6.1), shared by
 //! the checker (arity, named arguments) and the evaluator (dispatch).
 //! And `Format`, a handle on a format's registry entry (`FormatDef`):
-//! the registry itself is `crate::formats::FORMATS`, above this floor.
+//! the registry itself is `crate::formats::FORMATS`, above this floor;
+//! and `Compression`, what a file's bytes may be compressed with beneath
+//! its format.
 
 macro_rules! builtins {
     ($($variant:ident = $name:literal ($min:literal ..= $max:literal) [$($named:literal),*];)*) => {
@@ -169,7 +171,8 @@ impl Format {
         self.0.name
     }
 
-    /// Is it the format of files named like `path` (by its extension)?
+    /// Is it the format of files named like `path` (by its extension,
+    /// after a compression's: `orders.jsonl.gz` is JSON)?
     pub fn is_format_of(self, path: &str) -> bool {
         has_extension(path, self.0.extensions) || has_extension(path, self.0.more_extensions)
     }
@@ -181,12 +184,76 @@ impl Format {
     }
 }
 
-/// Does `path`'s extension, in any case, stand among `extensions`?
+/// Does `path`'s extension (the one before a compression's), in any
+/// case, stand among `extensions`?
 fn has_extension(path: &str, extensions: &[&str]) -> bool {
-    std::path::Path::new(path)
-        .extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| extensions.iter().any(|x| x.eq_ignore_ascii_case(e)))
+    format_extension(path).is_some_and(|e| extensions.iter().any(|x| x.eq_ignore_ascii_case(e)))
+}
+
+/// The extension that tells the format of a file named `path`: its last,
+/// or the one before a compression's (`jsonl` of `orders.jsonl.gz`).
+pub fn format_extension(path: &str) -> Option<&str> {
+    let path = std::path::Path::new(path);
+    let path = match Compression::of_name(&path.to_string_lossy()) {
+        Some(_) => std::path::Path::new(path.file_stem()?),
+        None => path,
+    };
+    path.extension().and_then(|e| e.to_str())
+}
+
+/// What a file's bytes may be compressed with, beneath its format
+/// (tooling.md, "Compressed files"): a source's is found by its first
+/// bytes, never its name; a target's is chosen by its name's last
+/// extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Compression {
+    Gzip,
+    Zstd,
+}
+
+impl Compression {
+    pub const ALL: [Compression; 2] = [Compression::Gzip, Compression::Zstd];
+
+    /// How many first bytes of a file `of_bytes` needs to tell.
+    pub const MAGIC_LEN: usize = 4;
+
+    /// Its name in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::Gzip => "gzip",
+            Compression::Zstd => "zstd",
+        }
+    }
+
+    /// The extension of its files, lower case, without the dot.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Compression::Gzip => "gz",
+            Compression::Zstd => "zst",
+        }
+    }
+
+    fn magic(self) -> &'static [u8] {
+        match self {
+            Compression::Gzip => &[0x1f, 0x8b],
+            Compression::Zstd => &[0x28, 0xb5, 0x2f, 0xfd],
+        }
+    }
+
+    /// The compression whose stream `start`, a file's first bytes (up to
+    /// `MAGIC_LEN` of them), begins.
+    pub fn of_bytes(start: &[u8]) -> Option<Compression> {
+        Compression::ALL
+            .into_iter()
+            .find(|c| start.starts_with(c.magic()))
+    }
+
+    /// The compression a file named `path` is written with, by its last
+    /// extension, in any case (`out.jsonl.gz`).
+    pub fn of_name(path: &str) -> Option<Compression> {
+        let ext = std::path::Path::new(path).extension()?.to_str()?;
+        (Compression::ALL.into_iter()).find(|c| c.extension().eq_ignore_ascii_case(ext))
+    }
 }
 
 impl PartialEq for Format {
@@ -212,6 +279,32 @@ impl std::fmt::Debug for Format {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A compression's name and magic bytes tell it; the format comes
+    /// from the extension before it.
+    #[test]
+    fn a_compression_is_told_by_its_bytes_and_named_by_its_extension() {
+        assert_eq!(
+            Compression::of_bytes(&[0x1f, 0x8b, 8, 0]),
+            Some(Compression::Gzip)
+        );
+        assert_eq!(
+            Compression::of_bytes(&[0x28, 0xb5, 0x2f, 0xfd]),
+            Some(Compression::Zstd)
+        );
+        assert_eq!(Compression::of_bytes(&[0x28, 0xb5]), None);
+        assert_eq!(Compression::of_bytes(b"{\"a\""), None);
+        assert_eq!(
+            Compression::of_name("out/x.jsonl.GZ"),
+            Some(Compression::Gzip)
+        );
+        assert_eq!(Compression::of_name("x.json.zst"), Some(Compression::Zstd));
+        assert_eq!(Compression::of_name("x.gz.jsonl"), None);
+        assert_eq!(format_extension("d/orders.csv.gz"), Some("csv"));
+        assert_eq!(format_extension("orders.jsonl"), Some("jsonl"));
+        assert_eq!(format_extension("orders.gz"), None);
+        assert_eq!(format_extension(".gz"), None);
+    }
 
     #[test]
     fn names_round_trip() {

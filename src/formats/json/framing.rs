@@ -5,7 +5,7 @@
 
 use std::io::{self, BufRead};
 
-use crate::runtime::eval::io::LineReader;
+use crate::runtime::eval::io::{LineReader, Unreadable};
 use crate::runtime::json::{
     byte_set, fill, is_json_space, strip_line_end, Decoder, BOM, HUGE_LINE,
 };
@@ -29,6 +29,10 @@ pub struct DecodeFailure {
     /// The line was longer than the longest allowed (`eval::io::max_line`):
     /// no failure record of its own, but the end of the reading, an error.
     pub too_long: bool,
+    /// The bytes could not be read on, as the host explains (a compressed
+    /// stream cut short): no failure record either, but the end of the
+    /// reading, an error.
+    pub unreadable: Option<Unreadable>,
 }
 
 impl DecodeFailure {
@@ -37,6 +41,7 @@ impl DecodeFailure {
             message: message.into(),
             raw: String::from_utf8_lossy(raw).into_owned(),
             too_long: false,
+            unreadable: None,
         }
     }
 
@@ -49,6 +54,7 @@ impl DecodeFailure {
             message: message.into(),
             raw,
             too_long: false,
+            unreadable: None,
         }
     }
 
@@ -143,7 +149,10 @@ impl<R: BufRead> JsonSource<R> {
 
     fn io_failure(&mut self, error: &io::Error) -> Decoded {
         self.layout = Layout::Finished;
-        let failure = DecodeFailure::new(format!("read error: {error}"), b"");
+        let failure = DecodeFailure {
+            unreadable: Unreadable::of(error).cloned(),
+            ..DecodeFailure::new(format!("read error: {error}"), b"")
+        };
         Decoded {
             line: self.lines_read + 1,
             result: Err(failure),

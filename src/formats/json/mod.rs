@@ -118,6 +118,10 @@ fn record(d: framing::Decoded, name: &Rc<str>, lines_before: u64) -> Result<(Val
     let value = match d.result {
         Ok(v) => v,
         Err(f) if f.too_long => return Err(line_too_long(name, origin.line)),
+        Err(framing::DecodeFailure {
+            unreadable: Some(u),
+            ..
+        }) => return Err(u.error(name)),
         Err(f) => decode_failure(&origin, f.raw, f.message),
     };
     Ok((value, origin))

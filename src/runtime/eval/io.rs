@@ -34,6 +34,54 @@ pub fn line_too_long(source: &str, line: u64) -> super::RuntimeError {
     .with_help("a larger limit is `--max-line` with a size in bytes, such as `--max-line 1G`")
 }
 
+/// Why a source's bytes cannot be read on, where the host knows more than
+/// an I/O error says: a compressed stream cut short or corrupt, a
+/// compressed target this run is writing. Carried inside the
+/// `std::io::Error` its reader gives (`into_io`), it ends the source with
+/// an `hql::io` error naming it (`error`), never a `decode` failure: what
+/// follows cannot be read at all, and the records before it were read as
+/// usual.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unreadable {
+    pub message: String,
+    pub help: Option<String>,
+}
+
+impl Unreadable {
+    /// What `e` says, when a host made it of an `Unreadable`.
+    pub fn of(e: &std::io::Error) -> Option<&Unreadable> {
+        e.get_ref()?.downcast_ref::<Unreadable>()
+    }
+
+    pub fn into_io(self) -> std::io::Error {
+        std::io::Error::new(std::io::ErrorKind::InvalidData, self)
+    }
+
+    /// The error that ends the reading of `source`.
+    pub fn error(&self, source: &str) -> super::RuntimeError {
+        let error =
+            super::RuntimeError::new("hql::io", format!("cannot read {source}: {}", self.message));
+        match &self.help {
+            Some(help) => error.with_help(help.clone()),
+            None => error,
+        }
+    }
+}
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Unreadable {}
+
+/// The error that ends the reading of `source` when `e` says it cannot be
+/// read on ([`Unreadable`]); `None` for any other I/O error.
+pub fn unreadable(source: &str, e: &std::io::Error) -> Option<super::RuntimeError> {
+    Unreadable::of(e).map(|u| u.error(source))
+}
+
 /// A format with its codec: one entry of the registry
 /// (`crate::formats::FORMATS`) that the session hands the checker and the
 /// evaluator.
@@ -75,7 +123,8 @@ impl Formats {
             .filter(|f| f.def().in_programs)
     }
 
-    /// The format of files named like `path`, by its extension.
+    /// The format of files named like `path`, by its extension (the one
+    /// before a compression's: `orders.csv.gz` is CSV).
     pub fn of_path(&self, path: &str) -> Option<Format> {
         self.in_programs().find(|f| f.is_format_of(path))
     }
@@ -94,7 +143,7 @@ impl Formats {
     /// extension's, or the one it is a synonym of (`.tsv`: `Csv`).
     pub fn meant_by(&self, path: &str) -> Option<Format> {
         self.of_path(path).or_else(|| {
-            let ext = std::path::Path::new(path).extension()?.to_str()?;
+            let ext = crate::runtime::builtins::format_extension(path)?;
             let meant = self.synonym(ext)?;
             self.named(meant)
         })

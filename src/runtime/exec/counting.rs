@@ -34,7 +34,7 @@ use std::sync::Arc;
 
 use crate::runtime::builtins::Builtin;
 use crate::runtime::contract::Contract;
-use crate::runtime::eval::io::{line_too_long, max_line, Cell, RowForCheck};
+use crate::runtime::eval::io::{line_too_long, max_line, unreadable, Cell, RowForCheck};
 use crate::runtime::eval::meter::Meter;
 use crate::runtime::eval::{
     check_interrupt, Host, Interp, Origin, Parallel, Plan, Result, SourceSpec,
@@ -69,8 +69,9 @@ pub enum Route {
         parallel: Parallel,
         keyed: bool,
     },
-    /// JSON Lines on this thread.
-    OneThread { path: String, len: u64 },
+    /// JSON Lines on this thread: the first `len` bytes of the file (its
+    /// length when planned), or, for a compressed file, all it holds.
+    OneThread { path: String, len: Option<u64> },
     /// The rows of a format that gives its converted cells (CSV), on this
     /// thread.
     Cells,
@@ -115,22 +116,26 @@ pub fn route(
         return Err("the source is not a file the line check reads");
     };
     let host = interp.host();
-    // Only a regular file has a length: anything else is read once.
-    let Some(len) = host.file_len(&path) else {
+    // Only a regular file has a length: anything else is read once. A
+    // compressed file is read once too, decompressed, and never split.
+    let len = host.file_len(&path);
+    if len.is_none() && host.compression(&path).is_none() {
         return Err(
             "the source is not a regular file (standard input, a FIFO, a device, or missing)",
         );
-    };
+    }
     if !json_lines(host, &path) {
         return Err("the file is a JSON array, not JSON Lines");
     }
-    let split = interp
-        .parallel()
-        .filter(|p| p.threads > 1 && len >= MIN_SPLIT_BYTES);
+    let split = len.and_then(|len| {
+        (interp.parallel())
+            .filter(|p| p.threads > 1 && len >= MIN_SPLIT_BYTES)
+            .map(|p| (len, p))
+    });
     // Unique keys are claimed in the order of the records (`run`).
     let order_free = contract.record().is_some_and(|r| r.uniques.is_empty());
     Ok(match split {
-        Some(parallel) if order_free => Route::Chunks {
+        Some((len, parallel)) if order_free => Route::Chunks {
             path,
             len,
             parallel,
@@ -138,7 +143,7 @@ pub fn route(
         },
         // Workers must judge most lines, or this thread would validate
         // them all again.
-        Some(parallel) if LineCheck::keyed(contract, interp).is_some() => Route::Chunks {
+        Some((len, parallel)) if LineCheck::keyed(contract, interp).is_some() => Route::Chunks {
             path,
             len,
             parallel,
@@ -174,7 +179,9 @@ pub fn consume(
             run(interp, contract, &parallel, &path, b, keyed)?
         }
         Route::OneThread { path, len } => {
-            start_meter(interp, len);
+            if let Some(meter) = interp.meter() {
+                meter.start_source(len);
+            }
             let mut counter = Counter::new(interp, contract, b, &path, interp.meter(), false);
             counter.measure(Measures::of(interp, contract)?);
             let mark = interp.unmet_count();
@@ -282,10 +289,16 @@ pub(crate) fn json_lines(host: &Rc<dyn Host>, path: &str) -> bool {
 }
 
 /// Count with `counter` the records of the lines of the first `len`
-/// bytes of the file (its length when the run was planned), for `count()`
-/// (which needs only the valid ones counted) or `report()`. A read error
-/// ends the input after one failure.
-fn tally_file(mut counter: Counter, path: &str, len: u64) -> Result<(Tally, Option<Measures>)> {
+/// bytes of the file (its length when the run was planned; a compressed
+/// file's whole), for `count()` (which needs only the valid ones counted)
+/// or `report()`. A read error ends the input after one failure; a
+/// compressed stream that breaks off ends it with an error.
+fn tally_file(
+    mut counter: Counter,
+    path: &str,
+    len: Option<u64>,
+) -> Result<(Tally, Option<Measures>)> {
+    let len = len.unwrap_or(u64::MAX);
     let mut reader = counter
         .interp
         .host()
@@ -302,6 +315,9 @@ fn tally_file(mut counter: Counter, path: &str, len: u64) -> Result<(Tally, Opti
         let buf = match fill(&mut reader) {
             Ok(buf) => buf,
             Err(e) => {
+                if let Some(error) = unreadable(path, &e) {
+                    return Err(error);
+                }
                 counter.read_failed(&e);
                 break;
             }

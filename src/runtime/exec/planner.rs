@@ -143,6 +143,9 @@ pub fn plan(
 ) -> ExecPlan {
     let mut passed = Vec::new();
     let path = choose(interp, consumer, input, target, &mut passed);
+    if unsplit(interp, input, &path) {
+        passed.push(("chunks", super::chunks::COMPRESSED));
+    }
     ExecPlan {
         consumer,
         path,
@@ -203,6 +206,24 @@ fn choose(
             spread_or_ordinary(input, passed)
         }
     }
+}
+
+/// Does `path` read on one thread, where it reads a file in chunks on
+/// several, because the file of `input`'s source is compressed?
+fn unsplit(interp: &Interp, input: &Value, path: &Path) -> bool {
+    let one_thread = match path {
+        Path::Counting(counting::Route::OneThread { .. }) => true,
+        Path::Copier(plan) => plan.threads() == 1,
+        _ => false,
+    };
+    let source = match plan_of(input) {
+        Some(Plan::Validated { source, .. }) => source,
+        Some(Plan::Staged(staged)) => staged.source.clone(),
+        _ => return false,
+    };
+    let several = interp.parallel().is_some_and(|p| p.threads > 1);
+    let file = counting::json_file(interp, &source);
+    one_thread && several && file.is_some_and(|f| interp.host().compression(&f).is_some())
 }
 
 /// The threads of the staged spread, when they take `input`; else the

@@ -657,6 +657,9 @@ fn decoded_items(mut records: DecodedRecords) -> Items {
 
 /// A source file that could not be opened.
 pub fn cannot_read(path: &str, e: &std::io::Error) -> RuntimeError {
+    if let Some(error) = crate::runtime::eval::io::unreadable(path, e) {
+        return error;
+    }
     RuntimeError::new("hql::io", format!("cannot read {path}: {e}"))
         .with_help("paths are relative to the directory `hql` runs in")
 }
