@@ -10,7 +10,7 @@ use std::io::Write;
 use std::rc::Rc;
 
 use super::write_error;
-use crate::runtime::builtins::{Format, FormatDef};
+use crate::runtime::builtins::{Format, FormatDef, FormatOption};
 use crate::runtime::contract::Contract;
 use crate::runtime::eval::io::{
     line_too_long, Boundary, Codec, Decoded, DecodedRecords, Input, JsonInput, JsonText,
@@ -39,6 +39,7 @@ pub const FORMAT: Registered = Registered {
         more_extensions: &["ndjson"],
         whole_extensions: &["json"],
         synonyms: &["jsonl", "ndjson", "jsonlines"],
+        options: &[FormatOption::At],
     }),
     codec: &JSON,
 };
