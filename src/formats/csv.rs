@@ -28,7 +28,9 @@ use crate::runtime::eval::io::{
     TargetSpec,
 };
 use crate::runtime::eval::{check_interrupt, compare_numbers, equal, Origin, Result, RuntimeError};
-use crate::runtime::json::{write_float, write_int, write_json, Decoder, HUGE_LINE};
+use crate::runtime::json::{
+    is_json_number, write_float, write_int, write_json, Decoder, HUGE_LINE,
+};
 use crate::runtime::print::write_hql;
 use crate::runtime::validate::undecodable;
 use crate::runtime::value::{DataNum, Key, NumKind, Record, Value};
@@ -622,26 +624,6 @@ impl Cell<'_> {
             Cell::Nested(v) => write_json(out, v),
         }
     }
-}
-
-/// Is `text` a number as JSON writes one (no `+`, no leading zero, digits
-/// on both sides of a point)?
-fn is_json_number(text: &str) -> bool {
-    let body = text.strip_prefix('-').unwrap_or(text);
-    let (mantissa, exponent) = match body.find(['e', 'E']) {
-        Some(i) => (&body[..i], Some(&body[i + 1..])),
-        None => (body, None),
-    };
-    let (whole, fraction) = match mantissa.split_once('.') {
-        Some((w, f)) => (w, Some(f)),
-        None => (mantissa, None),
-    };
-    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    let exponent_ok = exponent.is_none_or(|e| digits(e.strip_prefix(['-', '+']).unwrap_or(e)));
-    digits(whole)
-        && (whole == "0" || !whole.starts_with('0'))
-        && fraction.is_none_or(digits)
-        && exponent_ok
 }
 
 /// A cell's value: absent when unquoted and one of the texts read as

@@ -6,7 +6,7 @@
 //! scanner (`framing.rs`).
 
 use crate::runtime::eval::io::Pointer;
-use crate::runtime::json::is_json_space;
+use crate::runtime::json::{is_json_number, is_json_space};
 
 /// What the walk met.
 #[derive(Debug, PartialEq, Eq)]
@@ -304,7 +304,8 @@ impl Walk {
     fn end_scalar(&mut self) -> Option<Met> {
         self.lex = Lex::Between;
         let text = std::mem::take(&mut self.token);
-        let ok = matches!(&text[..], b"true" | b"false" | b"null") || is_number(&text);
+        let ok = matches!(&text[..], b"true" | b"false" | b"null")
+            || std::str::from_utf8(&text).is_ok_and(is_json_number);
         if !ok {
             let shown = String::from_utf8_lossy(&text[..text.len().min(32)]).into_owned();
             return Some(Met::Malformed(format!("`{shown}` is not a JSON value")));
@@ -358,27 +359,6 @@ impl Walk {
 
 fn is_scalar_byte(byte: u8) -> bool {
     byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'+' | b'.')
-}
-
-/// Is `text` a JSON number?
-fn is_number(text: &[u8]) -> bool {
-    let Ok(text) = std::str::from_utf8(text) else {
-        return false;
-    };
-    let body = text.strip_prefix('-').unwrap_or(text);
-    let (mantissa, exponent) = match body.find(['e', 'E']) {
-        Some(i) => (&body[..i], Some(&body[i + 1..])),
-        None => (body, None),
-    };
-    let (whole, fraction) = match mantissa.split_once('.') {
-        Some((w, f)) => (w, Some(f)),
-        None => (mantissa, None),
-    };
-    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    digits(whole)
-        && (whole == "0" || !whole.starts_with('0'))
-        && fraction.is_none_or(digits)
-        && exponent.is_none_or(|e| digits(e.strip_prefix(['-', '+']).unwrap_or(e)))
 }
 
 /// "an object", "a string", … by a value's first byte.
