@@ -247,6 +247,8 @@ pub enum Command {
         #[arg(long, value_name = "ENGINE", value_enum, hide_possible_values = true)]
         engine: Option<Engine>,
         #[command(flatten)]
+        options: FormatFlags,
+        #[command(flatten)]
         limits: Limits,
     },
     /// Rewrite programs in the canonical layout (Markdown files: their hql blocks).
@@ -286,6 +288,8 @@ pub enum Command {
         /// Read at most N records (default: all).
         #[arg(long, value_name = "N")]
         limit: Option<u64>,
+        #[command(flatten)]
+        options: FormatFlags,
     },
     /// Check programs without running them: every diagnostic, nothing run.
     #[command(after_long_help = CHECK_HELP)]
@@ -425,4 +429,30 @@ pub fn env_now() -> Option<i128> {
 pub fn parse_now(text: &str) -> Result<i128, String> {
     crate::runtime::stdlib_native::instant(text, false)
         .ok_or_else(|| format!("`{text}` is not an RFC 3339 time such as 2026-01-31T12:00:00Z"))
+}
+
+/// The format options of the data `hql vet` and `hql infer` read, given
+/// to its source as a program's named arguments are (tooling.md, "Format
+/// options").
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct FormatFlags {
+    /// CSV: the character between cells (default `,`; a tab for `.tsv`).
+    #[arg(long, value_name = "C")]
+    pub delimiter: Option<String>,
+    /// CSV: the quote character (default `"`).
+    #[arg(long, value_name = "C")]
+    pub quote: Option<String>,
+    /// CSV: a cell text read as missing, once a text (`--nulls NA --nulls ""`);
+    /// the texts given replace the default, the empty cell.
+    #[arg(long, value_name = "TEXT")]
+    pub nulls: Vec<String>,
+    /// CSV: `utf-8` (default), `latin1`, `windows-1252` or `utf-16`; a byte-order mark decides.
+    #[arg(long, value_name = "NAME")]
+    pub encoding: Option<String>,
+    /// CSV: the file has no header row; columns take the contract's field order.
+    #[arg(long)]
+    pub no_header: bool,
+    /// JSON: a JSON pointer to the array of records inside one document (`/data`).
+    #[arg(long, value_name = "POINTER")]
+    pub at: Option<String>,
 }

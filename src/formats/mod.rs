@@ -12,6 +12,7 @@
 //! themselves. A format is a module here and one line in [`FORMATS`].
 
 pub mod csv;
+mod encoding;
 pub mod json;
 pub mod sqlite;
 
@@ -94,8 +95,8 @@ mod tests {
         assert_eq!(FORMATS.named("Sqlite"), None);
         assert_eq!(FORMATS.of_path("data/B.NDJSON"), Some(json));
         assert_eq!(FORMATS.of_path("x.csv"), Some(csv));
-        assert_eq!(FORMATS.of_path("x.tsv"), None);
-        assert_eq!(FORMATS.meant_by("x.tsv"), Some(csv));
+        assert_eq!(FORMATS.of_path("x.tsv"), Some(csv));
+        assert_eq!(FORMATS.meant_by("x.jsonlines"), Some(json));
         assert_eq!(FORMATS.synonym("JSONL"), Some("Json"));
         assert_eq!(FORMATS.synonym("Json"), None);
         let listed = FORMATS.names_listed(|n| format!("`{n}`"), "and");

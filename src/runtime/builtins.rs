@@ -117,6 +117,20 @@ impl Builtin {
     pub fn tests_presence(self) -> bool {
         matches!(self, Builtin::Filter)
     }
+
+    /// Does it take its format's options as named arguments after its
+    /// positional ones (`source(file("p.csv"), Csv, delimiter: ";")`)?
+    /// They reach the evaluator as one record after every positional
+    /// argument (`format_options_at`).
+    pub fn takes_format_options(self) -> bool {
+        matches!(self, Builtin::Source | Builtin::Write)
+    }
+
+    /// Where the record of format options stands among the lowered
+    /// arguments: after the most positional ones it takes.
+    pub fn format_options_at(self) -> usize {
+        self.arity().1
+    }
 }
 
 /// What to write instead of `write` of results, said by the static error
@@ -150,6 +164,88 @@ pub struct FormatDef {
     /// (`jsonl` for `Json`, `tsv` for `Csv`): "did you mean" hints, and
     /// data files given where a program was wanted.
     pub synonyms: &'static [&'static str],
+    /// The options it takes (tooling.md, "Format options"): named after
+    /// the format in a program, in its table of `hql.toml`, as flags of
+    /// `hql vet` and `hql infer`.
+    pub options: &'static [FormatOption],
+}
+
+/// An option of a format: how a source of it is read or a target written
+/// (`delimiter: ";"`, `at: "/data"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FormatOption {
+    Delimiter,
+    Quote,
+    Nulls,
+    Encoding,
+    Header,
+    EscapeFormulas,
+    At,
+}
+
+impl FormatOption {
+    pub const ALL: &'static [FormatOption] = &[
+        FormatOption::Delimiter,
+        FormatOption::Quote,
+        FormatOption::Nulls,
+        FormatOption::Encoding,
+        FormatOption::Header,
+        FormatOption::EscapeFormulas,
+        FormatOption::At,
+    ];
+
+    /// Its name in programs, in `hql.toml` and (with `--`) as a flag.
+    pub fn name(self) -> &'static str {
+        match self {
+            FormatOption::Delimiter => "delimiter",
+            FormatOption::Quote => "quote",
+            FormatOption::Nulls => "nulls",
+            FormatOption::Encoding => "encoding",
+            FormatOption::Header => "header",
+            FormatOption::EscapeFormulas => "escape_formulas",
+            FormatOption::At => "at",
+        }
+    }
+
+    /// Does it say how a source is read?
+    pub fn reads(self) -> bool {
+        self != FormatOption::EscapeFormulas
+    }
+
+    /// Does it say how a target is written?
+    pub fn writes(self) -> bool {
+        matches!(
+            self,
+            FormatOption::Delimiter
+                | FormatOption::Quote
+                | FormatOption::Header
+                | FormatOption::EscapeFormulas
+        )
+    }
+
+    /// What its value is, for messages: "one character".
+    pub fn takes(self) -> &'static str {
+        match self {
+            FormatOption::Delimiter | FormatOption::Quote => "one character",
+            FormatOption::Nulls => "a list of strings",
+            FormatOption::Encoding => "the name of an encoding",
+            FormatOption::Header | FormatOption::EscapeFormulas => "true or false",
+            FormatOption::At => "a JSON pointer",
+        }
+    }
+}
+
+impl Format {
+    /// The options a source (`reading`) or a target of it takes, in order.
+    pub fn options(self, reading: bool) -> impl Iterator<Item = FormatOption> {
+        (self.0.options.iter().copied())
+            .filter(move |o| if reading { o.reads() } else { o.writes() })
+    }
+
+    /// The option a source (`reading`) or a target of it takes named `name`.
+    pub fn option(self, name: &str, reading: bool) -> Option<FormatOption> {
+        self.options(reading).find(|o| o.name() == name)
+    }
 }
 
 /// A format: a handle on its registry entry, which the checker and the

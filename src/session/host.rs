@@ -15,7 +15,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::runtime::builtins::Compression;
-use crate::runtime::eval::io::{Boundary, Column, CsvOptions, Database, Select, Unreadable};
+use crate::runtime::eval::io::{
+    Boundary, Column, CsvOptions, Database, JsonOptions, Select, Unreadable,
+};
 use crate::runtime::eval::policy::{OnDrift, TableTarget};
 use crate::runtime::eval::{CommitStep, Pending};
 use crate::runtime::eval::{
@@ -439,7 +441,7 @@ impl Host for FsHost {
                 name: id.into(),
                 place: Place::Database(database),
                 format: crate::formats::sqlite::FORMAT.format,
-                boundary: boundary(&source.columns, &source.csv),
+                boundary: boundary(&source.columns, &source.csv, &source.json),
             });
         }
         let (path, format) = file_place(&source.place)?;
@@ -447,7 +449,7 @@ impl Host for FsHost {
             name: id.into(),
             place: Place::File(path),
             format,
-            boundary: boundary(&source.columns, &source.csv),
+            boundary: boundary(&source.columns, &source.csv, &source.json),
         })
     }
 
@@ -523,7 +525,7 @@ impl Host for FsHost {
             whole: format.writes_whole(&path),
             path,
             format,
-            boundary: boundary(&[], &target.csv),
+            boundary: boundary(&[], &target.csv, &JsonOptions::default()),
             table: None,
         })
     }
@@ -889,9 +891,10 @@ impl FsHost {
 }
 
 /// The schema boundary of a configured source or target.
-fn boundary(columns: &[Column], csv: &CsvOptions) -> Boundary {
+fn boundary(columns: &[Column], csv: &CsvOptions, json: &JsonOptions) -> Boundary {
     Boundary {
         columns: columns.to_vec(),
-        csv: *csv,
+        csv: csv.clone(),
+        json: json.clone(),
     }
 }

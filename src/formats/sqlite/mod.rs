@@ -183,6 +183,7 @@ pub const FORMAT: Registered = Registered {
         more_extensions: &[],
         whole_extensions: &[],
         synonyms: &[],
+        options: &[],
     }),
     codec: &SQLITE,
 };

@@ -973,7 +973,7 @@ impl Interp {
         span: Option<&Span>,
     ) -> Result<Value> {
         let (min, max) = b.arity();
-        let max = max + b.named_params().len();
+        let max = max + b.named_params().len() + usize::from(b.takes_format_options());
         if args.len() < min || args.len() > max {
             let expected = if min == max {
                 format!("{min}")

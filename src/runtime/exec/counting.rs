@@ -109,6 +109,11 @@ pub fn route(
             return Err(MEASURED);
         }
     }
+    if source.boundary.json.at.is_some() {
+        return Err(
+            "the records are an array inside one document (`at`), found by reading it whole",
+        );
+    }
     let Some(path) = json_file(interp, source) else {
         if source.path().is_some() && interp.codec(source.format).cells().is_some() {
             return Ok(Route::Cells);
@@ -269,8 +274,9 @@ fn tally_rows(
 /// whose records are JSON texts (`Codec::json_text`), whose keys are
 /// the program's field names.
 pub fn json_file(interp: &Interp, source: &SourceSpec) -> Option<String> {
-    let plain =
-        interp.codec(source.format).json_text().is_some() && source.boundary.columns.is_empty();
+    let plain = interp.codec(source.format).json_text().is_some()
+        && source.boundary.columns.is_empty()
+        && source.boundary.json.at.is_none();
     source.path().filter(|_| plain).map(str::to_string)
 }
 
