@@ -478,6 +478,16 @@ fn the_counting_path_measures_as_the_ordinary_path_does() {
         data.push_str(&line);
         data.push('\n');
     }
+    // Large enough to be split among threads (`--threads 2`), in chunks
+    // whose measures another thread adds in the order of the file.
+    let block = data[MEASURED.len()..].to_string();
+    while data.len() < 3 << 20 {
+        data.push_str(&block);
+    }
+    // The extremes in the last chunk only: the smallest and largest
+    // amounts, and the latest instant.
+    data.push_str("{\"id\":\"end1\",\"amt\":-1000000,\"t\":\"2026-12-05T00:00:00Z\"}\n");
+    data.push_str("{\"id\":\"end2\",\"amt\":1000000,\"t\":\"2026-12-01T00:00:00Z\"}\n");
     dir.write("d.jsonl", &data);
     // Presence and null only: a line that fails is measured from what the
     // check saw of it, not decoded.
@@ -529,16 +539,25 @@ fn the_counting_path_measures_as_the_ordinary_path_does() {
         let from = |source: &str| {
             format!("{MEASURED_TYPE}{measures}}}\n{source} | validate(T) | {consumer}\n")
         };
-        let file = dir.run(
-            &from("source(file(\"d.jsonl\"), Json)"),
-            &["--now", "2026-12-05T00:00:00Z"],
-        );
-        let explained = dir.hql(&["run", "--explain", "main.hql"]);
+        let now = ["--now", "2026-12-05T00:00:00Z"];
+        let file = dir.run(&from("source(file(\"d.jsonl\"), Json)"), &now);
+        let one = dir.hql(&["run", "--explain", "--threads", "1", "main.hql"]);
         assert!(
-            explained.out.contains("counting: line check, one thread"),
+            one.out.contains("counting: line check, one thread"),
             "{}",
-            explained.out
+            one.out
         );
+        let two = dir.hql(&["run", "--explain", "--threads", "2", "main.hql"]);
+        assert!(
+            two.out
+                .contains("counting: line check, chunks on 2 threads"),
+            "{}",
+            two.out
+        );
+        for threads in ["1", "2"] {
+            let run = dir.hql(&["run", "--threads", threads, "main.hql", now[0], now[1]]);
+            assert_eq!((&run.out, &run.err), (&file.out, &file.err), "{threads}");
+        }
         let stdin = {
             dir.write("main.hql", from("source(stdin(), Json)"));
             dir.hql_stdin(&["run", "main.hql", "--now", "2026-12-05T00:00:00Z"], &data)
@@ -568,7 +587,7 @@ fn the_counting_path_measures_as_the_ordinary_path_does() {
         ]
         .map(count)
         .to_vec();
-        for named in ["lo1", "lo2", "hi1", "mean1", "age(t) < 1s"] {
+        for named in ["lo1", "lo2", "lo3", "hi1", "hi2", "mean1"] {
             wanted.push(format!("warning: expectation T.{named}"));
         }
         assert_eq!(told, wanted, "{}", file.err);

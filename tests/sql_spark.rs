@@ -53,6 +53,12 @@ fn spark_agrees_with_hql_run_on_every_file() {
         )
     })
     .collect();
+    // Expectations in the summary row, over every measure it compiles.
+    pairs.push((
+        "tests/sql/fixture-expect.hql".to_string(),
+        "Batch".to_string(),
+        "tests/sql/fixture-expect.jsonl".to_string(),
+    ));
     for (file, types, data) in common::example_contracts() {
         for ty in &types {
             for d in &data {

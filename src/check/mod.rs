@@ -26,6 +26,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use crate::check::names::Binding;
 use crate::runtime::builtins::Builtin;
 use crate::runtime::contract::*;
+use crate::runtime::eval::io::OptionError;
 use crate::runtime::eval::{Formats, Function};
 use crate::runtime::hir::{self, CheckStmt, Expr, FnDef, Logic, Program};
 use crate::runtime::stdlib_native::Native;
@@ -83,6 +84,13 @@ pub enum CheckError {
     },
     /// `f(a: 1, a: 2)` — the same named argument twice.
     RepeatedNamedArg { name: String, span: Span },
+    /// `source(file("p.csv"), Csv, at: "/data")` — a format option the
+    /// format does not take, or a value it cannot be (`delimiter: ";;"`).
+    FormatOption {
+        message: String,
+        help: String,
+        span: Span,
+    },
     /// `route(ok: file("a.jsonl"))` — a named argument the function needs.
     MissingNamedArg {
         name: String,
@@ -311,6 +319,20 @@ pub fn needed_lets(program: &Program, types: &[Rc<Contract>]) -> Vec<NeededLet> 
         count: program.globals,
     };
     defaults::needed_lets(types, &globals)
+}
+
+/// The value of an expression lowered to constants only (a literal, a
+/// list of literals).
+fn constant(e: &Expr) -> Option<Value> {
+    match e {
+        Expr::Const(v) => Some(v.clone()),
+        Expr::List(items) => items
+            .iter()
+            .map(constant)
+            .collect::<Option<_>>()
+            .map(Value::list),
+        _ => None,
+    }
 }
 
 /// Check a parsed module and lower it to a `hir::Program`; `formats` are
@@ -2016,7 +2038,18 @@ impl Checker {
             }
         }
         // A builtin's named arguments follow its positional ones in the
-        // order it declares them, whatever order they are written in.
+        // order it declares them, whatever order they are written in; a
+        // source's or target's format options, one record after all.
+        if let Some(b) = builtin.filter(|b| b.takes_format_options()) {
+            if !named.is_empty() {
+                self.check_format_options(b, piped, args, &named);
+                out.resize_with(out.len().max(b.format_options_at()), || {
+                    Expr::Const(Value::Null)
+                });
+                let record = named.drain(..).map(|(n, e)| (Key::from(n), e)).collect();
+                out.push(Expr::Record(record));
+            }
+        }
         let params = builtin.map(|b| b.named_params()).unwrap_or(&[]);
         for param in params {
             match named.iter().position(|(n, _)| n == param) {
@@ -2042,18 +2075,108 @@ impl Checker {
         seen: &[&str],
     ) {
         let allowed = builtin.map(|b| b.named_params()).unwrap_or(&[]);
+        let option = builtin.is_some_and(|b| b.takes_format_options());
         if seen.contains(&n.text.as_str()) {
             self.error(CheckError::RepeatedNamedArg {
                 name: n.text.clone(),
                 span: n.span.clone(),
             });
-        } else if !allowed.contains(&n.text.as_str()) {
+        } else if !allowed.contains(&n.text.as_str()) && !option {
             self.error(CheckError::UnknownNamedArg {
                 name: n.text.clone(),
                 func: func.to_string(),
                 span: n.span.clone(),
                 candidates: closest(&n.text, allowed.iter().copied()),
             });
+        }
+    }
+
+    /// A source's or target's format options, where its format is known
+    /// before the program runs: each one the format takes, each value
+    /// written as a literal one it can be. What is known only when the
+    /// program runs is checked then.
+    fn check_format_options(
+        &mut self,
+        b: Builtin,
+        piped: Option<&AExpr>,
+        args: &[ast::Arg],
+        named: &[(&str, Expr)],
+    ) {
+        let Some(format) = self.static_format(b, piped, args) else {
+            return;
+        };
+        let reading = b == Builtin::Source;
+        let mut boundary = crate::runtime::eval::io::Boundary::default();
+        let mut all_known = true;
+        for arg in args {
+            let Some(n) = &arg.name else {
+                continue;
+            };
+            let Some(option) = format.option(&n.text, reading) else {
+                let mut e = OptionError::unknown(format, &n.text, reading);
+                let names = format.options(reading).map(|o| o.name());
+                if let [near, ..] = closest(&n.text, names).as_slice() {
+                    e.help = format!("did you mean `{near}`? {}", e.help);
+                }
+                self.option_error(e, &n.span);
+                continue;
+            };
+            let value = named.iter().find(|(m, _)| *m == n.text).map(|(_, e)| e);
+            match value.and_then(constant) {
+                Some(v) => match boundary.set_option(option, &v) {
+                    Ok(()) => {}
+                    Err(e) => self.option_error(e, &arg.value.span),
+                },
+                None => all_known = false,
+            }
+        }
+        if let (true, Err(e)) = (all_known, boundary.check_options()) {
+            let span = args
+                .iter()
+                .find_map(|a| a.name.as_ref().filter(|n| n.text == "quote"));
+            if let Some(n) = span {
+                self.option_error(e, &n.span);
+            }
+        }
+    }
+
+    fn option_error(&mut self, e: OptionError, span: &Span) {
+        self.error(CheckError::FormatOption {
+            message: e.message,
+            help: e.help,
+            span: span.clone(),
+        });
+    }
+
+    /// The format a `source` or `write` call reads or writes, where the
+    /// program names it or (for `write`) the extension of a literal
+    /// `file(…)` tells it.
+    fn static_format(
+        &self,
+        b: Builtin,
+        piped: Option<&AExpr>,
+        args: &[ast::Arg],
+    ) -> Option<crate::runtime::builtins::Format> {
+        let positional: Vec<&AExpr> = (piped.into_iter())
+            .chain(args.iter().filter(|a| a.name.is_none()).map(|a| &a.value))
+            .collect();
+        let at = b.format_options_at() - 1;
+        match positional.get(at).map(|e| &e.kind) {
+            Some(ExprKind::Name(n)) if self.lookup_local(n).is_none() => self.formats.named(n),
+            Some(_) => None,
+            None if b == Builtin::Write => {
+                let ExprKind::Call(f, file_args) = &positional.get(at - 1)?.kind else {
+                    return None;
+                };
+                let is_file = matches!(&f.kind, ExprKind::Name(n) if n == "file");
+                match file_args.first().map(|a| &a.value.kind) {
+                    Some(ExprKind::Lit(Lit::Str { value, .. })) if is_file => {
+                        self.formats.of_path(value)
+                    }
+                    _ => None,
+                }
+            }
+            None => None,
         }
     }
 

@@ -247,6 +247,8 @@ pub enum Command {
         #[arg(long, value_name = "ENGINE", value_enum, hide_possible_values = true)]
         engine: Option<Engine>,
         #[command(flatten)]
+        options: FormatFlags,
+        #[command(flatten)]
         limits: Limits,
     },
     /// Rewrite programs in the canonical layout (Markdown files: their hql blocks).
@@ -286,6 +288,8 @@ pub enum Command {
         /// Read at most N records (default: all).
         #[arg(long, value_name = "N")]
         limit: Option<u64>,
+        #[command(flatten)]
+        options: FormatFlags,
     },
     /// Check programs without running them: every diagnostic, nothing run.
     #[command(after_long_help = CHECK_HELP)]
@@ -318,6 +322,11 @@ pub enum Command {
         /// With `--format sql`: one row, `report()`'s, instead of one a line.
         #[arg(long)]
         summary: bool,
+        /// With `--format sql --summary`: the time `age(f)` in an `expect`
+        /// measures to, in RFC 3339 (default: `HQL_NOW`, else the engine's
+        /// clock when the query runs).
+        #[arg(long, value_name = "TIME", value_parser = parse_now)]
+        now: Option<i128>,
     },
     /// Finish, or roll back, the commits of runs that crashed while
     /// committing their targets in a folder (the next run touching those
@@ -409,7 +418,41 @@ pub enum ExportFormat {
 }
 
 /// `--now TIME`: an RFC 3339 date-time, as nanoseconds since 1970.
+/// `HQL_NOW`, when it is set and a time (the command line has refused it
+/// otherwise).
+pub fn env_now() -> Option<i128> {
+    std::env::var("HQL_NOW")
+        .ok()
+        .and_then(|t| parse_now(&t).ok())
+}
+
 pub fn parse_now(text: &str) -> Result<i128, String> {
     crate::runtime::stdlib_native::instant(text, false)
         .ok_or_else(|| format!("`{text}` is not an RFC 3339 time such as 2026-01-31T12:00:00Z"))
+}
+
+/// The format options of the data `hql vet` and `hql infer` read, given
+/// to its source as a program's named arguments are (tooling.md, "Format
+/// options").
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct FormatFlags {
+    /// CSV: the character between cells (default `,`; a tab for `.tsv`).
+    #[arg(long, value_name = "C")]
+    pub delimiter: Option<String>,
+    /// CSV: the quote character (default `"`).
+    #[arg(long, value_name = "C")]
+    pub quote: Option<String>,
+    /// CSV: a cell text read as missing, once a text (`--nulls NA --nulls ""`);
+    /// the texts given replace the default, the empty cell.
+    #[arg(long, value_name = "TEXT")]
+    pub nulls: Vec<String>,
+    /// CSV: `utf-8` (default), `latin1`, `windows-1252` or `utf-16`; a byte-order mark decides.
+    #[arg(long, value_name = "NAME")]
+    pub encoding: Option<String>,
+    /// CSV: the file has no header row; columns take the contract's field order.
+    #[arg(long)]
+    pub no_header: bool,
+    /// JSON: a JSON pointer to the array of records inside one document (`/data`).
+    #[arg(long, value_name = "POINTER")]
+    pub at: Option<String>,
 }

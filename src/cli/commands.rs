@@ -156,6 +156,7 @@ pub fn run(cli: Cli) -> ExitCode {
             threads,
             quiet,
             engine,
+            options,
             ..
         } => {
             let host = match host_for(&contracts) {
@@ -170,6 +171,7 @@ pub fn run(cli: Cli) -> ExitCode {
                 dead_letters,
                 json: matches!(format, Format::Json),
                 engine,
+                options,
             };
             let session = threaded_session(host, threads);
             let meter = watch(&session, quiet);
@@ -190,6 +192,7 @@ pub fn run(cli: Cli) -> ExitCode {
             name,
             closed,
             limit,
+            options,
         } => {
             let host = match host_for(&data) {
                 Ok(host) => host,
@@ -200,6 +203,7 @@ pub fn run(cli: Cli) -> ExitCode {
                 name,
                 closed,
                 limit,
+                options,
             };
             crate::cli::infer::infer(&job, threaded_session(host, None), &mut sinks)
         }
@@ -210,6 +214,7 @@ pub fn run(cli: Cli) -> ExitCode {
             dialect,
             from,
             summary,
+            now,
         } => match host_for(&file) {
             Ok(host) => {
                 let session = Session::new(Rc::new(host));
@@ -217,6 +222,7 @@ pub fn run(cli: Cli) -> ExitCode {
                     dialect,
                     from,
                     summary,
+                    now: now.or_else(crate::cli::args::env_now),
                 };
                 crate::cli::export::export(session, &file, &ty, format, &sql, &mut sinks)
             }

@@ -34,6 +34,8 @@ pub fn duckdb_report(contract: &Contract, data: &str, globals: &Interp) -> Resul
             from: data,
             summary: true,
             globals: Some(globals),
+            // The query runs now: `age` measures to the run's time.
+            now: Some(globals.now()),
         },
     )
     .map_err(|e| e.to_string())?;

@@ -53,6 +53,8 @@ pub struct SqlArgs {
     pub from: Option<String>,
     /// `--summary`: `report()`'s one row.
     pub summary: bool,
+    /// `--now` or `HQL_NOW`: the time `age(f)` measures to.
+    pub now: Option<i128>,
 }
 
 fn export_sql(
@@ -84,6 +86,7 @@ fn export_sql(
         from,
         summary: args.summary,
         globals: Some(session.interp()),
+        now: args.now,
     };
     match compile(contract, &options) {
         Ok(sql) => {

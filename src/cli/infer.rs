@@ -21,6 +21,8 @@ pub struct InferJob {
     pub closed: bool,
     /// Read at most this many records.
     pub limit: Option<u64>,
+    /// The data's format options.
+    pub options: crate::cli::args::FormatFlags,
 }
 
 /// Run the job; the exit status.
@@ -32,7 +34,7 @@ pub fn infer(job: &InferJob, mut session: Session, sinks: &mut Sinks) -> i32 {
         Some(name) => name.clone(),
         None => default_name(&job.data),
     };
-    let source = match crate::cli::vet::source_expr(&session, &job.data) {
+    let source = match crate::cli::vet::source_expr(&session, &job.data, &job.options) {
         Ok(source) => source,
         Err(message) => return usage(sinks, &message),
     };

@@ -15,6 +15,7 @@
 
 use std::rc::Rc;
 
+use crate::cli::args::FormatFlags;
 use crate::formats::FORMATS;
 use crate::runtime::contract::expect_kind;
 use crate::runtime::eval::{Host, Interp, RuntimeError, TargetSpec};
@@ -38,6 +39,8 @@ pub struct VetJob {
     /// `--engine duckdb`: each file checked by the contract compiled to SQL,
     /// run in DuckDB, instead of by `hql` itself.
     pub engine: Option<crate::cli::engine::Engine>,
+    /// The data's format options.
+    pub options: crate::cli::args::FormatFlags,
 }
 
 /// One data file's outcome.
@@ -69,8 +72,11 @@ pub fn vet(job: &VetJob, mut session: Session, sinks: &mut Sinks) -> i32 {
         return vet_in_engine(job, &ty, session, sinks);
     }
     // Usage errors come before any file is read.
-    let sources: Result<Vec<String>, String> =
-        job.data.iter().map(|d| source_expr(&session, d)).collect();
+    let sources: Result<Vec<String>, String> = job
+        .data
+        .iter()
+        .map(|d| source_expr(&session, d, &job.options))
+        .collect();
     let sources = match sources {
         Ok(s) => s,
         Err(message) => return usage(sinks, &message),
@@ -205,13 +211,20 @@ fn record_types(text: &str) -> Vec<String> {
 
 /// The source expression of a data argument (`hql vet`'s and `hql
 /// infer`'s): an existing file (format from its extension), `-` for
-/// standard input as JSON, or a configured id.
-pub fn source_expr(session: &Session, data: &str) -> Result<String, String> {
+/// standard input as JSON, or a configured id; the format options given
+/// as flags follow as named arguments, checked as a program's are.
+pub fn source_expr(session: &Session, data: &str, flags: &FormatFlags) -> Result<String, String> {
+    let options = named_options(flags);
     if data == "-" {
-        return Ok("source(stdin(), Json)".into());
+        return Ok(format!("source(stdin(), Json{options})"));
     }
     let exists = std::path::Path::new(data).exists();
     if !exists && session_host(session).configured_source(data).is_ok() {
+        if !options.is_empty() {
+            return Err(format!(
+                "`{data}` is a configured source: set its format options in hql.toml"
+            ));
+        }
         return Ok(format!("source({})", quoted(data)));
     }
     let format = FORMATS.of_path(data).ok_or_else(|| {
@@ -220,7 +233,33 @@ pub fn source_expr(session: &Session, data: &str) -> Result<String, String> {
             FORMATS.extensions_listed()
         )
     })?;
-    Ok(format!("source(file({}), {})", quoted(data), format.name()))
+    Ok(format!(
+        "source(file({}), {}{options})",
+        quoted(data),
+        format.name()
+    ))
+}
+
+/// The flags' format options as named arguments: `, delimiter: ";"`.
+fn named_options(flags: &FormatFlags) -> String {
+    let mut out = String::new();
+    let mut text = |name: &str, value: &Option<String>| {
+        if let Some(v) = value {
+            out.push_str(&format!(", {name}: {}", quoted(v)));
+        }
+    };
+    text("delimiter", &flags.delimiter);
+    text("quote", &flags.quote);
+    text("encoding", &flags.encoding);
+    text("at", &flags.at);
+    if !flags.nulls.is_empty() {
+        let nulls: Vec<String> = flags.nulls.iter().map(|n| quoted(n)).collect();
+        out.push_str(&format!(", nulls: [{}]", nulls.join(", ")));
+    }
+    if flags.no_header {
+        out.push_str(", header: false");
+    }
+    out
 }
 
 /// An HQL string literal of `text`.

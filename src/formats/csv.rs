@@ -20,15 +20,17 @@ use std::io::{BufRead, Write};
 use std::rc::Rc;
 
 use super::write_error;
-use crate::runtime::builtins::{Format, FormatDef};
+use crate::runtime::builtins::{Format, FormatDef, FormatOption};
 use crate::runtime::contract::{Contract, FieldSpec, Shape, TypeSpec};
 use crate::runtime::eval::io::{
-    line_too_long, max_line, Boundary, Cell, Codec, Column, CsvOptions, Decoded, DecodedRecords,
-    Input, Physical, RecordSource, RecordWriter, Registered, RowCells, RowForCheck, SourceSpec,
-    TargetSpec,
+    line_too_long, max_line, unreadable, Boundary, Cell, Codec, Column, CsvOptions, Decoded,
+    DecodedRecords, Input, Physical, RecordSource, RecordWriter, Registered, RowCells, RowForCheck,
+    SourceSpec, TargetSpec,
 };
 use crate::runtime::eval::{check_interrupt, compare_numbers, equal, Origin, Result, RuntimeError};
-use crate::runtime::json::{write_float, write_int, write_json, Decoder, HUGE_LINE};
+use crate::runtime::json::{
+    is_json_number, write_float, write_int, write_json, Decoder, HUGE_LINE,
+};
 use crate::runtime::print::write_hql;
 use crate::runtime::validate::undecodable;
 use crate::runtime::value::{DataNum, Key, NumKind, Record, Value};
@@ -44,9 +46,18 @@ pub const FORMAT: Registered = Registered {
         name: "Csv",
         in_programs: true,
         extensions: &["csv"],
-        more_extensions: &[],
+        // A `.tsv` file is CSV whose delimiter is a tab by default.
+        more_extensions: &["tsv"],
         whole_extensions: &[],
-        synonyms: &["tsv"],
+        synonyms: &[],
+        options: &[
+            FormatOption::Delimiter,
+            FormatOption::Quote,
+            FormatOption::Nulls,
+            FormatOption::Encoding,
+            FormatOption::Header,
+            FormatOption::EscapeFormulas,
+        ],
     }),
     codec: &CSV,
 };
@@ -60,7 +71,7 @@ impl Codec for Csv {
         spec: &SourceSpec,
         shape: Option<&Rc<Contract>>,
     ) -> Result<DecodedRecords> {
-        Ok(Box::new(rows(input.bytes(spec)?, spec, shape)))
+        Ok(Box::new(rows(input.bytes(spec)?, spec, shape)?))
     }
 
     fn reads_by_shape(&self) -> bool {
@@ -86,6 +97,7 @@ impl Codec for Csv {
             .unwrap_or_default();
         Some(Box::new(CsvWriter {
             target: spec.name.clone(),
+            delimiter: spec.boundary.csv.delimiter_for(Some(&spec.path)),
             boundary: spec.boundary.clone(),
             declared,
             header: None,
@@ -102,16 +114,20 @@ impl RowCells for Csv {
         shape: &Rc<Contract>,
         each: &mut dyn FnMut(RowForCheck) -> Result<bool>,
     ) -> Result<()> {
-        rows(input.bytes(spec)?, spec, Some(shape)).each_row_for_check(each)
+        rows(input.bytes(spec)?, spec, Some(shape))?.each_row_for_check(each)
     }
 }
 
 // ------------------------------------------------------------------ reading
 
 /// The rows of a CSV source, read by its options.
-fn rows(input: Box<dyn BufRead>, spec: &SourceSpec, shape: Option<&Rc<Contract>>) -> Rows {
-    Rows {
-        split: Splitter::new(input, spec.boundary.csv),
+fn rows(input: Box<dyn BufRead>, spec: &SourceSpec, shape: Option<&Rc<Contract>>) -> Result<Rows> {
+    let options = &spec.boundary.csv;
+    let input = super::encoding::utf8(input, options.encoding)
+        .map_err(|e| RuntimeError::new("hql::io", format!("cannot read {}: {e}", spec.name)))?;
+    let delimiter = options.delimiter_for(spec.path());
+    Ok(Rows {
+        split: Splitter::new(input, delimiter, options.quote),
         row: Row::default(),
         columns: None,
         spec: spec.clone(),
@@ -122,7 +138,7 @@ fn rows(input: Box<dyn BufRead>, spec: &SourceSpec, shape: Option<&Rc<Contract>>
         distinct: false,
         skip_undeclared: admits_undeclared(shape.map(|c| &**c)),
         taken: None,
-    }
+    })
 }
 
 /// The rows of a CSV source, as records.
@@ -210,6 +226,9 @@ impl Rows {
                 }
                 Err(e) => {
                     self.finished = true;
+                    if let Some(error) = unreadable(&self.spec.name, &e) {
+                        return Err(error);
+                    }
                     let line = self.split.line();
                     return Ok(Step::Failed(
                         self.failure(line, format!("cannot read: {e}")),
@@ -299,7 +318,14 @@ impl Rows {
         for ((cell, quoted), column) in self.row.cells().zip(columns) {
             let cell = self.text_of(cell, column, line)?;
             let ty = column.declared.map(|i| &fields[i].ty);
-            let cell = cell_of(cell, quoted, column, ty, &mut self.decoder);
+            let cell = cell_of(
+                cell,
+                quoted,
+                column,
+                ty,
+                &self.spec.boundary.csv,
+                &mut self.decoder,
+            );
             match column.declared {
                 Some(i) => cells[i] = cell,
                 None => undeclared |= cell.is_some(),
@@ -328,7 +354,14 @@ impl Rows {
             let ty = column
                 .declared
                 .map(|i| &fields_of(self.shape.as_deref())[i].ty);
-            if let Some(v) = cell_of(cell, quoted, column, ty, &mut self.decoder) {
+            if let Some(v) = cell_of(
+                cell,
+                quoted,
+                column,
+                ty,
+                &self.spec.boundary.csv,
+                &mut self.decoder,
+            ) {
                 if !std::mem::take(&mut first) {
                     out.push(',');
                 }
@@ -392,7 +425,7 @@ impl Rows {
     /// Name the columns from the header row (or, without one, from the
     /// contract's fields); a header that is not UTF-8 is a failure.
     fn read_header(&mut self, line: u64) -> Result<Option<Decoded>> {
-        let options: CsvOptions = self.spec.boundary.csv;
+        let options = &self.spec.boundary.csv;
         let mut names: Vec<String> = Vec::new();
         let mut failure = None;
         if options.header {
@@ -428,15 +461,13 @@ impl Rows {
             let (declared, cells) = (names.len(), self.row.len());
             names.extend((declared + 1..=cells).map(|i| format!("column_{i}")));
         }
-        if let Some(twice) = names
-            .iter()
-            .enumerate()
-            .find_map(|(i, n)| names[..i].contains(n).then_some(n))
-        {
-            let message = format!("the header names column `{twice}` twice");
-            failure.get_or_insert(self.failure(line, message));
+        if let Err(e) = self.check_repeated(&names, line) {
+            self.finished = true;
+            return Err(e);
         }
-        let columns: Vec<ColumnPlan> = names.iter().map(|n| self.plan_column(n)).collect();
+        let columns: Vec<ColumnPlan> = (names.iter().enumerate())
+            .map(|(i, n)| self.plan_column(i + 1, n))
+            .collect();
         self.distinct = columns
             .iter()
             .enumerate()
@@ -445,8 +476,37 @@ impl Rows {
         Ok(failure)
     }
 
-    fn plan_column(&self, external: &str) -> ColumnPlan {
-        let (field, column) = self.spec.boundary.field_of(external);
+    /// A header that names one column twice reads nothing, unless the
+    /// boundary renames one of the two by its position.
+    fn check_repeated(&self, names: &[String], line: u64) -> Result<()> {
+        let boundary = &self.spec.boundary;
+        let named = |i: usize| boundary.at_position(i + 1).is_none();
+        for (i, name) in names.iter().enumerate().filter(|(i, _)| named(*i)) {
+            let Some(first) = (0..i).find(|&j| named(j) && names[j] == *name) else {
+                continue;
+            };
+            let (a, b) = (first + 1, i + 1);
+            return Err(RuntimeError::new(
+                "hql::io",
+                format!(
+                    "cannot read {}: its header (line {line}) names column `{}` twice, as columns {a} and {b}",
+                    self.spec.name,
+                    name.escape_debug()
+                ),
+            )
+            .with_help(format!(
+                "rename one of them by its position in hql.toml's source: `columns = {{ {}_{b} = {{ index = {b} }} }}`",
+                name.escape_debug()
+            )));
+        }
+        Ok(())
+    }
+
+    fn plan_column(&self, position: usize, external: &str) -> ColumnPlan {
+        let (field, column) = match self.spec.boundary.at_position(position) {
+            Some(c) => (c.field.as_str(), Some(c)),
+            None => self.spec.boundary.field_of(external),
+        };
         let mut json_key = String::new();
         write_json_string(&mut json_key, field);
         json_key.push(':');
@@ -483,7 +543,14 @@ impl Rows {
             let ty = column
                 .declared
                 .map(|i| &fields_of(self.shape.as_deref())[i].ty);
-            match cell_of(cell, quoted, column, ty, &mut self.decoder) {
+            match cell_of(
+                cell,
+                quoted,
+                column,
+                ty,
+                &self.spec.boundary.csv,
+                &mut self.decoder,
+            ) {
                 Some(Cell::Text(t)) if huge == Some(i) && t.len() == cell.len() => {
                     deferred = Some((i, typed.len()));
                     typed.push((column.field.clone(), Value::Null));
@@ -508,15 +575,15 @@ impl Rows {
         }
     }
 
-    /// The text cells of the current row under their field names, empty
-    /// cells left out (a quoted empty cell is the empty string).
+    /// The text cells of the current row under their field names, cells
+    /// read as null left out (a quoted empty cell is the empty string).
     fn text_record(&self) -> Value {
         let columns = self.columns.as_deref().unwrap_or_default();
         let mut text = Record::with_capacity(columns.len());
         for (i, ((cell, quoted), column)) in self.row.cells().zip(columns).enumerate() {
             if let Some((_, taken)) = self.taken.as_ref().filter(|(at, _)| *at == i) {
                 text.insert(column.field.clone(), Value::Str(taken.clone()));
-            } else if quoted || !cell.is_empty() {
+            } else if quoted || !self.spec.boundary.csv.is_null(cell) {
                 let cell = String::from_utf8_lossy(cell).into_owned();
                 text.insert(column.field.clone(), Value::str(cell));
             }
@@ -562,44 +629,27 @@ impl Cell<'_> {
     }
 }
 
-/// Is `text` a number as JSON writes one (no `+`, no leading zero, digits
-/// on both sides of a point)?
-fn is_json_number(text: &str) -> bool {
-    let body = text.strip_prefix('-').unwrap_or(text);
-    let (mantissa, exponent) = match body.find(['e', 'E']) {
-        Some(i) => (&body[..i], Some(&body[i + 1..])),
-        None => (body, None),
-    };
-    let (whole, fraction) = match mantissa.split_once('.') {
-        Some((w, f)) => (w, Some(f)),
-        None => (mantissa, None),
-    };
-    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    let exponent_ok = exponent.is_none_or(|e| digits(e.strip_prefix(['-', '+']).unwrap_or(e)));
-    digits(whole)
-        && (whole == "0" || !whole.starts_with('0'))
-        && fraction.is_none_or(digits)
-        && exponent_ok
-}
-
-/// A cell's value: absent when empty and unquoted (null where the column
-/// is nullable or the field admits `Null`), else its text converted by the
+/// A cell's value: absent when unquoted and one of the texts read as
+/// null (`nulls`; by default the empty cell) — null where the column is
+/// nullable or the field admits `Null` — else its text converted by the
 /// boundary's physical type, then by the field's declared type where it
-/// parses (a quoted empty cell is the empty string).
+/// parses (an empty cell that is not null, quoted or not, is the empty
+/// string).
 fn cell_of<'a>(
     cell: &'a str,
     quoted: bool,
     column: &ColumnPlan,
     ty: Option<&TypeSpec>,
+    options: &CsvOptions,
     decoder: &mut Decoder,
 ) -> Option<Cell<'a>> {
     let nullable = column.boundary.as_ref().is_some_and(|c| c.nullable);
-    if cell.is_empty() {
-        if quoted {
-            return Some(Cell::Text(cell));
-        }
+    if !quoted && options.is_null(cell.as_bytes()) {
         let null = nullable || ty.is_some_and(TypeSpec::admits_null);
         return null.then_some(Cell::Null);
+    }
+    if cell.is_empty() {
+        return Some(Cell::Text(cell));
     }
     if let Some(physical) = column.boundary.as_ref().and_then(|c| c.physical) {
         if let Some(v) = physical_value(cell, physical) {
@@ -996,14 +1046,14 @@ struct Lexer {
 }
 
 impl Splitter {
-    fn new(input: Box<dyn BufRead>, options: CsvOptions) -> Splitter {
+    fn new(input: Box<dyn BufRead>, delimiter: u8, quote: u8) -> Splitter {
         Splitter {
             input,
             again: Vec::new(),
             again_at: 0,
             lexer: Lexer {
-                delimiter: options.delimiter,
-                quote: options.quote,
+                delimiter,
+                quote,
                 at: At::CellStart,
                 in_row: false,
                 line: 1,
@@ -1168,6 +1218,7 @@ impl Lexer {
 
 struct CsvWriter {
     target: String,
+    delimiter: u8,
     boundary: Boundary,
     /// The contract's fields, when the records' contract is known.
     declared: Vec<Key>,
@@ -1246,13 +1297,14 @@ impl CsvWriter {
     /// doubled; with `escape_formulas`, a `'` before a text a spreadsheet
     /// would run as a formula.
     fn push_cell(&self, line: &mut Vec<u8>, i: usize, text: &str, quote: bool) {
-        let options = self.boundary.csv;
+        let options = &self.boundary.csv;
+        let delimiter = self.delimiter;
         if i > 0 {
-            line.push(options.delimiter);
+            line.push(delimiter);
         }
         let escape = options.escape_formulas && text.starts_with(['=', '+', '-', '@', '\t']);
         let special =
-            |b: &u8| matches!(*b, b'\n' | b'\r') || *b == options.delimiter || *b == options.quote;
+            |b: &u8| matches!(*b, b'\n' | b'\r') || *b == delimiter || *b == options.quote;
         if !quote && !text.as_bytes().iter().any(special) {
             if escape {
                 line.push(b'\'');
@@ -1313,13 +1365,8 @@ mod tests {
 
     /// The rows of `input`, each as its text for a failure record.
     fn row_texts(input: &str, delimiter: u8, quote: u8) -> Vec<String> {
-        let options = CsvOptions {
-            delimiter,
-            quote,
-            ..CsvOptions::default()
-        };
         let reader: Box<dyn BufRead> = Box::new(std::io::Cursor::new(input.as_bytes().to_vec()));
-        let mut split = Splitter::new(reader, options);
+        let mut split = Splitter::new(reader, delimiter, quote);
         let mut row = Row::default();
         let mut texts = Vec::new();
         loop {

@@ -12,6 +12,7 @@
 //! themselves. A format is a module here and one line in [`FORMATS`].
 
 pub mod csv;
+mod encoding;
 pub mod json;
 pub mod parquet;
 pub mod sqlite;
@@ -130,8 +131,8 @@ mod tests {
         assert_eq!(FORMATS.named("Sqlite"), None);
         assert_eq!(FORMATS.of_path("data/B.NDJSON"), Some(json));
         assert_eq!(FORMATS.of_path("x.csv"), Some(csv));
-        assert_eq!(FORMATS.of_path("x.tsv"), None);
-        assert_eq!(FORMATS.meant_by("x.tsv"), Some(csv));
+        assert_eq!(FORMATS.of_path("x.tsv"), Some(csv));
+        assert_eq!(FORMATS.meant_by("x.jsonlines"), Some(json));
         assert_eq!(FORMATS.synonym("JSONL"), Some("Json"));
         assert_eq!(FORMATS.synonym("Json"), None);
         let listed = FORMATS.names_listed(|n| format!("`{n}`"), "and");
@@ -142,6 +143,12 @@ mod tests {
         );
         assert_eq!(FORMATS.of_path("x.PARQUET"), Some(parquet::FORMAT.format));
         assert!(json.writes_whole("a.JSON") && !json.writes_whole("a.jsonl"));
+        // A compression's extension is passed over: the one before it tells.
+        assert_eq!(FORMATS.of_path("o.JSONL.GZ"), Some(json));
+        assert_eq!(FORMATS.of_path("x.csv.zst"), Some(csv));
+        assert_eq!(FORMATS.of_path("x.gz"), None);
+        assert_eq!(FORMATS.meant_by("x.tsv.gz"), Some(csv));
+        assert!(json.writes_whole("a.json.gz") && !json.writes_whole("a.jsonl.zst"));
     }
 
     /// A format added to the registry can take no name or extension

@@ -1,7 +1,9 @@
 //! The builtin functions' names and signatures (language.md §6.1), shared by
 //! the checker (arity, named arguments) and the evaluator (dispatch).
 //! And `Format`, a handle on a format's registry entry (`FormatDef`):
-//! the registry itself is `crate::formats::FORMATS`, above this floor.
+//! the registry itself is `crate::formats::FORMATS`, above this floor;
+//! and `Compression`, what a file's bytes may be compressed with beneath
+//! its format.
 
 macro_rules! builtins {
     ($($variant:ident = $name:literal ($min:literal ..= $max:literal) [$($named:literal),*];)*) => {
@@ -115,6 +117,20 @@ impl Builtin {
     pub fn tests_presence(self) -> bool {
         matches!(self, Builtin::Filter)
     }
+
+    /// Does it take its format's options as named arguments after its
+    /// positional ones (`source(file("p.csv"), Csv, delimiter: ";")`)?
+    /// They reach the evaluator as one record after every positional
+    /// argument (`format_options_at`).
+    pub fn takes_format_options(self) -> bool {
+        matches!(self, Builtin::Source | Builtin::Write)
+    }
+
+    /// Where the record of format options stands among the lowered
+    /// arguments: after the most positional ones it takes.
+    pub fn format_options_at(self) -> usize {
+        self.arity().1
+    }
 }
 
 /// What to write instead of `write` of results, said by the static error
@@ -148,6 +164,88 @@ pub struct FormatDef {
     /// (`jsonl` for `Json`, `tsv` for `Csv`): "did you mean" hints, and
     /// data files given where a program was wanted.
     pub synonyms: &'static [&'static str],
+    /// The options it takes (tooling.md, "Format options"): named after
+    /// the format in a program, in its table of `hql.toml`, as flags of
+    /// `hql vet` and `hql infer`.
+    pub options: &'static [FormatOption],
+}
+
+/// An option of a format: how a source of it is read or a target written
+/// (`delimiter: ";"`, `at: "/data"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FormatOption {
+    Delimiter,
+    Quote,
+    Nulls,
+    Encoding,
+    Header,
+    EscapeFormulas,
+    At,
+}
+
+impl FormatOption {
+    pub const ALL: &'static [FormatOption] = &[
+        FormatOption::Delimiter,
+        FormatOption::Quote,
+        FormatOption::Nulls,
+        FormatOption::Encoding,
+        FormatOption::Header,
+        FormatOption::EscapeFormulas,
+        FormatOption::At,
+    ];
+
+    /// Its name in programs, in `hql.toml` and (with `--`) as a flag.
+    pub fn name(self) -> &'static str {
+        match self {
+            FormatOption::Delimiter => "delimiter",
+            FormatOption::Quote => "quote",
+            FormatOption::Nulls => "nulls",
+            FormatOption::Encoding => "encoding",
+            FormatOption::Header => "header",
+            FormatOption::EscapeFormulas => "escape_formulas",
+            FormatOption::At => "at",
+        }
+    }
+
+    /// Does it say how a source is read?
+    pub fn reads(self) -> bool {
+        self != FormatOption::EscapeFormulas
+    }
+
+    /// Does it say how a target is written?
+    pub fn writes(self) -> bool {
+        matches!(
+            self,
+            FormatOption::Delimiter
+                | FormatOption::Quote
+                | FormatOption::Header
+                | FormatOption::EscapeFormulas
+        )
+    }
+
+    /// What its value is, for messages: "one character".
+    pub fn takes(self) -> &'static str {
+        match self {
+            FormatOption::Delimiter | FormatOption::Quote => "one character",
+            FormatOption::Nulls => "a list of strings",
+            FormatOption::Encoding => "the name of an encoding",
+            FormatOption::Header | FormatOption::EscapeFormulas => "true or false",
+            FormatOption::At => "a JSON pointer",
+        }
+    }
+}
+
+impl Format {
+    /// The options a source (`reading`) or a target of it takes, in order.
+    pub fn options(self, reading: bool) -> impl Iterator<Item = FormatOption> {
+        (self.0.options.iter().copied())
+            .filter(move |o| if reading { o.reads() } else { o.writes() })
+    }
+
+    /// The option a source (`reading`) or a target of it takes named `name`.
+    pub fn option(self, name: &str, reading: bool) -> Option<FormatOption> {
+        self.options(reading).find(|o| o.name() == name)
+    }
 }
 
 /// A format: a handle on its registry entry, which the checker and the
@@ -169,7 +267,8 @@ impl Format {
         self.0.name
     }
 
-    /// Is it the format of files named like `path` (by its extension)?
+    /// Is it the format of files named like `path` (by its extension,
+    /// after a compression's: `orders.jsonl.gz` is JSON)?
     pub fn is_format_of(self, path: &str) -> bool {
         has_extension(path, self.0.extensions) || has_extension(path, self.0.more_extensions)
     }
@@ -181,12 +280,76 @@ impl Format {
     }
 }
 
-/// Does `path`'s extension, in any case, stand among `extensions`?
+/// Does `path`'s extension (the one before a compression's), in any
+/// case, stand among `extensions`?
 fn has_extension(path: &str, extensions: &[&str]) -> bool {
-    std::path::Path::new(path)
-        .extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| extensions.iter().any(|x| x.eq_ignore_ascii_case(e)))
+    format_extension(path).is_some_and(|e| extensions.iter().any(|x| x.eq_ignore_ascii_case(e)))
+}
+
+/// The extension that tells the format of a file named `path`: its last,
+/// or the one before a compression's (`jsonl` of `orders.jsonl.gz`).
+pub fn format_extension(path: &str) -> Option<&str> {
+    let path = std::path::Path::new(path);
+    let path = match Compression::of_name(&path.to_string_lossy()) {
+        Some(_) => std::path::Path::new(path.file_stem()?),
+        None => path,
+    };
+    path.extension().and_then(|e| e.to_str())
+}
+
+/// What a file's bytes may be compressed with, beneath its format
+/// (tooling.md, "Compressed files"): a source's is found by its first
+/// bytes, never its name; a target's is chosen by its name's last
+/// extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Compression {
+    Gzip,
+    Zstd,
+}
+
+impl Compression {
+    pub const ALL: [Compression; 2] = [Compression::Gzip, Compression::Zstd];
+
+    /// How many first bytes of a file `of_bytes` needs to tell.
+    pub const MAGIC_LEN: usize = 4;
+
+    /// Its name in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::Gzip => "gzip",
+            Compression::Zstd => "zstd",
+        }
+    }
+
+    /// The extension of its files, lower case, without the dot.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Compression::Gzip => "gz",
+            Compression::Zstd => "zst",
+        }
+    }
+
+    fn magic(self) -> &'static [u8] {
+        match self {
+            Compression::Gzip => &[0x1f, 0x8b],
+            Compression::Zstd => &[0x28, 0xb5, 0x2f, 0xfd],
+        }
+    }
+
+    /// The compression whose stream `start`, a file's first bytes (up to
+    /// `MAGIC_LEN` of them), begins.
+    pub fn of_bytes(start: &[u8]) -> Option<Compression> {
+        Compression::ALL
+            .into_iter()
+            .find(|c| start.starts_with(c.magic()))
+    }
+
+    /// The compression a file named `path` is written with, by its last
+    /// extension, in any case (`out.jsonl.gz`).
+    pub fn of_name(path: &str) -> Option<Compression> {
+        let ext = std::path::Path::new(path).extension()?.to_str()?;
+        (Compression::ALL.into_iter()).find(|c| c.extension().eq_ignore_ascii_case(ext))
+    }
 }
 
 impl PartialEq for Format {
@@ -212,6 +375,32 @@ impl std::fmt::Debug for Format {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A compression's name and magic bytes tell it; the format comes
+    /// from the extension before it.
+    #[test]
+    fn a_compression_is_told_by_its_bytes_and_named_by_its_extension() {
+        assert_eq!(
+            Compression::of_bytes(&[0x1f, 0x8b, 8, 0]),
+            Some(Compression::Gzip)
+        );
+        assert_eq!(
+            Compression::of_bytes(&[0x28, 0xb5, 0x2f, 0xfd]),
+            Some(Compression::Zstd)
+        );
+        assert_eq!(Compression::of_bytes(&[0x28, 0xb5]), None);
+        assert_eq!(Compression::of_bytes(b"{\"a\""), None);
+        assert_eq!(
+            Compression::of_name("out/x.jsonl.GZ"),
+            Some(Compression::Gzip)
+        );
+        assert_eq!(Compression::of_name("x.json.zst"), Some(Compression::Zstd));
+        assert_eq!(Compression::of_name("x.gz.jsonl"), None);
+        assert_eq!(format_extension("d/orders.csv.gz"), Some("csv"));
+        assert_eq!(format_extension("orders.jsonl"), Some("jsonl"));
+        assert_eq!(format_extension("orders.gz"), None);
+        assert_eq!(format_extension(".gz"), None);
+    }
 
     #[test]
     fn names_round_trip() {

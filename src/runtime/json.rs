@@ -863,6 +863,26 @@ pub fn write_float(out: &mut String, f: f64) {
     let _ = write!(out, "{f:?}");
 }
 
+/// Is `text` a number as JSON writes one (no `+`, no leading zero, digits
+/// on both sides of a point)?
+pub fn is_json_number(text: &str) -> bool {
+    let body = text.strip_prefix('-').unwrap_or(text);
+    let (mantissa, exponent) = match body.find(['e', 'E']) {
+        Some(i) => (&body[..i], Some(&body[i + 1..])),
+        None => (body, None),
+    };
+    let (whole, fraction) = match mantissa.split_once('.') {
+        Some((w, f)) => (w, Some(f)),
+        None => (mantissa, None),
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let exponent_ok = exponent.is_none_or(|e| digits(e.strip_prefix(['-', '+']).unwrap_or(e)));
+    digits(whole)
+        && (whole == "0" || !whole.starts_with('0'))
+        && fraction.is_none_or(digits)
+        && exponent_ok
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

@@ -50,15 +50,247 @@ enum Counter {
     Keys(KeySet, u64),
     /// `min`, `max`, `sum`, `avg` of the values that passed their
     /// field's checks, and how many there were.
-    Numbers {
-        min: Option<Value>,
-        max: Option<Value>,
-        sum: f64,
-        exact: Option<i64>,
-        n: u64,
-    },
+    Numbers(Numbers<Value>),
     /// `age`: the latest instant seen, in nanoseconds.
     Latest(Option<i128>),
+    /// On a worker: the keys `duplicates`, `distinct` or `orphans` read,
+    /// in the order of the records, for the calling thread to claim or
+    /// look up (`Measures::add`).
+    Logged(KeyList),
+}
+
+/// Keys one after another: their bytes, and where each ends.
+#[derive(Default)]
+pub struct KeyList {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl KeyList {
+    fn push(&mut self, key: &[u8]) {
+        self.bytes.extend_from_slice(key);
+        self.ends.push(self.bytes.len());
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &[u8]> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts.zip(&self.ends).map(|(a, &b)| &self.bytes[a..b])
+    }
+}
+
+/// What a worker measured of its chunks since it last handed them over,
+/// in a form that can cross threads: the calling thread adds the parts in
+/// the order of the file (`Measures::add`), so the measures are exactly
+/// one thread's.
+pub struct Part {
+    rows: u64,
+    failures: u64,
+    counters: Vec<Vec<PartCounter>>,
+}
+
+enum PartCounter {
+    Plain,
+    Records(u64),
+    Keys(KeyList),
+    Numbers(Numbers<SentNumber>),
+    Latest(Option<i128>),
+}
+
+/// The numbers `min`, `max`, `sum` and `avg` read: the least and the
+/// greatest (the first of equals), their sum (exact while every one is an
+/// Int and it fits), and how many there were. `N` is a number here, or
+/// as it crosses threads.
+struct Numbers<N> {
+    min: Option<N>,
+    max: Option<N>,
+    sum: Sum,
+    exact: Option<i64>,
+    n: u64,
+}
+
+impl Numbers<Value> {
+    fn new() -> Numbers<Value> {
+        Numbers {
+            min: None,
+            max: None,
+            sum: Sum::default(),
+            exact: Some(0),
+            n: 0,
+        }
+    }
+
+    /// Count `v`, a number, whose double is `x`.
+    fn add(&mut self, v: &Value, x: f64) {
+        self.n += 1;
+        self.sum.add(x);
+        self.exact = match (self.exact, v) {
+            (Some(total), Value::Int(i)) => total.checked_add(*i),
+            (Some(total), Value::Num(d)) => match d.kind {
+                crate::runtime::value::NumKind::Int(i) => total.checked_add(i),
+                _ => None,
+            },
+            _ => None,
+        };
+        self.extremes(v);
+    }
+
+    /// Keep `v` as the least or the greatest when it passes them (so the
+    /// first of equals stays).
+    fn extremes(&mut self, v: &Value) {
+        let less = |a: &Value, b: &Value| compare_numbers(a, b) == Some(std::cmp::Ordering::Less);
+        if self.min.as_ref().is_none_or(|m| less(v, m)) {
+            self.min = Some(v.clone());
+        }
+        if self.max.as_ref().is_none_or(|m| less(m, v)) {
+            self.max = Some(v.clone());
+        }
+    }
+
+    /// Add the numbers of records after those counted here.
+    fn merge(&mut self, part: Numbers<SentNumber>) {
+        self.n += part.n;
+        self.sum.add_sum(&part.sum);
+        self.exact = self
+            .exact
+            .zip(part.exact)
+            .and_then(|(a, b)| a.checked_add(b));
+        // The part's least may pass the greatest here, for its greatest,
+        // which is no less, to pass in turn.
+        for v in [part.min, part.max].into_iter().flatten() {
+            self.extremes(&v.value());
+        }
+    }
+
+    /// What has been counted, to cross threads; counting starts again.
+    fn take(&mut self) -> Numbers<SentNumber> {
+        let taken = std::mem::replace(self, Numbers::new());
+        Numbers {
+            min: taken.min.as_ref().map(SentNumber::of),
+            max: taken.max.as_ref().map(SentNumber::of),
+            sum: taken.sum,
+            exact: taken.exact,
+            n: taken.n,
+        }
+    }
+
+    fn measured(&self, measure: &Measure) -> Measured {
+        if self.n == 0 {
+            return Measured::Absent;
+        }
+        Measured::Number(match measure {
+            Measure::Min(_) => self.min.clone().unwrap_or(Value::Null),
+            Measure::Max(_) => self.max.clone().unwrap_or(Value::Null),
+            Measure::Sum(_) => (self.exact).map_or(Value::Float(self.sum.value()), Value::Int),
+            _ => Value::Float(self.sum.value() / self.n as f64),
+        })
+    }
+}
+
+/// A sum of doubles kept exactly, as a few doubles that do not overlap
+/// (the partials of Shewchuk's summation, as Python's `math.fsum` keeps
+/// them), and rounded once when asked: so the sum of the same values is
+/// the same double in any order, and the sums of a file's chunks added
+/// on another thread give exactly the sum one thread gives.
+#[derive(Clone, Default)]
+pub struct Sum {
+    partials: Vec<f64>,
+    /// Infinities and NaNs, and sums past the largest double: added as
+    /// they come.
+    special: Option<f64>,
+}
+
+impl Sum {
+    pub fn add(&mut self, mut x: f64) {
+        if !x.is_finite() {
+            self.special = Some(self.special.unwrap_or(0.0) + x);
+            return;
+        }
+        let mut kept = 0;
+        for j in 0..self.partials.len() {
+            let mut y = self.partials[j];
+            if x.abs() < y.abs() {
+                std::mem::swap(&mut x, &mut y);
+            }
+            let hi = x + y;
+            if !hi.is_finite() {
+                self.special = Some(self.special.unwrap_or(0.0) + hi);
+                self.partials.truncate(kept);
+                return;
+            }
+            let lo = y - (hi - x);
+            if lo != 0.0 {
+                self.partials[kept] = lo;
+                kept += 1;
+            }
+            x = hi;
+        }
+        self.partials.truncate(kept);
+        self.partials.push(x);
+    }
+
+    /// Add every value `other` summed.
+    pub fn add_sum(&mut self, other: &Sum) {
+        other.partials.iter().for_each(|&x| self.add(x));
+        if let Some(s) = other.special {
+            self.special = Some(self.special.unwrap_or(0.0) + s);
+        }
+    }
+
+    /// The sum, rounded to the nearest double.
+    pub fn value(&self) -> f64 {
+        if let Some(s) = self.special {
+            return s;
+        }
+        let p = &self.partials;
+        let Some(mut n) = p.len().checked_sub(1) else {
+            return 0.0;
+        };
+        let (mut hi, mut lo) = (p[n], 0.0);
+        while n > 0 {
+            let x = hi;
+            n -= 1;
+            let y = p[n];
+            hi = x + y;
+            lo = y - (hi - x);
+            if lo != 0.0 {
+                break;
+            }
+        }
+        // Round half to even across the partials left below.
+        if n > 0 && ((lo < 0.0 && p[n - 1] < 0.0) || (lo > 0.0 && p[n - 1] > 0.0)) {
+            let y = lo * 2.0;
+            let x = hi + y;
+            if y == x - hi {
+                hi = x;
+            }
+        }
+        hi
+    }
+}
+
+/// A number of data, as it crosses threads: kept digit for digit.
+enum SentNumber {
+    Int(i64),
+    Float(f64),
+    Text(Box<str>),
+}
+
+impl SentNumber {
+    fn of(v: &Value) -> SentNumber {
+        match v {
+            Value::Int(i) => SentNumber::Int(*i),
+            Value::Num(d) => SentNumber::Text(d.text.clone()),
+            v => SentNumber::Float(ops::to_f64(v).unwrap_or(f64::NAN)),
+        }
+    }
+
+    fn value(self) -> Value {
+        match self {
+            SentNumber::Int(i) => Value::Int(i),
+            SentNumber::Float(f) => Value::Float(f),
+            SentNumber::Text(t) => Value::from_number_text(&t),
+        }
+    }
 }
 
 /// A failure budget: the expectation, which of its measures, and the
@@ -94,7 +326,7 @@ impl Measures {
         for e in &shape.expects {
             let mut own = Vec::with_capacity(e.measures.len());
             for m in &e.measures {
-                own.push(Counter::of(interp, &m.measure, &e.id)?);
+                own.push(Counter::of(Some(interp), &m.measure, &e.id)?);
             }
             counters.push(own);
         }
@@ -114,6 +346,67 @@ impl Measures {
             stops: interp.budgets_stop(),
             key: Vec::new(),
         }))
+    }
+
+    /// The measures a worker counts over its chunks of a stream validated
+    /// against `contract`, handed over as `Part`s: the keys that
+    /// `duplicates`, `distinct` and `orphans` read are logged rather than
+    /// claimed, and no budget stops it (the calling thread judges them
+    /// when it adds the parts). `None` without expectations.
+    pub fn logging(contract: &Rc<Contract>) -> Option<Measures> {
+        let shape = contract.record().filter(|r| !r.expects.is_empty())?;
+        let counters = (shape.expects.iter())
+            .map(|e| {
+                (e.measures.iter())
+                    .map(|m| Counter::of(None, &m.measure, &e.id).expect("nothing read"))
+                    .collect()
+            })
+            .collect();
+        Some(Measures {
+            contract: contract.clone(),
+            rows: 0,
+            failures: 0,
+            counters,
+            budgets: Vec::new(),
+            stops: false,
+            key: Vec::new(),
+        })
+    }
+
+    /// What this worker's measures have counted since they were last
+    /// handed over; they start again from nothing.
+    pub fn hand_over(&mut self) -> Part {
+        let counters = (self.counters.iter_mut())
+            .map(|own| own.iter_mut().map(Counter::take_part).collect())
+            .collect();
+        Part {
+            rows: std::mem::take(&mut self.rows),
+            failures: std::mem::take(&mut self.failures),
+            counters,
+        }
+    }
+
+    /// Add what a worker counted (`hand_over`) as if these records had
+    /// been counted here, in their turn: its keys claimed or looked up
+    /// now. An error when a failure budget is spent and reading stops.
+    pub fn add(&mut self, part: Part) -> Result<()> {
+        self.rows += part.rows;
+        self.failures += part.failures;
+        let shape = self.contract.record().expect("a record contract");
+        for ((e, own), parts) in shape
+            .expects
+            .iter()
+            .zip(&mut self.counters)
+            .zip(part.counters)
+        {
+            for ((m, counter), part) in e.measures.iter().zip(own).zip(parts) {
+                counter.add(&m.measure, part);
+            }
+        }
+        if self.stops && !self.budgets.is_empty() {
+            self.spend()?;
+        }
+        Ok(())
     }
 
     /// Count one record: `input` as it was received (before defaults),
@@ -230,7 +523,7 @@ impl Measures {
             Counter::Failures => self.failures,
             Counter::Records(n) | Counter::Keys(_, n) => *n,
             Counter::Distinct(set) => set.len() as u64,
-            Counter::Numbers { .. } | Counter::Latest(_) => 0,
+            Counter::Numbers(_) | Counter::Latest(_) | Counter::Logged(_) => 0,
         }
     }
 
@@ -260,23 +553,7 @@ impl Measures {
 
     fn measured(&self, measure: &Measure, counter: &Counter, now: i128) -> Measured {
         match counter {
-            Counter::Numbers {
-                min,
-                max,
-                sum,
-                exact,
-                n,
-            } => {
-                if *n == 0 {
-                    return Measured::Absent;
-                }
-                Measured::Number(match measure {
-                    Measure::Min(_) => min.clone().unwrap_or(Value::Null),
-                    Measure::Max(_) => max.clone().unwrap_or(Value::Null),
-                    Measure::Sum(_) => exact.map_or(Value::Float(*sum), Value::Int),
-                    _ => Value::Float(*sum / *n as f64),
-                })
-            }
+            Counter::Numbers(numbers) => numbers.measured(measure),
             Counter::Latest(latest) => latest.map_or(Measured::Absent, |t| Measured::Age(now - t)),
             c => Measured::Count(self.count_of(c)),
         }
@@ -284,25 +561,82 @@ impl Measures {
 }
 
 impl Counter {
-    fn of(interp: &Rc<Interp>, measure: &Measure, id: &str) -> Result<Counter> {
+    /// The counter of `measure`; without an interpreter, a worker's, which
+    /// logs the keys it reads (`Measures::logging`).
+    fn of(interp: Option<&Rc<Interp>>, measure: &Measure, id: &str) -> Result<Counter> {
+        Ok(match (measure, interp) {
+            (Measure::Duplicates(_) | Measure::Distinct(_) | Measure::Orphans { .. }, None) => {
+                Counter::Logged(KeyList::default())
+            }
+            (Measure::Rows, _) => Counter::Rows,
+            (Measure::Failures, _) => Counter::Failures,
+            (Measure::Missing(_) | Measure::Nulls(_) | Measure::Invalid(_), _) => {
+                Counter::Records(0)
+            }
+            (Measure::Duplicates(_), _) => Counter::Keys(KeySet::default(), 0),
+            (Measure::Distinct(_), _) => Counter::Distinct(KeySet::default()),
+            (Measure::Orphans { keys, .. }, Some(interp)) => {
+                Counter::Keys(orphan_keys(interp, keys, id)?, 0)
+            }
+            (measure, _) => return Counter::of_value(measure),
+        })
+    }
+
+    /// The counter of a measure of values or instants.
+    fn of_value(measure: &Measure) -> Result<Counter> {
         Ok(match measure {
-            Measure::Rows => Counter::Rows,
-            Measure::Failures => Counter::Failures,
-            Measure::Missing(_) | Measure::Nulls(_) | Measure::Invalid(_) => Counter::Records(0),
-            Measure::Duplicates(_) => Counter::Keys(KeySet::default(), 0),
-            Measure::Distinct(_) => Counter::Distinct(KeySet::default()),
-            Measure::Orphans { keys, .. } => Counter::Keys(orphan_keys(interp, keys, id)?, 0),
             Measure::Min(_) | Measure::Max(_) | Measure::Sum(_) | Measure::Avg(_) => {
-                Counter::Numbers {
-                    min: None,
-                    max: None,
-                    sum: 0.0,
-                    exact: Some(0),
-                    n: 0,
-                }
+                Counter::Numbers(Numbers::new())
             }
             Measure::Age { .. } => Counter::Latest(None),
+            _ => unreachable!("a measure of counts is counted by `Counter::of`"),
         })
+    }
+
+    /// What this counter has counted, as it crosses threads; it starts
+    /// again from nothing.
+    fn take_part(&mut self) -> PartCounter {
+        match self {
+            Counter::Rows | Counter::Failures => PartCounter::Plain,
+            Counter::Records(n) => PartCounter::Records(std::mem::take(n)),
+            Counter::Logged(keys) => PartCounter::Keys(std::mem::take(keys)),
+            Counter::Numbers(numbers) => PartCounter::Numbers(numbers.take()),
+            Counter::Latest(latest) => PartCounter::Latest(latest.take()),
+            Counter::Distinct(_) | Counter::Keys(..) => {
+                debug_assert!(false, "a worker logs its keys");
+                PartCounter::Plain
+            }
+        }
+    }
+
+    /// Add a worker's part, counted over records that come after those
+    /// counted here.
+    fn add(&mut self, measure: &Measure, part: PartCounter) {
+        match (self, part) {
+            (Counter::Records(n), PartCounter::Records(m)) => *n += m,
+            (Counter::Keys(seen, n), PartCounter::Keys(keys)) => {
+                let orphans = matches!(measure, Measure::Orphans { .. });
+                for key in keys.iter() {
+                    *n += u64::from(match orphans {
+                        true => !seen.holds(key),
+                        false => !seen.claim(key, 0),
+                    });
+                }
+            }
+            (Counter::Distinct(seen), PartCounter::Keys(keys)) => {
+                keys.iter().for_each(|key| {
+                    seen.claim(key, 0);
+                });
+            }
+            (Counter::Numbers(numbers), PartCounter::Numbers(part)) => numbers.merge(part),
+            (Counter::Latest(latest), PartCounter::Latest(t)) => {
+                if let Some(t) = t.filter(|t| latest.is_none_or(|l| l < *t)) {
+                    *latest = Some(t);
+                }
+            }
+            (Counter::Rows | Counter::Failures, PartCounter::Plain) => {}
+            _ => debug_assert!(false, "a part of another measure"),
+        }
     }
 
     /// Count one record (a record as received), whose failures lie at
@@ -331,6 +665,18 @@ impl Counter {
                     seen.claim(key, 0);
                 }
             }
+            (Counter::Logged(keys), Measure::Duplicates(fields)) => {
+                key.clear();
+                if fields.iter().all(|f| record.write_key(f, key)) {
+                    keys.push(key);
+                }
+            }
+            (Counter::Logged(keys), Measure::Distinct(f) | Measure::Orphans { field: f, .. }) => {
+                key.clear();
+                if record.write_key(f, key) {
+                    keys.push(key);
+                }
+            }
             (Counter::Keys(given, n), Measure::Orphans { field: f, .. }) => {
                 key.clear();
                 if record.write_key(f, key) {
@@ -338,13 +684,7 @@ impl Counter {
                 }
             }
             (
-                Counter::Numbers {
-                    min,
-                    max,
-                    sum,
-                    exact,
-                    n,
-                },
+                Counter::Numbers(numbers),
                 Measure::Min(f) | Measure::Max(f) | Measure::Sum(f) | Measure::Avg(f),
             ) => {
                 let Some(v) = record.present(f).filter(|v| v.is_number()) else {
@@ -356,24 +696,7 @@ impl Counter {
                 let Some(x) = ops::to_f64(v) else {
                     return;
                 };
-                *n += 1;
-                *sum += x;
-                *exact = match (*exact, v) {
-                    (Some(total), Value::Int(i)) => total.checked_add(*i),
-                    (Some(total), Value::Num(d)) => match d.kind {
-                        crate::runtime::value::NumKind::Int(i) => total.checked_add(i),
-                        _ => None,
-                    },
-                    _ => None,
-                };
-                let less =
-                    |a: &Value, b: &Value| compare_numbers(a, b) == Some(std::cmp::Ordering::Less);
-                if min.as_ref().is_none_or(|m| less(v, m)) {
-                    *min = Some(v.clone());
-                }
-                if max.as_ref().is_none_or(|m| less(m, v)) {
-                    *max = Some(v.clone());
-                }
+                numbers.add(v, x);
             }
             (Counter::Latest(latest), Measure::Age { field: f, date }) => {
                 if failed_at(paths, f) {
@@ -785,5 +1108,45 @@ mod tests {
         assert!(share_holds(BinOp::Le, 1, five, 20));
         assert!(!share_holds(BinOp::Lt, 1, five, 20));
         assert!(!share_holds(BinOp::Le, 2, five, 20));
+    }
+
+    /// A sum is exact until rounded once: the same values give the same
+    /// double in any order, and sums of parts added together give what
+    /// one pass gives.
+    #[test]
+    fn a_sum_is_the_same_in_any_order_and_in_parts() {
+        let sum = |xs: &[f64]| {
+            let mut s = super::Sum::default();
+            xs.iter().for_each(|&x| s.add(x));
+            s
+        };
+        assert_eq!(sum(&[1e16, 1.0, -1e16]).value(), 1.0);
+        assert_eq!(sum(&[0.1, 0.2, 0.3]).value(), 0.6);
+        assert_eq!(sum(&[]).value(), 0.0);
+        // A generator of awkward doubles: wide exponents, both signs.
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut values = Vec::new();
+        for _ in 0..5000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let mantissa = (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+            values.push(mantissa * 10f64.powi((state % 40) as i32 - 20));
+        }
+        let whole = sum(&values).value();
+        let mut reversed = values.clone();
+        reversed.reverse();
+        assert_eq!(sum(&reversed).value(), whole);
+        for cut in [1, 77, 2500, 4999] {
+            let mut first = sum(&values[..cut]);
+            first.add_sum(&sum(&values[cut..]));
+            assert_eq!(first.value(), whole, "cut at {cut}");
+        }
+        let naive: f64 = values.iter().sum();
+        assert!((naive - whole).abs() <= 1e-6 * whole.abs().max(1.0));
+        let mut special = sum(&[1.0, f64::INFINITY]);
+        assert_eq!(special.value(), f64::INFINITY);
+        special.add(f64::NEG_INFINITY);
+        assert!(special.value().is_nan());
     }
 }

@@ -24,7 +24,7 @@ use crate::check::closest;
 use crate::formats::{self, FORMATS};
 use crate::runtime::builtins::Format;
 use crate::runtime::eval::io::listed;
-pub use crate::runtime::eval::io::{Column, CsvOptions, Physical};
+pub use crate::runtime::eval::io::{Boundary, Column, CsvOptions, JsonOptions, Physical};
 pub use crate::runtime::eval::policy::{OnDrift, OnIncompatible, SchemaPolicy, WriteMode};
 
 /// The file name looked up from a program's folder upward.
@@ -51,6 +51,8 @@ pub struct SourceConfig {
     pub columns: Vec<Column>,
     /// Meaningful only when `place` is a CSV file; defaults otherwise.
     pub csv: CsvOptions,
+    /// Meaningful only when `place` is a JSON file; defaults otherwise.
+    pub json: JsonOptions,
 }
 
 /// `[targets.ID]`: where written records go.
@@ -629,7 +631,7 @@ fn parse_entries<T>(
 const SQLITE_ONLY: &[&str] = &["table", "query", "mode", "create_table", "schema"];
 
 const SOURCE_KEYS: &[&str] = &[
-    "file", "sqlite", "format", "table", "query", "columns", "csv",
+    "file", "sqlite", "format", "table", "query", "columns", "csv", "json",
 ];
 
 const TARGET_KEYS: &[&str] = &[
@@ -637,6 +639,7 @@ const TARGET_KEYS: &[&str] = &[
     "sqlite",
     "format",
     "csv",
+    "json",
     "table",
     "mode",
     "create_table",
@@ -646,10 +649,12 @@ const TARGET_KEYS: &[&str] = &[
 fn parse_source(node: &Node, id: &str, dir: &Path) -> Result<SourceConfig, ConfigError> {
     node.check_keys(SOURCE_KEYS)?;
     let place = parse_place(node, dir, EntryKind::Source)?;
+    let options = parse_options(node, &place, EntryKind::Source)?;
     Ok(SourceConfig {
         id: id.to_string(),
         columns: parse_columns(node)?,
-        csv: parse_csv(node, &place, EntryKind::Source)?,
+        csv: options.csv,
+        json: options.json,
         place,
     })
 }
@@ -659,7 +664,7 @@ fn parse_target(node: &Node, id: &str, dir: &Path) -> Result<TargetConfig, Confi
     let place = parse_place(node, dir, EntryKind::Target)?;
     Ok(TargetConfig {
         id: id.to_string(),
-        csv: parse_csv(node, &place, EntryKind::Target)?,
+        csv: parse_options(node, &place, EntryKind::Target)?.csv,
         mode: node.choice("mode", WriteMode::CHOICES)?.unwrap_or_default(),
         create_table: node.flag("create_table")?.unwrap_or(true),
         schema: parse_schema(node)?,
@@ -732,7 +737,7 @@ fn parse_sqlite_place(
     written: &str,
     kind: EntryKind,
 ) -> Result<Place, ConfigError> {
-    if let Some(key) = ["format", "csv"].into_iter().find(|k| node.has(k)) {
+    if let Some(key) = ["format", "csv", "json"].into_iter().find(|k| node.has(k)) {
         return Err(node
             .error(key, format!("`{key}` applies only to a file"))
             .with_help(Some(format!(
@@ -792,6 +797,7 @@ fn parse_column(columns: &Node, field: &str, value: &Value) -> Result<Column, Co
         external: field.to_string(),
         physical: None,
         nullable: false,
+        index: None,
     };
     match value {
         Value::String(name) if name.is_empty() => Err(columns.error(field, "is empty")),
@@ -801,10 +807,11 @@ fn parse_column(columns: &Node, field: &str, value: &Value) -> Result<Column, Co
         }
         Value::Table(_) => {
             let node = columns.node(field, value)?;
-            node.check_keys(&["name", "type", "nullable"])?;
+            node.check_keys(&["name", "type", "nullable", "index"])?;
             if let Some(name) = node.string("name")? {
                 column.external = name.to_string();
             }
+            column.index = parse_index(&node)?;
             column.physical = node.choice("type", PHYSICAL)?;
             column.nullable = node.flag("nullable")?.unwrap_or(false);
             Ok(column)
@@ -817,67 +824,92 @@ fn parse_column(columns: &Node, field: &str, value: &Value) -> Result<Column, Co
     }
 }
 
+/// `index = N`: the field reads the `N`th column (from 1), whatever the
+/// header names it.
+fn parse_index(node: &Node) -> Result<Option<usize>, ConfigError> {
+    match node.table.get("index") {
+        None => Ok(None),
+        Some(Value::Integer(n)) if *n >= 1 => Ok(usize::try_from(*n).ok()),
+        Some(Value::Integer(_)) => Err(node
+            .error("index", "a column's position counts from 1")
+            .with_help(Some("`index = 1` is the first column".to_string()))),
+        Some(other) => Err(node.expected("index", "a column's position (from 1)", other)),
+    }
+}
+
 /// Two fields reading one column would make one cell two fields' value:
 /// almost surely a slip of the pen.
 fn check_distinct_columns(columns: &Node, list: &[Column]) -> Result<(), ConfigError> {
+    let same = |a: &Column, b: &Column| match (a.index, b.index) {
+        (None, None) => a.external == b.external,
+        (a, b) => a.is_some() && a == b,
+    };
     for (i, column) in list.iter().enumerate() {
-        if let Some(other) = list[..i].iter().find(|c| c.external == column.external) {
+        if let Some(other) = list[..i].iter().find(|c| same(c, column)) {
             return Err(columns.error(
                 &column.field,
-                format!(
-                    "column `{}` is already read by the field `{}`",
-                    column.external, other.field
-                ),
+                match column.index {
+                    Some(n) => format!("column {n} is already read by the field `{}`", other.field),
+                    None => format!(
+                        "column `{}` is already read by the field `{}`",
+                        column.external, other.field
+                    ),
+                },
             ));
         }
     }
     Ok(())
 }
 
-/// `csv = { delimiter, quote, header }` (and on a target
-/// `escape_formulas`), allowed only on a CSV file.
-fn parse_csv(node: &Node, place: &Place, kind: EntryKind) -> Result<CsvOptions, ConfigError> {
-    let Some(csv) = node.child("csv")? else {
-        return Ok(CsvOptions::default());
-    };
-    if place.format() != Some(formats::csv::FORMAT.format) {
-        return Err(node
-            .error("csv", "`csv` options apply only to a CSV file")
-            .with_help(Some(format!("`{}` is not read as CSV", place.written()))));
-    }
-    match kind {
-        EntryKind::Source => csv.check_keys(&["delimiter", "quote", "header"])?,
-        EntryKind::Target => {
-            csv.check_keys(&["delimiter", "quote", "header", "escape_formulas"])?;
+/// The format's table of options (`csv = { delimiter = ";" }`, `json = {
+/// at = "/data" }`), allowed only on a file of that format: each key one of
+/// the options its sources (or targets) take, set as a program's named
+/// argument is (`Boundary::set_option`).
+fn parse_options(node: &Node, place: &Place, kind: EntryKind) -> Result<Boundary, ConfigError> {
+    let mut boundary = Boundary::default();
+    let reading = kind == EntryKind::Source;
+    for format in FORMATS.0.iter().map(|r| r.format) {
+        let key = format.name().to_ascii_lowercase();
+        if format.def().options.is_empty() {
+            continue;
         }
+        let Some(table) = node.child(&key)? else {
+            continue;
+        };
+        if place.format() != Some(format) {
+            let noun = format.name().to_ascii_uppercase();
+            return Err(node
+                .error(&key, format!("`{key}` options apply only to a {noun} file"))
+                .with_help(Some(format!("`{}` is not read as {noun}", place.written()))));
+        }
+        let names: Vec<&str> = format.options(reading).map(|o| o.name()).collect();
+        table.check_keys(&names)?;
+        for (name, value) in table.table {
+            let Some(option) = format.option(name, reading) else {
+                continue;
+            };
+            let Some(converted) = option_value(value) else {
+                return Err(table.expected(name, option.takes(), value));
+            };
+            (boundary.set_option(option, &converted))
+                .map_err(|e| table.error(name, e.message).with_help(Some(e.help)))?;
+        }
+        (boundary.check_options())
+            .map_err(|e| table.error("quote", e.message).with_help(Some(e.help)))?;
     }
-    let defaults = CsvOptions::default();
-    let options = CsvOptions {
-        delimiter: csv_byte(&csv, "delimiter")?.unwrap_or(defaults.delimiter),
-        quote: csv_byte(&csv, "quote")?.unwrap_or(defaults.quote),
-        header: csv.flag("header")?.unwrap_or(defaults.header),
-        escape_formulas: csv
-            .flag("escape_formulas")?
-            .unwrap_or(defaults.escape_formulas),
-    };
-    if options.delimiter == options.quote {
-        return Err(csv.error("quote", "the quote is the same character as the delimiter"));
-    }
-    Ok(options)
+    Ok(boundary)
 }
 
-/// A delimiter or quote: one ASCII character other than a line break, the
-/// only kind the CSV reader can split on.
-fn csv_byte(csv: &Node, name: &str) -> Result<Option<u8>, ConfigError> {
-    let Some(text) = csv.string(name)? else {
-        return Ok(None);
-    };
-    match text.as_bytes() {
-        [byte] if byte.is_ascii() && !matches!(byte, b'\n' | b'\r') => Ok(Some(*byte)),
-        _ => Err(csv
-            .error(name, format!("must be one ASCII character, found {text:?}"))
-            .with_help(Some(format!("for example `{name} = \";\"`")))),
-    }
+/// A TOML value as the value a format option is given in a program.
+fn option_value(value: &Value) -> Option<crate::runtime::value::Value> {
+    use crate::runtime::value::Value as V;
+    Some(match value {
+        Value::String(s) => V::str(s.as_str()),
+        Value::Boolean(b) => V::Bool(*b),
+        Value::Integer(n) => V::Int(*n),
+        Value::Array(items) => V::list(items.iter().map(option_value).collect::<Option<_>>()?),
+        _ => return None,
+    })
 }
 
 /// `schema = { on_drift, allow_type_widening, on_incompatible,
@@ -958,7 +990,7 @@ mod tests {
 file = "data/orders.csv"
 format = "csv"
 columns = { order_id = "Order ID", amount = { name = "Amount", type = "float", nullable = true } }
-csv = { delimiter = ";", quote = "'", header = false }
+csv = { delimiter = ";", quote = "'", header = false, nulls = ["NA"], encoding = "latin1" }
 
 [sources.legacy]
 sqlite = "legacy.db"
@@ -1002,9 +1034,11 @@ schema = { on_drift = "evolve", allow_type_widening = false, on_incompatible = "
         assert_eq!(
             orders.csv,
             CsvOptions {
-                delimiter: b';',
+                delimiter: Some(b';'),
                 quote: b'\'',
                 header: false,
+                nulls: Some(vec!["NA".into()]),
+                encoding: crate::runtime::eval::io::Encoding::Latin1,
                 escape_formulas: false,
             }
         );
@@ -1062,7 +1096,7 @@ schema = { on_drift = "evolve", allow_type_widening = false, on_incompatible = "
         assert_eq!(b.csv, CsvOptions::default());
         assert_eq!(
             (b.csv.delimiter, b.csv.quote, b.csv.header),
-            (b',', b'"', true)
+            (None, b'"', true)
         );
         assert!(b.columns.is_empty());
         let t = config.target("t").unwrap();
@@ -1223,6 +1257,30 @@ schema = { on_drift = "evolve", allow_type_widening = false, on_incompatible = "
         }
         let e = error("[sources.o]\nfile = \"o.csv\"\ncsv = { quote = \",\" }\n");
         assert_eq!(e.key, "sources.o.csv.quote");
+    }
+
+    /// Each format's options in its own table, checked as a program's
+    /// named arguments are.
+    #[test]
+    fn format_options_are_read_and_checked() {
+        let config =
+            parse("[sources.d]\nfile = \"d.json\"\njson = { at = \"/a~1b/c\" }\n").unwrap();
+        let at = config.source("d").unwrap().json.at.clone().unwrap();
+        assert_eq!(at.steps, ["a/b", "c"]);
+        let e = error("[sources.d]\nfile = \"d.json\"\njson = { at = \"data\" }\n");
+        assert_eq!(e.key, "sources.d.json.at");
+        assert!(e.help.unwrap().contains("JSON pointer"));
+        let e = error("[sources.d]\nfile = \"d.csv\"\njson = { at = \"/data\" }\n");
+        assert_eq!(e.key, "sources.d.json");
+        let e = error("[sources.d]\nfile = \"d.csv\"\ncsv = { encoding = \"ebcdic\" }\n");
+        assert_eq!(e.key, "sources.d.csv.encoding");
+        assert!(e.help.unwrap().contains("`latin1`"));
+        let e = error("[sources.d]\nfile = \"d.csv\"\ncsv = { nulls = \"NA\" }\n");
+        assert_eq!(e.key, "sources.d.csv.nulls");
+        let e = error("[sources.d]\nfile = \"d.csv\"\ncsv = { escape_formulas = true }\n");
+        assert_eq!(e.key, "sources.d.csv.escape_formulas");
+        let e = error("[sources.d]\nfile = \"d.csv\"\ncolumns = { a = { index = 0 } }\n");
+        assert_eq!(e.key, "sources.d.columns.a.index");
     }
 
     #[test]

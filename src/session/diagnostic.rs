@@ -276,6 +276,13 @@ impl From<&CheckError> for Diag {
                 "unknown",
             )
             .help_opt(did_you_mean(candidates)),
+            FormatOption { message, help, span } => Diag::error(
+                "hql::format_option",
+                message.clone(),
+                span.clone(),
+                "here",
+            )
+            .help(help.clone()),
             MissingNamedArg { name, func, span } => Diag::error(
                 "hql::missing_named_argument",
                 format!("`{func}` needs the named argument `{name}`"),

@@ -14,12 +14,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use std::sync::{Arc, Mutex};
 
-use crate::runtime::eval::io::{Boundary, Column, CsvOptions, Database, Seekable, Select};
+use crate::runtime::builtins::Compression;
+use crate::runtime::eval::io::{
+    Boundary, Column, CsvOptions, Database, JsonOptions, Seekable, Select, Unreadable,
+};
 use crate::runtime::eval::policy::{OnDrift, TableTarget};
 use crate::runtime::eval::{CommitStep, Pending};
 use crate::runtime::eval::{
     Host, PendingFile, Place, Result, RuntimeError, SourceSpec, TargetSpec,
 };
+use crate::session::compressed::{self, Encoded};
 use crate::session::config::{self, Config, ConfigError};
 
 /// Files and standard input of the machine `hql` runs on.
@@ -49,11 +53,17 @@ struct Snapshot {
     temp: PathBuf,
     len: u64,
     tail: Vec<u8>,
+    /// A compressed target: its stream's end is written only at commit,
+    /// so the run cannot read it.
+    compressed: Option<Compression>,
 }
 
 impl Snapshot {
     /// The snapshot's bytes from `offset` on.
     fn open_at(&self, offset: u64) -> io::Result<Box<dyn BufRead>> {
+        if let Some(compression) = self.compressed {
+            return Err(unreadable_target(compression));
+        }
         let mut file = open_for_reading(&self.temp.to_string_lossy())?;
         let from = offset.min(self.len);
         file.seek(SeekFrom::Start(from))?;
@@ -63,6 +73,20 @@ impl Snapshot {
             .chain(io::Cursor::new(self.tail[tail_from..].to_vec()));
         Ok(Box::new(BufReader::with_capacity(1 << 16, bytes)))
     }
+}
+
+/// Why a compressed target this run writes cannot be read by the run.
+fn unreadable_target(compression: Compression) -> io::Error {
+    Unreadable {
+        message: format!(
+            "it is a {} target this run writes, and its end is written only when the run commits",
+            compression.name()
+        ),
+        help: Some(
+            "read it in a later run, or write it uncompressed to read it back in this one".into(),
+        ),
+    }
+    .into_io()
 }
 
 /// What standard input holds besides data, so `stdin()` cannot read it.
@@ -237,7 +261,7 @@ impl Host for FsHost {
             self.sweep(&dir);
         }
         let file = open_for_reading(path)?;
-        Ok(Box::new(BufReader::with_capacity(1 << 16, file)))
+        compressed::sniffed(BufReader::with_capacity(1 << 16, file))
     }
 
     /// A file written by an earlier statement of the run is refused: a
@@ -266,7 +290,10 @@ impl Host for FsHost {
         if self.stdin_holds.is_some() {
             return None;
         }
-        Some(Box::new(BufReader::with_capacity(1 << 16, WaitingStdin)))
+        Some(compressed::sniffed_or_failing(BufReader::with_capacity(
+            1 << 16,
+            WaitingStdin,
+        )))
     }
 
     fn stdin_unavailable(&self) -> RuntimeError {
@@ -288,21 +315,46 @@ impl Host for FsHost {
         if let Some(snapshot) = self.snapshot(path) {
             return snapshot.open_at(offset);
         }
+        if self.compression(path).is_some() {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "a compressed file is read from its start",
+            ));
+        }
         let mut file = open_for_reading(path)?;
         file.seek(SeekFrom::Start(offset))?;
         Ok(Box::new(BufReader::with_capacity(1 << 16, file)))
     }
 
     /// The length of a regular file: a FIFO or a device has none, so it is
-    /// read once, front to back, and never split or peeked at.
+    /// read once, front to back, and never split or peeked at; nor has a
+    /// compressed file, whose bytes are not the ones read.
     fn file_len(&self, path: &str) -> Option<u64> {
         if let Some(snapshot) = self.snapshot(path) {
-            return Some(snapshot.len + snapshot.tail.len() as u64);
+            let len = snapshot.len + snapshot.tail.len() as u64;
+            return snapshot.compressed.is_none().then_some(len);
         }
-        std::fs::metadata(path)
-            .ok()
+        let len = (std::fs::metadata(path).ok())
             .filter(|m| m.is_file())
-            .map(|m| m.len())
+            .map(|m| m.len())?;
+        self.compression(path).is_none().then_some(len)
+    }
+
+    /// A regular file's first bytes tell; a FIFO or a device is not
+    /// peeked at (its bytes would be gone).
+    fn compression(&self, path: &str) -> Option<Compression> {
+        if let Some(snapshot) = self.snapshot(path) {
+            return snapshot.compressed;
+        }
+        if !std::fs::metadata(path).ok()?.is_file() {
+            return None;
+        }
+        let file = open_for_reading(path).ok()?;
+        let mut start = Vec::with_capacity(Compression::MAGIC_LEN);
+        (file.take(Compression::MAGIC_LEN as u64))
+            .read_to_end(&mut start)
+            .ok()?;
+        Compression::of_bytes(&start)
     }
 
     fn create_file(&self, path: &str) -> io::Result<Box<dyn PendingFile>> {
@@ -312,7 +364,8 @@ impl Host for FsHost {
             || std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
         if special {
             let file = File::options().write(true).open(path)?;
-            return Ok(Box::new(Stream(BufWriter::new(file), path.to_string())));
+            let out = BufWriter::new(Encoded::for_name(path, file)?);
+            return Ok(Box::new(Stream(Some(out), path.to_string())));
         }
         // A link is followed: the file it names is replaced, the link stays.
         let target = self.checked_target(path)?;
@@ -404,7 +457,7 @@ impl Host for FsHost {
                 name: id.into(),
                 place: Place::Database(database),
                 format: crate::formats::sqlite::FORMAT.format,
-                boundary: boundary(&source.columns, &source.csv),
+                boundary: boundary(&source.columns, &source.csv, &source.json),
             });
         }
         let (path, format) = file_place(&source.place)?;
@@ -412,7 +465,7 @@ impl Host for FsHost {
             name: id.into(),
             place: Place::File(path),
             format,
-            boundary: boundary(&source.columns, &source.csv),
+            boundary: boundary(&source.columns, &source.csv, &source.json),
         })
     }
 
@@ -488,7 +541,7 @@ impl Host for FsHost {
             whole: format.writes_whole(&path),
             path,
             format,
-            boundary: boundary(&[], &target.csv),
+            boundary: boundary(&[], &target.csv, &JsonOptions::default()),
             table: None,
         })
     }
@@ -506,15 +559,35 @@ impl Host for FsHost {
 
 /// A target that is not a regular file (a FIFO, a device): written
 /// directly, so what was written before a stop stays written.
-struct Stream(BufWriter<File>, String);
+struct Stream(Option<BufWriter<Encoded<File>>>, String);
+
+impl Stream {
+    fn out(&mut self) -> io::Result<&mut BufWriter<Encoded<File>>> {
+        self.0
+            .as_mut()
+            .ok_or_else(|| io::Error::other("the target is closed"))
+    }
+
+    /// Write what is buffered, and a compressed stream's end.
+    fn finish(&mut self) -> io::Result<()> {
+        match self.0.take() {
+            Some(out) => out
+                .into_inner()
+                .map_err(|e| e.into_error())?
+                .finish()?
+                .flush(),
+            None => Ok(()),
+        }
+    }
+}
 
 impl Write for Stream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.write(buf)
+        self.out()?.write(buf)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.0.flush()
+        self.out()?.flush()
     }
 }
 
@@ -524,7 +597,7 @@ impl Pending for Stream {
     }
 
     fn prepare(&mut self, _run: &str) -> io::Result<()> {
-        self.0.flush()
+        self.finish()
     }
 
     fn step(&self) -> CommitStep {
@@ -532,11 +605,11 @@ impl Pending for Stream {
     }
 
     fn commit(mut self: Box<Self>) -> io::Result<()> {
-        self.0.flush()
+        self.finish()
     }
 
     fn abandon(mut self: Box<Self>) {
-        let _ = self.0.flush();
+        let _ = self.finish();
     }
 }
 
@@ -553,7 +626,7 @@ struct TempFile {
     named: String,
     target: PathBuf,
     temp: PathBuf,
-    out: Option<BufWriter<Flushing>>,
+    out: Option<BufWriter<Encoded<Flushing>>>,
     /// Written out and synced (`prepare`).
     synced: Option<File>,
     /// Renamed over the target: nothing to remove.
@@ -582,11 +655,16 @@ impl TempFile {
             temp,
             out: Some(BufWriter::with_capacity(
                 1 << 16,
-                Flushing {
-                    file,
-                    written: 0,
-                    started: 0,
-                },
+                // The name as the program wrote it, whose extensions
+                // chose the format too.
+                Encoded::for_name(
+                    named,
+                    Flushing {
+                        file,
+                        written: 0,
+                        started: 0,
+                    },
+                )?,
             )),
             synced: None,
             settled: false,
@@ -594,7 +672,7 @@ impl TempFile {
         })
     }
 
-    fn out(&mut self) -> io::Result<&mut BufWriter<Flushing>> {
+    fn out(&mut self) -> io::Result<&mut BufWriter<Encoded<Flushing>>> {
         self.out
             .as_mut()
             .ok_or_else(|| io::Error::other("the target is closed"))
@@ -704,7 +782,8 @@ impl Pending for TempFile {
         let Some(out) = self.out.take() else {
             return Ok(());
         };
-        let flushing = out.into_inner().map_err(|e| e.into_error())?;
+        let encoded = out.into_inner().map_err(|e| e.into_error())?;
+        let flushing = encoded.finish()?;
         flushing
             .file
             .sync_all()
@@ -746,10 +825,15 @@ impl Pending for TempFile {
 }
 
 impl PendingFile for TempFile {
+    /// A compressed target is not flushed (a flush would cut its stream
+    /// short of the best compression), since the run cannot read it.
     fn publish(&mut self, tail: &[u8]) -> io::Result<()> {
         let out = self.out()?;
-        out.flush()?;
-        let len = out.get_ref().written;
+        let compressed = out.get_ref().compression();
+        if compressed.is_none() {
+            out.flush()?;
+        }
+        let len = out.get_ref().plain().map_or(0, |f| f.written);
         if let Ok(mut published) = self.published.lock() {
             published.insert(
                 self.target.clone(),
@@ -757,6 +841,7 @@ impl PendingFile for TempFile {
                     temp: self.temp.clone(),
                     len,
                     tail: tail.to_vec(),
+                    compressed,
                 },
             );
         }
@@ -822,9 +907,10 @@ impl FsHost {
 }
 
 /// The schema boundary of a configured source or target.
-fn boundary(columns: &[Column], csv: &CsvOptions) -> Boundary {
+fn boundary(columns: &[Column], csv: &CsvOptions, json: &JsonOptions) -> Boundary {
     Boundary {
         columns: columns.to_vec(),
-        csv: *csv,
+        csv: csv.clone(),
+        json: json.clone(),
     }
 }

@@ -7,6 +7,7 @@
 //! into the earlier entry that declared a type.
 
 pub mod commit;
+pub mod compressed;
 pub mod config;
 pub mod diagnostic;
 pub mod host;

@@ -5,7 +5,8 @@
 
 use std::io::{self, BufRead};
 
-use crate::runtime::eval::io::LineReader;
+use super::pointer::{Met, Walk};
+use crate::runtime::eval::io::{LineReader, Pointer, Unreadable};
 use crate::runtime::json::{
     byte_set, fill, is_json_space, strip_line_end, Decoder, BOM, HUGE_LINE,
 };
@@ -29,6 +30,13 @@ pub struct DecodeFailure {
     /// The line was longer than the longest allowed (`eval::io::max_line`):
     /// no failure record of its own, but the end of the reading, an error.
     pub too_long: bool,
+    /// The bytes could not be read on, as the host explains (a compressed
+    /// stream cut short): no failure record either, but the end of the
+    /// reading, an error.
+    pub unreadable: Option<Unreadable>,
+    /// The pointer `at` names nothing, or no array: the end of the reading,
+    /// an error naming this pointer.
+    pub at: Option<String>,
 }
 
 impl DecodeFailure {
@@ -37,6 +45,8 @@ impl DecodeFailure {
             message: message.into(),
             raw: String::from_utf8_lossy(raw).into_owned(),
             too_long: false,
+            unreadable: None,
+            at: None,
         }
     }
 
@@ -49,6 +59,8 @@ impl DecodeFailure {
             message: message.into(),
             raw,
             too_long: false,
+            unreadable: None,
+            at: None,
         }
     }
 
@@ -81,10 +93,14 @@ pub struct JsonSource<R: BufRead> {
     line_reader: Option<LineReader>,
     /// The longest line (or array element) read, in bytes.
     max_line: usize,
+    /// The walk to the array `at` names, and over the rest of its document.
+    walk: Option<Walk>,
 }
 
 enum Layout {
     Unknown,
+    /// Walking the document outside the array `at` names.
+    Seek,
     Lines,
     Array(ElementScanner),
     Finished,
@@ -101,6 +117,76 @@ impl<R: BufRead> JsonSource<R> {
             layout: Layout::Unknown,
             line_reader: None,
             max_line: crate::runtime::limits::max_line(),
+            walk: None,
+        }
+    }
+
+    /// The elements of the array `pointer` names inside the one document
+    /// `reader` holds.
+    pub fn at(reader: R, pointer: &Pointer) -> JsonSource<R> {
+        JsonSource {
+            layout: Layout::Seek,
+            walk: Some(Walk::new(pointer)),
+            ..JsonSource::new(reader)
+        }
+    }
+
+    /// Walk on to the array `at` names (its elements then read by the
+    /// element scanner), or over the rest of the document after it.
+    fn seek(&mut self) -> Option<Decoded> {
+        if self.lines_read == 0 && !self.walk.as_ref()?.begun() {
+            if let Err(e) = self.skip_bom() {
+                return Some(self.io_failure(&e));
+            }
+        }
+        loop {
+            let walk = self.walk.as_mut()?;
+            let buf = match fill(&mut self.reader) {
+                Ok(buf) => buf,
+                Err(e) => return Some(self.io_failure(&e)),
+            };
+            let (used, met) = match buf.is_empty() {
+                true => (0, Some(walk.at_end())),
+                false => {
+                    let (used, met) = walk.feed(buf);
+                    (used, met.map(Some))
+                }
+            };
+            self.lines_read += count_newlines(&buf[..used]);
+            self.reader.consume(used);
+            match met {
+                None => continue,
+                Some(Some(Met::Array)) => {
+                    let mut scanner = ElementScanner::new();
+                    scanner.max_line = self.max_line;
+                    scanner.nested = true;
+                    self.layout = Layout::Array(scanner);
+                    return self.next_element();
+                }
+                Some(met) => {
+                    self.layout = Layout::Finished;
+                    return met.map(|met| self.met(met));
+                }
+            }
+        }
+    }
+
+    /// What the walk met, as a failure on the line it stands on.
+    fn met(&self, met: Met) -> Decoded {
+        let pointer = self.walk.as_ref().map(|w| w.pointer.clone());
+        let failure = match met {
+            Met::Missing(why) => DecodeFailure {
+                at: pointer,
+                ..DecodeFailure::new(why, b"")
+            },
+            Met::Malformed(why) => {
+                DecodeFailure::new(format!("the document is not well-formed: {why}"), b"")
+            }
+            Met::Array => DecodeFailure::new("a second array where `at` points", b""),
+        };
+        Decoded {
+            line: self.lines_read + 1,
+            result: Err(failure),
         }
     }
 
@@ -143,7 +229,10 @@ impl<R: BufRead> JsonSource<R> {
 
     fn io_failure(&mut self, error: &io::Error) -> Decoded {
         self.layout = Layout::Finished;
-        let failure = DecodeFailure::new(format!("read error: {error}"), b"");
+        let failure = DecodeFailure {
+            unreadable: Unreadable::of(error).cloned(),
+            ..DecodeFailure::new(format!("read error: {error}"), b"")
+        };
         Decoded {
             line: self.lines_read + 1,
             result: Err(failure),
@@ -282,6 +371,11 @@ impl<R: BufRead> JsonSource<R> {
                 return Some(self.too_long(line));
             }
         }
+        if let Some(walk) = &mut self.walk {
+            walk.resume();
+            self.layout = Layout::Seek;
+            return self.seek();
+        }
         self.layout = Layout::Finished;
         None
     }
@@ -299,6 +393,7 @@ impl<R: BufRead> Iterator for JsonSource<R> {
         match self.layout {
             Layout::Lines => self.next_line(),
             Layout::Array(_) => self.next_element(),
+            Layout::Seek => self.seek(),
             Layout::Unknown | Layout::Finished => None,
         }
     }
@@ -378,6 +473,8 @@ struct ElementScanner {
     start_line: u64,
     /// The longest element allowed, in bytes.
     max_line: usize,
+    /// Is the array inside a document (`at`)? Its `]` ends the scanning.
+    nested: bool,
 }
 
 impl ElementScanner {
@@ -390,6 +487,7 @@ impl ElementScanner {
             text: Vec::new(),
             start_line: 0,
             max_line: usize::MAX,
+            nested: false,
         }
     }
 
@@ -403,6 +501,9 @@ impl ElementScanner {
     ) -> (usize, Option<Decoded>) {
         let mut taken = 0;
         while let Some(rest) = bytes.get(taken..).filter(|rest| !rest.is_empty()) {
+            if self.phase == Phase::Done {
+                break;
+            }
             let passed = match self.phase {
                 Phase::Trailing => self.trailing_run(rest),
                 _ => self.plain_run(rest),
@@ -469,11 +570,11 @@ impl ElementScanner {
         self.start_line = line;
         match byte {
             b']' if self.phase == Phase::BeforeFirst => {
-                self.phase = Phase::AfterArray;
+                self.phase = self.after_array();
                 None
             }
             b']' => {
-                self.phase = Phase::AfterArray;
+                self.phase = self.after_array();
                 Some(self.missing_element())
             }
             b',' => {
@@ -502,7 +603,7 @@ impl ElementScanner {
                 b',' | b']' if self.depth == 0 => {
                     self.phase = match byte {
                         b',' => Phase::BeforeNext,
-                        _ => Phase::AfterArray,
+                        _ => self.after_array(),
                     };
                     return Some(self.decode_element(decoder));
                 }
@@ -511,6 +612,15 @@ impl ElementScanner {
         }
         self.text.push(byte);
         None
+    }
+
+    /// Where the scanner stands after the array's `]`: done, when the
+    /// array is inside a document whose walk goes on.
+    fn after_array(&self) -> Phase {
+        match self.nested {
+            true => Phase::Done,
+            false => Phase::AfterArray,
+        }
     }
 
     /// Follows a string inside an element.

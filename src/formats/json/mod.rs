@@ -10,18 +10,19 @@ use std::io::Write;
 use std::rc::Rc;
 
 use super::write_error;
-use crate::runtime::builtins::{Format, FormatDef};
+use crate::runtime::builtins::{Format, FormatDef, FormatOption};
 use crate::runtime::contract::Contract;
 use crate::runtime::eval::io::{
     line_too_long, Boundary, Codec, Decoded, DecodedRecords, Input, JsonInput, JsonText,
     LineReader, Plain, RecordWriter, Registered, SourceSpec, TargetSpec,
 };
-use crate::runtime::eval::{check_interrupt, Item, Items, Origin, Result};
+use crate::runtime::eval::{check_interrupt, Item, Items, Origin, Result, RuntimeError};
 use crate::runtime::json::write_json;
 use crate::runtime::validate::decode_failure;
 use crate::runtime::value::{Record, Value};
 
 mod framing;
+mod pointer;
 
 use framing::JsonSource;
 
@@ -39,6 +40,7 @@ pub const FORMAT: Registered = Registered {
         more_extensions: &["ndjson"],
         whole_extensions: &["json"],
         synonyms: &["jsonl", "ndjson", "jsonlines"],
+        options: &[FormatOption::At],
     }),
     codec: &JSON,
 };
@@ -57,7 +59,11 @@ impl Codec for Json {
         let input = input.bytes(spec)?;
         let name = spec.name.clone();
         let boundary = spec.boundary.clone();
-        Ok(Box::new(Plain(JsonSource::new(input).map(move |d| {
+        let source = match &spec.boundary.json.at {
+            Some(pointer) => JsonSource::at(input, pointer),
+            None => JsonSource::new(input),
+        };
+        Ok(Box::new(Plain(source.map(move |d| {
             let (value, origin) = record(d, &name, 0)?;
             let value = renamed(value, &boundary);
             Ok(Decoded { value, origin })
@@ -107,6 +113,16 @@ impl JsonText for Json {
     }
 }
 
+/// The error of a pointer `at` that names no array in the source `name`.
+fn pointer_missing(name: &str, f: &framing::DecodeFailure) -> RuntimeError {
+    let pointer = f.at.as_deref().unwrap_or_default();
+    RuntimeError::new(
+        "hql::io",
+        format!("cannot read {name}: the pointer `at: {pointer:?}` {}", f.message),
+    )
+    .with_help("`at` names the array that holds the records, from the document's root: `\"/data\"` for `{\"data\": [...]}`")
+}
+
 /// A record of the source `name` as read (or its `decode` failure), with
 /// its origin; a line too long ends the reading with an error.
 fn record(d: framing::Decoded, name: &Rc<str>, lines_before: u64) -> Result<(Value, Origin)> {
@@ -118,6 +134,11 @@ fn record(d: framing::Decoded, name: &Rc<str>, lines_before: u64) -> Result<(Val
     let value = match d.result {
         Ok(v) => v,
         Err(f) if f.too_long => return Err(line_too_long(name, origin.line)),
+        Err(framing::DecodeFailure {
+            unreadable: Some(u),
+            ..
+        }) => return Err(u.error(name)),
+        Err(f) if f.at.is_some() => return Err(pointer_missing(name, &f)),
         Err(f) => decode_failure(&origin, f.raw, f.message),
     };
     Ok((value, origin))

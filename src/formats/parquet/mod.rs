@@ -60,6 +60,7 @@ pub const FORMAT: Registered = Registered {
         more_extensions: &[],
         whole_extensions: &[],
         synonyms: &["pq"],
+        options: &[],
     }),
     codec: &PARQUET,
 };

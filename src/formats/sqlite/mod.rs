@@ -184,6 +184,7 @@ pub const FORMAT: Registered = Registered {
         more_extensions: &[],
         whole_extensions: &[],
         synonyms: &[],
+        options: &[],
     }),
     codec: &SQLITE,
 };

@@ -16,7 +16,7 @@ use std::rc::Rc;
 
 use super::policy::TableTarget;
 use super::{Items, Origin, Result};
-use crate::runtime::builtins::Format;
+use crate::runtime::builtins::{Format, FormatOption};
 use crate::runtime::contract::Contract;
 use crate::runtime::value::Value;
 
@@ -32,6 +32,54 @@ pub fn line_too_long(source: &str, line: u64) -> super::RuntimeError {
         ),
     )
     .with_help("a larger limit is `--max-line` with a size in bytes, such as `--max-line 1G`")
+}
+
+/// Why a source's bytes cannot be read on, where the host knows more than
+/// an I/O error says: a compressed stream cut short or corrupt, a
+/// compressed target this run is writing. Carried inside the
+/// `std::io::Error` its reader gives (`into_io`), it ends the source with
+/// an `hql::io` error naming it (`error`), never a `decode` failure: what
+/// follows cannot be read at all, and the records before it were read as
+/// usual.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unreadable {
+    pub message: String,
+    pub help: Option<String>,
+}
+
+impl Unreadable {
+    /// What `e` says, when a host made it of an `Unreadable`.
+    pub fn of(e: &std::io::Error) -> Option<&Unreadable> {
+        e.get_ref()?.downcast_ref::<Unreadable>()
+    }
+
+    pub fn into_io(self) -> std::io::Error {
+        std::io::Error::new(std::io::ErrorKind::InvalidData, self)
+    }
+
+    /// The error that ends the reading of `source`.
+    pub fn error(&self, source: &str) -> super::RuntimeError {
+        let error =
+            super::RuntimeError::new("hql::io", format!("cannot read {source}: {}", self.message));
+        match &self.help {
+            Some(help) => error.with_help(help.clone()),
+            None => error,
+        }
+    }
+}
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Unreadable {}
+
+/// The error that ends the reading of `source` when `e` says it cannot be
+/// read on ([`Unreadable`]); `None` for any other I/O error.
+pub fn unreadable(source: &str, e: &std::io::Error) -> Option<super::RuntimeError> {
+    Unreadable::of(e).map(|u| u.error(source))
 }
 
 /// A format with its codec: one entry of the registry
@@ -75,7 +123,8 @@ impl Formats {
             .filter(|f| f.def().in_programs)
     }
 
-    /// The format of files named like `path`, by its extension.
+    /// The format of files named like `path`, by its extension (the one
+    /// before a compression's: `orders.csv.gz` is CSV).
     pub fn of_path(&self, path: &str) -> Option<Format> {
         self.in_programs().find(|f| f.is_format_of(path))
     }
@@ -94,7 +143,7 @@ impl Formats {
     /// extension's, or the one it is a synonym of (`.tsv`: `Csv`).
     pub fn meant_by(&self, path: &str) -> Option<Format> {
         self.of_path(path).or_else(|| {
-            let ext = std::path::Path::new(path).extension()?.to_str()?;
+            let ext = crate::runtime::builtins::format_extension(path)?;
             let meant = self.synonym(ext)?;
             self.named(meant)
         })
@@ -225,20 +274,33 @@ impl SourceSpec {
     }
 }
 
-/// The schema boundary of a configured source or target.
+/// The schema boundary of a source or target, with its format's options
+/// (tooling.md, "Format options"): from `hql.toml`, from the named
+/// arguments after the format in a program, or from `hql vet`'s and `hql
+/// infer`'s flags, each set through [`Boundary::set_option`].
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Boundary {
     pub columns: Vec<Column>,
     pub csv: CsvOptions,
+    pub json: JsonOptions,
 }
 
 impl Boundary {
     /// The field an external column name stands for.
     pub fn field_of<'a>(&'a self, external: &'a str) -> (&'a str, Option<&'a Column>) {
-        match self.columns.iter().find(|c| c.external == external) {
+        match self
+            .columns
+            .iter()
+            .find(|c| c.index.is_none() && c.external == external)
+        {
             Some(c) => (&c.field, Some(c)),
             None => (external, None),
         }
+    }
+
+    /// The column that renames the `position`th column (from 1), if any.
+    pub fn at_position(&self, position: usize) -> Option<&Column> {
+        self.columns.iter().find(|c| c.index == Some(position))
     }
 
     /// The external column name of a field.
@@ -248,16 +310,324 @@ impl Boundary {
             .find(|c| c.field == field)
             .map_or(field, |c| &c.external)
     }
+
+    /// Set `option` to `value`: a string, a flag or a list of strings as
+    /// the option takes (`FormatOption::takes`).
+    pub fn set_option(
+        &mut self,
+        option: FormatOption,
+        value: &Value,
+    ) -> std::result::Result<(), OptionError> {
+        let csv = &mut self.csv;
+        match option {
+            FormatOption::Delimiter => csv.delimiter = Some(one_character(option, value)?),
+            FormatOption::Quote => csv.quote = one_character(option, value)?,
+            FormatOption::Header => csv.header = flag(option, value)?,
+            FormatOption::EscapeFormulas => csv.escape_formulas = flag(option, value)?,
+            FormatOption::Nulls => csv.nulls = Some(strings(option, value)?),
+            FormatOption::Encoding => csv.encoding = Encoding::named(text(option, value)?)?,
+            FormatOption::At => self.json.at = Some(Pointer::parse(text(option, value)?)?),
+        }
+        Ok(())
+    }
+
+    /// Set each of `options` (a record of option names and values, as a
+    /// program's named arguments give them) of a source (`reading`) or a
+    /// target of `format`, then check them together.
+    pub fn set_options(
+        &mut self,
+        format: Format,
+        reading: bool,
+        options: &Value,
+    ) -> std::result::Result<(), OptionError> {
+        let Value::Record(options) = options else {
+            return Ok(());
+        };
+        for (name, value) in options.iter() {
+            let option = (format.option(name, reading))
+                .ok_or_else(|| OptionError::unknown(format, name, reading))?;
+            self.set_option(option, value)?;
+        }
+        self.check_options()
+    }
+
+    /// What no single option can say wrong: a delimiter that is also the
+    /// quote.
+    pub fn check_options(&self) -> std::result::Result<(), OptionError> {
+        // (A `.tsv` file's tab is never a quote one can write.)
+        if self.csv.delimiter.unwrap_or(b',') == self.csv.quote {
+            return Err(OptionError::new(
+                format!(
+                    "the delimiter `{}` is also the quote",
+                    char::from(self.csv.quote)
+                ),
+                "give `quote` another character: `quote: \"'\"`",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A format option's value that cannot be: why, and what to write.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OptionError {
+    pub message: String,
+    pub help: String,
+}
+
+impl OptionError {
+    fn new(message: impl Into<String>, help: impl Into<String>) -> OptionError {
+        OptionError {
+            message: message.into(),
+            help: help.into(),
+        }
+    }
+
+    /// `option`'s value is not of the kind it takes.
+    fn kind(option: FormatOption, value: &Value, example: &str) -> OptionError {
+        OptionError::new(
+            format!(
+                "`{}` takes {}, found {}",
+                option.name(),
+                option.takes(),
+                value.kind_article()
+            ),
+            format!("for example `{}: {example}`", option.name()),
+        )
+    }
+
+    /// `name` is no option of `format`'s sources (`reading`) or targets.
+    pub fn unknown(format: Format, name: &str, reading: bool) -> OptionError {
+        let noun = if reading { "source" } else { "target" };
+        let known: Vec<String> = (format.options(reading))
+            .map(|o| format!("`{}`", o.name()))
+            .collect();
+        let help = match known.is_empty() {
+            true => format!("a {} {noun} takes no options", format.name()),
+            false => format!("a {} {noun} takes {}", format.name(), listed(known, "and")),
+        };
+        OptionError::new(
+            format!("a {} {noun} has no option `{name}`", format.name()),
+            help,
+        )
+    }
+
+    /// As a runtime error (a value known only when the source opens).
+    pub fn into_runtime(self) -> super::RuntimeError {
+        super::RuntimeError::new("hql::format_option", self.message).with_help(self.help)
+    }
+}
+
+fn text(option: FormatOption, value: &Value) -> std::result::Result<&str, OptionError> {
+    value
+        .as_str()
+        .ok_or_else(|| OptionError::kind(option, value, "\"…\""))
+}
+
+fn flag(option: FormatOption, value: &Value) -> std::result::Result<bool, OptionError> {
+    match value {
+        Value::Bool(b) => Ok(*b),
+        _ => Err(OptionError::kind(option, value, "false")),
+    }
+}
+
+fn strings(option: FormatOption, value: &Value) -> std::result::Result<Vec<String>, OptionError> {
+    let kind = || OptionError::kind(option, value, "[\"NA\", \"\"]");
+    let Value::List(items) = value else {
+        return Err(kind());
+    };
+    (items.iter())
+        .map(|v| v.as_str().map(str::to_string).ok_or_else(kind))
+        .collect()
+}
+
+/// A delimiter or quote: one ASCII character other than a line break, the
+/// only kind the CSV reader splits on.
+fn one_character(option: FormatOption, value: &Value) -> std::result::Result<u8, OptionError> {
+    let text = text(option, value)?;
+    match text.as_bytes() {
+        [byte] if !matches!(byte, b'\n' | b'\r') && byte.is_ascii() => Ok(*byte),
+        _ => Err(OptionError::new(
+            format!("`{}` is one ASCII character, not {text:?}", option.name()),
+            format!(
+                "for example `{}: \"{}\"` (a tab is `\"\\t\"`)",
+                option.name(),
+                if option == FormatOption::Quote {
+                    "'"
+                } else {
+                    ";"
+                }
+            ),
+        )),
+    }
+}
+
+/// How a CSV file is laid out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CsvOptions {
+    /// `None`: the file's own default, a tab for a `.tsv` file and a comma
+    /// for any other (`CsvOptions::delimiter_for`).
+    pub delimiter: Option<u8>,
+    pub quote: u8,
+    pub header: bool,
+    /// The unquoted cell texts read as absent (null where the field admits
+    /// it); `None`: the empty cell only.
+    pub nulls: Option<Vec<String>>,
+    pub encoding: Encoding,
+    /// A target's cells that start as a spreadsheet formula does (`=`,
+    /// `+`, `-`, `@`, a tab) are written after a `'`.
+    pub escape_formulas: bool,
+}
+
+impl Default for CsvOptions {
+    fn default() -> CsvOptions {
+        CsvOptions {
+            delimiter: None,
+            quote: b'"',
+            header: true,
+            nulls: None,
+            encoding: Encoding::Utf8,
+            escape_formulas: false,
+        }
+    }
+}
+
+impl CsvOptions {
+    /// The delimiter of the file `path` (none: standard input).
+    pub fn delimiter_for(&self, path: Option<&str>) -> u8 {
+        // `rows.tsv.gz` is tab-separated too: the extension before a
+        // compression's decides, as it decides the format.
+        let tsv = path
+            .and_then(crate::runtime::builtins::format_extension)
+            .is_some_and(|e| e.eq_ignore_ascii_case("tsv"));
+        self.delimiter.unwrap_or(if tsv { b'\t' } else { b',' })
+    }
+
+    /// Does an unquoted cell of this text read as absent or null?
+    pub fn is_null(&self, cell: &[u8]) -> bool {
+        match &self.nulls {
+            None => cell.is_empty(),
+            Some(nulls) => nulls.iter().any(|n| n.as_bytes() == cell),
+        }
+    }
+}
+
+/// The text encoding of a CSV file; a byte-order mark overrides it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    Utf8,
+    Latin1,
+    Windows1252,
+    Utf16,
+}
+
+impl Encoding {
+    pub const ALL: &'static [Encoding] = &[
+        Encoding::Utf8,
+        Encoding::Latin1,
+        Encoding::Windows1252,
+        Encoding::Utf16,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Encoding::Utf8 => "utf-8",
+            Encoding::Latin1 => "latin1",
+            Encoding::Windows1252 => "windows-1252",
+            Encoding::Utf16 => "utf-16",
+        }
+    }
+
+    /// The encoding named `name`, in any case, its hyphens optional.
+    pub fn named(name: &str) -> std::result::Result<Encoding, OptionError> {
+        let folded = |n: &str| n.to_ascii_lowercase().replace(['-', '_'], "");
+        (Encoding::ALL.iter().copied())
+            .find(|e| folded(e.name()) == folded(name))
+            .ok_or_else(|| {
+                let known = Encoding::ALL.iter().map(|e| format!("`{}`", e.name()));
+                OptionError::new(
+                    format!("unknown encoding `{name}`"),
+                    format!("the encodings are {}", listed(known.collect(), "and")),
+                )
+            })
+    }
+}
+
+/// A JSON source's options.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JsonOptions {
+    /// The array holding the records inside one enclosing document.
+    pub at: Option<Pointer>,
+}
+
+/// A JSON pointer (RFC 6901): the keys (or array indexes) from the
+/// document's root down to a value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pointer {
+    /// As written, for messages.
+    pub text: String,
+    /// Each step, its `~1` and `~0` read as `/` and `~`.
+    pub steps: Vec<String>,
+}
+
+impl Pointer {
+    pub fn parse(text: &str) -> std::result::Result<Pointer, OptionError> {
+        let invalid = |why: &str| {
+            OptionError::new(
+                format!("`at` is not a JSON pointer: {text:?} {why}"),
+                "a JSON pointer is `/` and a key for each level down, `~1` standing for `/` and `~0` for `~` in a key: `\"/data\"`, `\"/response/items\"`",
+            )
+        };
+        if text.is_empty() {
+            return Ok(Pointer {
+                text: String::new(),
+                steps: Vec::new(),
+            });
+        }
+        let Some(rest) = text.strip_prefix('/') else {
+            return Err(invalid("does not start with `/`"));
+        };
+        let steps = (rest.split('/'))
+            .map(|step| {
+                unescape_step(step).ok_or_else(|| invalid("has a `~` not followed by `0` or `1`"))
+            })
+            .collect::<std::result::Result<_, _>>()?;
+        Ok(Pointer {
+            text: text.to_string(),
+            steps,
+        })
+    }
+}
+
+/// A pointer's step with `~1` read as `/` and `~0` as `~`; `None` for any
+/// other `~`.
+fn unescape_step(step: &str) -> Option<String> {
+    let mut out = String::with_capacity(step.len());
+    let mut chars = step.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '~' => match chars.next() {
+                Some('0') => out.push('~'),
+                Some('1') => out.push('/'),
+                _ => return None,
+            },
+            c => out.push(c),
+        }
+    }
+    Some(out)
 }
 
 /// One renamed or typed column (`columns = { amount = { name = "Amount",
-/// type = "float" } }`).
+/// type = "float" } }`), or one renamed by its position (`{ index = 4 }`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Column {
     pub field: String,
     pub external: String,
     pub physical: Option<Physical>,
     pub nullable: bool,
+    /// The column's position (from 1) that this field reads, whatever its
+    /// header says: one of two columns the header names alike.
+    pub index: Option<usize>,
 }
 
 /// A column's physical type, applied to a text cell before the declared type.
@@ -267,28 +637,6 @@ pub enum Physical {
     Int,
     Float,
     Bool,
-}
-
-/// How a CSV file is laid out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CsvOptions {
-    pub delimiter: u8,
-    pub quote: u8,
-    pub header: bool,
-    /// A target's cells that start as a spreadsheet formula does (`=`,
-    /// `+`, `-`, `@`, a tab) are written after a `'`.
-    pub escape_formulas: bool,
-}
-
-impl Default for CsvOptions {
-    fn default() -> CsvOptions {
-        CsvOptions {
-            delimiter: b',',
-            quote: b'"',
-            header: true,
-            escape_formulas: false,
-        }
-    }
 }
 
 /// A file target: its name in messages, its path and how it is written.

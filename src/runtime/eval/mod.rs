@@ -18,7 +18,7 @@ use std::io::BufRead;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::runtime::builtins::{Builtin, Format};
+use crate::runtime::builtins::{Builtin, Compression, Format};
 use crate::runtime::contract::Contract;
 use crate::runtime::hir::{self, Expr, Logic, Program, Stmt};
 use crate::runtime::value::{Record, Value};
@@ -81,6 +81,9 @@ pub trait Host {
         Err(std::io::ErrorKind::Unsupported.into())
     }
 
+    /// The length of the bytes a file's source reads, where they are the
+    /// file's own: `None` for a compressed file (whose bytes are read
+    /// decompressed, front to back) as for one that is not a regular file.
     fn file_len(&self, _path: &str) -> Option<u64> {
         None
     }
@@ -92,6 +95,13 @@ pub trait Host {
         let mut bytes = Vec::new();
         self.open_file(path)?.read_to_end(&mut bytes)?;
         Ok(io::Seekable::Bytes(bytes))
+    }
+
+    /// The compression of a file's bytes, told by its first bytes: such a
+    /// file is read decompressed, front to back, and cannot be split at
+    /// byte offsets.
+    fn compression(&self, _path: &str) -> Option<Compression> {
+        None
     }
 
     /// Create a target file: what is written goes to a temporary beside
@@ -972,7 +982,7 @@ impl Interp {
         span: Option<&Span>,
     ) -> Result<Value> {
         let (min, max) = b.arity();
-        let max = max + b.named_params().len();
+        let max = max + b.named_params().len() + usize::from(b.takes_format_options());
         if args.len() < min || args.len() > max {
             let expected = if min == max {
                 format!("{min}")

@@ -40,14 +40,28 @@ const READ_ROOM: usize = 1 << 16;
 /// thread does little with what comes back (`spread`'s `ahead`).
 pub(crate) const AHEAD: usize = 2;
 
+/// Why a compressed file is read on one thread (`--explain`).
+pub(crate) const COMPRESSED: &str =
+    "the file is compressed, and a compressed stream cannot be cut \
+    at byte offsets: it is decompressed on a thread of its own and read front to back";
+
 /// The threads to read `path` on, when there are several and the file is
-/// a JSON Lines file of at least a megabyte; `None` sends it down the path
-/// of one thread.
-pub(super) fn parallel_for(interp: &Interp, path: &str) -> Option<Parallel> {
-    let parallel = interp.parallel().filter(|p| p.threads > 1)?;
+/// a JSON Lines file of at least a megabyte, not compressed; else why
+/// it goes down the path of one thread.
+pub(super) fn parallel_for(
+    interp: &Interp,
+    path: &str,
+) -> std::result::Result<Parallel, &'static str> {
+    let small = "one thread, or the file is not JSON Lines of a megabyte or more in a regular file";
+    let parallel = interp.parallel().filter(|p| p.threads > 1).ok_or(small)?;
     let host = interp.host();
-    let len = host.file_len(path)?;
-    (len >= MIN_SPLIT_BYTES && json_lines(host, path)).then_some(parallel)
+    if host.compression(path).is_some() {
+        return Err(COMPRESSED);
+    }
+    let len = host.file_len(path).ok_or(small)?;
+    (len >= MIN_SPLIT_BYTES && json_lines(host, path))
+        .then_some(parallel)
+        .ok_or(small)
 }
 
 /// A chunk of the file for a worker.

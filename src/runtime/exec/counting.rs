@@ -34,7 +34,7 @@ use std::sync::Arc;
 
 use crate::runtime::builtins::Builtin;
 use crate::runtime::contract::Contract;
-use crate::runtime::eval::io::{line_too_long, max_line, Cell, RowForCheck};
+use crate::runtime::eval::io::{line_too_long, max_line, unreadable, Cell, RowForCheck};
 use crate::runtime::eval::meter::Meter;
 use crate::runtime::eval::{
     check_interrupt, Host, Interp, Origin, Parallel, Plan, Result, SourceSpec,
@@ -43,7 +43,7 @@ use crate::runtime::exec::chunks::{self, Worker};
 use crate::runtime::exec::stages::cannot_read;
 use crate::runtime::exec::stages::Tally;
 use crate::runtime::json::{fill, is_json_space, Decoder, BOM};
-use crate::runtime::measures::Measures;
+use crate::runtime::measures::{Measures, Part};
 use crate::runtime::scan::{LineCheck, Verdict};
 use crate::runtime::validate::{
     decode_failure, findings_keyed, validate_value, KeyLog, LoggedRecord, Uniques,
@@ -69,8 +69,9 @@ pub enum Route {
         parallel: Parallel,
         keyed: bool,
     },
-    /// JSON Lines on this thread.
-    OneThread { path: String, len: u64 },
+    /// JSON Lines on this thread: the first `len` bytes of the file (its
+    /// length when planned), or, for a compressed file, all it holds.
+    OneThread { path: String, len: Option<u64> },
     /// The rows of a format that gives its converted cells (CSV,
     /// Parquet), on this thread; `format` names it.
     Cells { format: &'static str },
@@ -108,6 +109,11 @@ pub fn route(
             return Err(MEASURED);
         }
     }
+    if source.boundary.json.at.is_some() {
+        return Err(
+            "the records are an array inside one document (`at`), found by reading it whole",
+        );
+    }
     let Some(path) = json_file(interp, source) else {
         if source.path().is_some() && interp.codec(source.format).cells().is_some() {
             return Ok(Route::Cells {
@@ -117,23 +123,26 @@ pub fn route(
         return Err("the source is not a file the line check reads");
     };
     let host = interp.host();
-    // Only a regular file has a length: anything else is read once.
-    let Some(len) = host.file_len(&path) else {
+    // Only a regular file has a length: anything else is read once. A
+    // compressed file is read once too, decompressed, and never split.
+    let len = host.file_len(&path);
+    if len.is_none() && host.compression(&path).is_none() {
         return Err(
             "the source is not a regular file (standard input, a FIFO, a device, or missing)",
         );
-    };
+    }
     if !json_lines(host, &path) {
         return Err("the file is a JSON array, not JSON Lines");
     }
-    let split = interp
-        .parallel()
-        .filter(|p| p.threads > 1 && len >= MIN_SPLIT_BYTES);
+    let split = len.and_then(|len| {
+        (interp.parallel())
+            .filter(|p| p.threads > 1 && len >= MIN_SPLIT_BYTES)
+            .map(|p| (len, p))
+    });
     // Unique keys are claimed in the order of the records (`run`).
     let order_free = contract.record().is_some_and(|r| r.uniques.is_empty());
     Ok(match split {
-        _ if measured => Route::OneThread { path, len },
-        Some(parallel) if order_free => Route::Chunks {
+        Some((len, parallel)) if order_free => Route::Chunks {
             path,
             len,
             parallel,
@@ -141,7 +150,7 @@ pub fn route(
         },
         // Workers must judge most lines, or this thread would validate
         // them all again.
-        Some(parallel) if LineCheck::keyed(contract, interp).is_some() => Route::Chunks {
+        Some((len, parallel)) if LineCheck::keyed(contract, interp).is_some() => Route::Chunks {
             path,
             len,
             parallel,
@@ -177,29 +186,31 @@ pub fn consume(
             run(interp, contract, &parallel, &path, b, keyed)?
         }
         Route::OneThread { path, len } => {
-            start_meter(interp, len);
+            if let Some(meter) = interp.meter() {
+                meter.start_source(len);
+            }
             let mut counter = Counter::new(interp, contract, b, &path, interp.meter(), false);
-            counter.measures = Measures::of(interp, contract)?;
-            counter.seen_only = match (&counter.measures, &counter.check) {
-                (Some(m), Some(check)) => m.seen_by(check),
-                _ => false,
-            };
+            counter.measure(Measures::of(interp, contract)?);
             let mark = interp.unmet_count();
-            let measures = counter.measures.is_some();
-            let (mut tally, measured) = tally_file(counter, &path, len)?;
-            if let Some(m) = measured {
-                m.end(interp);
-            }
-            if measures {
-                tally.add_unmet(interp, mark);
-            }
-            tally
+            let (tally, measures) = tally_file(counter, &path, len)?;
+            judge(interp, tally, measures, mark)
         }
     };
     Ok(Some(match b {
         Builtin::Count => Value::Int(tally.ok),
         _ => tally.into_value(),
     }))
+}
+
+/// Judge the expectations `measures` counted, when the contract has
+/// any: those that do not hold go to the interpreter, and to the tally's
+/// rules.
+fn judge(interp: &Interp, mut tally: Tally, measures: Option<Measures>, mark: usize) -> Tally {
+    if let Some(m) = measures {
+        m.end(interp);
+        tally.add_unmet(interp, mark);
+    }
+    tally
 }
 
 fn start_meter(interp: &Interp, len: u64) {
@@ -264,8 +275,9 @@ fn tally_rows(
 /// whose records are JSON texts (`Codec::json_text`), whose keys are
 /// the program's field names.
 pub fn json_file(interp: &Interp, source: &SourceSpec) -> Option<String> {
-    let plain =
-        interp.codec(source.format).json_text().is_some() && source.boundary.columns.is_empty();
+    let plain = interp.codec(source.format).json_text().is_some()
+        && source.boundary.columns.is_empty()
+        && source.boundary.json.at.is_none();
     source.path().filter(|_| plain).map(str::to_string)
 }
 
@@ -284,10 +296,16 @@ pub(crate) fn json_lines(host: &Rc<dyn Host>, path: &str) -> bool {
 }
 
 /// Count with `counter` the records of the lines of the first `len`
-/// bytes of the file (its length when the run was planned), for `count()`
-/// (which needs only the valid ones counted) or `report()`. A read error
-/// ends the input after one failure.
-fn tally_file(mut counter: Counter, path: &str, len: u64) -> Result<(Tally, Option<Measures>)> {
+/// bytes of the file (its length when the run was planned; a compressed
+/// file's whole), for `count()` (which needs only the valid ones counted)
+/// or `report()`. A read error ends the input after one failure; a
+/// compressed stream that breaks off ends it with an error.
+fn tally_file(
+    mut counter: Counter,
+    path: &str,
+    len: Option<u64>,
+) -> Result<(Tally, Option<Measures>)> {
+    let len = len.unwrap_or(u64::MAX);
     let mut reader = counter
         .interp
         .host()
@@ -304,6 +322,9 @@ fn tally_file(mut counter: Counter, path: &str, len: u64) -> Result<(Tally, Opti
         let buf = match fill(&mut reader) {
             Ok(buf) => buf,
             Err(e) => {
+                if let Some(error) = unreadable(path, &e) {
+                    return Err(error);
+                }
                 counter.read_failed(&e);
                 break;
             }
@@ -400,7 +421,7 @@ struct Counter {
     /// Lines counted since the meter was last shown.
     unshown: u32,
     /// The measures of the contract's expectations, counted line by line
-    /// (one thread only).
+    /// (on a worker, logged for this thread to add: `Measures::logging`).
     measures: Option<Measures>,
     /// Are they `seen_by` the check?
     seen_only: bool,
@@ -457,6 +478,16 @@ impl Counter {
             measures: None,
             seen_only: false,
         }
+    }
+
+    /// Count the measures of the contract's expectations too (`None`:
+    /// it has none).
+    fn measure(&mut self, measures: Option<Measures>) {
+        self.seen_only = match (&measures, &self.check) {
+            (Some(m), Some(check)) => m.seen_by(check),
+            _ => false,
+        };
+        self.measures = measures;
     }
 
     /// One more line: the meter is shown a batch of lines at a time, since
@@ -656,7 +687,7 @@ impl Counter {
 
     /// What a worker's counter has counted and logged since it last
     /// handed them over (the meter shown them first).
-    fn hand_over(&mut self) -> (Tally, KeyLog) {
+    fn hand_over(&mut self) -> Handed {
         self.show(None);
         self.shown = (0, 0, 0, self.shown.3);
         let log = match &mut self.keys {
@@ -666,7 +697,8 @@ impl Counter {
             }
             _ => KeyLog::default(),
         };
-        (std::mem::take(&mut self.tally), log)
+        let part = self.measures.as_mut().map(Measures::hand_over);
+        (std::mem::take(&mut self.tally), log, part)
     }
 
     /// Count a record given as its converted cells (`RowForCheck::Cells`), if
@@ -743,6 +775,10 @@ impl Counter {
     }
 }
 
+/// What a worker hands this thread for the chunks it counted: their
+/// tally, the keys and lines it logged, and what it measured.
+type Handed = (Tally, KeyLog, Option<Part>);
+
 /// `count()` or `report()` on several threads. Workers check the file's
 /// chunks (`chunks::spread`) and count every record, or, with unique keys
 /// (`keyed`), every record whose outcome its keys cannot change; they log
@@ -762,9 +798,10 @@ fn run(
 ) -> Result<Tally> {
     let (ty, name) = (contract.name.clone(), path.to_string());
     let (rebuild, meter) = (parallel.rebuild.clone(), interp.meter().cloned());
-    let start = move || -> std::result::Result<Worker<(Tally, KeyLog)>, &'static str> {
+    let start = move || -> std::result::Result<Worker<Handed>, &'static str> {
         let (interp, contract) = rebuild.rebuild(&ty)?;
         let mut counter = Counter::new(&interp, &contract, consumer, &name, meter.as_ref(), true);
+        counter.measure(Measures::logging(&contract));
         let name = name.clone();
         Ok(Box::new(move |job: chunks::Job| {
             for (at, line) in (job.first_line..).zip(chunks::lines(&job.bytes)) {
@@ -782,20 +819,27 @@ fn run(
         }))
     };
     let mut here = Counter::new(interp, contract, consumer, path, interp.meter(), false);
+    // The keys `orphans` compares with are read before the first record.
+    here.measure(Measures::of(interp, contract)?);
+    let mark = interp.unmet_count();
     let mut total = Tally::default();
-    let mut take = |(tally, mut log): (Tally, KeyLog)| {
+    let mut take = |(tally, mut log, part): Handed| {
         total.merge(&tally);
         if !log.is_empty() {
             here.settle_log(&mut log)?;
             here.show(None);
         }
-        Ok(true)
+        match (part, here.measures.as_mut()) {
+            (Some(part), Some(m)) => m.add(part).map(|()| true),
+            _ => Ok(true),
+        }
     };
     let ahead = if keyed { CHUNKS_AHEAD } else { chunks::AHEAD };
     let failed = chunks::spread(interp, parallel, path, ahead, &start, &mut take)?;
     if let Some(failed) = failed {
         here.input_failed(failed.message);
     }
+    let measures = here.measures.take();
     total.merge(&here.finish(None)?);
-    Ok(total)
+    Ok(judge(interp, total, measures, mark))
 }

@@ -156,6 +156,9 @@ pub fn plan(
     let mut passed = Vec::new();
     let path = choose(interp, consumer, input, target, &mut passed);
     let columns = columns_read(interp, input, &path);
+    if unsplit(interp, input, &path) {
+        passed.push(("chunks", super::chunks::COMPRESSED));
+    }
     ExecPlan {
         consumer,
         path,
@@ -199,15 +202,7 @@ fn choose(
                 _ => Builtin::Report,
             };
             match counting::route(interp, b, plan_of(input).as_ref()) {
-                Ok(route) => {
-                    let several = interp.parallel().is_some_and(|p| p.threads > 1);
-                    let large = matches!(route, counting::Route::OneThread { len, .. }
-                        if len >= counting::MIN_SPLIT_BYTES);
-                    if measured && several && large {
-                        passed.push(("chunks", MEASURED_IN_ORDER));
-                    }
-                    return Path::Counting(route);
-                }
+                Ok(route) => return Path::Counting(route),
                 Err(why) => passed.push(("counting", why)),
             }
             if measured {
@@ -243,6 +238,24 @@ fn choose(
     }
 }
 
+/// Does `path` read on one thread, where it reads a file in chunks on
+/// several, because the file of `input`'s source is compressed?
+fn unsplit(interp: &Interp, input: &Value, path: &Path) -> bool {
+    let one_thread = match path {
+        Path::Counting(counting::Route::OneThread { .. }) => true,
+        Path::Copier(plan) => plan.threads() == 1,
+        _ => false,
+    };
+    let source = match plan_of(input) {
+        Some(Plan::Validated { source, .. }) => source,
+        Some(Plan::Staged(staged)) => staged.source.clone(),
+        _ => return false,
+    };
+    let several = interp.parallel().is_some_and(|p| p.threads > 1);
+    let file = counting::json_file(interp, &source);
+    one_thread && several && file.is_some_and(|f| interp.host().compression(&f).is_some())
+}
+
 /// The threads of the staged spread, when they take `input`; else the
 /// ordinary path, with the reason they gave.
 fn spread_or_ordinary(input: &Value, passed: &mut Vec<(&'static str, &'static str)>) -> Path {
@@ -266,9 +279,6 @@ pub fn print_path(value: &Value) -> Path {
 
 const MEASURED: &str =
     "the contract has expectations, measured as each record is validated on this thread";
-
-const MEASURED_IN_ORDER: &str =
-    "the contract has expectations, measured in the order of the file on one thread";
 
 /// Is `input` validated against a contract with expectations? Its
 /// measures are counted where `validate` runs, in the order of the

@@ -17,8 +17,8 @@ use crate::runtime::contract::{Contract, RecordShape};
 use crate::runtime::decide::FailureKind;
 use crate::runtime::eval::equality::{compare, sort_order, ValueKey};
 use crate::runtime::eval::io::{
-    listed, next_or_end, DecodedRecords, Input, JsonInput, JsonText, LineReader, PendingFile,
-    Place, RecordWriter, SourceSpec, TargetSpec,
+    listed, next_or_end, Boundary, DecodedRecords, Input, JsonInput, JsonText, LineReader,
+    OptionError, PendingFile, Place, RecordWriter, SourceSpec, TargetSpec,
 };
 use crate::runtime::eval::meter::Metered;
 use crate::runtime::eval::ops;
@@ -82,7 +82,10 @@ fn call_stage(
     let value = match b {
         Builtin::File => descriptor("file", input),
         Builtin::Stdin => descriptor("stdin", Value::Bool(true)),
-        Builtin::Source => source(interp, input, arg, at)?,
+        Builtin::Source => {
+            let options = args.get(b.format_options_at()).unwrap_or(&Value::Null);
+            source(interp, input, arg, options, at)?
+        }
         Builtin::Validate => validate_stage(interp, input, arg, at)?,
         Builtin::Oks => {
             let plan = oks_plan(&input).or_else(|| staged(&input, b, None, &at));
@@ -114,6 +117,7 @@ fn call_stage(
             input,
             arg,
             args.get(2).cloned().unwrap_or(Value::Null),
+            args.get(b.format_options_at()).unwrap_or(&Value::Null),
         )?,
         Builtin::Route => super::route::route(
             interp,
@@ -494,8 +498,16 @@ fn without_contract(v: Value) -> Value {
 
 // ------------------------------------------------------------------- sources
 
-fn source(interp: &Rc<Interp>, desc: Value, format: Value, at: Option<Span>) -> Result<Value> {
-    let spec = Rc::new(source_spec(interp, &desc, &format)?);
+fn source(
+    interp: &Rc<Interp>,
+    desc: Value,
+    format: Value,
+    options: &Value,
+    at: Option<Span>,
+) -> Result<Value> {
+    let mut spec = source_spec(interp, &desc, &format)?;
+    with_options(&mut spec.boundary, spec.format, true, options, &desc)?;
+    let spec = Rc::new(spec);
     let plan = Plan::Source(spec.clone());
     let interp = interp.clone();
     Ok(Value::Stream(Rc::new(
@@ -507,6 +519,33 @@ fn source(interp: &Rc<Interp>, desc: Value, format: Value, at: Option<Span>) -> 
         })
         .with_plan(Some(plan)),
     )))
+}
+
+/// A source's or target's format options, as the program's named
+/// arguments give them (`Value::Null`: none); a configured one takes its
+/// options from `hql.toml`.
+fn with_options(
+    boundary: &mut Boundary,
+    format: Format,
+    reading: bool,
+    options: &Value,
+    place: &Value,
+) -> Result<()> {
+    if matches!(options, Value::Null) {
+        return Ok(());
+    }
+    if let Some(id) = place.as_str() {
+        let section = if reading { "sources" } else { "targets" };
+        let table = format.name().to_ascii_lowercase();
+        return Err(RuntimeError::new(
+            "hql::format_option",
+            format!("`{id}` is configured: its format options are set in hql.toml"),
+        )
+        .with_help(format!(
+            "set them in `[{section}.{id}]`: `{table} = {{ … }}`"
+        )));
+    }
+    (boundary.set_options(format, reading, options)).map_err(OptionError::into_runtime)
 }
 
 /// What `source(desc, format)` reads: a file or standard input in a
@@ -685,6 +724,9 @@ fn decoded_items(mut records: DecodedRecords) -> Items {
 
 /// A source file that could not be opened.
 pub fn cannot_read(path: &str, e: &std::io::Error) -> RuntimeError {
+    if let Some(error) = crate::runtime::eval::io::unreadable(path, e) {
+        return error;
+    }
     RuntimeError::new("hql::io", format!("cannot read {path}: {e}"))
         .with_help("paths are relative to the directory `hql` runs in")
 }
@@ -963,8 +1005,15 @@ pub(super) fn checked_lines(
 // ------------------------------------------------------------------- writing
 
 /// `write(target)` / `write(file(path), Format)`: the number of records written.
-fn write(interp: &Rc<Interp>, input: Value, target: Value, format: Value) -> Result<Value> {
-    let spec = target_spec(interp, &target, &format)?;
+fn write(
+    interp: &Rc<Interp>,
+    input: Value,
+    target: Value,
+    format: Value,
+    options: &Value,
+) -> Result<Value> {
+    let mut spec = target_spec(interp, &target, &format)?;
+    with_options(&mut spec.boundary, spec.format, false, options, &target)?;
     if spec.table.is_some() {
         return super::tables::write_table(interp, input, &spec);
     }

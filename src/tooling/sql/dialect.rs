@@ -404,6 +404,32 @@ impl Dialect {
         }
     }
 
+    /// The instant a text (`text`, SQL text: a valid RFC 3339 timestamp, or
+    /// with `date` a `YYYY-MM-DD` date, at midnight UTC) stands for, in
+    /// microseconds since the epoch; NULL where the engine cannot read it.
+    pub fn instant_micros(self, text: &str, date: bool) -> String {
+        let text = match date {
+            true => join_text(text, "'T00:00:00Z'"),
+            false => text.to_string(),
+        };
+        match self {
+            Dialect::DuckDb => format!("epoch_us(TRY_CAST({text} AS TIMESTAMPTZ))"),
+            Dialect::Spark => format!("unix_micros(try_to_timestamp({text}))"),
+            Dialect::Trino => {
+                format!("CAST(to_unixtime(from_iso8601_timestamp({text})) * 1000000 AS BIGINT)")
+            }
+        }
+    }
+
+    /// The engine's clock, in microseconds since the epoch.
+    pub fn now_micros(self) -> &'static str {
+        match self {
+            Dialect::DuckDb => "epoch_us(get_current_timestamp())",
+            Dialect::Spark => "unix_micros(current_timestamp())",
+            Dialect::Trino => "CAST(to_unixtime(current_timestamp) * 1000000 AS BIGINT)",
+        }
+    }
+
     /// The length of a JSON array.
     pub fn array_length(self, at: &Loc) -> String {
         match self {

@@ -328,7 +328,7 @@ fn copy_plan(
     let copier = Copier::new(&contract, interp, !oks).ok_or(
         "the contract has defaults or unique keys, or rules the line check cannot vouch for",
     )?;
-    let parallel = spread::parallel_for(interp, &path);
+    let parallel = spread::parallel_for(interp, &path).ok();
     Ok(CopyPlan {
         parallel,
         source,

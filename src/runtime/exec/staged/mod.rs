@@ -174,9 +174,7 @@ impl Spread {
         let interp = staged.interp.upgrade().ok_or(not_staged)?;
         let path = crate::runtime::exec::counting::json_file(&interp, &staged.source)
             .ok_or("the source is not a JSON file read by its field names")?;
-        let parallel = chunks::parallel_for(&interp, &path).ok_or(
-            "one thread, or the file is not JSON Lines of a megabyte or more in a regular file",
-        )?;
+        let parallel = chunks::parallel_for(&interp, &path)?;
         let mut funcs = Vec::new();
         for step in &staged.steps {
             if let Some(f) = &step.func {
