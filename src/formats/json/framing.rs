@@ -27,16 +27,22 @@ pub struct Decoded {
 pub struct DecodeFailure {
     pub message: String,
     pub raw: String,
-    /// The line was longer than the longest allowed (`eval::io::max_line`):
-    /// no failure record of its own, but the end of the reading, an error.
-    pub too_long: bool,
+    /// Not a record's failure but the end of the reading, an error; and
+    /// why.
+    pub ending: Option<Ending>,
+}
+
+/// Why a JSON source cannot be read on: each ends the reading with an
+/// error of its own rather than a failure record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ending {
+    /// A line longer than the longest allowed (`eval::io::max_line`).
+    TooLong,
     /// The bytes could not be read on, as the host explains (a compressed
-    /// stream cut short): no failure record either, but the end of the
-    /// reading, an error.
-    pub unreadable: Option<Unreadable>,
-    /// The pointer `at` names nothing, or no array: the end of the reading,
-    /// an error naming this pointer.
-    pub at: Option<String>,
+    /// stream cut short).
+    Unreadable(Unreadable),
+    /// The pointer `at`, given here, names nothing, or no array.
+    Pointer(String),
 }
 
 impl DecodeFailure {
@@ -44,9 +50,7 @@ impl DecodeFailure {
         DecodeFailure {
             message: message.into(),
             raw: String::from_utf8_lossy(raw).into_owned(),
-            too_long: false,
-            unreadable: None,
-            at: None,
+            ending: None,
         }
     }
 
@@ -58,16 +62,14 @@ impl DecodeFailure {
         DecodeFailure {
             message: message.into(),
             raw,
-            too_long: false,
-            unreadable: None,
-            at: None,
+            ending: None,
         }
     }
 
     /// The failure of a line longer than the longest allowed.
     fn too_long() -> DecodeFailure {
         DecodeFailure {
-            too_long: true,
+            ending: Some(Ending::TooLong),
             ..DecodeFailure::new("too long", b"")
         }
     }
@@ -176,7 +178,7 @@ impl<R: BufRead> JsonSource<R> {
         let pointer = self.walk.as_ref().map(|w| w.pointer.clone());
         let failure = match met {
             Met::Missing(why) => DecodeFailure {
-                at: pointer,
+                ending: pointer.map(Ending::Pointer),
                 ..DecodeFailure::new(why, b"")
             },
             Met::Malformed(why) => {
@@ -230,7 +232,7 @@ impl<R: BufRead> JsonSource<R> {
     fn io_failure(&mut self, error: &io::Error) -> Decoded {
         self.layout = Layout::Finished;
         let failure = DecodeFailure {
-            unreadable: Unreadable::of(error).cloned(),
+            ending: Unreadable::of(error).cloned().map(Ending::Unreadable),
             ..DecodeFailure::new(format!("read error: {error}"), b"")
         };
         Decoded {

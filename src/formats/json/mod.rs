@@ -24,7 +24,7 @@ use crate::runtime::value::{Record, Value};
 mod framing;
 mod pointer;
 
-use framing::JsonSource;
+use framing::{Ending, JsonSource};
 
 pub struct Json;
 
@@ -113,12 +113,12 @@ impl JsonText for Json {
     }
 }
 
-/// The error of a pointer `at` that names no array in the source `name`.
-fn pointer_missing(name: &str, f: &framing::DecodeFailure) -> RuntimeError {
-    let pointer = f.at.as_deref().unwrap_or_default();
+/// The error of the pointer `at` naming no array in the source `name`,
+/// where the walk met `why`.
+fn pointer_missing(name: &str, pointer: &str, why: &str) -> RuntimeError {
     RuntimeError::new(
         "hql::io",
-        format!("cannot read {name}: the pointer `at: {pointer:?}` {}", f.message),
+        format!("cannot read {name}: the pointer `at: {pointer:?}` {why}"),
     )
     .with_help("`at` names the array that holds the records, from the document's root: `\"/data\"` for `{\"data\": [...]}`")
 }
@@ -133,13 +133,14 @@ fn record(d: framing::Decoded, name: &Rc<str>, lines_before: u64) -> Result<(Val
     };
     let value = match d.result {
         Ok(v) => v,
-        Err(f) if f.too_long => return Err(line_too_long(name, origin.line)),
-        Err(framing::DecodeFailure {
-            unreadable: Some(u),
-            ..
-        }) => return Err(u.error(name)),
-        Err(f) if f.at.is_some() => return Err(pointer_missing(name, &f)),
-        Err(f) => decode_failure(&origin, f.raw, f.message),
+        Err(f) => match f.ending {
+            Some(Ending::TooLong) => return Err(line_too_long(name, origin.line)),
+            Some(Ending::Unreadable(u)) => return Err(u.error(name)),
+            Some(Ending::Pointer(pointer)) => {
+                return Err(pointer_missing(name, &pointer, &f.message))
+            }
+            None => decode_failure(&origin, f.raw, f.message),
+        },
     };
     Ok((value, origin))
 }
