@@ -294,7 +294,7 @@ fn usage_errors_and_no_records() {
     let run = infer("d.txt", "{\"a\": 1}\n", &[]);
     assert_eq!(
         run.err,
-        "hql infer: cannot tell the format of d.txt from its extension (.jsonl, .json or .csv)\n"
+        "hql infer: cannot tell the format of d.txt from its extension (.jsonl, .json, .csv or .parquet)\n"
     );
     assert_eq!(run.status, 2);
     let run = infer("d.jsonl", "\n", &[]);

@@ -476,7 +476,7 @@ fn a_source_without_a_format_says_which_to_add() {
     assert_eq!((out.as_str(), status), ("", 1));
     assert!(err.contains("hql::format"), "{err}");
     assert!(
-        err.contains("help: add the format: `, Json` or `, Csv`"),
+        err.contains("help: add the format: `, Json`, `, Csv` or `, Parquet`"),
         "{err}"
     );
 }

@@ -348,7 +348,7 @@ fn an_unknown_extension_is_a_usage_error_before_anything_is_printed() {
     ]));
     assert!(
         err.contains(
-            "cannot tell the format of data.txt from its extension (.jsonl, .json or .csv)"
+            "cannot tell the format of data.txt from its extension (.jsonl, .json, .csv or .parquet)"
         ),
         "{err}"
     );

@@ -109,12 +109,12 @@ impl Codec for Csv {
 impl RowCells for Csv {
     fn each_row_for_check(
         &self,
-        input: Box<dyn BufRead>,
+        input: Input,
         spec: &SourceSpec,
         shape: &Rc<Contract>,
         each: &mut dyn FnMut(RowForCheck) -> Result<bool>,
     ) -> Result<()> {
-        rows(input, spec, Some(shape))?.each_row_for_check(each)
+        rows(input.bytes(spec)?, spec, Some(shape))?.each_row_for_check(each)
     }
 }
 

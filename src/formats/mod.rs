@@ -14,6 +14,7 @@
 pub mod csv;
 mod encoding;
 pub mod json;
+pub mod parquet;
 pub mod sqlite;
 
 /// How CSV decoding reads a cell as a declared type: `hql infer` reads
@@ -26,7 +27,8 @@ use crate::runtime::eval::io::{Codec, Formats};
 use crate::runtime::eval::RuntimeError;
 
 /// Every format, in the order help texts list them.
-pub static FORMATS: Formats = Formats(&[json::FORMAT, csv::FORMAT, sqlite::FORMAT]);
+pub static FORMATS: Formats =
+    Formats(&[json::FORMAT, csv::FORMAT, parquet::FORMAT, sqlite::FORMAT]);
 
 /// The codec of a format.
 pub fn codec(format: Format) -> &'static dyn Codec {
@@ -39,13 +41,45 @@ fn write_error(e: impl std::fmt::Display) -> RuntimeError {
     RuntimeError::new(crate::runtime::eval::io::WRITE_FAILED, e.to_string())
 }
 
+/// Bytes as base64 text (RFC 4648, padded): how a SQLite BLOB's cell shows
+/// in a failure's `input`, and a Parquet binary column read as `String`.
+pub(crate) fn base64(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut text = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                text.push(DIGITS[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                text.push('=');
+            }
+        }
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::Cursor;
 
-    use super::{codec, csv, json, sqlite, FORMATS};
+    use super::{codec, csv, json, parquet, sqlite, FORMATS};
     use crate::runtime::builtins::Format;
     use crate::runtime::eval::io::{Database, Input, Place, Select, SourceSpec, TargetSpec};
+
+    #[test]
+    fn base64_pads_to_whole_quads() {
+        use super::base64;
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+        assert_eq!(base64(&[0xff, 0xfe, 0x00]), "//4A");
+    }
 
     /// What each format can give beyond its records is asked of it by
     /// capability.
@@ -61,6 +95,8 @@ mod tests {
         assert_eq!(has(json::FORMAT.format), (true, false, true, false));
         assert_eq!(has(csv::FORMAT.format), (false, true, true, false));
         assert_eq!(has(sqlite::FORMAT.format), (false, false, false, true));
+        assert_eq!(has(parquet::FORMAT.format), (false, true, true, false));
+        assert!(codec(parquet::FORMAT.format).reads_files());
         assert!(codec(sqlite::FORMAT.format).reads_by_shape());
     }
 
@@ -100,8 +136,12 @@ mod tests {
         assert_eq!(FORMATS.synonym("JSONL"), Some("Json"));
         assert_eq!(FORMATS.synonym("Json"), None);
         let listed = FORMATS.names_listed(|n| format!("`{n}`"), "and");
-        assert_eq!(listed, "`Json` and `Csv`");
-        assert_eq!(FORMATS.extensions_listed(), ".jsonl, .json or .csv");
+        assert_eq!(listed, "`Json`, `Csv` and `Parquet`");
+        assert_eq!(
+            FORMATS.extensions_listed(),
+            ".jsonl, .json, .csv or .parquet"
+        );
+        assert_eq!(FORMATS.of_path("x.PARQUET"), Some(parquet::FORMAT.format));
         assert!(json.writes_whole("a.JSON") && !json.writes_whole("a.jsonl"));
         // A compression's extension is passed over: the one before it tells.
         assert_eq!(FORMATS.of_path("o.JSONL.GZ"), Some(json));

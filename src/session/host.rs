@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::runtime::builtins::Compression;
 use crate::runtime::eval::io::{
-    Boundary, Column, CsvOptions, Database, JsonOptions, Select, Unreadable,
+    Boundary, Column, CsvOptions, Database, JsonOptions, Seekable, Select, Unreadable,
 };
 use crate::runtime::eval::policy::{OnDrift, TableTarget};
 use crate::runtime::eval::{CommitStep, Pending};
@@ -262,6 +262,22 @@ impl Host for FsHost {
         }
         let file = open_for_reading(path)?;
         compressed::sniffed(BufReader::with_capacity(1 << 16, file))
+    }
+
+    /// A file written by an earlier statement of the run is refused: a
+    /// format that reads whole files reads its end first, and a target's
+    /// end is written only when the run commits (a Parquet file's footer).
+    fn open_seekable(&self, path: &str) -> io::Result<Seekable> {
+        if self.snapshot(path).is_some() {
+            return Err(io::Error::other(
+                "this run writes it, and its end is written only when the run commits; read it in a later run",
+            ));
+        }
+        let dir = folder_of(Path::new(path));
+        if dir.is_dir() {
+            self.sweep(&dir);
+        }
+        Ok(Seekable::File(open_for_reading(path)?))
     }
 
     /// A program file is only read: no commit is finished for it, so that

@@ -386,7 +386,9 @@ impl Summary {
 /// Does `spec`'s format read cells as text (CSV), which inference reads
 /// as typed cells the way decoding by a contract would?
 pub fn text_cells(spec: &SourceSpec) -> bool {
-    crate::formats::codec(spec.format).cells().is_some()
+    crate::formats::codec(spec.format)
+        .cells()
+        .is_some_and(|c| c.cells_are_text())
 }
 
 /// Infer from a stream or a list: each item folded, at most `limit`

@@ -41,6 +41,7 @@ use rusqlite::{Connection, OpenFlags};
 
 pub use target::run_committed;
 
+use super::base64;
 use crate::runtime::builtins::{Format, FormatDef};
 use crate::runtime::contract::{Contract, Shape, TypeSpec};
 use crate::runtime::eval::io::{
@@ -464,41 +465,5 @@ impl Rows {
             value: Value::record(record),
             origin,
         }
-    }
-}
-
-/// Bytes as base64 text (RFC 4648, padded): how a BLOB's cell shows in
-/// a failure's `input`.
-fn base64(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut text = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                text.push(DIGITS[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                text.push('=');
-            }
-        }
-    }
-    text
-}
-
-#[cfg(test)]
-mod tests {
-    use super::base64;
-
-    #[test]
-    fn base64_pads_to_whole_quads() {
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"f"), "Zg==");
-        assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foo"), "Zm9v");
-        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
-        assert_eq!(base64(&[0xff, 0xfe, 0x00]), "//4A");
     }
 }

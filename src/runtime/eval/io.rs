@@ -202,14 +202,25 @@ pub enum Select {
 }
 
 /// What a format reads (`Codec::read`): the host hands bytes only to a
-/// format of bytes, and a format that opens its place itself is handed the
-/// place.
+/// format of bytes, a file it can read anywhere only to a format that asks
+/// for one (`Codec::reads_files`), and a format that opens its place itself
+/// is handed the place.
 pub enum Input<'a> {
     /// A byte stream: a file, standard input.
     Bytes(Box<dyn BufRead>),
+    /// A whole file, to be read at any offset (Parquet reads its footer
+    /// first), as the host opened it.
+    File(Seekable),
     /// A database's table or query, readied by the host
     /// (`Host::ready_database`).
     Database(&'a Database),
+}
+
+/// A file opened for reading at any offset: a file of the machine, or a
+/// file's bytes in memory (a host of files in memory).
+pub enum Seekable {
+    File(std::fs::File),
+    Bytes(Vec<u8>),
 }
 
 impl Input<'_> {
@@ -217,6 +228,10 @@ impl Input<'_> {
     pub fn bytes(self, spec: &SourceSpec) -> Result<Box<dyn BufRead>> {
         match self {
             Input::Bytes(reader) => Ok(reader),
+            Input::File(Seekable::File(file)) => {
+                Ok(Box::new(std::io::BufReader::with_capacity(1 << 16, file)))
+            }
+            Input::File(Seekable::Bytes(bytes)) => Ok(Box::new(std::io::Cursor::new(bytes))),
             Input::Database(_) => Err(super::RuntimeError::new(
                 "hql::format",
                 format!(
@@ -788,6 +803,19 @@ pub trait Codec: Sync {
         false
     }
 
+    /// Is it read from a whole file at any offset rather than front to back
+    /// (`Input::File`)? Such a format cannot read standard input.
+    fn reads_files(&self) -> bool {
+        false
+    }
+
+    /// Which of a source's columns are read, where the format reads only
+    /// some of them, for `--explain`: for `count()` and `report()` over
+    /// its cells (`projected`), or for every other reader.
+    fn columns_read(&self, _shape: Option<&Rc<Contract>>, _projected: bool) -> Option<String> {
+        None
+    }
+
     /// Its records as JSON texts, which the line check reads as they are
     /// (the counting path, the copier and the threads read such a file's
     /// bytes), and a target of it takes a record as its compact JSON text.
@@ -810,6 +838,13 @@ pub trait Codec: Sync {
     /// a target that can)?
     fn keeps_nesting(&self) -> bool {
         true
+    }
+
+    /// Can it write records of `shape` to `spec`? Asked when a target is
+    /// opened, before anything is read or written: a format whose columns
+    /// come from the contract refuses a field it has no column for.
+    fn check_target(&self, _spec: &TargetSpec, _shape: Option<&Rc<Contract>>) -> Result<()> {
+        Ok(())
     }
 
     /// A writer of records as bytes in this format; `shape` is the
@@ -869,11 +904,18 @@ pub trait RowCells {
     /// it would encode to.
     fn each_row_for_check(
         &self,
-        input: Box<dyn BufRead>,
+        input: Input,
         spec: &SourceSpec,
         shape: &Rc<Contract>,
         each: &mut dyn FnMut(RowForCheck) -> Result<bool>,
     ) -> Result<()>;
+
+    /// Are its cells text that a contract converts (CSV), which `hql
+    /// infer` reads as typed cells the way decoding would? Not so for a
+    /// format whose cells are typed in the file (Parquet).
+    fn cells_are_text(&self) -> bool {
+        true
+    }
 }
 
 /// The capability of a format whose targets are tables that take records
@@ -909,6 +951,13 @@ pub trait RecordWriter {
     /// otherwise (the caller then gives them one at a time).
     fn write_json_lines(&mut self, _out: &mut dyn Write, _text: &[u8], _n: u64) -> Result<bool> {
         Ok(false)
+    }
+
+    /// The call that wrote ends (a `write`, a `route`): encode what the
+    /// writer gathered, so that a record it cannot take fails that call,
+    /// not the run's commit. The run may still write more after it.
+    fn settle(&mut self, _out: &mut dyn Write) -> Result<()> {
+        Ok(())
     }
 
     fn finish(&mut self, out: &mut dyn Write) -> Result<()>;

@@ -88,6 +88,15 @@ pub trait Host {
         None
     }
 
+    /// Open a file to be read at any offset (`Input::File`), for a format
+    /// that reads whole files (`Codec::reads_files`). A host that opens
+    /// files only as streams reads the whole file into memory.
+    fn open_seekable(&self, path: &str) -> std::io::Result<io::Seekable> {
+        let mut bytes = Vec::new();
+        self.open_file(path)?.read_to_end(&mut bytes)?;
+        Ok(io::Seekable::Bytes(bytes))
+    }
+
     /// The compression of a file's bytes, told by its first bytes: such a
     /// file is read decompressed, front to back, and cannot be split at
     /// byte offsets.

@@ -72,9 +72,9 @@ pub enum Route {
     /// JSON Lines on this thread: the first `len` bytes of the file (its
     /// length when planned), or, for a compressed file, all it holds.
     OneThread { path: String, len: Option<u64> },
-    /// The rows of a format that gives its converted cells (CSV), on this
-    /// thread.
-    Cells,
+    /// The rows of a format that gives its converted cells (CSV,
+    /// Parquet), on this thread; `format` names it.
+    Cells { format: &'static str },
 }
 
 /// The counting path's route for `b` over `plan`, or why it has none (the
@@ -116,7 +116,9 @@ pub fn route(
     }
     let Some(path) = json_file(interp, source) else {
         if source.path().is_some() && interp.codec(source.format).cells().is_some() {
-            return Ok(Route::Cells);
+            return Ok(Route::Cells {
+                format: source.format.name(),
+            });
         }
         return Err("the source is not a file the line check reads");
     };
@@ -173,7 +175,7 @@ pub fn consume(
         return Ok(None);
     };
     let tally = match route {
-        Route::Cells => return tally_rows(interp, contract, source, b),
+        Route::Cells { .. } => return tally_rows(interp, contract, source, b),
         Route::Chunks {
             path,
             len,
@@ -228,14 +230,13 @@ fn tally_rows(
     source: &SourceSpec,
     consumer: Builtin,
 ) -> Result<Option<Value>> {
-    let Some(path) = source.path() else {
+    if source.path().is_none() {
         return Ok(None);
-    };
-    let Ok(reader) = interp.host().open_file(path) else {
+    }
+    let Ok(input) = interp.open_input(source) else {
         // The ordinary path reports it.
         return Ok(None);
     };
-    let reader = interp.metered(reader, Some(path));
     let mut counter = Counter::new(
         interp,
         contract,
@@ -260,7 +261,7 @@ fn tally_rows(
     match interp.codec(source.format).cells() {
         None => Ok(None),
         Some(cells) => {
-            cells.each_row_for_check(reader, source, contract, &mut each)?;
+            cells.each_row_for_check(input, source, contract, &mut each)?;
             let tally = counter.finish(None)?;
             Ok(Some(match consumer {
                 Builtin::Count => Value::Int(tally.ok),

@@ -82,6 +82,9 @@ pub struct ExecPlan {
     pub path: Path,
     /// Each faster path not taken, with its reason, in the order asked.
     pub passed: Vec<(&'static str, &'static str)>,
+    /// Which columns of the source are read, where its format reads only
+    /// some (`Codec::columns_read`).
+    pub columns: Option<String>,
 }
 
 impl ExecPlan {
@@ -103,7 +106,13 @@ impl ExecPlan {
                     }
                 ),
                 counting::Route::OneThread { .. } => "counting: line check, one thread".into(),
-                counting::Route::Cells => "counting: CSV cells checked, one thread".into(),
+                counting::Route::Cells { format } => {
+                    let format = match *format {
+                        "Csv" => "CSV",
+                        other => other,
+                    };
+                    format!("counting: {format} cells checked, one thread")
+                }
             },
             Path::Copier(plan) => format!(
                 "copier: valid lines copied as they are, {}",
@@ -121,6 +130,9 @@ impl ExecPlan {
         let mut text = format!("{}: {path}", self.consumer.name());
         for (name, why) in &self.passed {
             text.push_str(&format!("\n    not {name}: {why}"));
+        }
+        if let Some(columns) = &self.columns {
+            text.push_str(&format!("\n    columns read: {columns}"));
         }
         text
     }
@@ -143,6 +155,7 @@ pub fn plan(
 ) -> ExecPlan {
     let mut passed = Vec::new();
     let path = choose(interp, consumer, input, target, &mut passed);
+    let columns = columns_read(interp, input, &path);
     if unsplit(interp, input, &path) {
         passed.push(("chunks", super::chunks::COMPRESSED));
     }
@@ -150,7 +163,24 @@ pub fn plan(
         consumer,
         path,
         passed,
+        columns,
     }
+}
+
+/// Which columns of `input`'s source `path` reads, where its format reads
+/// only some: the counting path over cells reads what the contract needs.
+fn columns_read(interp: &Interp, input: &Value, path: &Path) -> Option<String> {
+    let (source, contract) = match plan_of(input)? {
+        Plan::Source(source) => (source, None),
+        Plan::Validated {
+            source, contract, ..
+        } => (source, Some(contract)),
+        Plan::Staged(staged) => (staged.source.clone(), Some(staged.contract.clone())),
+    };
+    let projected = matches!(path, Path::Counting(counting::Route::Cells { .. }));
+    interp
+        .codec(source.format)
+        .columns_read(contract.as_ref(), projected)
 }
 
 fn choose(

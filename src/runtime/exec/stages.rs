@@ -603,27 +603,55 @@ impl Interp {
         spec: &SourceSpec,
         shape: Option<&Rc<Contract>>,
     ) -> Result<DecodedRecords> {
+        let input = self.open_input(spec)?;
+        let records = self.codec(spec.format).read(input, spec, shape)?;
+        Ok(self.counted(records))
+    }
+
+    /// What the codec of `spec` reads: the bytes of its file or of standard
+    /// input (metered), its file to read at any offset for a format that
+    /// reads whole files, or its database, readied.
+    pub fn open_input<'a>(&self, spec: &'a SourceSpec) -> Result<Input<'a>> {
+        let configured = |p: &str, e: std::io::Error| {
+            match *spec.name != *p {
+            true => cannot_read(p, &e).with_help(format!(
+                "source `{}` is configured in hql.toml; its paths are relative to that file's folder",
+                spec.name
+            )),
+            false => cannot_read(p, &e),
+        }
+        };
+        let whole = self.codec(spec.format).reads_files();
         let input = match &spec.place {
-            Place::File(p) if *spec.name != **p => self.host.open_file(p).map_err(|e| {
-                cannot_read(p, &e).with_help(format!(
-                    "source `{}` is configured in hql.toml; its paths are relative to that file's folder",
-                    spec.name
-                ))
-            })?,
-            Place::File(p) => self.host.open_file(p).map_err(|e| cannot_read(p, &e))?,
-            Place::Stdin => self.take_stdin()?,
-            Place::Database(database) => {
-                self.host.ready_database(&spec.name, &database.path)?;
-                let records = self.codec(spec.format).read(Input::Database(database), spec, shape)?;
+            Place::File(p) if whole => {
+                let file = self.host.open_seekable(p).map_err(|e| configured(p, e))?;
                 if let Some(meter) = self.meter() {
                     meter.start_source(None);
                 }
-                return Ok(self.counted(records));
+                return Ok(Input::File(file));
+            }
+            Place::Stdin if whole => {
+                let name = spec.format.name();
+                return Err(RuntimeError::new(
+                    "hql::io",
+                    format!("{name} cannot be read from standard input: it is read from a file, its end first"),
+                )
+                .with_help(format!(
+                    "save the data to a file and read that: `source(file(\"data.{}\"), {name})`",
+                    spec.format.def().extensions.first().copied().unwrap_or("dat")
+                )));
+            }
+            Place::File(p) => self.host.open_file(p).map_err(|e| configured(p, e))?,
+            Place::Stdin => self.take_stdin()?,
+            Place::Database(database) => {
+                self.host.ready_database(&spec.name, &database.path)?;
+                if let Some(meter) = self.meter() {
+                    meter.start_source(None);
+                }
+                return Ok(Input::Database(database));
             }
         };
-        let input = Input::Bytes(self.metered(input, spec.path()));
-        let records = self.codec(spec.format).read(input, spec, shape)?;
-        Ok(self.counted(records))
+        Ok(Input::Bytes(self.metered(input, spec.path())))
     }
 
     /// A source's records, counted on the meter when the run is watched.
@@ -1098,19 +1126,18 @@ impl Target {
             }
             return Ok(Target::from_held(held));
         }
-        let writer = interp
-            .codec(spec.format)
-            .writer(&spec, shape)
-            .ok_or_else(|| {
-                RuntimeError::new(
-                    "hql::format",
-                    format!(
-                        "{} is not written as a file of {}",
-                        spec.path,
-                        spec.format.name()
-                    ),
-                )
-            })?;
+        let codec = interp.codec(spec.format);
+        codec.check_target(&spec, shape)?;
+        let writer = codec.writer(&spec, shape).ok_or_else(|| {
+            RuntimeError::new(
+                "hql::format",
+                format!(
+                    "{} is not written as a file of {}",
+                    spec.path,
+                    spec.format.name()
+                ),
+            )
+        })?;
         let file = interp.host.create_file(&spec.path).map_err(cannot)?;
         Ok(Target {
             file: Some(file),
@@ -1199,6 +1226,11 @@ impl Target {
     /// ends (or gives it to a later statement writing the same target);
     /// the number of records this statement wrote.
     pub fn close(mut self, interp: &Interp) -> Result<i64> {
+        if let (Some(file), Some(writer)) = (self.file.as_mut(), self.writer.as_deref_mut()) {
+            if let Err(e) = writer.settle(file) {
+                return Err(self.failed(e));
+            }
+        }
         if let (Some(file), Some(writer)) = (self.file.take(), self.writer.take()) {
             interp.hold(Held {
                 key: std::mem::take(&mut self.key),
