@@ -346,6 +346,30 @@ fn a_target_written_reads_back_the_same() {
     );
 }
 
+/// A Parquet target named `….gz` or `….zst` is written compressed, and a
+/// compressed Parquet source is decompressed before its footer is read.
+#[test]
+fn compressed_parquet_files_write_and_read_back() {
+    let s = with_fixtures("parquet-compressed");
+    let write = format!(
+        "{CLOSED}source(file(\"orders.parquet\"), Parquet) | validate(Order) | oks() | write(file(\"out.parquet.gz\"))\n\
+         source(file(\"orders.parquet\"), Parquet) | validate(Order) | oks() | write(file(\"out.parquet.zst\"))\n"
+    );
+    assert_eq!(ok_run(&s, &write), "26\n26\n");
+    assert_eq!(&s.read_bytes("out.parquet.gz")[..2], &[0x1f, 0x8b]);
+    assert_eq!(
+        &s.read_bytes("out.parquet.zst")[..4],
+        &[0x28, 0xb5, 0x2f, 0xfd]
+    );
+    let read = format!(
+        "{CLOSED}let a = source(file(\"out.parquet.gz\"), Parquet) | validate(Order) | oks() | collect()\n\
+         let b = source(file(\"out.parquet.zst\"), Parquet) | validate(Order) | oks() | collect()\n\
+         let c = source(file(\"orders.parquet\"), Parquet) | validate(Order) | oks() | collect()\n\
+         [a == c, b == c, len(a)]\n"
+    );
+    assert_eq!(ok_run(&s, &read), "[true, true, 26]\n");
+}
+
 #[test]
 fn route_writes_oks_as_parquet_and_failures_as_json() {
     let s = with_fixtures("parquet-route");

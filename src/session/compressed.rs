@@ -211,6 +211,33 @@ pub fn sniffed_or_failing<R: BufRead + Send + 'static>(reader: R) -> Box<dyn Buf
     sniffed(reader).unwrap_or_else(|e| Box::new(Failed(Some(e))))
 }
 
+/// The whole of `reader`, decompressed, in a temporary file that is
+/// already unlinked (gone when closed), read from its start: for a format
+/// that reads at any offset (Parquet reads its footer first), which a
+/// decompressing stream cannot give.
+pub fn unpacked<R: BufRead + Send + 'static>(reader: R) -> io::Result<std::fs::File> {
+    let mut bytes = sniffed(reader)?;
+    let dir = std::env::temp_dir();
+    let (mut file, path) = (0u32..)
+        .map(|n| dir.join(format!(".hql-unpacked-{}-{n}", std::process::id())))
+        .find_map(|path| {
+            let made = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(&path);
+            match made {
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => None,
+                made => Some(made.map(|file| (file, path))),
+            }
+        })
+        .expect("an unused name")?;
+    let _ = std::fs::remove_file(&path);
+    io::copy(&mut bytes, &mut file)?;
+    io::Seek::rewind(&mut file)?;
+    Ok(file)
+}
+
 /// A target's bytes written into `W`: as they are, or compressed as its
 /// name asks.
 pub enum Encoded<W: Write> {

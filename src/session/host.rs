@@ -267,6 +267,8 @@ impl Host for FsHost {
     /// A file written by an earlier statement of the run is refused: a
     /// format that reads whole files reads its end first, and a target's
     /// end is written only when the run commits (a Parquet file's footer).
+    /// A compressed file is decompressed first, into a file of its own
+    /// that no name reaches and that goes when it is closed.
     fn open_seekable(&self, path: &str) -> io::Result<Seekable> {
         if self.snapshot(path).is_some() {
             return Err(io::Error::other(
@@ -277,7 +279,12 @@ impl Host for FsHost {
         if dir.is_dir() {
             self.sweep(&dir);
         }
-        Ok(Seekable::File(open_for_reading(path)?))
+        let file = open_for_reading(path)?;
+        match self.compression(path) {
+            Some(_) => compressed::unpacked(BufReader::with_capacity(1 << 16, file)),
+            None => Ok(file),
+        }
+        .map(Seekable::File)
     }
 
     /// A program file is only read: no commit is finished for it, so that

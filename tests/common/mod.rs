@@ -167,6 +167,10 @@ impl Scratch {
             .unwrap_or_else(|e| panic!("cannot read {name}: {e}"))
     }
 
+    pub fn read_bytes(&self, name: &str) -> Vec<u8> {
+        std::fs::read(self.path.join(name)).unwrap_or_else(|e| panic!("cannot read {name}: {e}"))
+    }
+
     pub fn exists(&self, name: &str) -> bool {
         self.path.join(name).exists()
     }
