@@ -409,3 +409,78 @@ fn options_apply_beneath_compression() {
     assert_eq!(run.status, 0, "{}", run.err);
     assert_eq!(run.out, "[{name: \"José\"}]\n[1, 2]\n");
 }
+
+/// The three sniffing hints, each a warning with its help naming the fix:
+/// CSV read as `Json`, a `;` file read with commas, an enveloped array.
+/// The reading itself is not changed.
+#[test]
+fn sniffing_hints_name_the_fix() {
+    let dir = Scratch::new("dialects-sniff");
+    let semi = "id;name;score\n1;ann;3\n2;bob;4\n";
+    dir.write("semi.json", semi);
+    dir.write("semi.csv", semi);
+    dir.write(
+        "env.json",
+        "{\"status\": \"ok\", \"data\": [{\"id\": 1}, {\"id\": 2}]}\n",
+    );
+    let read = |program: &str| {
+        let run = dir.run(&format!("{R}{program}"), &[]);
+        assert_eq!(run.status, 0, "{}", run.err);
+        run
+    };
+    let run = read("source(file(\"semi.json\"), Json) | validate(R) | report()\n");
+    assert!(run.out.contains("err: 3, "), "{}", run.out);
+    assert_eq!(
+        run.err,
+        "warning: semi.json: the first 3 lines are not JSON, and each splits into 3 cells on `;`\n  help: it looks like CSV: read it with `source(file(\"semi.json\"), Csv, delimiter: \";\")`\n"
+    );
+    let run = read("source(file(\"semi.csv\"), Csv) | validate(R) | report()\n");
+    assert!(run.out.contains("err: 2, "), "{}", run.out);
+    assert_eq!(
+        run.err,
+        "warning: semi.csv: the header is one column, and splits into 3 on `;`\n  help: it looks `;`-separated: read it with `source(file(\"semi.csv\"), Csv, delimiter: \";\")`\n"
+    );
+    let run = read("source(file(\"env.json\"), Json) | validate(R) | report()\n");
+    assert_eq!(
+        run.err,
+        "warning: env.json: the file is one object, and its member \"data\" holds an array of 2 records\n  help: it looks like an envelope around the records: read it with `source(file(\"env.json\"), Json, at: \"/data\")`\n"
+    );
+    // Read as the hints say, nothing is hinted and every record is valid.
+    let run = read(
+        "source(file(\"semi.json\"), Csv, delimiter: \";\") | validate(R) | report()\nsource(file(\"env.json\"), Json, at: \"/data\") | count()\n",
+    );
+    assert!(
+        run.out.starts_with("{total: 2, ok: 2, err: 0"),
+        "{}",
+        run.out
+    );
+    assert_eq!(run.err, "");
+    // JSON Lines and a well-formed CSV are not hinted at; nor is a file
+    // that is no JSON and splits unevenly.
+    dir.write("ok.jsonl", "{\"id\": 1, \"name\": \"a\"}\n");
+    dir.write("prose.json", "id, name\nnothing here\n");
+    let run = read(
+        "source(file(\"ok.jsonl\"), Json) | count()\nsource(file(\"prose.json\"), Json) | count()\n",
+    );
+    assert_eq!(run.err, "");
+    // A configured source's fix is written in hql.toml's words, and hql
+    // vet gives the same hint.
+    dir.write(
+        "hql.toml",
+        "[sources.orders]\nfile = \"semi.json\"\nformat = \"json\"\n",
+    );
+    let run = read("source(\"orders\") | count()\n");
+    assert!(
+        run.err.contains("help: it looks like CSV: set `format = \"csv\"` and `csv = { delimiter = \";\" }` for source `orders` in hql.toml"),
+        "{}",
+        run.err
+    );
+    dir.write("c.hql", R);
+    let vet = dir.hql(&["vet", "c.hql", "semi.csv"]);
+    assert_eq!(vet.status, 1);
+    assert!(
+        vet.err.contains("help: it looks `;`-separated"),
+        "{}",
+        vet.err
+    );
+}

@@ -24,8 +24,8 @@ use crate::runtime::builtins::{Format, FormatDef, FormatOption};
 use crate::runtime::contract::{Contract, FieldSpec, Shape, TypeSpec};
 use crate::runtime::eval::io::{
     line_too_long, max_line, unreadable, Boundary, Cell, Codec, Column, CsvOptions, Decoded,
-    DecodedRecords, Input, Physical, RecordSource, RecordWriter, Registered, RowCells, RowForCheck,
-    SourceSpec, TargetSpec,
+    DecodedRecords, Hint, Input, Physical, RecordSource, RecordWriter, Registered, RowCells,
+    RowForCheck, SourceSpec, TargetSpec,
 };
 use crate::runtime::eval::{check_interrupt, compare_numbers, equal, Origin, Result, RuntimeError};
 use crate::runtime::json::{
@@ -65,6 +65,10 @@ pub const FORMAT: Registered = Registered {
 const BOM: &str = "\u{feff}";
 
 impl Codec for Csv {
+    fn sniff(&self, spec: &SourceSpec, first: &[u8], complete: bool) -> Option<Hint> {
+        super::sniff::csv(spec, first, complete)
+    }
+
     fn read(
         &self,
         input: Input,

@@ -15,6 +15,7 @@ pub mod csv;
 mod encoding;
 pub mod json;
 pub mod parquet;
+mod sniff;
 pub mod sqlite;
 
 /// How CSV decoding reads a cell as a declared type: `hql infer` reads

@@ -13,7 +13,7 @@ use super::write_error;
 use crate::runtime::builtins::{Format, FormatDef, FormatOption};
 use crate::runtime::contract::Contract;
 use crate::runtime::eval::io::{
-    line_too_long, Boundary, Codec, Decoded, DecodedRecords, Input, JsonInput, JsonText,
+    line_too_long, Boundary, Codec, Decoded, DecodedRecords, Hint, Input, JsonInput, JsonText,
     LineReader, Plain, RecordWriter, Registered, SourceSpec, TargetSpec,
 };
 use crate::runtime::eval::{check_interrupt, Item, Items, Origin, Result, RuntimeError};
@@ -48,6 +48,10 @@ pub const FORMAT: Registered = Registered {
 impl Codec for Json {
     fn json_text(&self) -> Option<&dyn JsonText> {
         Some(self)
+    }
+
+    fn sniff(&self, spec: &SourceSpec, first: &[u8], complete: bool) -> Option<Hint> {
+        super::sniff::json(spec, first, complete)
     }
 
     fn read(

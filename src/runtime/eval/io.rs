@@ -274,6 +274,93 @@ impl SourceSpec {
     }
 }
 
+/// What a source looks like, told before it is read (tooling.md,
+/// "Sniffing, never guessing silently"): `seen` says what its first bytes
+/// show, `looks` what that suggests, and the fix is to read it as
+/// `format` with `options` (`(name, value)`, values as plain text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hint {
+    pub seen: String,
+    pub looks: String,
+    pub format: &'static str,
+    pub options: Vec<(&'static str, String)>,
+}
+
+/// Whose words a hint's fix is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Words {
+    /// A `source(file(…), …)` call.
+    Program,
+    /// The source's table in `hql.toml`.
+    Config,
+    /// `hql vet`'s flags.
+    Flags,
+}
+
+impl Hint {
+    /// The help line: what it looks like, and the fix for `spec` (read as
+    /// `now`) in `words`.
+    pub fn help(&self, spec: &SourceSpec, now: &str, words: Words) -> String {
+        let path = spec.path().unwrap_or(&spec.name);
+        let other = !self.format.eq_ignore_ascii_case(now);
+        let fix = match words {
+            Words::Program => {
+                let args: String = (self.options.iter())
+                    .map(|(k, v)| format!(", {k}: {v:?}"))
+                    .collect();
+                format!(
+                    "read it with `source(file({path:?}), {}{args})`",
+                    self.format
+                )
+            }
+            Words::Config => {
+                let table = self.format.to_ascii_lowercase();
+                let mut keys: Vec<String> = Vec::new();
+                if other {
+                    keys.push(format!("`format = \"{table}\"`"));
+                }
+                if !self.options.is_empty() {
+                    let set: Vec<String> = (self.options.iter())
+                        .map(|(k, v)| format!("{k} = {v:?}"))
+                        .collect();
+                    keys.push(format!("`{table} = {{ {} }}`", set.join(", ")));
+                }
+                format!(
+                    "set {} for source `{}` in hql.toml",
+                    keys.join(" and "),
+                    spec.name
+                )
+            }
+            Words::Flags => {
+                let mut steps: Vec<String> = Vec::new();
+                if other {
+                    let suffix = self.format.to_ascii_lowercase();
+                    steps.push(format!("give the file a `.{suffix}` name"));
+                }
+                if !self.options.is_empty() {
+                    let flags: Vec<String> = (self.options.iter())
+                        .map(|(k, v)| format!("--{k} {}", shell_word(v)))
+                        .collect();
+                    steps.push(format!("pass `{}`", flags.join(" ")));
+                }
+                steps.join(" and ")
+            }
+        };
+        format!("{}: {fix}", self.looks)
+    }
+}
+
+/// `text` as one shell word: bare when it needs no quoting, `$'\t'` for
+/// a tab, else single-quoted.
+fn shell_word(text: &str) -> String {
+    let bare = |c: char| c.is_ascii_alphanumeric() || "/._-,".contains(c);
+    match text {
+        "\t" => "$'\\t'".to_string(),
+        t if !t.is_empty() && t.chars().all(bare) => t.to_string(),
+        t => format!("'{}'", t.replace('\'', "'\\''")),
+    }
+}
+
 /// The schema boundary of a source or target, with its format's options
 /// (tooling.md, "Format options"): from `hql.toml`, from the named
 /// arguments after the format in a program, or from `hql vet`'s and `hql
@@ -813,6 +900,14 @@ pub trait Codec: Sync {
     /// some of them, for `--explain`: for `count()` and `report()` over
     /// its cells (`projected`), or for every other reader.
     fn columns_read(&self, _shape: Option<&Rc<Contract>>, _projected: bool) -> Option<String> {
+        None
+    }
+
+    /// What a source's first bytes, `first` (all of them when `complete`),
+    /// suggest where they look like another format or another dialect of
+    /// this one (tooling.md, "Sniffing"): a hint for the user, never a
+    /// change to the reading.
+    fn sniff(&self, _spec: &SourceSpec, _first: &[u8], _complete: bool) -> Option<Hint> {
         None
     }
 

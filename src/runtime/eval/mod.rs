@@ -408,6 +408,9 @@ pub struct Interp {
     unmet: RefCell<Vec<Unmet>>,
     /// The `expect warn`s that have warned in this run: each warns once.
     warned: RefCell<rustc_hash::FxHashSet<Rc<str>>>,
+    /// The sources a sniffing hint has been given for: each is hinted
+    /// once a run, however often its stream is read.
+    pub(crate) hinted: RefCell<rustc_hash::FxHashSet<Rc<str>>>,
     /// Failed expectations to tell on stderr, one line each, as the
     /// session drains them (`take_notes`).
     notes: RefCell<Vec<Unmet>>,
@@ -494,6 +497,7 @@ impl Interp {
             meter: Default::default(),
             unmet: RefCell::new(Vec::new()),
             warned: RefCell::default(),
+            hinted: RefCell::default(),
             notes: RefCell::default(),
             reporting: Default::default(),
             judged: RefCell::default(),
@@ -558,6 +562,12 @@ impl Interp {
     /// reads and reports each whole file).
     pub fn report_expectations(&self) {
         self.reporting.set(true);
+    }
+
+    /// Is this `hql vet`, which reports rather than stops (so a hint's fix
+    /// is written in its flags)?
+    pub fn vetting(&self) -> bool {
+        self.reporting.get()
     }
 
     /// Does a spent failure budget stop the reading?

@@ -18,7 +18,7 @@ use crate::runtime::decide::FailureKind;
 use crate::runtime::eval::equality::{compare, sort_order, ValueKey};
 use crate::runtime::eval::io::{
     listed, next_or_end, Boundary, DecodedRecords, Input, JsonInput, JsonText, LineReader,
-    OptionError, PendingFile, Place, RecordWriter, SourceSpec, TargetSpec,
+    OptionError, PendingFile, Place, RecordWriter, SourceSpec, TargetSpec, Words,
 };
 use crate::runtime::eval::meter::Metered;
 use crate::runtime::eval::ops;
@@ -507,6 +507,7 @@ fn source(
 ) -> Result<Value> {
     let mut spec = source_spec(interp, &desc, &format)?;
     with_options(&mut spec.boundary, spec.format, true, options, &desc)?;
+    interp.sniff(&spec);
     let spec = Rc::new(spec);
     let plan = Plan::Source(spec.clone());
     let interp = interp.clone();
@@ -606,6 +607,45 @@ impl Interp {
         let input = self.open_input(spec)?;
         let records = self.codec(spec.format).read(input, spec, shape)?;
         Ok(self.counted(records))
+    }
+
+    /// Tell the user what a source's first bytes suggest where they look
+    /// like another format or dialect (`Codec::sniff`), as a warning with
+    /// its help. Only a regular file is peeked at: a FIFO or standard
+    /// input can be read only once.
+    pub fn sniff(&self, spec: &SourceSpec) {
+        const PEEK: u64 = 64 << 10;
+        let Place::File(path) = &spec.place else {
+            return;
+        };
+        let codec = self.codec(spec.format);
+        let regular = self.host.file_len(path).is_some() || self.host.compression(path).is_some();
+        if codec.reads_files() || !regular || !self.hinted.borrow_mut().insert(spec.name.clone()) {
+            return;
+        }
+        let Ok(reader) = self.host.open_file(path) else {
+            return;
+        };
+        let mut first = Vec::new();
+        if std::io::Read::read_to_end(&mut std::io::Read::take(reader, PEEK + 1), &mut first)
+            .is_err()
+        {
+            return;
+        }
+        let complete = first.len() as u64 <= PEEK;
+        first.truncate(PEEK as usize);
+        if let Some(hint) = codec.sniff(spec, &first, complete) {
+            let words = match () {
+                _ if self.vetting() => Words::Flags,
+                _ if spec.path() != Some(&*spec.name) => Words::Config,
+                _ => Words::Program,
+            };
+            let help = hint.help(spec, spec.format.name(), words);
+            (self.host).warn(&format!(
+                "warning: {}: {}\n  help: {help}",
+                spec.name, hint.seen
+            ));
+        }
     }
 
     /// What the codec of `spec` reads: the bytes of its file or of standard
