@@ -327,8 +327,9 @@ fn data_files(dir: &Path, found: &mut Vec<PathBuf>) {
 /// The numbers in `hql infer`'s "skipped …" line: what vet must count as
 /// failures.
 fn skipped(stderr: &str) -> i64 {
-    stderr
-        .split(|c: char| !c.is_ascii_digit())
+    // Only `hql infer`'s own lines: a hint's numbers are not skips.
+    let own = stderr.lines().filter(|l| l.starts_with("hql infer:"));
+    own.flat_map(|l| l.split(|c: char| !c.is_ascii_digit()))
         .filter_map(|n| n.parse::<i64>().ok())
         .sum()
 }

@@ -626,3 +626,89 @@ print(con.sql(f"select typeof(\"at\"), \"at\", n from '{sys.argv[1]}/t.parquet'"
     );
     assert!(lines[1].ends_with(", None)]"), "{text}");
 }
+
+/// `count()` and `report()` of a file of several row groups read them on
+/// worker threads, one row group a piece, and give what one thread gives:
+/// the same counts, the same rules in the same order, and `errs()` (which
+/// reads on one thread) agrees. The file is written by HQL itself, 200,000
+/// rows in row groups of 65,536, so it is large enough to be split.
+#[test]
+fn row_groups_are_counted_on_threads_as_on_one() {
+    let s = Scratch::new("parquet-row-groups");
+    let mut lines = String::new();
+    for i in 0..200_000u64 {
+        // Every 997th row breaks the rule, every 1,009th has no amount, and
+        // every 4,999th holds a currency the contract does not admit.
+        let amount = match i % 997 {
+            0 => "-1.5".to_string(),
+            _ => format!("{}.{:02}", i % 5000, i % 100),
+        };
+        let currency = if i % 4999 == 0 {
+            "JPY"
+        } else {
+            ["EUR", "USD", "GBP"][(i % 3) as usize]
+        };
+        lines.push_str(&format!(
+            "{{\"order_id\": \"o-{i:07}-{:x}\", ",
+            i.wrapping_mul(2654435761)
+        ));
+        if i % 1009 != 0 {
+            lines.push_str(&format!("\"amount\": {amount}, "));
+        }
+        lines.push_str(&format!(
+            "\"currency\": \"{currency}\", \"qty\": {}, \"placed\": \"2024-{:02}-{:02}\", \"items\": []}}\n",
+            i % 7,
+            i % 12 + 1,
+            i % 28 + 1
+        ));
+    }
+    s.write("orders.jsonl", lines);
+    let closed = ORDER.replace("DataContract", "TypeContract");
+    let write = format!(
+        "{closed}source(file(\"orders.jsonl\"), Json) | validate(Order) | oks() | write(file(\"valid.parquet\"))\n"
+    );
+    let r = s.run(&write, &["--threads", "1"]);
+    assert_eq!(r.status, 0, "{}", r.err);
+    assert!(
+        s.read_bytes("valid.parquet").len() > 1 << 20,
+        "a file to split: {}",
+        r.err
+    );
+    let program = format!(
+        "{ORDER}type Strict : DataContract = {{\n    order_id: String\n    amount: Float\n    require cheap: amount < 4000\n}}\n\
+         source(file(\"valid.parquet\"), Parquet) | validate(Order) | report()\n\
+         source(file(\"valid.parquet\"), Parquet) | validate(Strict) | report()\n\
+         source(file(\"valid.parquet\"), Parquet) | validate(Strict) | oks() | count()\n"
+    );
+    let one = s.run(&program, &["--threads", "1"]);
+    let two = s.run(&program, &["--threads", "2"]);
+    assert_eq!((one.status, two.status), (0, 0), "{}{}", one.err, two.err);
+    assert_eq!(one.out, two.out);
+    assert!(one.out.contains("Strict.cheap"), "{}", one.out);
+    let explain = s.run(&program, &["--threads", "2", "--explain"]);
+    assert!(
+        explain
+            .out
+            .contains("report(): counting: Parquet cells checked, 4 parts on 2 threads"),
+        "{}",
+        explain.out
+    );
+    let explain = s.run(&program, &["--threads", "1", "--explain"]);
+    assert!(
+        explain
+            .out
+            .contains("report(): counting: Parquet cells checked, one thread"),
+        "{}",
+        explain.out
+    );
+    // The failures of one thread, counted the ordinary way, agree.
+    let errs = "type Strict : DataContract = {\n    order_id: String\n    amount: Float\n    require cheap: amount < 4000\n}\n\
+         source(file(\"valid.parquet\"), Parquet) | validate(Strict) | errs() | count()\n";
+    let failed = s.run(errs, &["--threads", "1"]);
+    let reported = one.out.lines().nth(1).expect("the second report");
+    assert!(
+        reported.contains(&format!("err: {}, ", failed.out.trim())),
+        "{reported} vs {}",
+        failed.out
+    );
+}

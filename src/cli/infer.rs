@@ -38,6 +38,7 @@ pub fn infer(job: &InferJob, mut session: Session, sinks: &mut Sinks) -> i32 {
         Ok(source) => source,
         Err(message) => return usage(sinks, &message),
     };
+    session.interp().name_sources_by_flags();
     let mut inferred: Option<Inference> = None;
     let status = session.submit("<infer>", &source, sinks, &mut |v, _| {
         inferred = Some(infer_items(&v, job.limit)?);

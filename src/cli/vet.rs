@@ -84,6 +84,7 @@ pub fn vet(job: &VetJob, mut session: Session, sinks: &mut Sinks) -> i32 {
     // A file's expectations are judged and reported with it; a budget does
     // not stop the reading (language.md §4.11).
     session.interp().report_expectations();
+    session.interp().name_sources_by_flags();
     let import = format!("import {}", quoted(&job.contracts));
     let status = session.submit_declarations("<vet>", &import, sinks);
     if status != EXIT_OK {

@@ -38,7 +38,7 @@ use parquet::file::reader::{ChunkReader, Length};
 use crate::runtime::builtins::{Format, FormatDef};
 use crate::runtime::contract::{Contract, TypeSpec};
 use crate::runtime::eval::io::{
-    Cell, Codec, Decoded, DecodedRecords, Input, Plain, RecordWriter, Registered, RowCells,
+    Cell, Codec, Decoded, DecodedRecords, Input, Part, Plain, RecordWriter, Registered, RowCells,
     RowForCheck, Seekable, SourceSpec, TargetSpec,
 };
 use crate::runtime::eval::{check_interrupt, Origin, Result, RuntimeError};
@@ -75,7 +75,9 @@ impl Codec for Parquet {
         spec: &SourceSpec,
         shape: Option<&Rc<Contract>>,
     ) -> Result<DecodedRecords> {
-        Ok(Box::new(Plain(Rows::open(input, spec, shape, false)?)))
+        Ok(Box::new(Plain(Rows::open(
+            input, spec, shape, false, None,
+        )?)))
     }
 
     fn reads_by_shape(&self) -> bool {
@@ -121,53 +123,89 @@ impl RowCells for Parquet {
         shape: &Rc<Contract>,
         each: &mut dyn FnMut(RowForCheck) -> Result<bool>,
     ) -> Result<()> {
-        let mut rows = Rows::open(input, spec, Some(shape), true)?;
-        let Some(record) = shape.record() else {
-            return Ok(());
-        };
-        // Where each declared field's column is among those read.
-        let slots: Vec<Option<usize>> = (record.fields.iter())
-            .map(|f| rows.columns.iter().position(|c| c.field == f.name))
-            .collect();
-        let mut values: Vec<Option<Value>> = Vec::new();
-        let mut text = String::new();
-        while let Some(row) = rows.advance() {
-            check_interrupt()?;
-            let (line, i) = row?;
-            let bad = rows.row_values(i, &mut values);
-            if let Some(bad) = bad {
-                let fields = rows.columns.iter().map(|c| c.field.clone());
-                let record = fields
-                    .zip(values.drain(..))
-                    .filter_map(|(f, v)| Some((f, v?)));
-                let failure = rows.no_value(line, record.collect(), bad);
-                each(RowForCheck::Failed(failure))?;
-                continue;
-            }
-            let undeclared =
-                (rows.columns.iter().zip(&values)).any(|(c, v)| !c.declared && v.is_some());
-            let cells: Vec<Option<Cell>> = (slots.iter())
-                .map(|slot| values[(*slot)?].as_ref().map(cell_of))
-                .collect();
-            let fields = &cells;
-            if each(RowForCheck::Cells { fields, undeclared })? {
-                continue;
-            }
-            text.clear();
-            let fields = rows.columns.iter().map(|c| c.field.clone());
-            let record: Record = fields
-                .zip(values.drain(..))
-                .filter_map(|(f, v)| Some((f, v?)))
-                .collect();
-            write_json(&mut text, &Value::record(record));
-            each(RowForCheck::Text(&text))?;
-        }
-        Ok(())
+        check_rows(
+            Rows::open(input, spec, Some(shape), true, None)?,
+            shape,
+            each,
+        )
+    }
+
+    fn parts(&self, input: Input, spec: &SourceSpec) -> Result<Option<Vec<u64>>> {
+        let builder = Rows::builder(input, spec)?;
+        let groups = builder.metadata().row_groups();
+        Ok((groups.len() > 1).then(|| {
+            (groups.iter())
+                .map(|g| u64::try_from(g.num_rows()).unwrap_or(0))
+                .collect()
+        }))
+    }
+
+    fn each_row_of_part(
+        &self,
+        input: Input,
+        spec: &SourceSpec,
+        shape: &Rc<Contract>,
+        part: &Part,
+        each: &mut dyn FnMut(RowForCheck) -> Result<bool>,
+    ) -> Result<()> {
+        let rows = Rows::open(input, spec, Some(shape), true, Some(part))?;
+        check_rows(rows, shape, each)
     }
 
     fn cells_are_text(&self) -> bool {
         false
     }
+}
+
+/// Hand each of `rows` to `each` for the line check: a row as its
+/// converted cells, as the JSON text of its record where `each` cannot
+/// judge those, or as the `decode` failure of a cell with no HQL value.
+fn check_rows(
+    mut rows: Rows,
+    shape: &Rc<Contract>,
+    each: &mut dyn FnMut(RowForCheck) -> Result<bool>,
+) -> Result<()> {
+    let Some(record) = shape.record() else {
+        return Ok(());
+    };
+    // Where each declared field's column is among those read.
+    let slots: Vec<Option<usize>> = (record.fields.iter())
+        .map(|f| rows.columns.iter().position(|c| c.field == f.name))
+        .collect();
+    let mut values: Vec<Option<Value>> = Vec::new();
+    let mut text = String::new();
+    while let Some(row) = rows.advance() {
+        check_interrupt()?;
+        let (line, i) = row?;
+        let bad = rows.row_values(i, &mut values);
+        if let Some(bad) = bad {
+            let fields = rows.columns.iter().map(|c| c.field.clone());
+            let record = fields
+                .zip(values.drain(..))
+                .filter_map(|(f, v)| Some((f, v?)));
+            let failure = rows.no_value(line, record.collect(), bad);
+            each(RowForCheck::Failed(failure))?;
+            continue;
+        }
+        let undeclared =
+            (rows.columns.iter().zip(&values)).any(|(c, v)| !c.declared && v.is_some());
+        let cells: Vec<Option<Cell>> = (slots.iter())
+            .map(|slot| values[(*slot)?].as_ref().map(cell_of))
+            .collect();
+        let fields = &cells;
+        if each(RowForCheck::Cells { fields, undeclared })? {
+            continue;
+        }
+        text.clear();
+        let fields = rows.columns.iter().map(|c| c.field.clone());
+        let record: Record = fields
+            .zip(values.drain(..))
+            .filter_map(|(f, v)| Some((f, v?)))
+            .collect();
+        write_json(&mut text, &Value::record(record));
+        each(RowForCheck::Text(&text))?;
+    }
+    Ok(())
 }
 
 /// A value as the line check takes a cell.
@@ -254,21 +292,13 @@ impl Rows {
         spec: &SourceSpec,
         shape: Option<&Rc<Contract>>,
         projected: bool,
+        part: Option<&Part>,
     ) -> Result<Rows> {
-        let chunks = match input {
-            Input::File(Seekable::File(f)) => Chunks::File(f),
-            Input::File(Seekable::Bytes(b)) => Chunks::Bytes(b.into()),
-            Input::Bytes(_) | Input::Database(_) => {
-                return Err(RuntimeError::new(
-                    "hql::format",
-                    format!("source `{}` is not a file, which Parquet reads", spec.name),
-                ))
-            }
-        };
         let unreadable = |why: String| unreadable(&spec.name, why);
-        let builder = guarded(|| ParquetRecordBatchReaderBuilder::try_new(chunks))
-            .ok_or_else(|| unreadable("its footer could not be read".into()))?
-            .map_err(|e| unreadable(e.to_string()))?;
+        let mut builder = Rows::builder(input, spec)?;
+        if let Some(part) = part {
+            builder = builder.with_row_groups(part.parts.clone().collect());
+        }
         let record = shape.and_then(|c| c.record());
         let boundary = &spec.boundary;
         let schema = builder.schema().clone();
@@ -315,9 +345,27 @@ impl Rows {
             columns,
             shape: shape.cloned(),
             name: spec.name.clone(),
-            line: 0,
+            line: part.map_or(0, |p| p.first_line - 1),
             failed: false,
         })
+    }
+
+    /// Open `input`, and read its footer.
+    fn builder(input: Input, spec: &SourceSpec) -> Result<ParquetRecordBatchReaderBuilder<Chunks>> {
+        let chunks = match input {
+            Input::File(Seekable::File(f)) => Chunks::File(f),
+            Input::File(Seekable::Bytes(b)) => Chunks::Bytes(b.into()),
+            Input::Bytes(_) | Input::Database(_) => {
+                return Err(RuntimeError::new(
+                    "hql::format",
+                    format!("source `{}` is not a file, which Parquet reads", spec.name),
+                ))
+            }
+        };
+        let unreadable = |why: String| unreadable(&spec.name, why);
+        guarded(|| ParquetRecordBatchReaderBuilder::try_new(chunks))
+            .ok_or_else(|| unreadable("its footer could not be read".into()))?
+            .map_err(|e| unreadable(e.to_string()))
     }
 
     /// The next row: its line and its index in `batch`.

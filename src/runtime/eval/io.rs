@@ -990,6 +990,14 @@ pub trait JsonText: Sync {
     ) -> Items;
 }
 
+/// Consecutive parts of a source read apart (`RowCells::parts`): parts
+/// `first..end`, the first of whose rows is row `first_line`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Part {
+    pub parts: std::ops::Range<usize>,
+    pub first_line: u64,
+}
+
 /// The capability of a format whose cells are text (`Codec::cells`): its
 /// rows converted by a contract, for the line check.
 pub trait RowCells {
@@ -1004,6 +1012,30 @@ pub trait RowCells {
         shape: &Rc<Contract>,
         each: &mut dyn FnMut(RowForCheck) -> Result<bool>,
     ) -> Result<()>;
+
+    /// The parts `input` can be read in apart, on threads of their own
+    /// (Parquet's row groups), each as its number of rows, when there are
+    /// several; `None` for a format read front to back.
+    fn parts(&self, _input: Input, _spec: &SourceSpec) -> Result<Option<Vec<u64>>> {
+        Ok(None)
+    }
+
+    /// `each_row_for_check` over the rows of `part` alone, whose first row
+    /// is row `part.first_line` of the source. Only a format with
+    /// `parts` is asked.
+    fn each_row_of_part(
+        &self,
+        _input: Input,
+        spec: &SourceSpec,
+        _shape: &Rc<Contract>,
+        _part: &Part,
+        _each: &mut dyn FnMut(RowForCheck) -> Result<bool>,
+    ) -> Result<()> {
+        Err(super::RuntimeError::new(
+            "hql::parallel",
+            format!("source `{}` is read front to back, not in parts", spec.name),
+        ))
+    }
 
     /// Are its cells text that a contract converts (CSV), which `hql
     /// infer` reads as typed cells the way decoding would? Not so for a

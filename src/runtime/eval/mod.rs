@@ -411,6 +411,8 @@ pub struct Interp {
     /// The sources a sniffing hint has been given for: each is hinted
     /// once a run, however often its stream is read.
     pub(crate) hinted: RefCell<rustc_hash::FxHashSet<Rc<str>>>,
+    /// Sources are named by a command's flags (`name_sources_by_flags`).
+    flags: Cell<bool>,
     /// Failed expectations to tell on stderr, one line each, as the
     /// session drains them (`take_notes`).
     notes: RefCell<Vec<Unmet>>,
@@ -498,6 +500,7 @@ impl Interp {
             unmet: RefCell::new(Vec::new()),
             warned: RefCell::default(),
             hinted: RefCell::default(),
+            flags: Cell::new(false),
             notes: RefCell::default(),
             reporting: Default::default(),
             judged: RefCell::default(),
@@ -564,10 +567,15 @@ impl Interp {
         self.reporting.set(true);
     }
 
-    /// Is this `hql vet`, which reports rather than stops (so a hint's fix
-    /// is written in its flags)?
-    pub fn vetting(&self) -> bool {
-        self.reporting.get()
+    /// The sources are named by a command's arguments and flags (`hql
+    /// vet`, `hql infer`), so a hint's fix is written in flags.
+    pub fn name_sources_by_flags(&self) {
+        self.flags.set(true);
+    }
+
+    /// Are the sources named by a command's flags?
+    pub fn sources_by_flags(&self) -> bool {
+        self.flags.get()
     }
 
     /// Does a spent failure budget stop the reading?

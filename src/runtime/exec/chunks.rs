@@ -66,7 +66,6 @@ pub(super) fn parallel_for(
 
 /// A chunk of the file for a worker.
 pub(crate) struct Job {
-    seq: usize,
     /// The number of its first line.
     pub first_line: u64,
     /// Its bytes, which go back to the reader with the job (or with the
@@ -193,8 +192,14 @@ impl Drop for Lent {
     }
 }
 
-/// What a worker does with each chunk, made on the worker's thread.
-pub(crate) type Worker<R> = Box<dyn FnMut(Job) -> Result<R>>;
+/// What a worker does with each piece of work it is handed (a chunk of a
+/// file, or another part of a source that can be read apart), made on the
+/// worker's thread.
+pub(crate) type Worker<R, J = Job> = Box<dyn FnMut(J) -> Result<R>>;
+
+/// How each worker is made, on its own thread.
+pub(crate) type Start<'a, R, J = Job> =
+    dyn Fn() -> std::result::Result<Worker<R, J>, &'static str> + Sync + 'a;
 
 /// Why reading the file stopped before its end: the number of the line
 /// lost, and the message. As a source has it, the failure stands in the
@@ -216,7 +221,7 @@ pub(crate) fn spread<R: Send>(
     parallel: &Parallel,
     path: &str,
     ahead: usize,
-    start: &(dyn Fn() -> std::result::Result<Worker<R>, &'static str> + Sync),
+    start: &Start<R>,
     take: &mut dyn FnMut(R) -> Result<bool>,
 ) -> Result<Option<ReadFailure>> {
     let reader = interp
@@ -233,14 +238,48 @@ pub(crate) fn spread<R: Send>(
 fn spread_reader<R: Send>(
     reader: &mut Box<dyn BufRead>,
     path: &str,
-    (workers, in_flight): (usize, usize),
-    start: &(dyn Fn() -> std::result::Result<Worker<R>, &'static str> + Sync),
+    threads: (usize, usize),
+    start: &Start<R>,
     take: &mut dyn FnMut(R) -> Result<bool>,
 ) -> Result<Option<ReadFailure>> {
-    let (jobs, taken) = mpsc::sync_channel::<Job>(in_flight);
+    let mut chunks = Chunks::new();
+    // A chunk's bytes come back through `back` to be filled again.
+    let (back, spare) = mpsc::channel();
+    let mut next = || -> Result<Option<Job>> {
+        if chunks.ended {
+            return Ok(None);
+        }
+        let chunk = chunks.next(reader, &spare);
+        if let Some(line) = chunks.too_long {
+            return Err(line_too_long(path, line));
+        }
+        Ok(chunk.map(|(first_line, bytes)| Job {
+            first_line,
+            bytes,
+            back: back.clone(),
+        }))
+    };
+    let whole = in_order(threads, &mut next, start, take)?;
+    Ok(chunks.failed.filter(|_| whole).map(|message| ReadFailure {
+        line: chunks.next_line,
+        message,
+    }))
+}
+
+/// Hand the pieces of work `next` gives to `workers` threads, each made
+/// by `start`, with at most `in_flight` handed out and not yet taken, and
+/// give what the workers make of them to `take` in the order `next` gave
+/// them, until it has no more or `take` says `false` (then `false`). A
+/// worker that fails, or panics, fails the whole.
+pub(crate) fn in_order<J: Send, R: Send>(
+    (workers, in_flight): (usize, usize),
+    next: &mut dyn FnMut() -> Result<Option<J>>,
+    start: &Start<R, J>,
+    take: &mut dyn FnMut(R) -> Result<bool>,
+) -> Result<bool> {
+    let (jobs, taken) = mpsc::sync_channel::<(usize, J)>(in_flight);
     let taken = Arc::new(Mutex::new(taken));
     let (done, results) = mpsc::channel();
-    let (back, spare) = mpsc::channel();
     std::thread::scope(|scope| {
         for _ in 0..workers {
             let (taken, done) = (taken.clone(), done.clone());
@@ -251,72 +290,46 @@ fn spread_reader<R: Send>(
         }
         drop(done);
         // Dropping `jobs` on the way out, however it ends, stops the workers.
-        feed(reader, path, (jobs, back, spare), &results, in_flight, take)
+        hand_out(jobs, &results, in_flight, next, take)
     })
 }
 
-/// Where a chunk goes to its worker, and where its bytes come back.
-type Ways = (SyncSender<Job>, Sender<Vec<u8>>, Receiver<Vec<u8>>);
-
 type Done<R> = (usize, std::result::Result<R, SentError>);
 
-/// Read the file in chunks, hand them out, and take what comes back in
-/// the order of the file.
-fn feed<R>(
-    reader: &mut Box<dyn BufRead>,
-    path: &str,
-    (jobs, back, spare): Ways,
+/// Hand out the pieces, and take what comes back in their order.
+fn hand_out<J, R>(
+    jobs: SyncSender<(usize, J)>,
     results: &Receiver<Done<R>>,
     in_flight: usize,
+    next: &mut dyn FnMut() -> Result<Option<J>>,
     take: &mut dyn FnMut(R) -> Result<bool>,
-) -> Result<Option<ReadFailure>> {
+) -> Result<bool> {
     let lost = || RuntimeError::from(SentError::worker_stopped());
-    let mut chunks = Chunks {
-        carry: Vec::new(),
-        next_line: 1,
-        at_start: true,
-        ended: false,
-        failed: None,
-        too_long: None,
-    };
-    let (mut sent, mut taken) = (0, 0);
+    let (mut sent, mut taken, mut ended) = (0, 0, false);
     let mut waiting = BTreeMap::new();
     loop {
-        while !chunks.ended && sent - taken < in_flight {
+        while !ended && sent - taken < in_flight {
             check_interrupt()?;
-            let Some((first_line, bytes)) = chunks.next(reader, &spare) else {
-                break;
-            };
-            let seq = sent;
-            jobs.send(Job {
-                seq,
-                first_line,
-                bytes,
-                back: back.clone(),
-            })
-            .map_err(|_| lost())?;
-            sent += 1;
-        }
-        if let Some(line) = chunks.too_long {
-            return Err(line_too_long(path, line));
+            match next()? {
+                Some(job) => {
+                    jobs.send((sent, job)).map_err(|_| lost())?;
+                    sent += 1;
+                }
+                None => ended = true,
+            }
         }
         if sent == taken {
-            break;
+            return Ok(true);
         }
         let (seq, made) = results.recv().map_err(|_| lost())?;
         waiting.insert(seq, made);
         while let Some(made) = waiting.remove(&taken) {
             if !take(made.map_err(RuntimeError::from)?)? {
-                return Ok(None);
+                return Ok(false);
             }
             taken += 1;
         }
     }
-    drop(jobs);
-    Ok(chunks.failed.map(|message| ReadFailure {
-        line: chunks.next_line,
-        message,
-    }))
 }
 
 /// The file cut into chunks that end after a newline (or at its end).
@@ -334,6 +347,18 @@ struct Chunks {
 }
 
 impl Chunks {
+    /// Chunks from the start of a file.
+    fn new() -> Chunks {
+        Chunks {
+            carry: Vec::new(),
+            next_line: 1,
+            at_start: true,
+            ended: false,
+            failed: None,
+            too_long: None,
+        }
+    }
+
     /// The next chunk and the number of its first line, in the bytes of
     /// a chunk given back if there is one; `None` at the end.
     fn next(
@@ -418,25 +443,20 @@ pub(crate) fn lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
     })
 }
 
-/// A worker: made on its thread, then handed chunks until there are none.
-fn work<R>(
-    start: &(dyn Fn() -> std::result::Result<Worker<R>, &'static str> + Sync),
-    taken: &Mutex<Receiver<Job>>,
-    done: &Sender<Done<R>>,
-) {
+/// A worker: made on its thread, then handed pieces until there are none.
+fn work<J, R>(start: &Start<R, J>, taken: &Mutex<Receiver<(usize, J)>>, done: &Sender<Done<R>>) {
     let mut worker = start();
     loop {
-        let job = {
+        let (seq, job) = {
             let taken = taken.lock().unwrap_or_else(|e| e.into_inner());
             match taken.recv() {
                 Ok(job) => job,
                 Err(_) => return,
             }
         };
-        let seq = job.seq;
         let made = match &mut worker {
             Ok(worker) => {
-                // A panic must not leave the reader waiting for this chunk.
+                // A panic must not leave the reader waiting for this piece.
                 let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| worker(job)));
                 match made {
                     Ok(made) => made.map_err(SentError::from),
@@ -461,7 +481,6 @@ mod tests {
     fn a_chunks_bytes_come_back() {
         let (back, spare) = mpsc::channel();
         let job = |bytes: Vec<u8>| Job {
-            seq: 0,
             first_line: 1,
             bytes,
             back: back.clone(),
@@ -595,11 +614,20 @@ mod tests {
     #[test]
     fn the_earliest_error_is_given() {
         let text = numbered(700_000);
+        // Where the second chunk starts, found by cutting on this thread.
+        let mut reader: Box<dyn BufRead> = Box::new(std::io::Cursor::new(text.clone()));
+        let mut chunks = Chunks::new();
+        let (_, spare) = mpsc::channel();
+        let firsts: Vec<u64> = std::iter::from_fn(|| chunks.next(&mut reader, &spare))
+            .map(|(first, _)| first)
+            .collect();
+        assert!(firsts.len() > 3, "{firsts:?}");
+        let second = firsts[1];
         let mut reader: Box<dyn BufRead> = Box::new(std::io::Cursor::new(text.clone()));
         let start = || -> std::result::Result<Worker<()>, &'static str> {
-            Ok(Box::new(|job: Job| match job.seq {
-                0 => Ok(()),
-                1 => {
+            Ok(Box::new(move |job: Job| match job.first_line {
+                1 => Ok(()),
+                line if line == second => {
                     std::thread::sleep(std::time::Duration::from_millis(30));
                     Err(RuntimeError::new("hql::test", "earlier"))
                 }

@@ -34,7 +34,9 @@ use std::sync::Arc;
 
 use crate::runtime::builtins::Builtin;
 use crate::runtime::contract::Contract;
-use crate::runtime::eval::io::{line_too_long, max_line, unreadable, Cell, RowForCheck};
+use crate::runtime::eval::io::{
+    line_too_long, max_line, unreadable, Cell, Part as SourcePart, RowForCheck,
+};
 use crate::runtime::eval::meter::Meter;
 use crate::runtime::eval::{
     check_interrupt, Host, Interp, Origin, Parallel, Plan, Result, SourceSpec,
@@ -73,8 +75,20 @@ pub enum Route {
     /// length when planned), or, for a compressed file, all it holds.
     OneThread { path: String, len: Option<u64> },
     /// The rows of a format that gives its converted cells (CSV,
-    /// Parquet), on this thread; `format` names it.
-    Cells { format: &'static str },
+    /// Parquet); `format` names it. On this thread, or, with `split`, its
+    /// parts (Parquet's row groups) on worker threads, their counts
+    /// merged in the order of the file.
+    Cells {
+        format: &'static str,
+        split: Option<Split>,
+    },
+}
+
+/// A source's parts, read apart on worker threads (`RowCells::parts`).
+pub struct Split {
+    pub parallel: Parallel,
+    /// Each part's number of rows.
+    pub rows: Vec<u64>,
 }
 
 /// The counting path's route for `b` over `plan`, or why it has none (the
@@ -118,6 +132,7 @@ pub fn route(
         if source.path().is_some() && interp.codec(source.format).cells().is_some() {
             return Ok(Route::Cells {
                 format: source.format.name(),
+                split: split(interp, contract, source),
             });
         }
         return Err("the source is not a file the line check reads");
@@ -175,7 +190,10 @@ pub fn consume(
         return Ok(None);
     };
     let tally = match route {
-        Route::Cells { .. } => return tally_rows(interp, contract, source, b),
+        Route::Cells { split: None, .. } => return tally_rows(interp, contract, source, b),
+        Route::Cells {
+            split: Some(split), ..
+        } => tally_parts(interp, contract, source, b, split)?,
         Route::Chunks {
             path,
             len,
@@ -245,23 +263,10 @@ fn tally_rows(
         interp.meter(),
         false,
     );
-    let mut each = |row: RowForCheck| {
-        // The reader counts the bytes.
-        counter.tick(None);
-        match row {
-            RowForCheck::Cells { fields, undeclared } => counter.cells(fields, undeclared),
-            // Not the start of a file: a byte-order mark is no concern here.
-            RowForCheck::Text(text) => counter.line(text.as_bytes(), 1).map(|()| true),
-            RowForCheck::Failed(failure) => {
-                counter.tally.add(&failure.value);
-                Ok(true)
-            }
-        }
-    };
     match interp.codec(source.format).cells() {
         None => Ok(None),
         Some(cells) => {
-            cells.each_row_for_check(input, source, contract, &mut each)?;
+            cells.each_row_for_check(input, source, contract, &mut |row| counter.row(row))?;
             let tally = counter.finish(None)?;
             Ok(Some(match consumer {
                 Builtin::Count => Value::Int(tally.ok),
@@ -269,6 +274,87 @@ fn tally_rows(
             }))
         }
     }
+}
+
+/// The parts of `source` to count on worker threads, when there are
+/// several threads and its format reads it in several parts: a regular
+/// file of a megabyte or more (a compressed one would be decompressed by
+/// every worker), whose
+/// contract claims no unique keys (they are claimed in the order of the
+/// records).
+fn split(interp: &Rc<Interp>, contract: &Contract, source: &SourceSpec) -> Option<Split> {
+    let parallel = interp.parallel().filter(|p| p.threads > 1)?;
+    let (host, path) = (interp.host(), source.path()?);
+    let len = host
+        .file_len(path)
+        .filter(|_| host.compression(path).is_none())?;
+    if len < MIN_SPLIT_BYTES {
+        return None;
+    }
+    if !contract.record().is_some_and(|r| r.uniques.is_empty()) {
+        return None;
+    }
+    let cells = interp.codec(source.format).cells()?;
+    let rows = cells
+        .parts(interp.open_input(source).ok()?, source)
+        .ok()??;
+    Some(Split { parallel, rows })
+}
+
+/// `count()` or `report()` over the parts of a file, each read by a
+/// worker thread as `tally_rows` reads the whole, a few parts a worker at
+/// once; their counts are merged in the order of the file.
+fn tally_parts(
+    interp: &Rc<Interp>,
+    contract: &Rc<Contract>,
+    source: &SourceSpec,
+    consumer: Builtin,
+    split: Split,
+) -> Result<Tally> {
+    let (ty, name, format) = (
+        contract.name.clone(),
+        source.name.to_string(),
+        source.format,
+    );
+    let (place, boundary) = (source.place.clone(), source.boundary.clone());
+    let (rebuild, meter) = (split.parallel.rebuild.clone(), interp.meter().cloned());
+    let start = move || -> std::result::Result<Worker<Tally, SourcePart>, &'static str> {
+        let (interp, contract) = rebuild.rebuild(&ty)?;
+        let mut spec = SourceSpec::new(&name, place.clone(), format);
+        spec.boundary = boundary.clone();
+        let mut counter = Counter::new(&interp, &contract, consumer, &name, meter.as_ref(), true);
+        Ok(Box::new(move |part: SourcePart| {
+            let input = interp.open_input(&spec)?;
+            if let Some(cells) = interp.codec(spec.format).cells() {
+                cells.each_row_of_part(input, &spec, &contract, &part, &mut |row| {
+                    counter.row(row)
+                })?;
+            }
+            Ok(counter.hand_over().0)
+        }))
+    };
+    let mut parts = (split.rows.iter().enumerate()).scan(1, |first_line, (i, &rows)| {
+        let part = SourcePart {
+            parts: i..i + 1,
+            first_line: *first_line,
+        };
+        *first_line += rows;
+        Some(part)
+    });
+    let mut next = || Ok(parts.next());
+    let mut total = Tally::default();
+    let mut take = |tally: Tally| {
+        total.merge(&tally);
+        Ok(true)
+    };
+    let threads = split.parallel.threads;
+    chunks::in_order(
+        (threads, threads * chunks::AHEAD),
+        &mut next,
+        &start,
+        &mut take,
+    )?;
+    Ok(total)
 }
 
 /// The file of a source the line check can read: a file of a format
@@ -699,6 +785,22 @@ impl Counter {
         };
         let part = self.measures.as_mut().map(Measures::hand_over);
         (std::mem::take(&mut self.tally), log, part)
+    }
+
+    /// Count a row a format hands the line check (`RowCells`): `false`
+    /// to have the text of one its cells cannot be judged from.
+    fn row(&mut self, row: RowForCheck) -> Result<bool> {
+        // The reader counts the bytes.
+        self.tick(None);
+        match row {
+            RowForCheck::Cells { fields, undeclared } => self.cells(fields, undeclared),
+            // Not the start of a file: a byte-order mark is no concern here.
+            RowForCheck::Text(text) => self.line(text.as_bytes(), 1).map(|()| true),
+            RowForCheck::Failed(failure) => {
+                self.tally.add(&failure.value);
+                Ok(true)
+            }
+        }
     }
 
     /// Count a record given as its converted cells (`RowForCheck::Cells`), if

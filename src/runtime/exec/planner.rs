@@ -106,12 +106,19 @@ impl ExecPlan {
                     }
                 ),
                 counting::Route::OneThread { .. } => "counting: line check, one thread".into(),
-                counting::Route::Cells { format } => {
+                counting::Route::Cells { format, split } => {
                     let format = match *format {
                         "Csv" => "CSV",
                         other => other,
                     };
-                    format!("counting: {format} cells checked, one thread")
+                    match split {
+                        None => format!("counting: {format} cells checked, one thread"),
+                        Some(split) => format!(
+                            "counting: {format} cells checked, {} parts on {} threads",
+                            split.rows.len(),
+                            split.parallel.threads
+                        ),
+                    }
                 }
             },
             Path::Copier(plan) => format!(

@@ -636,7 +636,7 @@ impl Interp {
         first.truncate(PEEK as usize);
         if let Some(hint) = codec.sniff(spec, &first, complete) {
             let words = match () {
-                _ if self.vetting() => Words::Flags,
+                _ if self.sources_by_flags() => Words::Flags,
                 _ if spec.path() != Some(&*spec.name) => Words::Config,
                 _ => Words::Program,
             };
