@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""The Parquet side of bench/parquet.sh.
+"""The Parquet side of bench/parquet.py.
 
     parquet_gen.py ORDERS.jsonl ORDERS.parquet   # write the Parquet file
     parquet_gen.py --polars ORDERS.parquet       # polars: count the valid orders
+    parquet_gen.py --pandera ORDERS.parquet      # pyarrow + pandera: the same
 
 Writing: the orders of bench/gen.py, typed as the contract declares them
 (`order_id`, `status`, `customer_email` text, `amount` double, `low` and
@@ -84,8 +85,38 @@ def polars_count(path):
     print(df.filter(valid).height)
 
 
+def pandera_count(path):
+    """pyarrow reads the file into pandas; pandera checks the contract's
+    rules with every failure collected (`lazy=True`), and the valid rows
+    are those no failure names."""
+    import pyarrow.parquet as pq
+    import pandera.pandas as pa
+
+    email = r"^[^@\s]+@[^@\s]+\.[^@\s]+$"
+    df = pq.read_table(path, columns=["order_id", "status", "amount", "customer_email", "low", "high"]).to_pandas()
+    schema = pa.DataFrameSchema(
+        {
+            "order_id": pa.Column(str, nullable=False),
+            "status": pa.Column(str, pa.Check.isin(["open", "shipped", "cancelled"]), nullable=False),
+            "amount": pa.Column(float, pa.Check.ge(0), nullable=False),
+            "customer_email": pa.Column(str, pa.Check.str_matches(email), nullable=True),
+            "low": pa.Column(nullable=False),
+            "high": pa.Column(nullable=False),
+        },
+        checks=[pa.Check(lambda d: d["low"] <= d["high"], name="ordered_bounds")],
+    )
+    try:
+        schema.validate(df, lazy=True)
+        failed = 0
+    except pa.errors.SchemaErrors as e:
+        failed = e.failure_cases["index"].dropna().nunique()
+    print(len(df) - failed)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "--polars":
         polars_count(sys.argv[2])
+    elif sys.argv[1] == "--pandera":
+        pandera_count(sys.argv[2])
     else:
         write(sys.argv[1], sys.argv[2])

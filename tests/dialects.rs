@@ -459,8 +459,11 @@ fn sniffing_hints_name_the_fix() {
     // that is no JSON and splits unevenly.
     dir.write("ok.jsonl", "{\"id\": 1, \"name\": \"a\"}\n");
     dir.write("prose.json", "id, name\nnothing here\n");
+    // A file named as JSON Lines holding one record with a list of
+    // records in it is that: one record.
+    dir.write("one.jsonl", "{\"id\": 1, \"items\": [{\"sku\": \"a\"}]}\n");
     let run = read(
-        "source(file(\"ok.jsonl\"), Json) | count()\nsource(file(\"prose.json\"), Json) | count()\n",
+        "source(file(\"ok.jsonl\"), Json) | count()\nsource(file(\"prose.json\"), Json) | count()\nsource(file(\"one.jsonl\"), Json) | count()\n",
     );
     assert_eq!(run.err, "");
     // A configured source's fix is written in hql.toml's words, and hql

@@ -4,6 +4,7 @@
 //! is a warning with a help line naming the fix, in the program's words
 //! for a file and in `hql.toml`'s for a configured source.
 
+use crate::runtime::builtins::format_extension;
 use crate::runtime::eval::io::{Encoding, Hint, SourceSpec};
 use crate::runtime::json::{is_json_space, BOM};
 
@@ -20,7 +21,12 @@ pub fn json(spec: &SourceSpec, first: &[u8], complete: bool) -> Option<Hint> {
         return None;
     }
     let first = first.strip_prefix(BOM).unwrap_or(first);
+    // A file named as JSON Lines that holds one object is a file of one
+    // record, however that record is shaped.
+    let lines = (spec.path().and_then(format_extension))
+        .is_some_and(|e| e.eq_ignore_ascii_case("jsonl") || e.eq_ignore_ascii_case("ndjson"));
     match first.iter().find(|&&b| !is_json_space(b))? {
+        b'{' if lines => None,
         b'{' => enveloped(first, complete),
         b'[' => None,
         _ => like_csv(first, complete),
