@@ -627,6 +627,61 @@ print(con.sql(f"select typeof(\"at\"), \"at\", n from '{sys.argv[1]}/t.parquet'"
     assert!(lines[1].ends_with(", None)]"), "{text}");
 }
 
+#[test]
+#[ignore = "installs PySpark with pip into target/sql-venv; needs a Java runtime"]
+fn spark_reads_hqls_target() {
+    let s = with_fixtures("parquet-spark");
+    write_orders(&s);
+    s.write(
+        "t.jsonl",
+        "{\"id\": \"a\", \"at\": \"2024-02-29T13:45:00.123456Z\", \"n\": null}\n",
+    );
+    let program = "type T : DataContract = {id: String, at: Timestamp, n?: Int | Null}\n\
+                   source(file(\"t.jsonl\"), Json) | validate(T) | oks() | write(file(\"t.parquet\"))\n";
+    assert_eq!(ok_run(&s, program), "1\n");
+    let python = sql::python_with("pyspark", "pyspark>=4,<5");
+    let script = r#"
+import sys
+from pyspark.sql import SparkSession
+spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+         .config("spark.sql.session.timeZone", "UTC").getOrCreate())
+spark.sparkContext.setLogLevel("ERROR")
+orders = spark.read.parquet(sys.argv[1] + "/out.parquet")
+print(orders.schema.simpleString())
+row = orders.selectExpr("count(*)", "sum(qty)", "cast(min(placed) as string)", "max(amount)").first()
+print(list(row))
+t = spark.read.parquet(sys.argv[1] + "/t.parquet")
+print(t.schema.simpleString())
+print([str(v) for v in t.selectExpr("id", "date_format(at, 'yyyy-MM-dd HH:mm:ss.SSSSSS')", "n").first()])
+"#;
+    let out = std::process::Command::new(python)
+        .args(["-c", script, &s.path.to_string_lossy()])
+        .output()
+        .expect("python runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "struct<order_id:string,amount:double,currency:string,qty:bigint,placed:date,items:array<struct<sku:string,qty:bigint>>>",
+        "{text}"
+    );
+    assert!(lines[1].starts_with("[26, "), "{text}");
+    assert!(lines[1].contains("'2024-01-02'"), "{text}");
+    assert_eq!(
+        lines[2], "struct<id:string,at:timestamp,n:bigint>",
+        "{text}"
+    );
+    assert_eq!(
+        lines[3], "['a', '2024-02-29 13:45:00.123456', 'None']",
+        "{text}"
+    );
+}
+
 /// `count()` and `report()` of a file of several row groups read them on
 /// worker threads, one row group a piece, and give what one thread gives:
 /// the same counts, the same rules in the same order, and `errs()` (which
