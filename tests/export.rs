@@ -370,6 +370,18 @@ fn an_unknown_type_or_format_is_a_usage_error() {
             &["vet", movies, "m.jsonl", "--engine", "spark"][..],
             "[possible values: duckdb]",
         ),
+        (
+            &[
+                "vet", movies, "m.jsonl", "--type", "Movie", "--engine", "duckdb", "--nulls", "NA",
+            ][..],
+            "--engine duckdb reads each JSON Lines file as it is: --nulls is for hql itself",
+        ),
+        (
+            &[
+                "vet", movies, "m.jsonl", "--type", "Movie", "--engine", "duckdb", "--at", "/data",
+            ][..],
+            "--at is for hql itself",
+        ),
     ] {
         let out = hql(args);
         assert_eq!(out.status.code(), Some(2));

@@ -456,3 +456,19 @@ pub struct FormatFlags {
     #[arg(long, value_name = "POINTER")]
     pub at: Option<String>,
 }
+
+impl FormatFlags {
+    /// The first of the flags that was given, as it is written.
+    pub fn first_given(&self) -> Option<&'static str> {
+        [
+            (self.delimiter.is_some(), "--delimiter"),
+            (self.quote.is_some(), "--quote"),
+            (!self.nulls.is_empty(), "--nulls"),
+            (self.encoding.is_some(), "--encoding"),
+            (self.no_header, "--no-header"),
+            (self.at.is_some(), "--at"),
+        ]
+        .into_iter()
+        .find_map(|(given, flag)| given.then_some(flag))
+    }
+}

@@ -148,6 +148,14 @@ fn vet_in_engine(job: &VetJob, ty: &str, mut session: Session, sinks: &mut Sinks
             "--engine duckdb gives reports only: --errors and --dead-letters need hql itself",
         );
     }
+    if let Some(flag) = job.options.first_given() {
+        return usage(
+            sinks,
+            &format!(
+                "--engine duckdb reads each JSON Lines file as it is: {flag} is for hql itself"
+            ),
+        );
+    }
     if let Some(d) = job.data.iter().find(|d| !crate::cli::engine::reads(d)) {
         return usage(
             sinks,
