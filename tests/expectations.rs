@@ -593,3 +593,145 @@ fn the_counting_path_measures_as_the_ordinary_path_does() {
         assert_eq!(told, wanted, "{}", file.err);
     }
 }
+
+/// A small generator of numbers, the same on every machine.
+struct Dice(u64);
+
+impl Dice {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+}
+
+/// Contracts nobody wrote: random fields (scalars, nullable, optional, a
+/// nested record, a list, now and then a unique key or a default) and
+/// random expectations over them, measured over random lines (valid, with
+/// fields absent, null, of the wrong type, undecodable, not records). A
+/// file is counted on the counting path on one thread and on two;
+/// standard input takes the ordinary path. Every expectation is a `warn`
+/// whose bound cannot hold, so each prints its measured figure: the
+/// reports and the warnings of the three runs must be the same.
+#[test]
+fn generated_expectations_measure_alike_on_every_path() {
+    let dir = Scratch::new("expect-generated");
+    let mut dice = Dice(0x51ED_2701_9C3B_A4F5);
+    let kinds = [
+        "Int",
+        "Float",
+        "String",
+        "Bool",
+        "Int | Null",
+        "String | Null",
+    ];
+    for round in 0..6 {
+        let n = 2 + dice.below(4) as usize;
+        let mut fields: Vec<(String, &str, bool)> = (0..n)
+            .map(|i| {
+                let ty = kinds[dice.below(kinds.len() as u64) as usize];
+                (format!("f{i}"), ty, dice.below(3) == 0)
+            })
+            .collect();
+        fields.push(("nest".into(), "{ k?: String, v: Int }", dice.below(2) == 0));
+        let mut members: Vec<String> = fields
+            .iter()
+            .map(|(name, ty, optional)| format!("{name}{}: {ty}", if *optional { "?" } else { "" }))
+            .collect();
+        if dice.below(3) == 0 {
+            members.push("tag: String = \"none\"".into());
+        }
+        let key = fields
+            .iter()
+            .find(|(_, ty, optional)| !optional && *ty == "String");
+        if let Some((name, _, _)) = key.filter(|_| dice.below(2) == 0) {
+            members.push(format!("unique {name}"));
+        }
+        members.push("expect warn rows == -1".into());
+        members.push("expect warn failures == -1".into());
+        for (name, ty, _) in &fields[..n] {
+            let measures = match *ty {
+                "Int" | "Float" | "Int | Null" => {
+                    vec![
+                        "missing", "nulls", "invalid", "distinct", "min", "max", "sum", "avg",
+                    ]
+                }
+                _ => vec!["missing", "nulls", "invalid", "duplicates", "distinct"],
+            };
+            for _ in 0..2 {
+                let m = measures[dice.below(measures.len() as u64) as usize];
+                let id = format!("{m}_{name}_{}", dice.below(1000));
+                members.push(match m {
+                    "min" | "max" | "sum" | "avg" => {
+                        format!("expect warn {id}: {m}({name}) < -1e300")
+                    }
+                    _ => format!("expect warn {id}: {m}({name}) == -1"),
+                });
+            }
+        }
+        members.push("expect warn missing(nest.k) == -1".into());
+        members.push("expect warn distinct(nest.v) == -1".into());
+        let contract = format!(
+            "type G : {} = {{\n    {}\n}}\n",
+            ["DataContract", "TypeContract"][dice.below(2) as usize],
+            members.join("\n    ")
+        );
+        let value = |ty: &str, dice: &mut Dice| -> String {
+            match (ty, dice.below(12)) {
+                (_, 0) => "null".into(),
+                (_, 1) => "[1]".into(),
+                ("Int" | "Int | Null", k) => format!("{}", k as i64 * 37 - 150),
+                ("Float", k) => format!("{}.25", k as i64 - 6),
+                ("Bool", k) => (k % 2 == 0).to_string(),
+                (_, k) => format!("\"s{}\"", dice.below(40 + k)),
+            }
+        };
+        let mut data = String::new();
+        while data.len() < 3 << 19 {
+            let line = match dice.below(40) {
+                0 => "{\"f0\":".to_string(),
+                1 => "[1, 2]".to_string(),
+                2 => "   ".to_string(),
+                _ => {
+                    let mut parts = Vec::new();
+                    for (name, ty, _) in &fields[..n] {
+                        if dice.below(9) != 0 {
+                            parts.push(format!("\"{name}\": {}", value(ty, &mut dice)));
+                        }
+                    }
+                    match dice.below(6) {
+                        0 => {}
+                        1 => parts.push("\"nest\": {\"v\": \"x\"}".into()),
+                        k => parts.push(format!("\"nest\": {{\"k\": \"n{k}\", \"v\": {k}}}")),
+                    }
+                    if dice.below(15) == 0 {
+                        parts.push("\"other\": 1".into());
+                    }
+                    format!("{{{}}}", parts.join(", "))
+                }
+            };
+            data.push_str(&line);
+            data.push('\n');
+        }
+        dir.write("d.jsonl", &data);
+        for consumer in ["report()", "oks() | count()"] {
+            let program = |source: &str| format!("{contract}{source} | validate(G) | {consumer}\n");
+            let file = program("source(file(\"d.jsonl\"), Json)");
+            let one = dir.run(&file, &["--threads", "1"]);
+            assert_eq!(one.status, 0, "{contract}{}", one.err);
+            assert!(
+                one.err.contains("expect_warn") || one.err.contains("warning"),
+                "{}",
+                one.err
+            );
+            let two = dir.run(&file, &["--threads", "2"]);
+            dir.write("stdin.hql", program("source(stdin(), Json)"));
+            let stdin = dir.hql_stdin(&["run", "stdin.hql"], &data);
+            let context = format!("round {round}, {consumer}:\n{contract}");
+            assert_eq!((&one.out, &one.err), (&two.out, &two.err), "{context}");
+            assert_eq!((&one.out, &one.err), (&stdin.out, &stdin.err), "{context}");
+        }
+    }
+}
