@@ -7,8 +7,8 @@ use std::rc::Rc;
 
 use crate::runtime::eval::{Host, Items, RuntimeError};
 use crate::runtime::exec::planner::{self, Path};
-use crate::runtime::exec::staged::spread_stream;
 use crate::runtime::exec::staged::Render;
+use crate::runtime::exec::staged::Spread;
 use crate::runtime::exec::stages::force;
 use crate::runtime::json::write_json;
 use crate::runtime::print::write_hql;
@@ -192,10 +192,8 @@ pub fn print_value(
     format: OutputFormat,
     out: &mut dyn Write,
 ) -> Result<(), RuntimeError> {
-    if let Path::Spread { .. } = planner::print_path(&v) {
-        if let Some(printed) = print_spread(&v, format, out) {
-            return printed;
-        }
+    if let Path::Spread(spread) = planner::print_path(&v) {
+        return print_spread(*spread, format, out);
     }
     let mut line = String::new();
     match (format, v) {
@@ -246,19 +244,19 @@ fn print_list(items: Items, out: &mut dyn Write) -> Result<(), RuntimeError> {
 }
 
 /// A stream that runs on several threads printed as `print_value` prints
-/// it, from its items' texts; `None` when it runs on one thread.
+/// it, from its items' texts.
 fn print_spread(
-    v: &Value,
+    spread: Spread,
     format: OutputFormat,
     out: &mut dyn Write,
-) -> Option<Result<(), RuntimeError>> {
+) -> Result<(), RuntimeError> {
     if format == OutputFormat::Json {
-        return spread_stream(v, Render::Json, &mut |piece| {
+        return spread.run(Render::Json, &mut |piece| {
             Ok(out.write_all(piece.text.as_bytes()).is_ok())
         });
     }
     let mut list = ListLine::default();
-    let printed = spread_stream(v, Render::Hql, &mut |piece| {
+    let printed = spread.run(Render::Hql, &mut |piece| {
         let mut start = 0;
         for &end in &piece.ends {
             if !list.push(out, |line| line.push_str(&piece.text[start..end])) {
@@ -267,8 +265,8 @@ fn print_spread(
             start = end;
         }
         Ok(true)
-    })?;
-    Some(match printed {
+    });
+    match printed {
         Ok(()) => {
             list.finish(out);
             Ok(())
@@ -277,7 +275,7 @@ fn print_spread(
             list.fail(out);
             Err(e)
         }
-    })
+    }
 }
 
 /// The line a printed stream is written on (`print_list`).

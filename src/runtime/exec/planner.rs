@@ -2,7 +2,7 @@
 //! it, decided in one place. `plan(interp, consumer, input, target)` asks
 //! each faster path in turn whether it takes the pipeline — the counting
 //! path (`runtime::counting::route`), the copier (`route::copies`), the
-//! threads of the staged spread (`staged::spreads`) — and keeps, for
+//! threads of the staged spread (`staged::Spread::of`) — and keeps, for
 //! each it passed over, the reason it gave. `count()`, `report()`,
 //! `route` and `write` run the path the plan names; `hql run --explain`
 //! and the REPL's `:explain` print it (`ExecPlan::describe`).
@@ -71,8 +71,8 @@ pub enum Path {
     Copier(Box<super::route::CopyPlan>),
     /// Chunks of the file validated and run through the stages by worker
     /// threads, taken back in the order of the file; with unique keys
-    /// settled on this thread (`keyed`).
-    Spread { threads: usize, keyed: bool },
+    /// settled on this thread (`Spread::keyed`).
+    Spread(Box<super::staged::Spread>),
 }
 
 /// How a pipeline runs, and why the faster paths before it were passed
@@ -125,9 +125,10 @@ impl ExecPlan {
                 "copier: valid lines copied as they are, {}",
                 threads_text(plan.threads())
             ),
-            Path::Spread { threads, keyed } => format!(
-                "threads: chunks validated and staged on {threads} threads{}",
-                if *keyed {
+            Path::Spread(spread) => format!(
+                "threads: chunks validated and staged on {} threads{}",
+                spread.threads(),
+                if spread.keyed() {
                     ", unique keys settled in file order"
                 } else {
                     ""
@@ -266,8 +267,8 @@ fn unsplit(interp: &Interp, input: &Value, path: &Path) -> bool {
 /// The threads of the staged spread, when they take `input`; else the
 /// ordinary path, with the reason they gave.
 fn spread_or_ordinary(input: &Value, passed: &mut Vec<(&'static str, &'static str)>) -> Path {
-    match super::staged::spreads(input) {
-        Ok((threads, keyed)) => Path::Spread { threads, keyed },
+    match super::staged::Spread::of(input) {
+        Ok(spread) => Path::Spread(Box::new(spread)),
         Err(why) => {
             passed.push(("threads", why));
             Path::Ordinary

@@ -308,15 +308,11 @@ fn consume(interp: &Rc<Interp>, b: Builtin, input: Value, arg: Value) -> Result<
                     return Ok(v);
                 }
             }
-            Path::Spread { .. } => {
-                let spread = match consumer {
-                    Consumer::Count => super::staged::count(&input),
-                    _ => super::staged::report(&input),
+            Path::Spread(spread) => {
+                return match consumer {
+                    Consumer::Count => super::staged::count(*spread),
+                    _ => super::staged::report(*spread),
                 };
-                if let Some(v) = spread {
-                    return v;
-                }
-                debug_assert!(false, "the planner chose threads the pipeline cannot take");
             }
             _ => {}
         }
@@ -1065,7 +1061,7 @@ fn write(
             &spec,
             shape.as_ref(),
         )),
-        Path::Spread { .. } => super::staged::write(interp, &input, &spec, shape.as_ref()),
+        Path::Spread(spread) => super::staged::write(interp, *spread, &spec, shape.as_ref()),
         _ => None,
     };
     if let Some(written) = written {

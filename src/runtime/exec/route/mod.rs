@@ -53,10 +53,10 @@ pub(super) fn route(interp: &Rc<Interp>, input: Value, ok: Value, err: Value) ->
         return super::tables::route_table(interp, input, &ok_spec, err_spec);
     }
     let path = planner::plan(interp, Consumer::Route, &input, Some(&ok_spec)).path;
-    let spread = matches!(path, Path::Spread { .. });
-    let copy = match path {
-        Path::Copier(plan) => Some(*plan),
-        _ => None,
+    let (copy, spread) = match path {
+        Path::Copier(plan) => (Some(*plan), None),
+        Path::Spread(spread) => (None, Some(*spread)),
+        _ => (None, None),
     };
     let mark = interp.unmet_count();
     let mut out = Targets {
@@ -64,10 +64,10 @@ pub(super) fn route(interp: &Rc<Interp>, input: Value, ok: Value, err: Value) ->
         errs: Some(Target::open(interp, err_spec, None)?),
         tally: Tally::default(),
     };
-    match copy {
-        Some(plan) => copy_lines(interp, plan, &mut out)?,
-        None if spread && spread_results(&input, &mut out).transpose()?.is_some() => {}
-        None => {
+    match (copy, spread) {
+        (Some(plan), _) => copy_lines(interp, plan, &mut out)?,
+        (None, Some(spread)) => spread_results(spread, &mut out)?,
+        (None, None) => {
             for item in items(&input)? {
                 let item = item?;
                 out.tally.add(&item.value);
@@ -89,24 +89,20 @@ pub(super) fn is_json(interp: &Interp, spec: &TargetSpec) -> bool {
 /// Route a pipeline of stages after `validate` that runs on several
 /// threads (`staged`): each chunk's texts written whole to a JSON Lines
 /// target, one at a time to another.
-fn spread_results(input: &Value, out: &mut Targets) -> Option<Result<()>> {
-    super::staged::spread_stream(
-        input,
-        crate::runtime::exec::staged::Render::Route,
-        &mut |piece| {
-            out.tally.merge(&piece.tally);
-            let oks = piece.n - piece.failed;
-            for (ok, text, n) in [(true, &piece.text, oks), (false, &piece.errs, piece.failed)] {
-                if n == 0 || out.lines(ok, text.as_bytes(), n)? {
-                    continue;
-                }
-                for record in text.lines() {
-                    out.text(ok, record.as_bytes())?;
-                }
+fn spread_results(spread: super::staged::Spread, out: &mut Targets) -> Result<()> {
+    spread.run(crate::runtime::exec::staged::Render::Route, &mut |piece| {
+        out.tally.merge(&piece.tally);
+        let oks = piece.n - piece.failed;
+        for (ok, text, n) in [(true, &piece.text, oks), (false, &piece.errs, piece.failed)] {
+            if n == 0 || out.lines(ok, text.as_bytes(), n)? {
+                continue;
             }
-            Ok(true)
-        },
-    )
+            for record in text.lines() {
+                out.text(ok, record.as_bytes())?;
+            }
+        }
+        Ok(true)
+    })
 }
 
 /// `write` of `source(file(…), Json) | validate(T) | oks()` to a JSON

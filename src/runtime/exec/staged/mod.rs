@@ -132,29 +132,10 @@ impl Piece {
     }
 }
 
-/// Run the pipeline `value` is, when it is a staged validated JSON Lines
-/// file the session lets run on several threads: each chunk's items go to
-/// `take` in the order of the file, until it says `false`; an error stops
-/// the run after the items before it are taken. `None` when the pipeline
-/// must run on one thread.
-pub fn spread_stream(
-    value: &Value,
-    render: Render,
-    take: &mut dyn FnMut(&Piece) -> Result<bool>,
-) -> Option<Result<()>> {
-    Some(Spread::of(value).ok()?.run(render, take))
-}
-
-/// Would the pipeline `value` is run on several threads: on how many,
-/// and with unique keys settled on this thread? Or why not (the
-/// execution planner's question).
-pub fn spreads(value: &Value) -> std::result::Result<(usize, bool), &'static str> {
-    let spread = Spread::of(value)?;
-    Ok((spread.parallel.threads, spread.keyed()))
-}
-
-/// A pipeline that may run on several threads, and how.
-struct Spread {
+/// A staged validated JSON Lines file that runs on several threads, and
+/// how: the execution planner's answer (`Spread::of`), carried by its
+/// plan to whichever consumer runs it (`Spread::run`).
+pub struct Spread {
     interp: Rc<Interp>,
     staged: Rc<Staged>,
     path: String,
@@ -163,7 +144,9 @@ struct Spread {
 }
 
 impl Spread {
-    fn of(value: &Value) -> std::result::Result<Spread, &'static str> {
+    /// The pipeline `value` is, run on several threads; or why it cannot
+    /// be (the execution planner's question).
+    pub fn of(value: &Value) -> std::result::Result<Spread, &'static str> {
         let not_staged = "the pipeline is not a validated source followed by oks(), errs(), \
                           map and filter";
         let Value::Stream(stream) = value else {
@@ -192,7 +175,15 @@ impl Spread {
         })
     }
 
-    fn run(self, render: Render, take: &mut dyn FnMut(&Piece) -> Result<bool>) -> Result<()> {
+    /// On how many threads.
+    pub fn threads(&self) -> usize {
+        self.parallel.threads
+    }
+
+    /// Run it: each chunk's items go to `take` in the order of the file,
+    /// until it says `false`; an error stops the run after the items
+    /// before it are taken.
+    pub fn run(self, render: Render, take: &mut dyn FnMut(&Piece) -> Result<bool>) -> Result<()> {
         let start = self.workers(render);
         let interp = &self.interp;
         let settler = self.keyed().then(|| keys::Settler {
@@ -223,7 +214,7 @@ impl Spread {
 
     /// Has the contract unique keys, which a worker leaves to the calling
     /// thread to settle (`keys`)?
-    fn keyed(&self) -> bool {
+    pub fn keyed(&self) -> bool {
         (self.staged.contract.record()).is_some_and(|r| !r.uniques.is_empty())
     }
 
@@ -487,37 +478,37 @@ fn constant_body(interp: &Interp, body: &Expr, seen: &mut Vec<u32>) -> bool {
 }
 
 /// `count()` of a staged pipeline on several threads.
-pub(super) fn count(input: &Value) -> Option<Result<Value>> {
+pub(super) fn count(spread: Spread) -> Result<Value> {
     let mut n = 0;
-    let ran = spread_stream(input, Render::Count, &mut |piece| {
+    spread.run(Render::Count, &mut |piece| {
         n += piece.n;
         Ok(true)
     })?;
-    Some(ran.map(|()| Value::Int(n as i64)))
+    Ok(Value::Int(n as i64))
 }
 
 /// `report()` of a staged pipeline on several threads: each chunk's
 /// counts, merged (a report does not depend on the order of its items).
-pub(super) fn report(input: &Value) -> Option<Result<Value>> {
+pub(super) fn report(spread: Spread) -> Result<Value> {
     let mut tally = crate::runtime::exec::stages::Tally::default();
-    let ran = spread_stream(input, Render::Report, &mut |piece| {
+    spread.run(Render::Report, &mut |piece| {
         tally.merge(&piece.tally);
         Ok(true)
     })?;
-    Some(ran.map(|()| tally.into_value()))
+    Ok(tally.into_value())
 }
 
-/// `write` of a staged pipeline to a JSON target on several threads.
+/// `write` of a staged pipeline to a JSON target on several threads;
+/// `None` for a target of another format.
 pub(super) fn write(
     interp: &Rc<Interp>,
-    input: &Value,
+    spread: Spread,
     spec: &TargetSpec,
     shape: Option<&Rc<Contract>>,
 ) -> Option<Result<Value>> {
     if !super::route::is_json(interp, spec) {
         return None;
     }
-    let spread = Spread::of(input).ok()?;
     let mut target = match crate::runtime::exec::stages::Target::open(interp, spec.clone(), shape) {
         Ok(target) => Some(target),
         Err(e) => return Some(Err(e)),
