@@ -27,7 +27,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
+
+from measure import hql_run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ORDERS = "bench/data/orders-1m.jsonl"
@@ -40,18 +41,8 @@ source(file("{data}"), Json) | validate(Order) | oks() | count()
 
 def run(hql, program, threads):
     """One run: (wall seconds, CPU seconds, stdout)."""
-    args = [hql, "run", program]
-    if threads:
-        args[2:2] = ["--threads", str(threads)]
-    start = time.perf_counter()
-    child = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out = child.stdout.read()
-    err = child.stderr.read()
-    _, status, usage = os.wait4(child.pid, 0)
-    wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"compressed.py: {' '.join(args)} failed:\n{err.decode()}")
-    return wall, usage.ru_utime + usage.ru_stime, out
+    wall, cpu, _, out = hql_run(hql, program, threads)
+    return wall, cpu, out
 
 
 def compressed_copies(work):

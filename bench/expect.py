@@ -28,7 +28,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
+
+from measure import hql_run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ORDERS = "bench/data/orders-1m.jsonl"
@@ -48,18 +49,7 @@ source(file("{events}"), Json) | validate(Event) | oks() | count()
 
 def run(hql, program, threads):
     """One run: (wall seconds, CPU seconds, peak RSS in KiB, stdout)."""
-    args = [hql, "run", program]
-    if threads:
-        args[2:2] = ["--threads", str(threads)]
-    start = time.perf_counter()
-    child = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out = child.stdout.read()
-    err = child.stderr.read()
-    _, status, usage = os.wait4(child.pid, 0)
-    wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"expect.py: {' '.join(args)} failed:\n{err.decode()}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, out
+    return hql_run(hql, program, threads)
 
 
 def main():

@@ -29,7 +29,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
+
+from measure import child
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 JSONL = "bench/data/orders-1m.jsonl"
@@ -38,15 +39,8 @@ PARQUET = "bench/data/orders-1m.parquet"
 
 def run(args):
     """One run: (wall seconds, CPU seconds, peak RSS in KiB, stdout)."""
-    start = time.perf_counter()
-    child = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out = child.stdout.read()
-    err = child.stderr.read()
-    _, status, usage = os.wait4(child.pid, 0)
-    wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"parquet.py: {' '.join(args)} failed:\n{err.decode()}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, out.decode().strip()
+    wall, cpu, rss, out = child(args)
+    return wall, cpu, rss, out.decode().strip()
 
 
 def main():
