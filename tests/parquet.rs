@@ -303,6 +303,20 @@ fn parquet_cannot_come_from_standard_input() {
         r.err
     );
     assert!(r.err.contains("data.parquet"), "{}", r.err);
+    // Nor from a FIFO or a folder: refused without waiting for a writer.
+    s.fifo("pipe.parquet");
+    std::fs::create_dir(s.path.join("dir.parquet")).unwrap();
+    for name in ["pipe.parquet", "dir.parquet"] {
+        let err = failing_run(
+            &s,
+            &format!("source(file(\"{name}\"), Parquet) | count()\n"),
+            "hql::io",
+        );
+        assert!(
+            err.contains(&format!("cannot read {name}: it is not a regular file")),
+            "{err}"
+        );
+    }
 }
 
 // ------------------------------------------------------------ configured, extensions

@@ -279,6 +279,12 @@ impl Host for FsHost {
         if dir.is_dir() {
             self.sweep(&dir);
         }
+        // Asked before opening: opening a FIFO waits for its writer.
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+            return Err(io::Error::other(
+                "it is not a regular file: this format is read at any offset, from its end first, which a FIFO, a device or a folder cannot give",
+            ));
+        }
         let file = open_for_reading(path)?;
         match self.compression(path) {
             Some(_) => compressed::unpacked(BufReader::with_capacity(1 << 16, file)),
