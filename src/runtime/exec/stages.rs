@@ -632,8 +632,10 @@ impl Interp {
         first.truncate(PEEK as usize);
         if let Some(hint) = codec.sniff(spec, &first, complete) {
             let words = match () {
-                _ if self.sources_by_flags() => Words::Flags,
+                // A configured source's options are hql.toml's, whoever
+                // names it.
                 _ if spec.path() != Some(&*spec.name) => Words::Config,
+                _ if self.sources_by_flags() => Words::Flags,
                 _ => Words::Program,
             };
             let help = hint.help(spec, spec.format.name(), words);
