@@ -279,9 +279,8 @@ fn tally_rows(
 /// The parts of `source` to count on worker threads, when there are
 /// several threads and its format reads it in several parts: a regular
 /// file of a megabyte or more (a compressed one would be decompressed by
-/// every worker), whose
-/// contract claims no unique keys (they are claimed in the order of the
-/// records).
+/// every worker), whose contract claims no unique keys (they are claimed
+/// in the order of the records).
 fn split(interp: &Rc<Interp>, contract: &Contract, source: &SourceSpec) -> Option<Split> {
     let parallel = interp.parallel().filter(|p| p.threads > 1)?;
     let (host, path) = (interp.host(), source.path()?);
