@@ -9,12 +9,12 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def child(args):
-    """Run `args` in the repository: (wall seconds, CPU seconds of the
+def child(args, cwd=ROOT):
+    """Run `args` in `cwd` (the repository): (wall seconds, CPU seconds of the
     child, its peak RSS in KiB, its stdout as bytes), from os.wait4. A
     child that fails stops the benchmark with its stderr."""
     start = time.perf_counter()
-    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out = proc.stdout.read()
     err = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
