@@ -482,8 +482,65 @@ fn sniffing_hints_name_the_fix() {
     let vet = dir.hql(&["vet", "c.hql", "semi.csv"]);
     assert_eq!(vet.status, 1);
     assert!(
-        vet.err.contains("help: it looks `;`-separated"),
+        vet.err
+            .contains("help: it looks `;`-separated: pass `--delimiter ';'`"),
         "{}",
         vet.err
     );
+    let vet = dir.hql(&["vet", "c.hql", "semi.json", "env.json"]);
+    assert!(
+        vet.err.contains(
+            "help: it looks like CSV: give the file a `.csv` name and pass `--delimiter ';'`"
+        ),
+        "{}",
+        vet.err
+    );
+    assert!(
+        vet.err
+            .contains("help: it looks like an envelope around the records: pass `--at /data`"),
+        "{}",
+        vet.err
+    );
+    // A configured source named to vet takes its options from hql.toml.
+    let vet = dir.hql(&["vet", "c.hql", "orders"]);
+    assert!(
+        vet.err
+            .contains("and `csv = { delimiter = \";\" }` for source `orders` in hql.toml"),
+        "{}",
+        vet.err
+    );
+    // hql infer writes the fix in its flags too.
+    let infer = dir.hql(&["infer", "env.json"]);
+    assert!(infer.err.contains("pass `--at /data`"), "{}", infer.err);
+    // Each source is hinted at once a run, however often it is read.
+    let run = read(
+        "source(file(\"semi.csv\"), Csv) | count()\nsource(file(\"semi.csv\"), Csv) | validate(R) | report()\n",
+    );
+    assert_eq!(run.err.matches("warning:").count(), 1, "{}", run.err);
+    // A document larger than the 64 KiB looked at is judged by its first
+    // member.
+    let mut big = String::from("{\"rows\": [");
+    for i in 0..5000 {
+        let comma = if i > 0 { ", " } else { "" };
+        big.push_str(&format!("{comma}{{\"id\": {i}, \"name\": \"n{i}\"}}"));
+    }
+    big.push_str("], \"next\": null}\n");
+    assert!(big.len() > 64 << 10);
+    dir.write("big.json", &big);
+    let run = read("source(file(\"big.json\"), Json) | count()\n");
+    assert!(
+        run.err.contains("its member \"rows\" holds an array of records\n  help: it looks like an envelope around the records: read it with `source(file(\"big.json\"), Json, at: \"/rows\")`"),
+        "{}",
+        run.err
+    );
+    // A tab as a flag.
+    dir.write("tabs.csv", "id\tname\tscore\n1\tann\t3\n");
+    let vet = dir.hql(&["vet", "c.hql", "tabs.csv"]);
+    assert!(vet.err.contains("pass `--delimiter $'\\t'`"), "{}", vet.err);
+    // A FIFO is never looked at ahead: read once, as it is, and no hint.
+    let fifo = dir.fifo("pipe.json");
+    let writer = std::thread::spawn(move || std::fs::write(fifo, "id;name\n1;a\n"));
+    let run = read("source(file(\"pipe.json\"), Json) | count()\n");
+    writer.join().unwrap().unwrap();
+    assert_eq!((run.out.as_str(), run.err.as_str()), ("2\n", ""));
 }

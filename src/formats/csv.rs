@@ -24,7 +24,7 @@ use crate::runtime::builtins::{Format, FormatDef, FormatOption};
 use crate::runtime::contract::{Contract, FieldSpec, Shape, TypeSpec};
 use crate::runtime::eval::io::{
     line_too_long, max_line, unreadable, Boundary, Cell, Codec, Column, CsvOptions, Decoded,
-    DecodedRecords, Hint, Input, Physical, RecordSource, RecordWriter, Registered, RowCells,
+    DecodedRecords, Hint, Input, Part, Physical, RecordSource, RecordWriter, Registered, RowCells,
     RowForCheck, SourceSpec, TargetSpec,
 };
 use crate::runtime::eval::{check_interrupt, compare_numbers, equal, Origin, Result, RuntimeError};
@@ -111,11 +111,14 @@ impl Codec for Csv {
 }
 
 impl RowCells for Csv {
+    /// A CSV file has no parts (a quoted cell may hold a newline), so
+    /// `_part` is always `None`.
     fn each_row_for_check(
         &self,
         input: Input,
         spec: &SourceSpec,
         shape: &Rc<Contract>,
+        _part: Option<&Part>,
         each: &mut dyn FnMut(RowForCheck) -> Result<bool>,
     ) -> Result<()> {
         rows(input.bytes(spec)?, spec, Some(shape))?.each_row_for_check(each)

@@ -4,7 +4,6 @@
 //! is a warning with a help line naming the fix, in the program's words
 //! for a file and in `hql.toml`'s for a configured source.
 
-use crate::runtime::builtins::format_extension;
 use crate::runtime::eval::io::{Encoding, Hint, SourceSpec};
 use crate::runtime::json::{is_json_space, BOM};
 
@@ -21,10 +20,12 @@ pub fn json(spec: &SourceSpec, first: &[u8], complete: bool) -> Option<Hint> {
         return None;
     }
     let first = first.strip_prefix(BOM).unwrap_or(first);
-    // A file named as JSON Lines that holds one object is a file of one
+    // A file named as JSON Lines (an extension of the format that is not
+    // one of a whole document) that holds one object is a file of one
     // record, however that record is shaped.
-    let lines = (spec.path().and_then(format_extension))
-        .is_some_and(|e| e.eq_ignore_ascii_case("jsonl") || e.eq_ignore_ascii_case("ndjson"));
+    let lines = spec
+        .path()
+        .is_some_and(|p| spec.format.is_format_of(p) && !spec.format.writes_whole(p));
     match first.iter().find(|&&b| !is_json_space(b))? {
         b'{' if lines => None,
         b'{' => enveloped(first, complete),
@@ -42,7 +43,7 @@ fn like_csv(first: &[u8], complete: bool) -> Option<Hint> {
     {
         return None;
     }
-    let (d, n) = even_split(&lines)?;
+    let (d, n) = even_split(&lines, b'"')?;
     let options = match d {
         b',' => vec![],
         d => vec![("delimiter", char::from(d).to_string())],
@@ -135,13 +136,13 @@ pub fn csv(spec: &SourceSpec, first: &[u8], complete: bool) -> Option<Hint> {
     let first = first.strip_prefix(BOM).unwrap_or(first);
     let lines = first_lines(first, complete);
     let header = lines.first()?;
-    let delimiter = options.delimiter_for(spec.path());
-    if cells(header, delimiter) != 1 {
+    let (delimiter, quote) = (options.delimiter_for(spec.path()), options.quote);
+    if cells(header, delimiter, quote) != 1 {
         return None;
     }
     let (d, n) = (DELIMITERS.into_iter())
         .filter(|&d| d != delimiter)
-        .map(|d| (d, cells(header, d)))
+        .map(|d| (d, cells(header, d, quote)))
         .filter(|&(_, n)| n > 1)
         .max_by_key(|&(_, n)| n)?;
     Some(Hint {
@@ -165,7 +166,7 @@ fn count(n: usize, noun: &str) -> String {
 
 /// The whole lines among `first` (the last one only if the file ends
 /// there), blank ones left out, at most `LINES`.
-pub fn first_lines(first: &[u8], complete: bool) -> Vec<&[u8]> {
+fn first_lines(first: &[u8], complete: bool) -> Vec<&[u8]> {
     let mut lines: Vec<&[u8]> = first.split(|&b| b == b'\n').collect();
     if !complete {
         lines.pop();
@@ -178,14 +179,14 @@ pub fn first_lines(first: &[u8], complete: bool) -> Vec<&[u8]> {
         .collect()
 }
 
-/// The cells `line` splits into on `delimiter`, cells quoted with `"`
-/// kept whole.
-pub fn cells(line: &[u8], delimiter: u8) -> usize {
+/// The cells `line` splits into on `delimiter`, cells quoted with
+/// `quote` kept whole.
+fn cells(line: &[u8], delimiter: u8, quote: u8) -> usize {
     let mut quoted = false;
     let mut n = 1;
     for &b in line {
         match b {
-            b'"' => quoted = !quoted,
+            b if b == quote => quoted = !quoted,
             b if b == delimiter && !quoted => n += 1,
             _ => {}
         }
@@ -195,18 +196,18 @@ pub fn cells(line: &[u8], delimiter: u8) -> usize {
 
 /// The delimiter every one of `lines` splits on into the same number of
 /// cells, more than one: the one giving the most cells.
-pub fn even_split(lines: &[&[u8]]) -> Option<(u8, usize)> {
+fn even_split(lines: &[&[u8]], quote: u8) -> Option<(u8, usize)> {
     DELIMITERS
         .into_iter()
         .filter_map(|d| {
-            let n = cells(lines.first()?, d);
-            (n > 1 && lines.iter().all(|l| cells(l, d) == n)).then_some((d, n))
+            let n = cells(lines.first()?, d, quote);
+            (n > 1 && lines.iter().all(|l| cells(l, d, quote) == n)).then_some((d, n))
         })
         .max_by_key(|&(_, n)| n)
 }
 
 /// A delimiter as prose names it.
-pub fn delimiter_name(d: u8) -> &'static str {
+fn delimiter_name(d: u8) -> &'static str {
     match d {
         b',' => "`,`",
         b';' => "`;`",

@@ -121,13 +121,11 @@ impl RowCells for Parquet {
         input: Input,
         spec: &SourceSpec,
         shape: &Rc<Contract>,
+        part: Option<&Part>,
         each: &mut dyn FnMut(RowForCheck) -> Result<bool>,
     ) -> Result<()> {
-        check_rows(
-            Rows::open(input, spec, Some(shape), true, None)?,
-            shape,
-            each,
-        )
+        let rows = Rows::open(input, spec, Some(shape), true, part)?;
+        check_rows(rows, shape, each)
     }
 
     fn parts(&self, input: Input, spec: &SourceSpec) -> Result<Option<Vec<u64>>> {
@@ -138,18 +136,6 @@ impl RowCells for Parquet {
                 .map(|g| u64::try_from(g.num_rows()).unwrap_or(0))
                 .collect()
         }))
-    }
-
-    fn each_row_of_part(
-        &self,
-        input: Input,
-        spec: &SourceSpec,
-        shape: &Rc<Contract>,
-        part: &Part,
-        each: &mut dyn FnMut(RowForCheck) -> Result<bool>,
-    ) -> Result<()> {
-        let rows = Rows::open(input, spec, Some(shape), true, Some(part))?;
-        check_rows(rows, shape, each)
     }
 
     fn cells_are_text(&self) -> bool {

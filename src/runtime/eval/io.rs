@@ -1004,12 +1004,14 @@ pub trait RowCells {
     /// Read `input` for the line check: each record, converted by `shape`
     /// as `Codec::read` converts it, handed to `each` as its cells where it
     /// can be and, when `each` answers `false` to those, as the JSON text
-    /// it would encode to.
+    /// it would encode to. With `part`, only the rows of that part (one of
+    /// `parts`); a format without parts is never given one.
     fn each_row_for_check(
         &self,
         input: Input,
         spec: &SourceSpec,
         shape: &Rc<Contract>,
+        part: Option<&Part>,
         each: &mut dyn FnMut(RowForCheck) -> Result<bool>,
     ) -> Result<()>;
 
@@ -1018,23 +1020,6 @@ pub trait RowCells {
     /// several; `None` for a format read front to back.
     fn parts(&self, _input: Input, _spec: &SourceSpec) -> Result<Option<Vec<u64>>> {
         Ok(None)
-    }
-
-    /// `each_row_for_check` over the rows of `part` alone, whose first row
-    /// is row `part.first_line` of the source. Only a format with
-    /// `parts` is asked.
-    fn each_row_of_part(
-        &self,
-        _input: Input,
-        spec: &SourceSpec,
-        _shape: &Rc<Contract>,
-        _part: &Part,
-        _each: &mut dyn FnMut(RowForCheck) -> Result<bool>,
-    ) -> Result<()> {
-        Err(super::RuntimeError::new(
-            "hql::parallel",
-            format!("source `{}` is read front to back, not in parts", spec.name),
-        ))
     }
 
     /// Are its cells text that a contract converts (CSV), which `hql

@@ -408,9 +408,9 @@ pub struct Interp {
     unmet: RefCell<Vec<Unmet>>,
     /// The `expect warn`s that have warned in this run: each warns once.
     warned: RefCell<rustc_hash::FxHashSet<Rc<str>>>,
-    /// The sources a sniffing hint has been given for: each is hinted
-    /// once a run, however often its stream is read.
-    pub(crate) hinted: RefCell<rustc_hash::FxHashSet<Rc<str>>>,
+    /// The sources looked at for a sniffing hint: each once a run,
+    /// however often its stream is made (`first_look`).
+    looked_at: RefCell<rustc_hash::FxHashSet<Rc<str>>>,
     /// Sources are named by a command's flags (`name_sources_by_flags`).
     flags: Cell<bool>,
     /// Failed expectations to tell on stderr, one line each, as the
@@ -499,7 +499,7 @@ impl Interp {
             meter: Default::default(),
             unmet: RefCell::new(Vec::new()),
             warned: RefCell::default(),
-            hinted: RefCell::default(),
+            looked_at: RefCell::default(),
             flags: Cell::new(false),
             notes: RefCell::default(),
             reporting: Default::default(),
@@ -571,6 +571,12 @@ impl Interp {
     /// vet`, `hql infer`), so a hint's fix is written in flags.
     pub fn name_sources_by_flags(&self) {
         self.flags.set(true);
+    }
+
+    /// Is this the first time in the run that source `name` is looked at
+    /// for a sniffing hint?
+    pub fn first_look(&self, name: &Rc<str>) -> bool {
+        self.looked_at.borrow_mut().insert(name.clone())
     }
 
     /// Are the sources named by a command's flags?

@@ -266,7 +266,7 @@ fn tally_rows(
     match interp.codec(source.format).cells() {
         None => Ok(None),
         Some(cells) => {
-            cells.each_row_for_check(input, source, contract, &mut |row| counter.row(row))?;
+            cells.each_row_for_check(input, source, contract, None, &mut |row| counter.row(row))?;
             let tally = counter.finish(None)?;
             Ok(Some(match consumer {
                 Builtin::Count => Value::Int(tally.ok),
@@ -325,7 +325,7 @@ fn tally_parts(
         Ok(Box::new(move |part: SourcePart| {
             let input = interp.open_input(&spec)?;
             if let Some(cells) = interp.codec(spec.format).cells() {
-                cells.each_row_of_part(input, &spec, &contract, &part, &mut |row| {
+                cells.each_row_for_check(input, &spec, &contract, Some(&part), &mut |row| {
                     counter.row(row)
                 })?;
             }

@@ -616,7 +616,7 @@ impl Interp {
         };
         let codec = self.codec(spec.format);
         let regular = self.host.file_len(path).is_some() || self.host.compression(path).is_some();
-        if codec.reads_files() || !regular || !self.hinted.borrow_mut().insert(spec.name.clone()) {
+        if codec.reads_files() || !regular || !self.first_look(&spec.name) {
             return;
         }
         let Ok(reader) = self.host.open_file(path) else {
@@ -631,12 +631,13 @@ impl Interp {
         let complete = first.len() as u64 <= PEEK;
         first.truncate(PEEK as usize);
         if let Some(hint) = codec.sniff(spec, &first, complete) {
-            let words = match () {
-                // A configured source's options are hql.toml's, whoever
-                // names it.
-                _ if spec.path() != Some(&*spec.name) => Words::Config,
-                _ if self.sources_by_flags() => Words::Flags,
-                _ => Words::Program,
+            // A configured source's options are hql.toml's, whoever names it.
+            let words = if spec.path() != Some(&*spec.name) {
+                Words::Config
+            } else if self.sources_by_flags() {
+                Words::Flags
+            } else {
+                Words::Program
             };
             let help = hint.help(spec, spec.format.name(), words);
             (self.host).warn(&format!(
