@@ -28,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 
-from measure import hql_run
+from measure import hql_run, orders
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ORDERS = "bench/data/orders-1m.jsonl"
@@ -67,8 +67,7 @@ def main():
     ap.add_argument("--hql", default=os.path.join(ROOT, "target/release/hql"))
     a = ap.parse_args()
     os.chdir(ROOT)
-    if not os.path.exists(ORDERS):
-        subprocess.run([sys.executable, "bench/gen.py", "--records", "1000000", "--out", ORDERS], check=True)
+    orders(ORDERS)
     work = tempfile.mkdtemp()
     files = {"plain": os.path.abspath(ORDERS), **compressed_copies(work)}
     contract = os.path.join(ROOT, "bench/orders_contract.hql")

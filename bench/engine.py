@@ -17,26 +17,21 @@ Generates missing data with bench/gen.py and bench/rich/gen.py.
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 
-from measure import ROOT, child
+from measure import ROOT, child, ensure, orders
 
 DATA = "bench/data"
 
 
 def data():
     """Make the data files the programs read, where missing."""
-    wanted = [
-        (f"{DATA}/orders-1m.jsonl", [sys.executable, "bench/gen.py", "--records", "1000000", "--out", f"{DATA}/orders-1m.jsonl"]),
-        (f"{DATA}/orders-1m.csv", [sys.executable, "bench/gen.py", "--records", "1000000", "--out", f"{DATA}/orders-1m.csv"]),
-        (f"{DATA}/events-200k.jsonl", [sys.executable, "bench/rich/gen.py"]),
-        (f"{DATA}/events-1000000.jsonl", [sys.executable, "bench/gen_event_ids.py", "--records", "1000000", "--out", f"{DATA}/events-1000000.jsonl"]),
-    ]
-    for path, make in wanted:
-        if not os.path.exists(os.path.join(ROOT, path)):
-            subprocess.run(make, cwd=ROOT, check=True)
+    orders(f"{DATA}/orders-1m.jsonl")
+    orders(f"{DATA}/orders-1m.csv")
+    ensure(f"{DATA}/events-200k.jsonl", [sys.executable, "bench/rich/gen.py"])
+    events = f"{DATA}/events-1000000.jsonl"
+    ensure(events, [sys.executable, "bench/gen_event_ids.py", "--records", "1000000", "--out", events])
 
 
 def programs(work):

@@ -25,11 +25,10 @@ is missing. Pure Python (the per-child figures come from os.wait4).
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 
-from measure import hql_run
+from measure import ensure, hql_run, orders
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ORDERS = "bench/data/orders-1m.jsonl"
@@ -58,13 +57,8 @@ def main():
     ap.add_argument("--hql", default=os.path.join(ROOT, "target/release/hql"))
     a = ap.parse_args()
     os.chdir(ROOT)
-    if not os.path.exists(ORDERS):
-        subprocess.run([sys.executable, "bench/gen.py", "--records", "1000000", "--out", ORDERS], check=True)
-    if not os.path.exists(EVENTS):
-        subprocess.run(
-            [sys.executable, "bench/gen_event_ids.py", "--records", "1000000", "--out", EVENTS],
-            check=True,
-        )
+    orders(ORDERS)
+    ensure(EVENTS, [sys.executable, "bench/gen_event_ids.py", "--records", "1000000", "--out", EVENTS])
     work = tempfile.mkdtemp()
     unique = os.path.join(work, "unique.hql")
     duplicates = os.path.join(work, "duplicates.hql")

@@ -30,3 +30,14 @@ def hql_run(hql, program, threads):
     if threads:
         args[2:2] = ["--threads", str(threads)]
     return child(args)
+
+
+def orders(path="bench/data/orders-1m.jsonl"):
+    """The benchmark's 1M orders at `path` (bench/gen.py), made when missing."""
+    ensure(path, [sys.executable, "bench/gen.py", "--records", "1000000", "--out", path])
+
+
+def ensure(path, make):
+    """Run `make` in the repository when `path` (relative to it) is missing."""
+    if not os.path.exists(os.path.join(ROOT, path)):
+        subprocess.run(make, cwd=ROOT, check=True)

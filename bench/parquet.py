@@ -26,11 +26,10 @@ interpreter given by --python (default: target/sql-venv's, which
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 
-from measure import child
+from measure import child, ensure, orders
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 JSONL = "bench/data/orders-1m.jsonl"
@@ -50,10 +49,8 @@ def main():
     ap.add_argument("--python", default=os.path.join(ROOT, "target/sql-venv/bin/python"))
     a = ap.parse_args()
     os.chdir(ROOT)
-    if not os.path.exists(JSONL):
-        subprocess.run([sys.executable, "bench/gen.py", "--records", "1000000", "--out", JSONL], check=True)
-    if not os.path.exists(PARQUET):
-        subprocess.run([a.python, "bench/parquet_gen.py", JSONL, PARQUET], check=True)
+    orders(JSONL)
+    ensure(PARQUET, [a.python, "bench/parquet_gen.py", JSONL, PARQUET])
     work = tempfile.mkdtemp()
     programs = {}
     for kind, path, fmt in [("jsonl", JSONL, "Json"), ("parquet", PARQUET, "Parquet")]:

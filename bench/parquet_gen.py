@@ -86,29 +86,26 @@ def polars_count(path):
 
 
 def pandera_count(path):
-    """pyarrow reads the file into pandas; pandera checks the contract's
-    rules with every failure collected (`lazy=True`), and the valid rows
-    are those no failure names."""
-    import pyarrow.parquet as pq
-    import pandera.pandas as pa
+    """pyarrow reads the file into pandas (integers as nullable Int64, as
+    the CSV peer converts them), and the CSV peer's pandera schema
+    (bench/peers/python/pandera_count.py) checks the same rules with every
+    failure collected; the valid rows are those no failure names."""
+    import os
 
-    email = r"^[^@\s]+@[^@\s]+\.[^@\s]+$"
-    df = pq.read_table(path, columns=["order_id", "status", "amount", "customer_email", "low", "high"]).to_pandas()
-    schema = pa.DataFrameSchema(
-        {
-            "order_id": pa.Column(str, nullable=False),
-            "status": pa.Column(str, pa.Check.isin(["open", "shipped", "cancelled"]), nullable=False),
-            "amount": pa.Column(float, pa.Check.ge(0), nullable=False),
-            "customer_email": pa.Column(str, pa.Check.str_matches(email), nullable=True),
-            "low": pa.Column(nullable=False),
-            "high": pa.Column(nullable=False),
-        },
-        checks=[pa.Check(lambda d: d["low"] <= d["high"], name="ordered_bounds")],
-    )
+    import pandas as pd
+    import pyarrow
+    import pyarrow.parquet as pq
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers", "python"))
+    from pandera_count import SCHEMA
+    import pandera.pandas as pandera
+
+    columns = ["order_id", "status", "amount", "customer_email", "low", "high"]
+    df = pq.read_table(path, columns=columns).to_pandas(types_mapper={pyarrow.int64(): pd.Int64Dtype()}.get)
     try:
-        schema.validate(df, lazy=True)
+        SCHEMA.validate(df, lazy=True)
         failed = 0
-    except pa.errors.SchemaErrors as e:
+    except pandera.errors.SchemaErrors as e:
         failed = e.failure_cases["index"].dropna().nunique()
     print(len(df) - failed)
 

@@ -550,6 +550,20 @@ fn the_repl_describes_and_peeks_into_a_parquet_file() {
 // ------------------------------------------------------------ read back by others
 
 /// `hql` writes `out.parquet` in `s` from the orders' valid records.
+/// What `script` prints, run by `python` with `arg`; it must succeed.
+#[track_caller]
+fn python_prints(python: &std::path::Path, script: &str, arg: &std::path::Path) -> String {
+    let out = std::process::Command::new(python)
+        .arg("-c")
+        .arg(script)
+        .arg(arg)
+        .output()
+        .expect("python runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 fn write_orders(s: &Scratch) {
     let write = format!(
         "{CLOSED}source(file(\"orders.parquet\"), Parquet) | validate(Order) | oks() | write(file(\"out.parquet\"))\n"
@@ -573,16 +587,7 @@ print(len(rows))
 print(json.dumps(rows[0], default=str))
 print(pq.ParquetFile(sys.argv[1]).metadata.row_group(0).column(0).compression)
 "#;
-    let out = std::process::Command::new(python)
-        .args(["-c", script, &s.path.join("out.parquet").to_string_lossy()])
-        .output()
-        .expect("python runs");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = python_prints(&python, script, &s.path.join("out.parquet"));
     assert_eq!(
         text,
         "order_id: string not null\n\
@@ -619,16 +624,7 @@ con = duckdb.connect()
 print(con.sql(f"select count(*), sum(qty), min(placed), max(amount) from '{sys.argv[1]}/out.parquet'").fetchall())
 print(con.sql(f"select typeof(\"at\"), \"at\", n from '{sys.argv[1]}/t.parquet'").fetchall())
 "#;
-    let out = std::process::Command::new(python)
-        .args(["-c", script, &s.path.to_string_lossy()])
-        .output()
-        .expect("python runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = python_prints(&python, script, &s.path);
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].starts_with("[(26, "), "{text}");
     assert!(lines[0].contains("datetime.date(2024, 1, 2)"), "{text}");
@@ -668,16 +664,7 @@ t = spark.read.parquet(sys.argv[1] + "/t.parquet")
 print(t.schema.simpleString())
 print([str(v) for v in t.selectExpr("id", "date_format(at, 'yyyy-MM-dd HH:mm:ss.SSSSSS')", "n").first()])
 "#;
-    let out = std::process::Command::new(python)
-        .args(["-c", script, &s.path.to_string_lossy()])
-        .output()
-        .expect("python runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = python_prints(&python, script, &s.path);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
         lines[0],
