@@ -89,6 +89,16 @@ fn the_fixture_with_every_construct_agrees_with_hql_run() {
 
 #[test]
 #[ignore = "installs DuckDB (pip); .ci/run runs it"]
+fn typed_parquet_columns_agree_with_hql_run() {
+    let python = duckdb_python();
+    for (ty, data) in sql::PARQUET_CASES {
+        agree(&python, "tests/sql/fixture-parquet.hql", ty, data)
+            .unwrap_or_else(|e| panic!("{ty} over {data} should compile: {e}"));
+    }
+}
+
+#[test]
+#[ignore = "installs DuckDB (pip); .ci/run runs it"]
 fn every_example_contract_agrees_or_says_what_does_not_compile() {
     let python = duckdb_python();
     let (mut compiled, mut refused) = (0, 0);
@@ -398,6 +408,75 @@ fn what_does_not_compile_is_named_with_the_reason() {
         "{err}"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A typed input is read where it lies: the query reads the Parquet
+/// files with their row numbers, and what cannot be checked there is
+/// refused by name before any query is written.
+#[test]
+fn typed_inputs_are_read_in_place_or_refused_by_name() {
+    let parquet = "tests/data/parquet/orders.parquet";
+    let sql = export(
+        "duckdb",
+        "tests/sql/fixture-parquet.hql",
+        "Order",
+        parquet,
+        false,
+    )
+    .unwrap();
+    assert!(
+        sql.contains("read_parquet('tests/data/parquet/orders.parquet', filename = true, file_row_number = true)"),
+        "{sql}"
+    );
+    assert!(
+        !sql.contains("json"),
+        "typed columns are not read as JSON:\n{sql}"
+    );
+    let sql = export(
+        "spark",
+        "tests/sql/fixture-parquet.hql",
+        "Order",
+        parquet,
+        false,
+    )
+    .unwrap();
+    assert!(sql.contains("_metadata.row_index + 1 AS hql_line"), "{sql}");
+    let refused = [
+        (
+            "spark",
+            "Everything",
+            "tests/data/parquet/types.parquet",
+            "column `at_ns` does not compile to SQL: `at_ns` holds nanosecond timestamps, which Spark does not read",
+        ),
+        (
+            "trino",
+            "Order",
+            parquet,
+            "--from does not compile to SQL: Trino reads tables",
+        ),
+        (
+            "duckdb",
+            "Order",
+            "tests/data/parquet/binary.parquet",
+            "column `blob` does not compile to SQL: `blob` holds binary data",
+        ),
+        (
+            "duckdb",
+            "Order",
+            "tests/data/parquet/no-such.parquet",
+            "--from tests/data/parquet/no-such.parquet: cannot open",
+        ),
+        (
+            "duckdb",
+            "Order",
+            "tests/data/parquet/truncated.parquet",
+            "--from tests/data/parquet/truncated.parquet: tests/data/parquet/truncated.parquet is not a Parquet file that can be read",
+        ),
+    ];
+    for (dialect, ty, data, message) in refused {
+        let err = export(dialect, "tests/sql/fixture-parquet.hql", ty, data, false).unwrap_err();
+        assert!(err.contains(message), "{dialect} {ty} over {data}: {err}");
+    }
 }
 
 /// `hql vet --engine duckdb` prints what `hql vet` prints, from DuckDB.

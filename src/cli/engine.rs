@@ -36,6 +36,7 @@ pub fn duckdb_report(contract: &Contract, data: &str, globals: &Interp) -> Resul
             globals: Some(globals),
             // The query runs now: `age` measures to the run's time.
             now: Some(globals.now()),
+            columns: None,
         },
     )
     .map_err(|e| e.to_string())?;

@@ -49,7 +49,8 @@ fn usage(sinks: &mut Sinks, message: &str) -> i32 {
 pub struct SqlArgs {
     /// `--dialect D`.
     pub dialect: Option<Dialect>,
-    /// `--from`: a JSON Lines file (or glob) or a table expression.
+    /// `--from`: a JSON Lines file (or glob), a Parquet file, or a table
+    /// expression.
     pub from: Option<String>,
     /// `--summary`: `report()`'s one row.
     pub summary: bool,
@@ -70,7 +71,7 @@ fn export_sql(
     let Some(from) = args.from.as_deref() else {
         return usage(
             sinks,
-            "--format sql needs --from: a JSON Lines file (or glob) or a table expression with a text column `line`",
+            "--format sql needs --from: a JSON Lines file (or glob), a Parquet file, or a table expression with a text column `line`",
         );
     };
     let declared = match load(&mut session, file, sinks) {
@@ -81,12 +82,22 @@ fn export_sql(
         Ok(contract) => contract,
         Err(message) => return usage(sinks, &message),
     };
+    // A Parquet file's columns are checked where they lie: its schema
+    // says what they hold.
+    let columns = match crate::formats::parquet::FORMAT.format.is_format_of(from) {
+        true => match crate::formats::parquet::schema_of(std::path::Path::new(from)) {
+            Ok(columns) => Some(columns),
+            Err(why) => return usage(sinks, &format!("--from {from}: {why}")),
+        },
+        false => None,
+    };
     let options = Options {
         dialect,
         from,
         summary: args.summary,
         globals: Some(session.interp()),
         now: args.now,
+        columns: columns.as_deref(),
     };
     match compile(contract, &options) {
         Ok(sql) => {

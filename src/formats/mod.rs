@@ -11,6 +11,7 @@
 //! and to the evaluator (codecs, a path's format), which name no format
 //! themselves. A format is a module here and one line in [`FORMATS`].
 
+pub mod catalog;
 pub mod csv;
 mod encoding;
 pub mod json;

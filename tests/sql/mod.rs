@@ -103,6 +103,16 @@ pub fn export(
     Ok(sql)
 }
 
+/// The types of `tests/sql/fixture-parquet.hql` and the Parquet files
+/// each is checked over in place (their typed columns, not JSON text).
+pub const PARQUET_CASES: [(&str, &str); 5] = [
+    ("Order", "tests/data/parquet/orders.parquet"),
+    ("Loose", "tests/data/parquet/orders.parquet"),
+    ("Order", "tests/data/parquet/orders-no-amount.parquet"),
+    ("Everything", "tests/data/parquet/types.parquet"),
+    ("Blob", "tests/data/parquet/binary.parquet"),
+];
+
 /// What one side says: each failing line's failures, each warning by line,
 /// and the report.
 pub struct Said {
@@ -114,8 +124,13 @@ pub struct Said {
 /// What `hql run` says.
 pub fn by_hql(file: &str, ty: &str, data: &str) -> Said {
     let run = |pipeline: &str| {
+        let format = if data.ends_with(".parquet") {
+            "Parquet"
+        } else {
+            "Json"
+        };
         let program = format!(
-            "import \"{file}\"\nsource(file(\"{data}\"), Json) | validate({ty}) | {pipeline}\n"
+            "import \"{file}\"\nsource(file(\"{data}\"), {format}) | validate({ty}) | {pipeline}\n"
         );
         let (out, err, status) = hql(&["run", "-", "--format", "json"], Some(&program));
         // A failed expectation stops the run (exit 1) after the value.

@@ -1,21 +1,7 @@
 //! A Parquet file's cells as HQL values, by the columns' logical types
 //! (tooling.md, "Sources, targets and the schema boundary"), through the
-//! Arrow arrays the reader decodes them into.
-//!
-//! | column | value |
-//! | --- | --- |
-//! | integers (8 to 64 bits, signed or not) | `Int` (an unsigned one past i64 kept digit for digit) |
-//! | floats, doubles | `Float` |
-//! | decimals | a number with its exact digits at the column's scale (`12.30`) |
-//! | strings | `String` |
-//! | booleans | `Bool` |
-//! | `DATE` | `"YYYY-MM-DD"` |
-//! | timestamps | RFC 3339 text at the column's precision, `Z` when adjusted to UTC |
-//! | times | `"HH:MM:SS"` at the column's precision |
-//! | lists | `List` (a null element is `null`) |
-//! | structs | records (a null field absent, or `null` where its type admits it) |
-//! | maps | `Map` (keys as text) |
-//! | binary | base64 text, only where the contract reads it as `String` |
+//! Arrow arrays the reader decodes them into, as the catalog's table
+//! (`formats::catalog`) says.
 //!
 //! Anything else (durations, intervals, unions) has no HQL value: the
 //! column is refused by name when the file is opened.
@@ -32,7 +18,8 @@ use arrow_array::{Array, ArrowPrimitiveType, OffsetSizeTrait};
 use arrow_schema::{DataType, TimeUnit};
 
 use crate::formats::base64;
-use crate::runtime::contract::{RecordShape, Shape, TypeSpec};
+use crate::formats::catalog::{element_of, map_value_of, reads_string, record_of, Column};
+use crate::runtime::contract::TypeSpec;
 use crate::runtime::value::{Key, Record, Value};
 
 /// The first cell of a row that has no HQL value (a NaN), for the row's
@@ -281,57 +268,6 @@ fn dictionary_key(keys: &dyn Array, i: usize) -> usize {
     usize::try_from(key).unwrap_or(0)
 }
 
-// ------------------------------------------------------------ declared types
-
-/// What `pick` finds in `ty`: in itself, else through a refinement's base
-/// or in a union's members, the first that has it.
-fn find<'a, T>(ty: Option<&'a TypeSpec>, pick: fn(&'a TypeSpec) -> Option<T>) -> Option<T> {
-    let ty = ty?;
-    if let Some(found) = pick(ty) {
-        return Some(found);
-    }
-    match ty {
-        TypeSpec::Named(cell) => match &cell.get()?.shape {
-            Shape::Refined { base, .. } => find(Some(base), pick),
-            Shape::Record { .. } => None,
-        },
-        TypeSpec::Union(members) => members.iter().find_map(|m| find(Some(m), pick)),
-        _ => None,
-    }
-}
-
-/// The record type `ty` reads a struct as: itself, a declared record, or
-/// a union's first record member.
-pub(super) fn record_of(ty: Option<&TypeSpec>) -> Option<&RecordShape> {
-    find(ty, |t| match t {
-        TypeSpec::Record(r) => Some(&**r),
-        TypeSpec::Named(cell) => cell.get()?.record(),
-        _ => None,
-    })
-}
-
-/// The element type `ty` reads a list's elements as.
-fn element_of(ty: Option<&TypeSpec>) -> Option<&TypeSpec> {
-    find(ty, |t| match t {
-        TypeSpec::List(e) => Some(&**e),
-        _ => None,
-    })
-}
-
-/// The value type `ty` reads a map's values as.
-fn map_value_of(ty: Option<&TypeSpec>) -> Option<&TypeSpec> {
-    find(ty, |t| match t {
-        TypeSpec::Map(v) => Some(&**v),
-        _ => None,
-    })
-}
-
-/// Does `ty` read a value as text (`String`, a refinement of it, a union
-/// with it)?
-fn reads_string(ty: &TypeSpec) -> bool {
-    find(Some(ty), |t| matches!(t, TypeSpec::String).then_some(())).is_some()
-}
-
 /// Why the column `path` of type `data` cannot be read for `ty`, if it
 /// cannot: a type with no HQL value, or binary data the contract does not
 /// read as `String`.
@@ -367,34 +303,9 @@ pub(super) fn refusal(data: &DataType, ty: Option<&TypeSpec>, path: &str) -> Opt
             key.or(value)
         }
         DataType::Dictionary(_, values) => refusal(values, ty, path),
-        DataType::Null
-        | DataType::Boolean
-        | DataType::Int8
-        | DataType::Int16
-        | DataType::Int32
-        | DataType::Int64
-        | DataType::UInt8
-        | DataType::UInt16
-        | DataType::UInt32
-        | DataType::UInt64
-        | DataType::Float16
-        | DataType::Float32
-        | DataType::Float64
-        | DataType::Decimal32(..)
-        | DataType::Decimal64(..)
-        | DataType::Decimal128(..)
-        | DataType::Decimal256(..)
-        | DataType::Utf8
-        | DataType::LargeUtf8
-        | DataType::Utf8View
-        | DataType::Date32
-        | DataType::Date64
-        | DataType::Timestamp(..)
-        | DataType::Time32(_)
-        | DataType::Time64(_) => None,
-        other => Some(format!(
-            "column `{path}` is of type {other}, which has no HQL value"
-        )),
+        other => Column::of_arrow(other)
+            .err()
+            .map(|why| format!("column `{path}` is {why}")),
     }
 }
 

@@ -35,6 +35,7 @@ use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchR
 use parquet::arrow::ProjectionMask;
 use parquet::file::reader::{ChunkReader, Length};
 
+use crate::formats::catalog::Column as CatalogColumn;
 use crate::runtime::builtins::{Format, FormatDef};
 use crate::runtime::contract::{Contract, TypeSpec};
 use crate::runtime::eval::io::{
@@ -464,6 +465,35 @@ impl Iterator for Rows {
 }
 
 /// The error of a file that is not Parquet, or is damaged.
+/// The columns of the Parquet file at `path`, from its footer, as the
+/// catalog names their types (`hql export --format sql --from x.parquet`
+/// checks them where they lie); why not, when the file cannot be read or a
+/// column has no HQL value.
+pub fn schema_of(
+    path: &std::path::Path,
+) -> std::result::Result<Vec<(String, CatalogColumn)>, String> {
+    let file =
+        std::fs::File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    let builder = guarded(|| ParquetRecordBatchReaderBuilder::try_new(file))
+        .ok_or_else(|| format!("{}: its footer could not be read", path.display()))?
+        .map_err(|e| {
+            format!(
+                "{} is not a Parquet file that can be read: {e}",
+                path.display()
+            )
+        })?;
+    builder
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| {
+            let column = CatalogColumn::of_arrow(f.data_type())
+                .map_err(|why| format!("column `{}` is {why}", f.name()))?;
+            Ok((f.name().clone(), column))
+        })
+        .collect()
+}
+
 fn unreadable(name: &str, why: String) -> RuntimeError {
     RuntimeError::new("hql::io", format!("cannot read {name} as Parquet: {why}"))
         .with_help("a Parquet file is written whole by its writer; check that the file is complete")

@@ -7,6 +7,12 @@
 //! (DuckDB's `JSON`, Spark's `VARIANT`, Trino's `JSON`) and, beside it, the
 //! JSON path of the value within the line as SQL text, which Spark needs to
 //! read what its `VARIANT` forgets (the order of keys, `1.0` against `1`).
+//! A `Loc` may instead be a value in typed columns (`typed`), which each
+//! method over a `Loc` hands to `typed` first.
+
+use std::rc::Rc;
+
+use super::typed::{self, Typed};
 
 /// The SQL dialects the compiler writes (`--dialect`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -48,6 +54,8 @@ pub struct Loc {
     pub kind: Option<String>,
     /// A column holding it read as a scalar (`read`), computed once a row.
     pub scalar: Option<(String, Ty)>,
+    /// A value in typed columns rather than JSON (`typed`).
+    pub typed: Option<Rc<Typed>>,
 }
 
 /// Unicode white space as Rust's `char::is_whitespace` has it, as the
@@ -55,6 +63,15 @@ pub struct Loc {
 pub const WHITE_SPACE: &str = "\\t\\n\\x0B\\f\\r \\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}";
 
 impl Dialect {
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dialect::DuckDb => "duckdb",
+            Dialect::Spark => "spark",
+            Dialect::Trino => "trino",
+        }
+    }
+
     /// `text` as a string literal (Spark reads backslashes in literals as
     /// escapes).
     pub fn string(self, text: &str) -> String {
@@ -286,11 +303,15 @@ impl Dialect {
             path: "'$'".into(),
             kind: None,
             scalar: None,
+            typed: None,
         }
     }
 
     /// Field `name` of an object (NULL when it is missing).
     pub fn field(self, at: &Loc, name: &str) -> Loc {
+        if let Some(t) = &at.typed {
+            return typed::field(self, at, t, name);
+        }
         let step = match self {
             Dialect::DuckDb => format!(".\"{name}\""),
             Dialect::Spark => format!("['{name}']"),
@@ -318,6 +339,7 @@ impl Dialect {
             path: join_text(&at.path, &self.string(&step)),
             kind: None,
             scalar: None,
+            typed: None,
         }
     }
 
@@ -326,6 +348,9 @@ impl Dialect {
     pub fn kind_of(self, at: &Loc) -> String {
         if let Some(column) = &at.kind {
             return column.clone();
+        }
+        if let Some(t) = &at.typed {
+            return typed::kind_of(self, at, t);
         }
         match self {
             Dialect::DuckDb => format!("json_type({})", at.json),
@@ -341,6 +366,9 @@ impl Dialect {
 
     /// Is the value (kind `t`, from `kind_of`) of `kind`?
     pub fn is(self, kind: Kind, t: &str, at: &Loc) -> String {
+        if at.typed.is_some() {
+            return typed::is(kind, t);
+        }
         match self {
             Dialect::DuckDb => match kind {
                 Kind::Null => format!("{t} = 'NULL'"),
@@ -389,6 +417,9 @@ impl Dialect {
         if let Some((column, _)) = at.scalar.as_ref().filter(|(_, t)| *t == ty) {
             return column.clone();
         }
+        if let Some(t) = &at.typed {
+            return typed::read(self, at, t, ty);
+        }
         let name = self.type_name(ty);
         match self {
             Dialect::DuckDb => format!("TRY_CAST({} ->> '$' AS {name})", at.json),
@@ -432,6 +463,9 @@ impl Dialect {
 
     /// The length of a JSON array.
     pub fn array_length(self, at: &Loc) -> String {
+        if let Some(t) = &at.typed {
+            return typed::array_length(self, at, t);
+        }
         match self {
             Dialect::DuckDb => format!("CAST(json_array_length({}) AS BIGINT)", at.json),
             Dialect::Spark => format!(
@@ -445,12 +479,16 @@ impl Dialect {
     /// Each element of a JSON array through `body` (given the element and
     /// the SQL of its index, from 0): an SQL list.
     pub fn each(self, at: &Loc, n: &str, body: impl FnOnce(&Loc, &str) -> String) -> String {
+        if let Some(t) = &at.typed {
+            return typed::each(self, at, t, n, body);
+        }
         let e = format!("{n}_e");
         let elem = |index: &str| Loc {
             json: e.clone(),
             path: join_text(&at.path, &format!("'[' || {index} || ']'")),
             kind: None,
             scalar: None,
+            typed: None,
         };
         match self {
             Dialect::Spark => {
@@ -491,6 +529,9 @@ impl Dialect {
 
     /// The keys of a JSON object in the order the line has them.
     pub fn keys(self, at: &Loc) -> String {
+        if let Some(t) = &at.typed {
+            return typed::keys(self, at, t);
+        }
         match self {
             Dialect::DuckDb => format!("json_keys({})", at.json),
             // VARIANT sorts an object's keys: the line's text has their order.

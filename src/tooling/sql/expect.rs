@@ -9,7 +9,8 @@
 //!
 //! Every measure but `orphans` compiles (docs/scale.md): `rows` and
 //! `failures`, the counts the summary row already has; `missing(f)` and
-//! `nulls(f)` over the records as delivered (`hql_j`, before defaults);
+//! `nulls(f)` over the records as delivered (`hql_j`, or the typed
+//! columns; before defaults);
 //! `invalid(f)` from the failures' paths; `min`, `max`, `sum` and `avg`
 //! of the numbers that passed their checks, read as doubles; `age(f)`, the
 //! latest valid instant in microseconds, against `--now` or the engine's
@@ -27,18 +28,17 @@ use crate::syntax::ast::BinOp;
 
 /// The counts one expectation reads, one row over `hql_result`: `rows`,
 /// `failures`, and its measures `hql_m0`, `hql_m1`, … (`Cond::measure`).
-fn measures(d: Dialect, e: &ExpectSpec) -> String {
+fn measures(d: Dialect, top: &Loc, e: &ExpectSpec) -> String {
     let mut columns = format!(
         "count(*) AS hql_n_rows, count(*) FILTER (WHERE {} > 0) AS hql_n_failures",
         d.size("hql_failures")
     );
-    let top = d.top("hql_j");
-    let object = d.is(Kind::Object, &d.kind_of(&top), &top);
+    let object = d.is(Kind::Object, &d.kind_of(top), top);
     for (i, m) in e.measures.iter().enumerate() {
         let records = match &m.measure {
-            Measure::Missing(f) => format!("NOT coalesce({}, FALSE)", present(d, f).0),
+            Measure::Missing(f) => format!("NOT coalesce({}, FALSE)", present(d, top, f).0),
             Measure::Nulls(f) => {
-                let (present, last) = present(d, f);
+                let (present, last) = present(d, top, f);
                 let null = d.is(Kind::Null, &d.kind_of(&last), &last);
                 format!("coalesce({present} AND {null}, FALSE)")
             }
@@ -47,14 +47,14 @@ fn measures(d: Dialect, e: &ExpectSpec) -> String {
             // there are, and `duplicates` how many keyed records are not
             // the first of their key.
             Measure::Distinct(f) => {
-                let (keyed, key) = keys(d, std::slice::from_ref(f), &object);
+                let (keyed, key) = keys(d, top, std::slice::from_ref(f), &object);
                 columns.push_str(&format!(
                     ", count(DISTINCT CASE WHEN {keyed} THEN {key} END) AS hql_m{i}"
                 ));
                 continue;
             }
             Measure::Duplicates(fields) => {
-                let (keyed, key) = keys(d, fields, &object);
+                let (keyed, key) = keys(d, top, fields, &object);
                 columns.push_str(&format!(
                     ", count(*) FILTER (WHERE {keyed}) - count(DISTINCT CASE WHEN {keyed} THEN {key} END) AS hql_m{i}"
                 ));
@@ -67,7 +67,7 @@ fn measures(d: Dialect, e: &ExpectSpec) -> String {
                     Measure::Sum(_) => "sum",
                     _ => "avg",
                 };
-                let (counted, last) = passed(d, f, Kind::Number, &object);
+                let (counted, last) = passed(d, top, f, Kind::Number, &object);
                 columns.push_str(&format!(
                     ", {aggregate}(CASE WHEN {counted} THEN {} END) AS hql_m{i}",
                     d.read(&last, Ty::Float)
@@ -77,7 +77,7 @@ fn measures(d: Dialect, e: &ExpectSpec) -> String {
             // The latest instant, in microseconds; `Cond::sql` takes it from
             // the time measured to.
             Measure::Age { field: f, date } => {
-                let (counted, last) = passed(d, f, Kind::Text, &object);
+                let (counted, last) = passed(d, top, f, Kind::Text, &object);
                 let instant = d.instant_micros(&d.read(&last, Ty::Text), *date);
                 columns.push_str(&format!(
                     ", max(CASE WHEN {counted} THEN {instant} END) AS hql_m{i}"
@@ -95,8 +95,8 @@ fn measures(d: Dialect, e: &ExpectSpec) -> String {
 
 /// Is the value at `f` present in the record as delivered (every step
 /// before the last an object, the last there, null or not)? And where it is.
-fn present(d: Dialect, f: &FieldPath) -> (String, Loc) {
-    let mut at = d.top("hql_j");
+fn present(d: Dialect, top: &Loc, f: &FieldPath) -> (String, Loc) {
+    let mut at = top.clone();
     let mut tests = Vec::new();
     for (i, name) in f.names.iter().enumerate() {
         if i > 0 {
@@ -114,11 +114,11 @@ fn present(d: Dialect, f: &FieldPath) -> (String, Loc) {
 /// with its length before it, so no two keys read alike. A list or record
 /// among them stops the query rather than be keyed differently from
 /// `hql run`.
-fn keys(d: Dialect, fields: &[FieldPath], object: &str) -> (String, String) {
+fn keys(d: Dialect, top: &Loc, fields: &[FieldPath], object: &str) -> (String, String) {
     let mut keyed = vec![format!("coalesce({object}, FALSE)")];
     let mut parts = Vec::new();
     for f in fields {
-        let (present, at) = present(d, f);
+        let (present, at) = present(d, top, f);
         let kind = d.kind_of(&at);
         let null = d.is(Kind::Null, &kind, &at);
         keyed.push(format!("coalesce({present} AND NOT {null}, FALSE)"));
@@ -155,8 +155,8 @@ fn keys(d: Dialect, fields: &[FieldPath], object: &str) -> (String, String) {
 
 /// Is the value at `f` one a value measure reads: in a record, present,
 /// of `kind`, and without a failure of its own? And where it is.
-fn passed(d: Dialect, f: &FieldPath, kind: Kind, object: &str) -> (String, Loc) {
-    let (present, last) = present(d, f);
+fn passed(d: Dialect, top: &Loc, f: &FieldPath, kind: Kind, object: &str) -> (String, Loc) {
+    let (present, last) = present(d, top, f);
     let of_kind = d.is(kind, &d.kind_of(&last), &last);
     let counted = format!(
         "coalesce({object}, FALSE) AND coalesce({present} AND {of_kind}, FALSE) AND NOT {}",
@@ -185,6 +185,7 @@ fn failed_at(d: Dialect, f: &FieldPath) -> String {
 /// rest); empty when there are none.
 pub(super) fn failed_rows(
     d: Dialect,
+    top: &Loc,
     expects: &[ExpectSpec],
     now: Option<i128>,
 ) -> Compiled<String> {
@@ -196,7 +197,7 @@ pub(super) fn failed_rows(
              FROM ({measures}) hql_m WHERE NOT coalesce({cond}, TRUE)",
             rule = d.string(&e.id),
             kind = d.string(e.kind()),
-            measures = measures(d, e),
+            measures = measures(d, top, e),
         ));
     }
     Ok(out)

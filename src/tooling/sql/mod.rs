@@ -30,9 +30,11 @@ mod dialect;
 mod expect;
 mod expr;
 mod regex;
+mod typed;
 
 use std::fmt::Write as _;
 
+use crate::formats::catalog::Column;
 use crate::runtime::contract::{Contract, FieldSpec, RecordShape, RuleSpec, Shape, TypeSpec};
 use crate::runtime::decide::{self, FailureKind};
 use crate::runtime::eval::Interp;
@@ -59,6 +61,10 @@ pub struct Options<'a> {
     /// The time `age(f)` measures to, in nanoseconds since the epoch;
     /// `None`: the engine's clock when the query runs.
     pub now: Option<i128>,
+    /// The columns of a typed input (`--from x.parquet`: its schema), as
+    /// the catalog names their types; `from` then names Parquet files,
+    /// whose columns are checked where they lie (`typed`).
+    pub columns: Option<&'a [(String, Column)]>,
 }
 
 /// A part of the contract the compiler cannot express in SQL (yet).
@@ -99,17 +105,19 @@ pub fn compile(contract: &Contract, options: &Options) -> Compiled<String> {
         d,
         globals: options.globals,
     };
+    if let Some(columns) = options.columns {
+        return compile_typed(contract, record, columns, &q, options);
+    }
     let top = Frame::new(&q, &contract.name, record, d.top("hql_j"), None, 0)?;
-    let failures = top.failures()?;
-    let warns = record
-        .warns
-        .iter()
-        .map(|r| top.rule(r, FailureKind::Warn.name(), false))
-        .collect::<Compiled<Vec<String>>>()?;
-    let (unique_cte, final_failures) = top.uniques()?;
+    let Checks {
+        failures,
+        warns,
+        unique_cte,
+        final_failures,
+    } = top.checks()?;
     let not_record = d.string(&decide::not_record_id(&contract.name));
     let null_text = d.null_text();
-    let decode = d.list(&[d.failure("'decode'", "'decode'", null_text)]);
+    let decode = decode(d);
     let not_record = d.list(&[d.failure(
         &not_record,
         &d.string(FailureKind::NotRecord.name()),
@@ -156,11 +164,7 @@ pub fn compile(contract: &Contract, options: &Options) -> Compiled<String> {
          ELSE {none} END AS hql_warnings\n  \
          FROM hql_unique\n)\n",
         owner = contract.name,
-        dialect = match d {
-            Dialect::DuckDb => "duckdb",
-            Dialect::Spark => "spark",
-            Dialect::Trino => "trino",
-        },
+        dialect = d.name(),
         parse = d.parse("hql_t"),
         // The summary's measures read the records as delivered.
         // (Spark's Int test reads the line's text too.)
@@ -188,18 +192,90 @@ pub fn compile(contract: &Contract, options: &Options) -> Compiled<String> {
         warnings = d.present(&d.failures(&warns)),
         none = d.no_failures(),
     );
-    if options.summary {
-        let expects = expect::failed_rows(d, &record.expects, options.now)?;
-        sql.push_str(&summary(d, &expects));
+    sql.push_str(&ending(d, record, &d.top("hql_j"), options)?);
+    Ok(sql)
+}
+
+/// The query's last statement over `hql_result`: a row a record, or the
+/// summary's one row (`top`: where a record's fields are, for the
+/// expectations' measures).
+fn ending(d: Dialect, record: &RecordShape, top: &Loc, options: &Options) -> Compiled<String> {
+    Ok(if options.summary {
+        let expects = expect::failed_rows(d, top, &record.expects, options.now)?;
+        summary(d, &expects)
     } else {
-        let _ = write!(
-            sql,
+        format!(
             "SELECT hql_source, hql_line, {} = 0 AS hql_ok, hql_failures, hql_warnings\n\
              FROM hql_result\nORDER BY hql_source, hql_line\n",
-            size("hql_failures")
-        );
+            d.size("hql_failures")
+        )
+    })
+}
+
+/// The query over typed columns (`Options::columns`): no line to decode
+/// and no record to find in it — each row is a record, its fields the
+/// columns, checked as `typed` says.
+fn compile_typed(
+    contract: &Contract,
+    record: &RecordShape,
+    columns: &[(String, Column)],
+    q: &Query,
+    options: &Options,
+) -> Compiled<String> {
+    let d = q.d;
+    if let Some((what, why)) = typed::refusal(d, columns, record) {
+        return Err(NotCompiled { what, why });
     }
+    let row = typed::Typed::row(columns, record);
+    let at = typed::row(row.clone());
+    let c = Frame::new(q, &contract.name, record, at.clone(), None, 0)?.checks()?;
+    let input = typed::input(d, options.from).map_err(|why| NotCompiled {
+        what: "--from".into(),
+        why,
+    })?;
+    let checked = match typed::no_value(d, &row) {
+        Some(no_value) => format!(
+            "CASE WHEN {no_value} THEN {} ELSE {} END",
+            decode(d),
+            c.failures
+        ),
+        None => c.failures,
+    };
+    let mut sql = format!(
+        "-- {owner}: one row a row of the files, the rules it breaks (hql export --format sql --dialect {dialect})\n\
+         WITH hql_rows AS (\n{input}\n),\n\
+         hql_checked AS (\n  SELECT *,\n    {checked} AS hql_before_unique\n  FROM hql_rows\n){unique_cte},\n\
+         hql_result AS {materialized}(\n  SELECT *, {final_failures} AS hql_failures,\n    \
+         CASE WHEN {final_size} = 0 THEN {warnings} ELSE {none} END AS hql_warnings\n  \
+         FROM hql_unique\n)\n",
+        owner = contract.name,
+        dialect = d.name(),
+        materialized = if d == Dialect::DuckDb { "MATERIALIZED " } else { "" },
+        unique_cte = c.unique_cte,
+        final_failures = c.final_failures,
+        final_size = d.size(&c.final_failures),
+        warnings = d.present(&d.failures(&c.warns)),
+        none = d.no_failures(),
+    );
+    sql.push_str(&ending(d, record, &at, options)?);
     Ok(sql)
+}
+
+/// A record's `decode` failure, as a list.
+fn decode(d: Dialect) -> String {
+    d.list(&[d.failure("'decode'", "'decode'", d.null_text())])
+}
+
+/// What the top record's checks come to, as SQL.
+struct Checks {
+    /// Its failures but the `unique` keys'.
+    failures: String,
+    /// Its `warn` rules, each a warning or NULL.
+    warns: Vec<String>,
+    /// The `unique` keys' CTE (`Frame::uniques`).
+    unique_cte: String,
+    /// Every failure, the `unique` keys' among them.
+    final_failures: String,
 }
 
 /// `report()`'s one row over `hql_result`; `expects` adds the failed
@@ -377,6 +453,20 @@ impl<'a, 'q> Frame<'a, 'q> {
         Ok(d.concat(&parts))
     }
 
+    /// The top record's checks: failures, warnings and unique keys.
+    fn checks(&self) -> Compiled<Checks> {
+        let warns = (self.shape.warns.iter())
+            .map(|r| self.rule(r, FailureKind::Warn.name(), false))
+            .collect::<Compiled<Vec<String>>>()?;
+        let (unique_cte, final_failures) = self.uniques()?;
+        Ok(Checks {
+            failures: self.failures()?,
+            warns,
+            unique_cte,
+            final_failures,
+        })
+    }
+
     /// The scope a rule of this record reads: `self` (not compiled) and
     /// its fields.
     fn scope(&self, rule: &RuleSpec) -> Scope<'q> {
@@ -547,7 +637,8 @@ impl<'a> FieldSql<'a> {
         };
         let mut at = d.field(json, &spec.name);
         let mut columns = Vec::new();
-        if let Some(i) = column {
+        // Typed columns need no reading once a row: they are columns.
+        if let Some(i) = column.filter(|_| json.typed.is_none()) {
             // DuckDB parses the line once for every top field (`hql_jf`).
             if d == Dialect::DuckDb {
                 at.json = format!("hql_jf[{}]", i + 1);

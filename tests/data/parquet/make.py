@@ -112,6 +112,8 @@ TYPE_ROWS = [
 def write_types():
     table = pa.Table.from_pylist(TYPE_ROWS, schema=TYPES)
     pq.write_table(table, path("types.parquet"))
+    # Spark reads no nanosecond timestamps: the same rows without them.
+    pq.write_table(table.drop_columns(["at_ns"]), path("types-no-ns.parquet"))
     binary = pa.table(
         {
             "id": pa.array([1, 2], pa.int64()),
