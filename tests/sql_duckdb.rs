@@ -32,13 +32,24 @@ fn by_duckdb(
     summary: bool,
 ) -> Result<Vec<Json>, String> {
     let sql = export("duckdb", file, ty, data, summary)?;
+    run_duckdb(python, &sql, ty, summary, None)
+}
+
+/// What DuckDB says, running `sql` (in `database`, where given).
+fn run_duckdb(
+    python: &Path,
+    sql: &str,
+    ty: &str,
+    summary: bool,
+    database: Option<&Path>,
+) -> Result<Vec<Json>, String> {
     let dir = std::env::temp_dir().join(format!("hql-sql-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     // Tests run at once in one process: each query its own file.
     static QUERIES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = QUERIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let query = dir.join(format!("{ty}-{summary}-{n}.sql"));
-    std::fs::write(&query, &sql).unwrap();
+    std::fs::write(&query, sql).unwrap();
     let mut cmd = Command::new(python);
     cmd.arg(root().join("tests/sql/run_duckdb.py"))
         .arg(&query)
@@ -46,10 +57,13 @@ fn by_duckdb(
     if summary {
         cmd.arg("--summary");
     }
+    if let Some(database) = database {
+        cmd.arg("--database").arg(database);
+    }
     let out = cmd.output().expect("python runs");
     if !out.status.success() {
         return Err(format!(
-            "{ty} over {data}: DuckDB failed:\n{}",
+            "{ty}: DuckDB failed:\n{}",
             String::from_utf8_lossy(&out.stderr)
         ));
     }
@@ -410,6 +424,58 @@ fn what_does_not_compile_is_named_with_the_reason() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `--from-table` over a DuckDB database: the table's columns read from
+/// its catalog (`--database`), each row checked in place and held to `hql
+/// run` over the Parquet file the table was made from.
+#[test]
+#[ignore = "installs DuckDB (pip); .ci/run runs it"]
+fn typed_tables_agree_with_hql_run() {
+    let python = duckdb_python();
+    let dir = std::env::temp_dir().join(format!("hql-sql-tables-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let database = dir.join("shop.duckdb");
+    let _ = std::fs::remove_file(&database);
+    let mut script = format!("import duckdb\ncon = duckdb.connect({:?})\n", database);
+    for (table, file) in sql::PARQUET_TABLES {
+        script.push_str(&format!(
+            "con.execute(\"CREATE TABLE {table} AS SELECT * FROM read_parquet('{file}')\")\n"
+        ));
+    }
+    let made = Command::new(&python)
+        .args(["-c", &script])
+        .current_dir(root())
+        .status()
+        .unwrap();
+    assert!(made.success());
+    for (ty, table, data) in sql::TABLE_CASES {
+        let query = |summary: bool| {
+            let more = ["--database", database.to_str().unwrap()];
+            let sql = sql::export_table("duckdb", ty, table, &more, summary, Some(&python))
+                .unwrap_or_else(|e| panic!("{ty} over {table}: {e}"));
+            run_duckdb(&python, &sql, ty, summary, Some(&database))
+                .unwrap_or_else(|e| panic!("{ty} over {table}: {e}"))
+        };
+        assert_agree(
+            &format!("{ty} over table {table}"),
+            &query(false),
+            &query(true),
+            &by_hql("tests/sql/fixture-parquet.hql", ty, data),
+        );
+    }
+    let more = ["--database", database.to_str().unwrap()];
+    let err = sql::export_table(
+        "duckdb",
+        "Order",
+        "main.nowhere",
+        &more,
+        false,
+        Some(&python),
+    )
+    .unwrap_err();
+    assert!(err.contains("has no table main.nowhere"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A typed input is read where it lies: the query reads the Parquet
 /// files with their row numbers, and what cannot be checked there is
 /// refused by name before any query is written.
@@ -477,6 +543,59 @@ fn typed_inputs_are_read_in_place_or_refused_by_name() {
         let err = export(dialect, "tests/sql/fixture-parquet.hql", ty, data, false).unwrap_err();
         assert!(err.contains(message), "{dialect} {ty} over {data}: {err}");
     }
+    // A table's columns come from --columns (or DuckDB's catalog).
+    let columns = ["--columns", "order_id STRING, amount DOUBLE"];
+    let sql = sql::export_table("spark", "Order", "shop.orders", &columns, false, None).unwrap();
+    assert!(sql.contains("FROM shop.orders"), "{sql}");
+    // A column the table lacks is absent on every row, as in `hql run`.
+    assert!(sql.contains("Order.qty.missing"), "{sql}");
+    for (dialect, more, message) in [
+        (
+            "spark",
+            vec![],
+            "--from-table needs the table's columns: --columns 'name TYPE, …' as the catalog names them\n",
+        ),
+        (
+            "duckdb",
+            vec![],
+            "(or --database FILE, whose catalog has them)",
+        ),
+        (
+            "duckdb",
+            vec!["--columns", "a INT, x INTERVAL"],
+            "--columns: column `x`: INTERVAL has no HQL value",
+        ),
+        (
+            "duckdb",
+            vec!["--columns", "a STRUCT(b INT"],
+            "--columns: column `a`: expected `)` at the end",
+        ),
+        (
+            "duckdb",
+            vec!["--from", "x.jsonl"],
+            "cannot be used with",
+        ),
+    ] {
+        let err = sql::export_table(dialect, "Order", "orders", &more, false, None).unwrap_err();
+        assert!(err.contains(message), "{more:?}: {err}");
+    }
+    // --columns belongs to --from-table.
+    let (out, err, status) = hql(
+        &[
+            "export",
+            "tests/sql/fixture-parquet.hql",
+            "Order",
+            "--format",
+            "sql",
+            "--dialect",
+            "duckdb",
+            "--columns",
+            "a INT",
+        ],
+        None,
+    );
+    assert_eq!((out.as_str(), status), ("", 2), "{err}");
+    assert!(err.contains("--from-table <TABLE>"), "{err}");
 }
 
 /// `hql vet --engine duckdb` prints what `hql vet` prints, from DuckDB.

@@ -118,6 +118,36 @@ fn spark_agrees_with_hql_run_on_every_file() {
             }
         }
     }
+    // Tables with typed columns (`--from-table`, their columns given as
+    // Spark's catalog names them), views over the Parquet files here.
+    for (ty, table, data) in sql::TABLE_CASES {
+        let table = table.trim_start_matches("main.");
+        let n = cases.len();
+        let write = |summary: bool| -> PathBuf {
+            let columns = spark_columns(table);
+            let more = ["--columns", columns.as_str()];
+            let sql = sql::export_table("spark", ty, table, &more, summary, None)
+                .unwrap_or_else(|e| panic!("{ty} over {table}: {e}"));
+            let view = format!(
+                "CREATE OR REPLACE TEMPORARY VIEW {table} USING parquet OPTIONS (path '{}');\n",
+                absolute(data)
+            );
+            let path = dir.join(format!("q{n}-{summary}.sql"));
+            std::fs::write(&path, view + &sql).unwrap();
+            path
+        };
+        let case = Case {
+            rows: dir.join(format!("q{n}-rows.out")),
+            summary: dir.join(format!("q{n}-summary.out")),
+            file: "tests/sql/fixture-parquet.hql".into(),
+            ty: ty.into(),
+            data: data.into(),
+        };
+        manifest.push(serde_json::json!({"sql": write(false), "summary": false, "out": case.rows}));
+        manifest
+            .push(serde_json::json!({"sql": write(true), "summary": true, "out": case.summary}));
+        cases.push(case);
+    }
     let manifest_path = dir.join("manifest.json");
     std::fs::write(&manifest_path, serde_json::to_string(&manifest).unwrap()).unwrap();
     let out = Command::new(&python)
@@ -155,6 +185,23 @@ fn spark_agrees_with_hql_run_on_every_file() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The columns of a table of `sql::PARQUET_TABLES` as Spark's catalog
+/// names them.
+fn spark_columns(table: &str) -> String {
+    let order = |amount: &str| {
+        format!(
+            "order_id STRING, {amount}currency STRING, qty BIGINT, placed DATE, \
+             items ARRAY<STRUCT<sku: STRING, qty: BIGINT>>, note STRING"
+        )
+    };
+    match table {
+        "orders" => order("amount DOUBLE, "),
+        "orders_no_amount" => order(""),
+        "blobs" => "id BIGINT, blob BINARY".into(),
+        other => panic!("no columns for {other}"),
+    }
+}
+
 /// Trino's queries parse (sqlglot, in Trino's dialect).
 #[test]
 #[ignore = "installs sqlglot (pip); .ci/run runs it"]
@@ -164,26 +211,30 @@ fn trino_queries_parse() {
         for summary in [false, true] {
             let sql = export("trino", "tests/sql/fixture.hql", ty, "raw_lines", summary)
                 .unwrap_or_else(|e| panic!("{ty}: {e}"));
-            let out = Command::new(&python)
-                .args([
-                    "-c",
-                    "import sys, sqlglot; sys.setrecursionlimit(50000); sqlglot.parse_one(sys.stdin.read(), read='trino', error_level='raise')",
-                ])
-                .stdin(std::process::Stdio::piped())
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .and_then(|mut child| {
-                    use std::io::Write;
-                    child.stdin.take().unwrap().write_all(sql.as_bytes())?;
-                    child.wait_with_output()
-                })
-                .expect("python runs");
-            assert!(
-                out.status.success(),
-                "{ty}: {}\n{sql}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            trino_parses(&python, &sql, ty);
+        }
+    }
+    // Typed tables too, their columns in Trino's words.
+    let columns = "order_id VARCHAR, amount DOUBLE, currency VARCHAR, qty BIGINT, placed DATE, \
+                   items ARRAY(ROW(sku VARCHAR, qty BIGINT)), note VARCHAR";
+    for (ty, columns) in [
+        ("Order", columns),
+        ("Loose", columns),
+        ("Blob", "id BIGINT, blob VARBINARY"),
+        (
+            "Everything",
+            "i8 TINYINT, i16 SMALLINT, i32 INTEGER, i64 BIGINT, u32 BIGINT, f32 REAL, f64 DOUBLE, \
+             price DECIMAL(9,2), name VARCHAR, flag BOOLEAN, day DATE, \
+             at_ms TIMESTAMP(3) WITH TIME ZONE, at_us TIMESTAMP(6), at_s TIMESTAMP(0) WITH TIME ZONE, \
+             tags ARRAY(VARCHAR), point ROW(x BIGINT, label VARCHAR), \
+             items ARRAY(ROW(sku VARCHAR, qty INTEGER)), matrix ARRAY(ARRAY(BIGINT))",
+        ),
+    ] {
+        for summary in [false, true] {
+            let more = ["--columns", columns];
+            let sql = sql::export_table("trino", ty, "shop.orders", &more, summary, None)
+                .unwrap_or_else(|e| panic!("{ty}: {e}"));
+            trino_parses(&python, &sql, ty);
         }
     }
     let err = export(
@@ -195,4 +246,28 @@ fn trino_queries_parse() {
     )
     .unwrap_err();
     assert!(err.contains("Trino reads tables"), "{err}");
+}
+
+/// `sql` parses as Trino's.
+fn trino_parses(python: &std::path::Path, sql: &str, ty: &str) {
+    let out = Command::new(python)
+        .args([
+            "-c",
+            "import sys, sqlglot; sys.setrecursionlimit(50000); sqlglot.parse_one(sys.stdin.read(), read='trino', error_level='raise')",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(sql.as_bytes())?;
+            child.wait_with_output()
+        })
+        .expect("python runs");
+    assert!(
+        out.status.success(),
+        "{ty}: {}\n{sql}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

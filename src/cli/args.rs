@@ -316,9 +316,28 @@ pub enum Command {
         #[arg(long, value_name = "D", value_enum, hide_possible_values = true)]
         dialect: Option<Dialect>,
         /// With `--format sql`: a JSON Lines file (or glob) to read as text
-        /// lines, or a table expression with a text column `line`.
-        #[arg(long, value_name = "INPUT")]
+        /// lines, a Parquet file checked over its typed columns, or a table
+        /// expression with a text column `line`.
+        #[arg(long, value_name = "INPUT", conflicts_with = "from_table")]
         from: Option<String>,
+        /// With `--format sql`: a table with typed columns, checked where it
+        /// lies; its columns come from `--columns` or, for DuckDB, from the
+        /// catalog of `--database`.
+        #[arg(long, value_name = "TABLE")]
+        from_table: Option<String>,
+        /// With `--from-table`: the table's columns as its catalog names
+        /// them (`order_id VARCHAR, amount DOUBLE`, as `DESCRIBE` prints).
+        #[arg(long, value_name = "COLUMNS", requires = "from_table")]
+        columns: Option<String>,
+        /// With `--from-table` and DuckDB: the database file whose catalog
+        /// holds the table's columns (read through DuckDB).
+        #[arg(
+            long,
+            value_name = "FILE",
+            requires = "from_table",
+            conflicts_with = "columns"
+        )]
+        database: Option<String>,
         /// With `--format sql`: one row, `report()`'s, instead of one a line.
         #[arg(long)]
         summary: bool,

@@ -213,6 +213,9 @@ pub fn run(cli: Cli) -> ExitCode {
             format,
             dialect,
             from,
+            from_table,
+            columns,
+            database,
             summary,
             now,
         } => match host_for(&file) {
@@ -221,6 +224,9 @@ pub fn run(cli: Cli) -> ExitCode {
                 let sql = crate::cli::export::SqlArgs {
                     dialect,
                     from,
+                    from_table,
+                    columns,
+                    database,
                     summary,
                     now: now.or_else(crate::cli::args::env_now),
                 };

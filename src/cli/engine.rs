@@ -36,7 +36,7 @@ pub fn duckdb_report(contract: &Contract, data: &str, globals: &Interp) -> Resul
             globals: Some(globals),
             // The query runs now: `age` measures to the run's time.
             now: Some(globals.now()),
-            columns: None,
+            typed: None,
         },
     )
     .map_err(|e| e.to_string())?;
@@ -44,6 +44,47 @@ pub fn duckdb_report(contract: &Contract, data: &str, globals: &Interp) -> Resul
     let row: serde_json::Value = serde_json::from_str(row.trim())
         .map_err(|e| format!("DuckDB's answer is not JSON: {e}"))?;
     report(&row).ok_or_else(|| format!("DuckDB's answer is not a report: {row}"))
+}
+
+/// The columns of `table` (`t`, `schema.t` or `db.schema.t`) in the DuckDB
+/// database file `database`, with their types as its catalog names them,
+/// in their order.
+pub fn duckdb_columns(database: &str, table: &str) -> Result<Vec<(String, String)>, String> {
+    let parts: Vec<&str> = table.split('.').collect();
+    let (schema, name) = match parts.as_slice() {
+        [name] => ("main", *name),
+        [schema, name] | [_, schema, name] => (*schema, *name),
+        _ => return Err(format!("--from-table {table}: not a table name")),
+    };
+    let text = |s: &str| format!("'{}'", s.replace('\'', "''"));
+    let sql = format!(
+        "ATTACH {} AS hql_catalog (READ_ONLY);\n\
+         SELECT to_json(list([column_name, data_type] ORDER BY ordinal_position)) AS columns\n\
+         FROM information_schema.columns\n\
+         WHERE table_catalog = 'hql_catalog' AND table_schema = {} AND table_name = {}",
+        text(database),
+        text(schema),
+        text(name)
+    );
+    let row: serde_json::Value = serde_json::from_str(run(&sql)?.trim())
+        .map_err(|e| format!("DuckDB's answer is not JSON: {e}"))?;
+    // Python gives the JSON text as a string; the `duckdb` command, as JSON.
+    let columns = match &row["columns"] {
+        serde_json::Value::String(text) => serde_json::from_str(text).unwrap_or_default(),
+        other => other.clone(),
+    };
+    let columns: Vec<(String, String)> = columns
+        .as_array()
+        .map(|pairs| {
+            (pairs.iter())
+                .filter_map(|p| Some((p[0].as_str()?.to_string(), p[1].as_str()?.to_string())))
+                .collect()
+        })
+        .unwrap_or_default();
+    if columns.is_empty() {
+        return Err(format!("{database} has no table {table}"));
+    }
+    Ok(columns)
 }
 
 /// Writes the query's one row as JSON to the file named by its argument,

@@ -4,9 +4,10 @@
 
 use crate::cli::args::ExportFormat;
 use crate::cli::contracts::load;
+use crate::formats::catalog::{column_of, columns_of, Catalog, Column};
 use crate::session::{Session, Sinks, EXIT_OK, EXIT_STATIC};
 use crate::tooling::export::{export_text, Format};
-use crate::tooling::sql::{compile, Dialect, Options};
+use crate::tooling::sql::{compile, Dialect, Options, TypedFrom};
 
 /// Export `ty` of `file` as `format`; the exit status (2 for an unknown
 /// type, or a file that does not check).
@@ -52,6 +53,12 @@ pub struct SqlArgs {
     /// `--from`: a JSON Lines file (or glob), a Parquet file, or a table
     /// expression.
     pub from: Option<String>,
+    /// `--from-table`: a table with typed columns.
+    pub from_table: Option<String>,
+    /// `--columns`: the table's columns in its catalog's words.
+    pub columns: Option<String>,
+    /// `--database`: the DuckDB database whose catalog has the table.
+    pub database: Option<String>,
     /// `--summary`: `report()`'s one row.
     pub summary: bool,
     /// `--now` or `HQL_NOW`: the time `age(f)` measures to.
@@ -68,12 +75,6 @@ fn export_sql(
     let Some(dialect) = args.dialect else {
         return usage(sinks, "--format sql needs --dialect duckdb, spark or trino");
     };
-    let Some(from) = args.from.as_deref() else {
-        return usage(
-            sinks,
-            "--format sql needs --from: a JSON Lines file (or glob), a Parquet file, or a table expression with a text column `line`",
-        );
-    };
     let declared = match load(&mut session, file, sinks) {
         Ok(declared) => declared,
         Err(status) => return status,
@@ -82,14 +83,14 @@ fn export_sql(
         Ok(contract) => contract,
         Err(message) => return usage(sinks, &message),
     };
-    // A Parquet file's columns are checked where they lie: its schema
-    // says what they hold.
-    let columns = match crate::formats::parquet::FORMAT.format.is_format_of(from) {
-        true => match crate::formats::parquet::schema_of(std::path::Path::new(from)) {
-            Ok(columns) => Some(columns),
-            Err(why) => return usage(sinks, &format!("--from {from}: {why}")),
-        },
-        false => None,
+    let (from, columns) = match typed_input(dialect, args) {
+        Ok(input) => input,
+        Err(message) => return usage(sinks, &message),
+    };
+    let typed = match (&columns, args.from_table.is_some()) {
+        (Some(columns), false) => Some(TypedFrom::Parquet(columns)),
+        (Some(columns), true) => Some(TypedFrom::Table(columns)),
+        (None, _) => None,
     };
     let options = Options {
         dialect,
@@ -97,7 +98,7 @@ fn export_sql(
         summary: args.summary,
         globals: Some(session.interp()),
         now: args.now,
-        columns: columns.as_deref(),
+        typed,
     };
     match compile(contract, &options) {
         Ok(sql) => {
@@ -106,4 +107,48 @@ fn export_sql(
         }
         Err(e) => usage(sinks, &e.to_string()),
     }
+}
+
+/// What the query reads, and its typed columns where it has them: a
+/// Parquet file's from its schema, a table's from `--columns` or from a
+/// DuckDB database's catalog.
+type Input<'a> = (&'a str, Option<Vec<(String, Column)>>);
+
+fn typed_input<'a>(dialect: Dialect, args: &'a SqlArgs) -> Result<Input<'a>, String> {
+    let catalog = match dialect {
+        Dialect::DuckDb => Catalog::DuckDb,
+        Dialect::Spark => Catalog::Spark,
+        Dialect::Trino => Catalog::Trino,
+    };
+    if let Some(table) = args.from_table.as_deref() {
+        let columns = match (&args.columns, &args.database) {
+            (Some(text), _) => columns_of(text, catalog).map_err(|why| format!("--columns: {why}"))?,
+            (None, Some(database)) if dialect == Dialect::DuckDb => {
+                crate::cli::engine::duckdb_columns(database, table)?
+                    .into_iter()
+                    .map(|(name, ty)| {
+                        let column = column_of(&ty, catalog)
+                            .map_err(|why| format!("column `{name}` of {table}: {why}"))?;
+                        Ok((name, column))
+                    })
+                    .collect::<Result<_, String>>()?
+            }
+            _ => return Err(format!(
+                "--from-table needs the table's columns: --columns 'name TYPE, …' as the catalog names them{}",
+                if dialect == Dialect::DuckDb { " (or --database FILE, whose catalog has them)" } else { "" }
+            )),
+        };
+        return Ok((table, Some(columns)));
+    }
+    let Some(from) = args.from.as_deref() else {
+        return Err("--format sql needs --from: a JSON Lines file (or glob), a Parquet file, or a table expression with a text column `line`; or --from-table".into());
+    };
+    // A Parquet file's columns are checked where they lie: its schema
+    // says what they hold.
+    if !crate::formats::parquet::FORMAT.format.is_format_of(from) {
+        return Ok((from, None));
+    }
+    let columns = crate::formats::parquet::schema_of(std::path::Path::new(from))
+        .map_err(|why| format!("--from {from}: {why}"))?;
+    Ok((from, Some(columns)))
 }

@@ -19,6 +19,10 @@
 //! | maps | `Map` |
 //! | binary | base64 text, only where the contract reads it as `String` |
 
+mod names;
+
+pub use names::{column_of, columns_of, Catalog};
+
 use arrow_schema::{DataType, TimeUnit};
 
 use crate::runtime::contract::{RecordShape, Shape, TypeSpec};

@@ -50,8 +50,21 @@ pub fn python_with(module: &str, package: &str) -> PathBuf {
 }
 
 pub fn hql(args: &[&str], stdin: Option<&str>) -> (String, String, i32) {
+    hql_with(args, stdin, None)
+}
+
+/// `hql`, with `$HQL_PYTHON` set to `python` where given.
+pub fn hql_with(
+    args: &[&str],
+    stdin: Option<&str>,
+    python: Option<&Path>,
+) -> (String, String, i32) {
     use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hql"))
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hql"));
+    if let Some(python) = python {
+        cmd.env("HQL_PYTHON", python);
+    }
+    let mut child = cmd
         .args(args)
         .current_dir(root())
         .env("HQL_PROGRESS", "0")
@@ -112,6 +125,63 @@ pub const PARQUET_CASES: [(&str, &str); 5] = [
     ("Everything", "tests/data/parquet/types.parquet"),
     ("Blob", "tests/data/parquet/binary.parquet"),
 ];
+
+/// Tables made from Parquet fixtures (`CREATE TABLE … AS SELECT * FROM
+/// read_parquet(…)`), for `--from-table`.
+pub const PARQUET_TABLES: [(&str, &str); 3] = [
+    ("orders", "tests/data/parquet/orders.parquet"),
+    (
+        "orders_no_amount",
+        "tests/data/parquet/orders-no-amount.parquet",
+    ),
+    ("blobs", "tests/data/parquet/binary.parquet"),
+];
+
+/// A type, the table it is checked over, and the Parquet file `hql run`
+/// reads the same rows from.
+pub const TABLE_CASES: [(&str, &str, &str); 4] = [
+    ("Order", "orders", "tests/data/parquet/orders.parquet"),
+    ("Loose", "main.orders", "tests/data/parquet/orders.parquet"),
+    (
+        "Order",
+        "orders_no_amount",
+        "tests/data/parquet/orders-no-amount.parquet",
+    ),
+    ("Blob", "blobs", "tests/data/parquet/binary.parquet"),
+];
+
+/// The query for `ty` of `tests/sql/fixture-parquet.hql` over the typed
+/// table `table`, its columns from `more` (`--columns …`, `--database …`):
+/// its text, or `hql`'s error.
+pub fn export_table(
+    dialect: &str,
+    ty: &str,
+    table: &str,
+    more: &[&str],
+    summary: bool,
+    python: Option<&Path>,
+) -> Result<String, String> {
+    let mut args = vec![
+        "export",
+        "tests/sql/fixture-parquet.hql",
+        ty,
+        "--format",
+        "sql",
+        "--dialect",
+        dialect,
+        "--from-table",
+        table,
+    ];
+    args.extend(more);
+    if summary {
+        args.push("--summary");
+    }
+    let (sql, err, status) = hql_with(&args, None, python);
+    match status {
+        0 => Ok(sql),
+        _ => Err(err),
+    }
+}
 
 /// What one side says: each failing line's failures, each warning by line,
 /// and the report.

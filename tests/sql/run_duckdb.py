@@ -1,13 +1,16 @@
 """Run a query `hql export --format sql --dialect duckdb` wrote, and print
 its rows as JSON Lines: per line `{"line", "failures", "warnings"}` (each
-failure `[rule, kind, path]`), or with --summary the one report row."""
+failure `[rule, kind, path]`), or with --summary the one report row. With
+`--database FILE` the query runs in that database (its tables)."""
 import json
 import sys
 
 import duckdb
 
 query = open(sys.argv[1], encoding="utf-8").read()
-rows = duckdb.sql(query)
+args = sys.argv[2:]
+database = args[args.index("--database") + 1] if "--database" in args else ":memory:"
+rows = duckdb.connect(database, read_only=database != ":memory:").sql(query)
 names = rows.columns
 for row in rows.fetchall():
     r = dict(zip(names, row))

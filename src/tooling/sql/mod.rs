@@ -61,10 +61,18 @@ pub struct Options<'a> {
     /// The time `age(f)` measures to, in nanoseconds since the epoch;
     /// `None`: the engine's clock when the query runs.
     pub now: Option<i128>,
-    /// The columns of a typed input (`--from x.parquet`: its schema), as
-    /// the catalog names their types; `from` then names Parquet files,
-    /// whose columns are checked where they lie (`typed`).
-    pub columns: Option<&'a [(String, Column)]>,
+    /// A typed input, whose columns are checked where they lie (`typed`):
+    /// `from` then names Parquet files or a table.
+    pub typed: Option<TypedFrom<'a>>,
+}
+
+/// A typed input and its columns, as the catalog names their types.
+#[derive(Debug, Clone, Copy)]
+pub enum TypedFrom<'a> {
+    /// Parquet files (`--from x.parquet`: the file's schema).
+    Parquet(&'a [(String, Column)]),
+    /// A table (`--from-table`: the table's columns).
+    Table(&'a [(String, Column)]),
 }
 
 /// A part of the contract the compiler cannot express in SQL (yet).
@@ -105,8 +113,8 @@ pub fn compile(contract: &Contract, options: &Options) -> Compiled<String> {
         d,
         globals: options.globals,
     };
-    if let Some(columns) = options.columns {
-        return compile_typed(contract, record, columns, &q, options);
+    if let Some(typed) = options.typed {
+        return compile_typed(contract, record, typed, &q, options);
     }
     let top = Frame::new(&q, &contract.name, record, d.top("hql_j"), None, 0)?;
     let Checks {
@@ -212,24 +220,27 @@ fn ending(d: Dialect, record: &RecordShape, top: &Loc, options: &Options) -> Com
     })
 }
 
-/// The query over typed columns (`Options::columns`): no line to decode
+/// The query over typed columns (`Options::typed`): no line to decode
 /// and no record to find in it — each row is a record, its fields the
 /// columns, checked as `typed` says.
 fn compile_typed(
     contract: &Contract,
     record: &RecordShape,
-    columns: &[(String, Column)],
+    from: TypedFrom,
     q: &Query,
     options: &Options,
 ) -> Compiled<String> {
     let d = q.d;
+    let columns = match from {
+        TypedFrom::Parquet(columns) | TypedFrom::Table(columns) => columns,
+    };
     if let Some((what, why)) = typed::refusal(d, columns, record) {
         return Err(NotCompiled { what, why });
     }
     let row = typed::Typed::row(columns, record);
     let at = typed::row(row.clone());
     let c = Frame::new(q, &contract.name, record, at.clone(), None, 0)?.checks()?;
-    let input = typed::input(d, options.from).map_err(|why| NotCompiled {
+    let input = typed::input(d, options.from, from).map_err(|why| NotCompiled {
         what: "--from".into(),
         why,
     })?;
@@ -242,13 +253,17 @@ fn compile_typed(
         None => c.failures,
     };
     let mut sql = format!(
-        "-- {owner}: one row a row of the files, the rules it breaks (hql export --format sql --dialect {dialect})\n\
+        "-- {owner}: one row a row of {rows}, the rules it breaks (hql export --format sql --dialect {dialect})\n\
          WITH hql_rows AS (\n{input}\n),\n\
          hql_checked AS (\n  SELECT *,\n    {checked} AS hql_before_unique\n  FROM hql_rows\n){unique_cte},\n\
          hql_result AS {materialized}(\n  SELECT *, {final_failures} AS hql_failures,\n    \
          CASE WHEN {final_size} = 0 THEN {warnings} ELSE {none} END AS hql_warnings\n  \
          FROM hql_unique\n)\n",
         owner = contract.name,
+        rows = match from {
+            TypedFrom::Parquet(_) => "the files",
+            TypedFrom::Table(_) => "the table",
+        },
         dialect = d.name(),
         materialized = if d == Dialect::DuckDb { "MATERIALIZED " } else { "" },
         unique_cte = c.unique_cte,

@@ -17,6 +17,7 @@
 use std::rc::Rc;
 
 use super::dialect::{Dialect, Kind, Loc, Ty};
+use super::TypedFrom;
 use crate::formats::catalog::{element_of, reads_string, record_of, Column, ValueKind};
 use crate::runtime::contract::{RecordShape, TypeSpec};
 
@@ -153,24 +154,35 @@ fn refused(d: Dialect, column: &Column, ty: Option<&TypeSpec>, path: &str) -> Op
     }
 }
 
-/// The input: each row of the Parquet files `from` with its file and its
-/// position, every column beside them.
-pub fn input(d: Dialect, from: &str) -> Result<String, String> {
-    Ok(match d {
-        Dialect::DuckDb => format!(
+/// The input: each row of the Parquet files or the table `from` with its
+/// file (none for a table) and its position, every column beside them.
+pub fn input(d: Dialect, from: &str, typed: TypedFrom) -> Result<String, String> {
+    Ok(match (d, typed) {
+        (Dialect::DuckDb, TypedFrom::Parquet(_)) => format!(
             "  SELECT filename AS hql_source, file_row_number + 1 AS hql_line, * EXCLUDE (filename, file_row_number)\n  \
              FROM read_parquet({}, filename = true, file_row_number = true)",
             d.string(from)
         ),
-        Dialect::Spark => format!(
+        (Dialect::Spark, TypedFrom::Parquet(_)) => format!(
             "  SELECT _metadata.file_path AS hql_source, _metadata.row_index + 1 AS hql_line, *\n  FROM parquet.`{}`",
             from.replace('`', "``")
         ),
-        Dialect::Trino => {
+        (Dialect::Trino, TypedFrom::Parquet(_)) => {
             return Err(
-                "Trino reads tables: name a table or view with a text column `line`".into(),
+                "Trino reads tables: name a table or view with a text column `line`, or --from-table".into(),
             )
         }
+        // A table's rows in its storage order (DuckDB's `rowid`).
+        (Dialect::DuckDb, TypedFrom::Table(_)) => format!(
+            "  SELECT NULL::VARCHAR AS hql_source, rowid + 1 AS hql_line, *\n  FROM {from}"
+        ),
+        (Dialect::Spark, TypedFrom::Table(_)) => format!(
+            "  SELECT CAST(NULL AS STRING) AS hql_source,\n    \
+             row_number() OVER (ORDER BY monotonically_increasing_id()) AS hql_line, *\n  FROM {from}"
+        ),
+        (Dialect::Trino, TypedFrom::Table(_)) => format!(
+            "  SELECT CAST(NULL AS VARCHAR) AS hql_source, row_number() OVER () AS hql_line, *\n  FROM {from}"
+        ),
     })
 }
 
@@ -189,7 +201,10 @@ fn not_finite(d: Dialect, x: &str, t: &Typed) -> Option<String> {
     match t.column.as_ref()? {
         Column::Float => Some(match d {
             Dialect::DuckDb => format!("coalesce(NOT isfinite({x}), false)"),
-            _ => format!("coalesce(isnan({x}) OR abs({x}) = double('Infinity'), false)"),
+            Dialect::Spark => {
+                format!("coalesce(isnan({x}) OR abs({x}) = double('Infinity'), false)")
+            }
+            Dialect::Trino => format!("coalesce(is_nan({x}) OR is_infinite({x}), false)"),
         }),
         Column::Struct(_) => {
             let tests: Vec<String> = t
@@ -205,7 +220,8 @@ fn not_finite(d: Dialect, x: &str, t: &Typed) -> Option<String> {
                 Dialect::DuckDb => format!(
                     "coalesce(list_bool_or(list_transform({x}, lambda hql_nf: {test})), false)"
                 ),
-                _ => format!("coalesce(exists({x}, hql_nf -> {test}), false)"),
+                Dialect::Spark => format!("coalesce(exists({x}, hql_nf -> {test}), false)"),
+                Dialect::Trino => format!("coalesce(any_match({x}, hql_nf -> {test}), false)"),
             })
         }
         _ => None,
@@ -307,8 +323,8 @@ pub fn read(d: Dialect, at: &Loc, t: &Typed, ty: Ty) -> String {
             Column::Date => d.cast(x, Ty::Text),
             Column::Timestamp { digits, utc } => timestamp_text(d, x, *digits, *utc),
             Column::Binary => match d {
-                Dialect::DuckDb => format!("to_base64({x})"),
-                _ => format!("base64({x})"),
+                Dialect::Spark => format!("base64({x})"),
+                _ => format!("to_base64({x})"),
             },
             Column::Time { .. } => none,
             _ => x.clone(),
@@ -335,18 +351,23 @@ fn timestamp_text(d: Dialect, x: &str, digits: u8, utc: bool) -> String {
             };
             format!("strftime({x}, '%Y-%m-%dT%H:%M:%S{fraction}{zone}')")
         }
-        _ => {
+        // Both write Java's patterns.
+        Dialect::Spark | Dialect::Trino => {
             let fraction = match digits {
                 0 => String::new(),
                 n => format!(".{}", "S".repeat(usize::from(n))),
             };
-            let x = match utc {
-                true => format!("to_utc_timestamp({x}, current_timezone())"),
-                false => x.to_string(),
+            let x = match (utc, d) {
+                (true, Dialect::Spark) => format!("to_utc_timestamp({x}, current_timezone())"),
+                (true, _) => format!("({x} AT TIME ZONE 'UTC')"),
+                (false, _) => x.to_string(),
             };
             let zone = if utc { "'Z'" } else { "" };
             let pattern = format!("yyyy-MM-dd'T'HH:mm:ss{fraction}{zone}");
-            format!("date_format({x}, {})", d.string(&pattern))
+            match d {
+                Dialect::Spark => format!("date_format({x}, {})", d.string(&pattern)),
+                _ => format!("format_datetime({x}, {})", d.string(&pattern)),
+            }
         }
     }
 }
@@ -355,7 +376,8 @@ fn timestamp_text(d: Dialect, x: &str, digits: u8, utc: bool) -> String {
 pub fn array_length(d: Dialect, at: &Loc, t: &Typed) -> String {
     match (&t.column, d) {
         (Some(Column::List(_)), Dialect::DuckDb) => format!("CAST(len({}) AS BIGINT)", at.json),
-        (Some(Column::List(_)), _) => format!("size({})", at.json),
+        (Some(Column::List(_)), Dialect::Spark) => format!("size({})", at.json),
+        (Some(Column::List(_)), Dialect::Trino) => format!("cardinality({})", at.json),
         _ => d.cast("NULL", Ty::Int),
     }
 }
@@ -387,7 +409,7 @@ pub fn each(
             let list = if list.is_empty() { "[]".into() } else { list };
             format!("list_transform({list}, lambda {e}, {n}: {text})")
         }
-        _ => {
+        Dialect::Spark => {
             let text = body(&loc(json, path(n), element), n);
             let list = if list.is_empty() {
                 "array()".into()
@@ -395,6 +417,21 @@ pub fn each(
                 list
             };
             format!("transform({list}, ({e}, {n}) -> {text})")
+        }
+        // Trino's `transform` gives no index: the indexes are walked.
+        Dialect::Trino => {
+            let json = match element.column.is_some() {
+                true => format!("element_at({list}, {n} + 1)"),
+                false => "NULL".into(),
+            };
+            let text = body(&loc(json, path(n), element), n);
+            match list.is_empty() {
+                true => format!("transform(CAST(ARRAY[] AS ARRAY(BIGINT)), {n} -> {text})"),
+                false => {
+                    let len = format!("cardinality({list})");
+                    d.transform(&format!("slice(sequence(0, {len}), 1, {len})"), n, &text)
+                }
+            }
         }
     }
 }
@@ -419,7 +456,8 @@ pub fn keys(d: Dialect, at: &Loc, t: &Typed) -> String {
         .collect();
     match (keys.is_empty(), d) {
         (true, Dialect::DuckDb) => "[]::VARCHAR[]".into(),
-        (true, _) => "CAST(array() AS ARRAY<STRING>)".into(),
+        (true, Dialect::Spark) => "CAST(array() AS ARRAY<STRING>)".into(),
+        (true, Dialect::Trino) => "CAST(ARRAY[] AS ARRAY(VARCHAR))".into(),
         (false, _) => d.list(&keys),
     }
 }
