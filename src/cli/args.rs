@@ -131,6 +131,9 @@ Examples:
   hql export orders.hql Order --format json-schema > order.schema.json
   hql export orders.hql Order --format openlineage
   hql export orders.hql Order --format contract
+  hql export orders.hql Order --format sql --dialect duckdb --from 'events/*.jsonl'
+  hql export orders.hql Order --format sql --dialect spark --from orders.parquet --summary
+  hql export orders.hql Order --format sql --dialect duckdb --from-table orders --database shop.duckdb
 
 Exit status: 0 exported; 2 a static error, an unknown type or format.";
 
