@@ -16,6 +16,8 @@ pub mod csv;
 mod encoding;
 pub mod json;
 pub mod parquet;
+pub mod postgres;
+mod rows;
 mod sniff;
 pub mod sqlite;
 
@@ -29,8 +31,13 @@ use crate::runtime::eval::io::{Codec, Formats};
 use crate::runtime::eval::RuntimeError;
 
 /// Every format, in the order help texts list them.
-pub static FORMATS: Formats =
-    Formats(&[json::FORMAT, csv::FORMAT, parquet::FORMAT, sqlite::FORMAT]);
+pub static FORMATS: Formats = Formats(&[
+    json::FORMAT,
+    csv::FORMAT,
+    parquet::FORMAT,
+    sqlite::FORMAT,
+    postgres::FORMAT,
+]);
 
 /// The codec of a format.
 pub fn codec(format: Format) -> &'static dyn Codec {
@@ -70,7 +77,9 @@ mod tests {
 
     use super::{codec, csv, json, parquet, sqlite, FORMATS};
     use crate::runtime::builtins::Format;
-    use crate::runtime::eval::io::{Database, Input, Place, Select, SourceSpec, TargetSpec};
+    use crate::runtime::eval::io::{
+        Database, DatabaseAt, Input, Place, Select, SourceSpec, TargetSpec,
+    };
 
     #[test]
     fn base64_pads_to_whole_quads() {
@@ -108,7 +117,7 @@ mod tests {
     fn a_format_reads_only_what_it_is_made_for() {
         let database = Database {
             written: "db.sqlite".into(),
-            path: "db.sqlite".into(),
+            at: DatabaseAt::File("db.sqlite".into()),
             select: Select::Table("t".into()),
         };
         let spec = SourceSpec::new(

@@ -170,6 +170,22 @@ pub struct FormatDef {
     pub options: &'static [FormatOption],
 }
 
+impl FormatDef {
+    /// A database's format: named only by sources and targets configured
+    /// in `hql.toml`, never by a program or an extension.
+    pub const fn database(name: &'static str) -> FormatDef {
+        FormatDef {
+            name,
+            in_programs: false,
+            extensions: &[],
+            more_extensions: &[],
+            whole_extensions: &[],
+            synonyms: &[],
+            options: &[],
+        }
+    }
+}
+
 /// An option of a format: how a source of it is read or a target written
 /// (`delimiter: ";"`, `at: "/data"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

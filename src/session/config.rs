@@ -94,28 +94,69 @@ pub enum Place {
         table: Option<String>,
         query: Option<String>,
     },
+    /// A PostgreSQL server's table or query.
+    Postgres {
+        url: Connection,
+        /// The URL without its password (or the variable that holds it),
+        /// for messages.
+        written: String,
+        /// Required for a target; a source has exactly one of `table` and
+        /// `query`.
+        table: Option<String>,
+        query: Option<String>,
+    },
+}
+
+/// How a PostgreSQL place's connection URL is given.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Connection {
+    /// `postgres = "postgresql://…"`.
+    Url(String),
+    /// `postgres_env = "VAR"`: read from the environment when the place is
+    /// opened, so no password sits in the file.
+    Env(String),
+}
+
+impl Connection {
+    /// The URL, from the environment when it is kept there.
+    pub fn url(&self) -> Result<String, String> {
+        match self {
+            Connection::Url(url) => Ok(url.clone()),
+            Connection::Env(var) => std::env::var(var).map_err(|e| match e {
+                std::env::VarError::NotPresent => {
+                    format!("environment variable `{var}` (postgres_env) is not set")
+                }
+                std::env::VarError::NotUnicode(_) => {
+                    format!("environment variable `{var}` (postgres_env) is not valid UTF-8")
+                }
+            }),
+        }
+    }
 }
 
 impl Place {
-    /// The path as the user wrote it, for messages.
+    /// The place as the user wrote it, for messages.
     pub fn written(&self) -> &str {
         match self {
-            Place::File { written, .. } | Place::Sqlite { written, .. } => written,
+            Place::File { written, .. }
+            | Place::Sqlite { written, .. }
+            | Place::Postgres { written, .. } => written,
         }
     }
 
-    /// The path resolved against the config's folder.
-    pub fn path(&self) -> &Path {
+    /// The path resolved against the config's folder; `None` for a server.
+    pub fn path(&self) -> Option<&Path> {
         match self {
-            Place::File { path, .. } | Place::Sqlite { path, .. } => path,
+            Place::File { path, .. } | Place::Sqlite { path, .. } => Some(path),
+            Place::Postgres { .. } => None,
         }
     }
 
-    /// The file format, or `None` for a SQLite place.
+    /// The file format, or `None` for a database place.
     pub fn format(&self) -> Option<Format> {
         match self {
             Place::File { format, .. } => Some(*format),
-            Place::Sqlite { .. } => None,
+            Place::Sqlite { .. } | Place::Postgres { .. } => None,
         }
     }
 }
@@ -311,12 +352,15 @@ impl Config {
                 .map(|(id, t)| (EntryKind::Target, id, &t.place)),
         );
         for (kind, id, place) in entries {
-            if resolved(place.path()).starts_with(&home) {
+            // A server is no path: nothing to confine.
+            let Some(path) = place.path() else { continue };
+            if resolved(path).starts_with(&home) {
                 continue;
             }
             let key = match place {
                 Place::File { .. } => "file",
                 Place::Sqlite { .. } => "sqlite",
+                Place::Postgres { .. } => "postgres",
             };
             let message = format!(
                 "`{}` is outside {} (the folder of this {FILE_NAME}), and --confine refuses it",
@@ -627,16 +671,27 @@ fn parse_entries<T>(
     Ok(entries)
 }
 
-/// The keys only a SQLite place takes.
+/// The keys only a database place (SQLite, PostgreSQL) takes.
 const SQLITE_ONLY: &[&str] = &["table", "query", "mode", "create_table", "schema"];
 
 const SOURCE_KEYS: &[&str] = &[
-    "file", "sqlite", "format", "table", "query", "columns", "csv", "json",
+    "file",
+    "sqlite",
+    "postgres",
+    "postgres_env",
+    "format",
+    "table",
+    "query",
+    "columns",
+    "csv",
+    "json",
 ];
 
 const TARGET_KEYS: &[&str] = &[
     "file",
     "sqlite",
+    "postgres",
+    "postgres_env",
     "format",
     "csv",
     "json",
@@ -672,34 +727,111 @@ fn parse_target(node: &Node, id: &str, dir: &Path) -> Result<TargetConfig, Confi
     })
 }
 
-/// Exactly one of `file` and `sqlite`, with the keys that go with it.
+/// Exactly one of `file`, `sqlite`, `postgres` and `postgres_env`, with
+/// the keys that go with it.
 fn parse_place(node: &Node, dir: &Path, kind: EntryKind) -> Result<Place, ConfigError> {
-    match (node.string("file")?, node.string("sqlite")?) {
-        (Some(_), Some(_)) => Err(node
-            .error("sqlite", "both `file` and `sqlite` are set")
-            .with_help(Some(format!(
-                "a {} is one place: keep one of them",
-                kind.noun()
-            )))),
-        (None, None) => Err(node
+    const PLACES: [&str; 4] = ["file", "sqlite", "postgres", "postgres_env"];
+    let mut given = Vec::new();
+    for key in PLACES {
+        if let Some(value) = node.string(key)? {
+            given.push((key, value));
+        }
+    }
+    match given.as_slice() {
+        [] => Err(node
             .error(
                 "",
                 format!("this {} has no place to read or write", kind.noun()),
             )
             .with_help(Some(
-                "add `file = \"PATH\"` or `sqlite = \"PATH\"`".to_string(),
+                "add `file = \"PATH\"`, `sqlite = \"PATH\"` or `postgres = \"URL\"`".to_string(),
             ))),
-        (Some(written), None) => parse_file_place(node, dir, written),
-        (None, Some(written)) => parse_sqlite_place(node, dir, written, kind),
+        [("file", written)] => parse_file_place(node, dir, written),
+        [("sqlite", written)] => parse_sqlite_place(node, dir, written, kind),
+        [(key, value)] => parse_postgres_place(node, key, value, kind),
+        [(first, _), (second, _), ..] => Err(node
+            .error(second, format!("both `{first}` and `{second}` are set"))
+            .with_help(Some(format!(
+                "a {} is one place: keep one of them",
+                kind.noun()
+            )))),
     }
+}
+
+/// A PostgreSQL place: `postgres = "URL"` or `postgres_env = "VAR"`.
+fn parse_postgres_place(
+    node: &Node,
+    key: &str,
+    value: &str,
+    kind: EntryKind,
+) -> Result<Place, ConfigError> {
+    if let Some(other) = ["format", "csv", "json"].into_iter().find(|k| node.has(k)) {
+        return Err(node
+            .error(other, format!("`{other}` applies only to a file"))
+            .with_help(Some(
+                "this entry is a PostgreSQL table or query".to_string(),
+            )));
+    }
+    let (url, written) = match key {
+        "postgres" => {
+            let written = without_password(value)
+                .map_err(|why| node.error(key, format!("not a PostgreSQL URL: {why}")))?;
+            (Connection::Url(value.to_string()), written)
+        }
+        _ => (Connection::Env(value.to_string()), format!("${value}")),
+    };
+    let table = node.string("table")?.map(str::to_string);
+    let query = node.string("query")?.map(str::to_string);
+    check_table_or_query(node, kind, table.is_some(), query.is_some())?;
+    Ok(Place::Postgres {
+        url,
+        written,
+        table,
+        query,
+    })
+}
+
+/// A PostgreSQL URL (`postgresql://user:secret@host:5432/db?…`) without
+/// its password, for messages; why it is not one, when it is not.
+pub fn without_password(url: &str) -> Result<String, String> {
+    let rest = ["postgresql://", "postgres://"]
+        .iter()
+        .find_map(|scheme| url.strip_prefix(scheme).map(|rest| (scheme, rest)));
+    let Some((scheme, rest)) = rest else {
+        return Err("it does not start with `postgresql://`".into());
+    };
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let shown = match authority.rsplit_once('@') {
+        Some((user, host)) => {
+            let user = user.split(':').next().unwrap_or_default();
+            format!("{user}@{host}")
+        }
+        None => authority.to_string(),
+    };
+    // A password in the query string (`?password=…`) is left out too.
+    let tail = match tail.split_once('?') {
+        Some((path, query)) => {
+            let kept: Vec<&str> = query
+                .split('&')
+                .filter(|kv| !kv.to_ascii_lowercase().starts_with("password="))
+                .collect();
+            match kept.is_empty() {
+                true => path.to_string(),
+                false => format!("{path}?{}", kept.join("&")),
+            }
+        }
+        None => tail.to_string(),
+    };
+    Ok(format!("{scheme}{shown}{tail}"))
 }
 
 fn parse_file_place(node: &Node, dir: &Path, written: &str) -> Result<Place, ConfigError> {
     if let Some(key) = SQLITE_ONLY.iter().find(|k| node.has(k)) {
         return Err(node
-            .error(key, format!("`{key}` applies only to a SQLite place"))
+            .error(key, format!("`{key}` applies only to a database place"))
             .with_help(Some(format!(
-                "this entry is the file `{written}`; `{key}` needs `sqlite = \"PATH\"`"
+                "this entry is the file `{written}`; `{key}` needs `sqlite = \"PATH\"` or `postgres = \"URL\"`"
             ))));
     }
     let spellings = format_spellings();
@@ -768,10 +900,10 @@ fn check_table_or_query(
             .error("query", "both `table` and `query` are set")
             .with_help(Some("a source reads one table or one query".to_string()))),
         (EntryKind::Source, false, false) => Err(node
-            .error("", "a SQLite source needs `table` or `query`")
+            .error("", "a database source needs `table` or `query`")
             .with_help(Some("add `table = \"NAME\"`".to_string()))),
         (EntryKind::Target, false, _) => Err(node
-            .error("", "a SQLite target needs `table`")
+            .error("", "a database target needs `table`")
             .with_help(Some("add `table = \"NAME\"`".to_string()))),
         _ => Ok(()),
     }
@@ -1065,7 +1197,10 @@ schema = { on_drift = "evolve", allow_type_widening = false, on_incompatible = "
         assert!(matches!(&legacy.place,
             Place::Sqlite { table: None, query: Some(q), .. } if q == "select * from t"));
         let warehouse = config.target("warehouse").unwrap();
-        assert_eq!(warehouse.place.path(), Path::new("/proj/out/warehouse.db"));
+        assert_eq!(
+            warehouse.place.path(),
+            Some(Path::new("/proj/out/warehouse.db"))
+        );
         assert_eq!(warehouse.mode, WriteMode::Upsert);
         assert!(!warehouse.create_table);
         let expected = SchemaPolicy {
@@ -1201,6 +1336,59 @@ schema = { on_drift = "evolve", allow_type_widening = false, on_incompatible = "
     }
 
     #[test]
+    fn a_postgres_place_keeps_its_url_and_shows_it_without_the_password() {
+        let config = parse(
+            "[sources.o]\npostgres = \"postgresql://ada:s3cret@db.example:5433/shop?sslmode=require&password=x\"\ntable = \"shop.orders\"\n\n\
+             [sources.e]\npostgres_env = \"SHOP_URL\"\nquery = \"SELECT 1\"\n",
+        )
+        .unwrap();
+        let o = config.source("o").unwrap();
+        assert_eq!(
+            o.place.written(),
+            "postgresql://ada@db.example:5433/shop?sslmode=require"
+        );
+        assert_eq!(o.place.path(), None);
+        assert!(
+            matches!(&o.place, Place::Postgres { url: Connection::Url(u), table: Some(t), .. }
+            if u.contains("s3cret") && t == "shop.orders")
+        );
+        let e = config.source("e").unwrap();
+        assert_eq!(e.place.written(), "$SHOP_URL");
+        assert!(
+            matches!(&e.place, Place::Postgres { url: Connection::Env(v), .. } if v == "SHOP_URL")
+        );
+        let e = error("[sources.o]\npostgres = \"mysql://x\"\ntable = \"t\"\n");
+        assert_eq!(e.key, "sources.o.postgres");
+        assert!(e.message.contains("not a PostgreSQL URL"), "{}", e.message);
+        let e = error(
+            "[sources.o]\nsqlite = \"o.db\"\npostgres = \"postgresql://h/d\"\ntable = \"t\"\n",
+        );
+        assert_eq!(e.message, "both `sqlite` and `postgres` are set");
+        let e = error("[sources.o]\npostgres = \"postgresql://h/d\"\n");
+        assert_eq!(e.message, "a database source needs `table` or `query`");
+        let e = error(
+            "[sources.o]\npostgres = \"postgresql://h/d\"\ntable = \"t\"\nformat = \"csv\"\n",
+        );
+        assert_eq!(e.message, "`format` applies only to a file");
+    }
+
+    #[test]
+    fn a_url_is_shown_without_its_password() {
+        for (url, shown) in [
+            ("postgresql://u:p@h/d", "postgresql://u@h/d"),
+            ("postgres://u@h:1/d", "postgres://u@h:1/d"),
+            ("postgresql://h", "postgresql://h"),
+            ("postgresql://u:p:q@h/d?password=p", "postgresql://u@h/d"),
+            (
+                "postgresql://u:p@h/d?a=1&PASSWORD=p&b=2",
+                "postgresql://u@h/d?a=1&b=2",
+            ),
+        ] {
+            assert_eq!(without_password(url).as_deref(), Ok(shown), "{url}");
+        }
+    }
+
+    #[test]
     fn neither_file_nor_sqlite_is_refused() {
         let e = error("[targets.out]\nformat = \"json\"\n");
         assert_eq!(e.key, "targets.out");
@@ -1212,7 +1400,7 @@ schema = { on_drift = "evolve", allow_type_widening = false, on_incompatible = "
     fn sqlite_keys_on_a_file_are_refused() {
         let e = error("[targets.o]\nfile = \"o.jsonl\"\nmode = \"replace\"\n");
         assert_eq!(e.key, "targets.o.mode");
-        assert_eq!(e.message, "`mode` applies only to a SQLite place");
+        assert_eq!(e.message, "`mode` applies only to a database place");
         let e = error("[sources.o]\nfile = \"o.jsonl\"\ntable = \"t\"\n");
         assert_eq!(e.key, "sources.o.table");
     }
@@ -1228,9 +1416,9 @@ schema = { on_drift = "evolve", allow_type_widening = false, on_incompatible = "
     fn sqlite_needs_its_table() {
         let e = error("[targets.w]\nsqlite = \"w.db\"\n");
         assert_eq!(e.key, "targets.w");
-        assert_eq!(e.message, "a SQLite target needs `table`");
+        assert_eq!(e.message, "a database target needs `table`");
         let e = error("[sources.s]\nsqlite = \"s.db\"\n");
-        assert_eq!(e.message, "a SQLite source needs `table` or `query`");
+        assert_eq!(e.message, "a database source needs `table` or `query`");
         let e = error("[sources.s]\nsqlite = \"s.db\"\ntable = \"t\"\nquery = \"q\"\n");
         assert_eq!(e.key, "sources.s.query");
     }
@@ -1412,7 +1600,10 @@ schema = { on_drift = "evolve", allow_type_widening = false, on_incompatible = "
         let config = Config::find(&deep).unwrap().expect("found above");
         assert_eq!(config.file, file);
         let orders = config.source("orders").unwrap();
-        assert_eq!(orders.place.path(), temp.0.join("a/data/o.csv"));
+        assert_eq!(
+            orders.place.path(),
+            Some(temp.0.join("a/data/o.csv").as_path())
+        );
         assert_eq!(orders.place.written(), "data/o.csv");
     }
 

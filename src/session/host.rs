@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::runtime::builtins::Compression;
 use crate::runtime::eval::io::{
-    Boundary, Column, CsvOptions, Database, JsonOptions, Seekable, Select, Unreadable,
+    Boundary, Column, CsvOptions, Database, DatabaseAt, JsonOptions, Seekable, Select, Unreadable,
 };
 use crate::runtime::eval::policy::{OnDrift, TableTarget};
 use crate::runtime::eval::{CommitStep, Pending};
@@ -456,20 +456,39 @@ impl Host for FsHost {
             query,
         } = &source.place
         {
-            let select = match (table, query) {
-                (_, Some(q)) => Select::Query(q.clone()),
-                (Some(t), None) => Select::Table(t.clone()),
-                (None, None) => return Err(not_a_database(id)),
-            };
             let database = Database {
                 written: written.clone(),
-                path: path.clone(),
-                select,
+                at: DatabaseAt::File(path.clone()),
+                select: select(id, table, query)?,
             };
             return Ok(SourceSpec {
                 name: id.into(),
                 place: Place::Database(database),
                 format: crate::formats::sqlite::FORMAT.format,
+                boundary: boundary(&source.columns, &source.csv, &source.json),
+            });
+        }
+        if let config::Place::Postgres {
+            url,
+            written,
+            table,
+            query,
+        } = &source.place
+        {
+            let select = select(id, table, query)?;
+            let url = url.url().map_err(|why| {
+                RuntimeError::new("hql::config", format!("source `{id}`: {why}")).with_help(
+                    "set it to the server's URL, `postgresql://user:password@host:port/db`",
+                )
+            })?;
+            return Ok(SourceSpec {
+                name: id.into(),
+                place: Place::Database(Database {
+                    written: written.clone(),
+                    at: DatabaseAt::Server(url),
+                    select,
+                }),
+                format: crate::formats::postgres::FORMAT.format,
                 boundary: boundary(&source.columns, &source.csv, &source.json),
             });
         }
@@ -490,6 +509,7 @@ impl Host for FsHost {
                 Some(path.display().to_string())
             }
             config::Place::File { .. } => None,
+            config::Place::Postgres { written, .. } => Some(written.clone()),
         }
     }
 
@@ -547,6 +567,13 @@ impl Host for FsHost {
                 boundary: Boundary::default(),
                 table: Some(table),
             });
+        }
+        if let config::Place::Postgres { written, .. } = &target.place {
+            return Err(RuntimeError::new(
+                "hql::config",
+                format!("target `{id}` is the PostgreSQL server {written}, which hql reads but does not write yet"),
+            )
+            .with_help("write to a SQLite table or a file target, and load it from there"));
         }
         let (path, format) = file_place(&target.place)?;
         Ok(TargetSpec {
@@ -894,14 +921,29 @@ pub fn config_error(e: ConfigError) -> RuntimeError {
 /// table or query first).
 fn file_place(place: &config::Place) -> Result<(String, crate::runtime::builtins::Format)> {
     let format = (place.format()).unwrap_or(crate::formats::sqlite::FORMAT.format);
-    Ok((place.path().to_string_lossy().into_owned(), format))
+    let path = place.path().ok_or_else(|| {
+        RuntimeError::new(
+            "hql::config",
+            format!("`{}` is a server, not a file", place.written()),
+        )
+    })?;
+    Ok((path.to_string_lossy().into_owned(), format))
 }
 
 /// A database asked of an id the configuration gives another place.
+/// What a configured database source reads: its query, else its table.
+fn select(id: &str, table: &Option<String>, query: &Option<String>) -> Result<Select> {
+    match (table, query) {
+        (_, Some(q)) => Ok(Select::Query(q.clone())),
+        (Some(t), None) => Ok(Select::Table(t.clone())),
+        (None, None) => Err(not_a_database(id)),
+    }
+}
+
 fn not_a_database(id: &str) -> RuntimeError {
     RuntimeError::new(
         "hql::config",
-        format!("`{id}` is not a SQLite table or query"),
+        format!("`{id}` is not a database table or query"),
     )
 }
 

@@ -34,7 +34,7 @@ mod target;
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
-use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::mpsc::sync_channel;
 
 use rusqlite::types::Value as Sql;
 use rusqlite::{Connection, OpenFlags};
@@ -42,17 +42,17 @@ use rusqlite::{Connection, OpenFlags};
 pub use target::run_committed;
 
 use super::base64;
+use super::rows::{self, Cell, Rows};
 use crate::runtime::builtins::{Format, FormatDef};
 use crate::runtime::contract::{Contract, Shape, TypeSpec};
 use crate::runtime::eval::io::{
-    Boundary, Codec, Database, Decoded, DecodedRecords, Input, Plain, Registered, Select,
+    Boundary, Codec, Database, DatabaseAt, DecodedRecords, Input, Plain, Registered, Select,
     SourceSpec, TableSink, Tables,
 };
 use crate::runtime::eval::policy::TableTarget;
-use crate::runtime::eval::{check_interrupt, Origin, Result, RuntimeError};
+use crate::runtime::eval::{Result, RuntimeError};
 use crate::runtime::json::Decoder;
-use crate::runtime::validate::undecodable_input;
-use crate::runtime::value::{Key, NumKind, Record, Value};
+use crate::runtime::value::{NumKind, Value};
 
 /// What a column holds, by its declared type or by an HQL type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,15 +177,7 @@ pub static SQLITE: Sqlite = Sqlite;
 /// SQLite as the registry knows it: named only by sources and targets
 /// configured in `hql.toml`, never by a program or an extension.
 pub const FORMAT: Registered = Registered {
-    format: Format::new(&FormatDef {
-        name: "Sqlite",
-        in_programs: false,
-        extensions: &[],
-        more_extensions: &[],
-        whole_extensions: &[],
-        synonyms: &[],
-        options: &[],
-    }),
+    format: Format::new(&FormatDef::database("Sqlite")),
     codec: &SQLITE,
 };
 
@@ -237,9 +229,15 @@ fn read_rows(
 ) -> Result<DecodedRecords> {
     let Database {
         written,
-        path,
+        at,
         select,
     } = database;
+    let DatabaseAt::File(path) = at else {
+        return Err(RuntimeError::new(
+            "hql::format",
+            format!("source `{}` is not a SQLite database", spec.name),
+        ));
+    };
     if !path.is_file() {
         return Err(RuntimeError::new(
             "hql::io",
@@ -274,53 +272,40 @@ fn read_rows(
             "column `{name}` has a NUL character in its name"
         )));
     }
-    let columns = columns
+    let (columns, classes) = columns
         .into_iter()
         .map(|(name, decl)| column_reading(&name, &decl, &spec.boundary, shape))
-        .collect();
-    Ok(Box::new(Plain(Rows {
-        rx,
-        batch: Vec::new().into_iter(),
-        columns,
-        name: spec.name.clone(),
-        line: 0,
+        .unzip();
+    let cells = Cells {
+        classes,
         decoder: Decoder::new(),
-        done: false,
-    })))
+    };
+    let rows = Rows::new(rx, columns, cells, spec.name.clone(), written.clone());
+    Ok(Box::new(Plain(rows)))
 }
 
-/// One column as read: the field it fills and how its cells convert.
-struct ColumnReading {
-    field: Key,
-    class: Class,
-    /// A `NULL` is `null`, not absent.
-    null: bool,
-}
-
+/// One column as read: the field it fills (and whether a `NULL` is
+/// `null`), and how its cells convert.
 fn column_reading(
     name: &str,
     decl: &str,
     boundary: &Boundary,
     shape: Option<&Rc<Contract>>,
-) -> ColumnReading {
+) -> (rows::Column, Class) {
     let (field, column) = boundary.field_of(name);
     let nullable = column.is_some_and(|c| c.nullable);
     let (class, null) = match field_class(shape, field) {
         Some((class, null)) => (class, null || nullable),
         None => (Class::of_decl(decl), nullable),
     };
-    ColumnReading {
+    let column = rows::Column {
         field: field.into(),
-        class,
         null,
-    }
+    };
+    (column, class)
 }
 
-enum Message {
-    Columns(Vec<(String, String)>),
-    Rows(Vec<Vec<Sql>>),
-    Failed(String),
-}
+type Message = rows::Message<Vec<(String, String)>, Sql>;
 
 /// Rows sent over at a time.
 const ROWS_A_MESSAGE: usize = 256;
@@ -370,100 +355,37 @@ fn run_query(path: &Path, sql: &str, tx: &std::sync::mpsc::SyncSender<Message>) 
     }
 }
 
-/// The records of a SQLite source.
-struct Rows {
-    rx: Receiver<Message>,
-    batch: std::vec::IntoIter<Vec<Sql>>,
-    columns: Vec<ColumnReading>,
-    name: Rc<str>,
-    line: u64,
+/// A SQLite cell as a value, by its column's class.
+struct Cells {
+    classes: Vec<Class>,
     decoder: Decoder,
-    done: bool,
 }
 
-impl Iterator for Rows {
-    type Item = Result<Decoded>;
+impl rows::Convert for Cells {
+    type Cell = Sql;
 
-    fn next(&mut self) -> Option<Result<Decoded>> {
-        loop {
-            if let Some(row) = self.batch.next() {
-                if let Err(e) = check_interrupt() {
-                    return Some(Err(e));
-                }
-                self.line += 1;
-                return Some(Ok(self.record(row)));
+    fn convert(&mut self, column: usize, cell: Sql) -> Cell {
+        let class = self.classes[column];
+        Cell::Value(match cell {
+            Sql::Null => return Cell::Null,
+            Sql::Integer(n) => match class {
+                Class::Bool if n == 0 || n == 1 => Value::Bool(n == 1),
+                Class::Float => Value::Float(n as f64),
+                _ => Value::Int(n),
+            },
+            Sql::Real(f) if f.is_finite() => Value::Float(f),
+            Sql::Real(f) => {
+                let text = if f > 0.0 { "Infinity" } else { "-Infinity" };
+                return Cell::NoValue(Value::str(text), text);
             }
-            if self.done {
-                return None;
-            }
-            match self.rx.recv() {
-                Ok(Message::Rows(rows)) => self.batch = rows.into_iter(),
-                Ok(Message::Failed(why)) => {
-                    self.done = true;
-                    return Some(Err(RuntimeError::new(
-                        "hql::io",
-                        format!("reading source `{}` failed: {why}", self.name),
-                    )));
-                }
-                Ok(Message::Columns(_)) | Err(_) => {
-                    self.done = true;
-                    return None;
-                }
-            }
-        }
-    }
-}
-
-impl Rows {
-    fn record(&mut self, row: Vec<Sql>) -> Decoded {
-        let origin = Origin {
-            source: self.name.clone(),
-            line: self.line,
-        };
-        let mut record = Record::with_capacity(row.len());
-        // The first cell with no HQL value: the row is a `decode` failure
-        // whose input keeps every cell, that one as text.
-        let mut no_value = None;
-        for (cell, column) in row.into_iter().zip(&self.columns) {
-            let value = match cell {
-                Sql::Null if column.null => Value::Null,
-                Sql::Null => continue,
-                Sql::Integer(n) => match column.class {
-                    Class::Bool if n == 0 || n == 1 => Value::Bool(n == 1),
-                    Class::Float => Value::Float(n as f64),
-                    _ => Value::Int(n),
-                },
-                Sql::Real(f) if f.is_finite() => Value::Float(f),
-                Sql::Real(f) => {
-                    let text = if f > 0.0 { "Infinity" } else { "-Infinity" };
-                    no_value.get_or_insert((&column.field, text));
-                    Value::str(text)
-                }
-                Sql::Text(text) => match column.class {
-                    Class::Json => self
-                        .decoder
-                        .decode(text.as_bytes())
-                        .unwrap_or_else(|_| Value::str(text)),
-                    _ => Value::str(text),
-                },
-                Sql::Blob(bytes) => {
-                    no_value.get_or_insert((&column.field, "a BLOB"));
-                    Value::str(base64(&bytes))
-                }
-            };
-            record.insert(column.field.clone(), value);
-        }
-        if let Some((field, what)) = no_value {
-            let message = format!(
-                "row {} of source `{}`: column `{field}` holds {what}, which has no HQL value",
-                self.line, self.name
-            );
-            let value = undecodable_input(&origin, Value::record(record), message);
-            return Decoded { value, origin };
-        }
-        Decoded {
-            value: Value::record(record),
-            origin,
-        }
+            Sql::Text(text) => match class {
+                Class::Json => self
+                    .decoder
+                    .decode(text.as_bytes())
+                    .unwrap_or_else(|_| Value::str(text)),
+                _ => Value::str(text),
+            },
+            Sql::Blob(bytes) => return Cell::NoValue(Value::str(base64(&bytes)), "a BLOB"),
+        })
     }
 }

@@ -187,11 +187,21 @@ pub enum Place {
 /// A database a source reads.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Database {
-    /// The file as `hql.toml` writes it, for messages.
+    /// The database as messages name it: the file as `hql.toml` writes
+    /// it, or a server's URL without its password.
     pub written: String,
-    /// The file, resolved against the configuration's folder.
-    pub path: std::path::PathBuf,
+    pub at: DatabaseAt,
     pub select: Select,
+}
+
+/// Where a database is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DatabaseAt {
+    /// A file (SQLite), resolved against the configuration's folder.
+    File(std::path::PathBuf),
+    /// A server (PostgreSQL), by its connection URL — which may hold a
+    /// password, so it is never printed (`Database::written` is).
+    Server(String),
 }
 
 /// What a database source reads: a whole table, or a query's rows.

@@ -17,8 +17,8 @@ use crate::runtime::contract::{Contract, RecordShape};
 use crate::runtime::decide::FailureKind;
 use crate::runtime::eval::equality::{compare, sort_order, ValueKey};
 use crate::runtime::eval::io::{
-    listed, next_or_end, Boundary, DecodedRecords, Input, JsonInput, JsonText, LineReader,
-    OptionError, PendingFile, Place, RecordWriter, SourceSpec, TargetSpec, Words,
+    listed, next_or_end, Boundary, DatabaseAt, DecodedRecords, Input, JsonInput, JsonText,
+    LineReader, OptionError, PendingFile, Place, RecordWriter, SourceSpec, TargetSpec, Words,
 };
 use crate::runtime::eval::meter::Metered;
 use crate::runtime::eval::ops;
@@ -683,7 +683,9 @@ impl Interp {
             Place::File(p) => self.host.open_file(p).map_err(|e| configured(p, e))?,
             Place::Stdin => self.take_stdin()?,
             Place::Database(database) => {
-                self.host.ready_database(&spec.name, &database.path)?;
+                if let DatabaseAt::File(path) = &database.at {
+                    self.host.ready_database(&spec.name, path)?;
+                }
                 if let Some(meter) = self.meter() {
                     meter.start_source(None);
                 }
