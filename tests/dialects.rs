@@ -376,19 +376,6 @@ fn a_huge_envelope_streams_in_constant_memory() {
     assert!(peak < 64 * 1024, "peak {peak} KiB");
 }
 
-/// The peak resident memory of `child` once it has ended, in KiB.
-fn peak_kib(child: std::process::Child) -> i64 {
-    let pid = child.id();
-    let mut status = 0;
-    // SAFETY: `rusage` is plain data that `wait4` fills in; the pid is
-    // our own child's, not yet waited for.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let waited = unsafe { libc::wait4(pid as libc::pid_t, &mut status, 0, &mut usage) };
-    assert_eq!(waited, pid as libc::pid_t, "wait4");
-    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
-    usage.ru_maxrss
-}
-
 /// Options and compression stack: a gzip'd Latin-1 `.tsv.gz` is split on
 /// tabs, decoded and read with its nulls, and a JSON envelope inside zstd
 /// is read at its pointer.

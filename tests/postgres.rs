@@ -171,6 +171,36 @@ fn a_large_table_streams_through_a_cursor_and_vet_reads_a_configured_source() {
     );
 }
 
+/// A million rows read through the cursor: the reader holds a batch or
+/// two of rows at a time, whatever the table's size.
+#[test]
+#[ignore = "needs PostgreSQL (initdb, pg_ctl); .ci/run runs it"]
+fn a_million_rows_are_read_in_bounded_memory() {
+    let pg = Server::start("million");
+    pg.sql(
+        "postgres",
+        "CREATE TABLE big AS
+           SELECT n AS id, repeat('x', 40) || n AS name, n % 7 AS qty
+           FROM generate_series(1, 1000000) AS n;",
+    );
+    let s = setup(
+        "pg-million",
+        &source("big", &pg.url("postgres"), "table = \"big\""),
+    );
+    s.write(
+        "p.hql",
+        "type Row : DataContract = { id: Int, name: String, qty: Int\n  require qty > 0 }\n\
+         source(\"big\") | validate(Row) | oks() | count()\n",
+    );
+    let mut child = s.spawn(&["run", "p.hql"]);
+    let mut out = String::new();
+    std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut out).unwrap();
+    let peak = peak_kib(child);
+    assert_eq!(out, "857143\n");
+    eprintln!("1,000,000 rows, peak {peak} KiB");
+    assert!(peak < 64 * 1024, "peak {peak} KiB");
+}
+
 #[test]
 #[ignore = "needs PostgreSQL (initdb, pg_ctl); .ci/run runs it"]
 fn faults_are_io_errors_naming_the_source_never_the_password() {

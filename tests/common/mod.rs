@@ -420,3 +420,16 @@ pub fn example_contracts() -> Vec<(String, Vec<String>, Vec<String>)> {
     }
     out
 }
+
+/// The peak resident memory of `child` once it has ended, in KiB.
+pub fn peak_kib(child: std::process::Child) -> i64 {
+    let pid = child.id();
+    let mut status = 0;
+    // SAFETY: `rusage` is plain data that `wait4` fills in; the pid is
+    // our own child's, not yet waited for.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let waited = unsafe { libc::wait4(pid as libc::pid_t, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid as libc::pid_t, "wait4");
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+    usage.ru_maxrss
+}
