@@ -296,3 +296,46 @@ fn a_server_stopped_mid_read_is_an_io_error_after_the_rows_read() {
     );
     assert!(!err.contains(PASSWORD), "{err}");
 }
+
+/// TLS by the URL's `sslmode`: `require` encrypts without checking the
+/// certificate, `verify-ca` checks it is signed by `sslrootcert`'s CA,
+/// `verify-full` also that it names the host; `disable` is turned away by
+/// a server that takes TLS only.
+#[test]
+#[ignore = "needs PostgreSQL (initdb, pg_ctl) and openssl; .ci/run runs it"]
+fn tls_follows_the_urls_sslmode() {
+    let pg = Server::start_tls("tls");
+    pg.sql(
+        "postgres",
+        "CREATE TABLE t (a int); INSERT INTO t VALUES (1), (2);",
+    );
+    let url = pg.url("postgres");
+    let ca = pg.ca().display().to_string();
+    let modes = [
+        ("required", format!("{url}?sslmode=require")),
+        ("preferred", url.clone()),
+        ("ca", format!("{url}?sslmode=verify-ca&sslrootcert={ca}")),
+        (
+            "full",
+            format!("{url}?sslmode=verify-full&sslrootcert={ca}"),
+        ),
+        ("unknown_ca", format!("{url}?sslmode=verify-full")),
+        ("plain", format!("{url}?sslmode=disable")),
+    ];
+    let entries: String = modes
+        .iter()
+        .map(|(id, url)| source(id, url, "table = \"t\""))
+        .collect();
+    let s = setup("pg-tls", &entries);
+    for id in ["required", "preferred", "ca"] {
+        let r = ok(&s, &format!("source(\"{id}\") | count()\n"));
+        assert_eq!(r.out, "2\n", "{id}");
+    }
+    // The certificate names db.invalid, not 127.0.0.1.
+    let err = io_error(&s, "source(\"full\") | count()\n");
+    assert!(err.contains("certificate"), "{err}");
+    let err = io_error(&s, "source(\"unknown_ca\") | count()\n");
+    assert!(err.contains("certificate"), "{err}");
+    let err = io_error(&s, "source(\"plain\") | count()\n");
+    assert!(err.contains("no encryption"), "{err}");
+}

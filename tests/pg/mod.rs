@@ -24,6 +24,8 @@ pub struct Server {
     pub port: u16,
     /// Run the server's commands as this user (`runuser`), when root.
     as_user: Option<&'static str>,
+    /// Serve TLS only, with a certificate `ca.pem` signed.
+    tls: bool,
 }
 
 /// The folder of `initdb` and `pg_ctl`.
@@ -70,6 +72,16 @@ fn free_port() -> u16 {
 impl Server {
     /// A new cluster, started.
     pub fn start(name: &str) -> Server {
+        Server::started(name, false)
+    }
+
+    /// A new cluster that takes TLS connections only, its certificate
+    /// (for the name `db.invalid` alone) signed by the CA in `ca.pem`.
+    pub fn start_tls(name: &str) -> Server {
+        Server::started(name, true)
+    }
+
+    fn started(name: &str, tls: bool) -> Server {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         // Short: the socket's path must fit in 107 bytes.
@@ -82,8 +94,12 @@ impl Server {
             port: free_port(),
             dir,
             as_user,
+            tls,
         };
         std::fs::write(server.dir.join("pw"), PASSWORD).unwrap();
+        if tls {
+            server.certificates();
+        }
         if let Some(user) = as_user {
             let owned = Command::new("chown")
                 .args(["-R", user])
@@ -108,16 +124,98 @@ impl Server {
                 "--no-locale",
             ],
         );
+        if tls {
+            // Connections without TLS are turned away.
+            let hba = data.join("pg_hba.conf");
+            let rules = std::fs::read_to_string(&hba).unwrap();
+            std::fs::write(&hba, format!("hostnossl all all all reject\n{rules}")).unwrap();
+        }
         server.pg_ctl_start();
         server
     }
 
+    /// A CA, and a server certificate it signs for `db.invalid`.
+    fn certificates(&self) {
+        let openssl = |args: &[&str]| {
+            let out = Command::new("openssl")
+                .args(args)
+                .current_dir(&self.dir)
+                .output()
+                .expect("openssl runs");
+            assert!(
+                out.status.success(),
+                "openssl {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        openssl(&[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=hql test CA",
+        ]);
+        openssl(&[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.csr",
+            "-subj",
+            "/CN=db.invalid",
+        ]);
+        std::fs::write(self.dir.join("san.ext"), "subjectAltName=DNS:db.invalid\n").unwrap();
+        openssl(&[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.crt",
+            "-days",
+            "2",
+            "-extfile",
+            "san.ext",
+        ]);
+        let key = self.dir.join("server.key");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+
+    /// The CA that signed a TLS server's certificate.
+    pub fn ca(&self) -> PathBuf {
+        self.dir.join("ca.pem")
+    }
+
     fn pg_ctl_start(&self) {
-        let options = format!(
+        let mut options = format!(
             "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off",
             self.port,
             self.dir.display()
         );
+        if self.tls {
+            options.push_str(&format!(
+                " -c ssl=on -c ssl_cert_file={} -c ssl_key_file={}",
+                self.dir.join("server.crt").display(),
+                self.dir.join("server.key").display()
+            ));
+        }
         self.must(
             "pg_ctl",
             &[
@@ -168,9 +266,17 @@ impl Server {
         )
     }
 
-    /// A connection to database `db`.
+    /// A connection to database `db`, through the server's socket in its
+    /// folder (trusted, and without TLS).
     pub fn client(&self, db: &str) -> postgres::Client {
-        postgres::Client::connect(&self.url(db), postgres::NoTls)
+        let mut config = postgres::Config::new();
+        config
+            .host_path(&self.dir)
+            .port(self.port)
+            .user(USER)
+            .dbname(db);
+        config
+            .connect(postgres::NoTls)
             .unwrap_or_else(|e| panic!("connecting to {db}: {e}"))
     }
 

@@ -19,12 +19,10 @@
 //! without the password (`Database::written`), never the URL itself.
 
 mod cells;
+mod tls;
 
 use std::rc::Rc;
 use std::sync::mpsc::{sync_channel, SyncSender};
-use std::time::Duration;
-
-use postgres::{Client, NoTls};
 
 use crate::runtime::builtins::{Format, FormatDef};
 use crate::runtime::contract::{Contract, TypeSpec};
@@ -76,9 +74,6 @@ impl Codec for Postgres {
         true
     }
 }
-
-/// How long connecting may take before it is given up.
-const CONNECT_WAIT: Duration = Duration::from_secs(10);
 
 /// Rows fetched from the cursor at a time (and sent over at a time).
 const ROWS_A_FETCH: usize = 1000;
@@ -177,11 +172,22 @@ impl rows::Convert for Cells {
 }
 
 /// What a server error says, without the protocol's wrapping.
-fn said(e: &postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => db.message().to_string(),
-        None => e.to_string(),
+pub(crate) fn said(e: &postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        return db.message().to_string();
     }
+    // The causes too: a TLS handshake says why it failed only there.
+    let mut text = e.to_string();
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        let said = c.to_string();
+        if !text.contains(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        cause = c.source();
+    }
+    text
 }
 
 /// Connect, open a read-only transaction whose text forms are the ones
@@ -189,14 +195,7 @@ fn said(e: &postgres::Error) -> String {
 /// `bytea`), and read `sql` through a cursor, sending its columns and
 /// then its rows.
 fn run_cursor(url: &str, sql: &str, tx: &SyncSender<Message>) -> std::result::Result<(), String> {
-    let mut config: postgres::Config = url
-        .parse()
-        .map_err(|e| format!("its URL cannot be read: {e}"))?;
-    if config.get_connect_timeout().is_none() {
-        config.connect_timeout(CONNECT_WAIT);
-    }
-    config.application_name("hql");
-    let mut client: Client = config.connect(NoTls).map_err(|e| said(&e))?;
+    let mut client = tls::connect(url)?;
     let mut t = client.transaction().map_err(|e| said(&e))?;
     t.batch_execute(
         "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY;\n\
