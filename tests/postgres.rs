@@ -224,6 +224,12 @@ fn faults_are_io_errors_naming_the_source_never_the_password() {
         source("missing", &url, "table = \"nothing\""),
         source("denied", &reader, "table = \"secret\""),
         source("typed", &url, "query = \"SELECT interval '1 day' AS span\""),
+        source("deleting", &url, "query = \"DELETE FROM t RETURNING a\""),
+        source(
+            "sneaking",
+            &url,
+            "query = \"WITH gone AS (DELETE FROM t RETURNING a) SELECT a FROM gone\"",
+        ),
         "[sources.env]\npostgres_env = \"HQL_TEST_NO_SUCH_VAR\"\ntable = \"t\"\n".to_string(),
     ]
     .concat();
@@ -245,6 +251,28 @@ fn faults_are_io_errors_naming_the_source_never_the_password() {
         err.contains("column `span` is of type interval, which has no HQL value"),
         "{err}"
     );
+    // A source reads rows: a query that writes is refused, by hql or by
+    // the server (and the transaction is read-only besides); the table
+    // keeps its row.
+    let r = s.run("source(\"deleting\") | count()\n", &[]);
+    assert_eq!(r.status, 1, "{}", r.err);
+    assert!(
+        r.err
+            .contains("its query starts with `DELETE`, and a source reads rows"),
+        "{}",
+        r.err
+    );
+    let err = io_error(&s, "source(\"sneaking\") | count()\n");
+    assert!(
+        err.contains("must not contain data-modifying statements"),
+        "{err}"
+    );
+    let rows: i64 = pg
+        .client("postgres")
+        .query_one("SELECT count(*) FROM t", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(rows, 1);
     let r = s.run("source(\"env\") | count()\n", &[]);
     assert_eq!(r.status, 2, "{}", r.err);
     assert!(

@@ -105,6 +105,21 @@ fn read_rows(
         Select::Table(t) => format!("SELECT * FROM {}", table_ident(t)),
         Select::Query(q) => q.trim().trim_end_matches(';').to_string(),
     };
+    // A cursor reads the rows of a query that gives rows.
+    let first = sql.split_whitespace().next().unwrap_or_default();
+    if !["SELECT", "WITH", "VALUES", "TABLE"]
+        .iter()
+        .any(|k| first.eq_ignore_ascii_case(k))
+    {
+        return Err(RuntimeError::new(
+            "hql::config",
+            format!(
+                "source `{}`: its query starts with `{first}`, and a source reads rows",
+                spec.name
+            ),
+        )
+        .with_help("write a query that starts with SELECT, WITH, VALUES or TABLE"));
+    }
     let (tx, rx) = sync_channel::<Message>(2);
     let url = url.to_string();
     std::thread::spawn(move || {
@@ -211,11 +226,11 @@ fn run_cursor(url: &str, sql: &str, tx: &SyncSender<Message>) -> std::result::Re
         .iter()
         .map(|c| (c.name().to_string(), Cell::of(c.type_())))
         .collect();
+    t.batch_execute(&format!("DECLARE hql_rows NO SCROLL CURSOR FOR {sql}"))
+        .map_err(|e| said(&e))?;
     if tx.send(Message::Columns(columns)).is_err() {
         return Ok(());
     }
-    t.batch_execute(&format!("DECLARE hql_rows NO SCROLL CURSOR FOR {sql}"))
-        .map_err(|e| said(&e))?;
     let fetch = format!("FETCH FORWARD {ROWS_A_FETCH} FROM hql_rows");
     loop {
         let mut rows = Vec::with_capacity(ROWS_A_FETCH);
