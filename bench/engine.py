@@ -3,6 +3,7 @@
 before a change and one from after it, run in turns round after round.
 
     python3 bench/engine.py --before /path/to/old/hql [--after target/release/hql] [--rounds 7]
+        [--only "rich count"]
 
 The programs: the flat orders counted, reported and routed (one thread
 and two), the orders as CSV counted, the rich events counted and routed,
@@ -73,11 +74,15 @@ def main():
     ap.add_argument("--before", required=True)
     ap.add_argument("--after", default=os.path.join(ROOT, "target/release/hql"))
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--only", action="append", default=[],
+                    help="run only the figures whose label starts with this (repeatable)")
     a = ap.parse_args()
     data()
     work = tempfile.mkdtemp()
     rows = []
     for label, program, threads, folder in programs(work):
+        if a.only and not any(label.startswith(o) for o in a.only):
+            continue
         builds = [("before", os.path.abspath(a.before)), ("after", os.path.abspath(a.after))]
         walls = {"before": [], "after": []}
         outs = {}

@@ -410,6 +410,14 @@ fn keep_rows(shape: &RecordShape, depth: usize, fields: &mut [FieldStep]) {
 /// member whose type it has (language.md §4.8).
 pub struct Tokens {
     members: Vec<Member>,
+    /// What the members admit, decided once (the tests below run per
+    /// token): every string as it is (the first member that takes strings
+    /// is `String` or `Any`), an integer, any number, a Bool, anything.
+    plain_strings: bool,
+    ints: bool,
+    numbers: bool,
+    bools: bool,
+    any: bool,
 }
 
 enum Member {
@@ -467,11 +475,28 @@ impl Tokens {
     /// does: no rules but tests of the string, no nested records or lists.
     fn of(spec: &TypeSpec, interp: &Interp) -> Option<Tokens> {
         let mut members = Vec::new();
-        flatten(spec, &mut members, interp).then_some(Tokens { members })
+        if !flatten(spec, &mut members, interp) {
+            return None;
+        }
+        let has = |test: fn(&Member) -> bool| members.iter().any(test);
+        let first_of_strings = members
+            .iter()
+            .find(|m| matches!(m, Member::Any | Member::String | Member::Matching(_)));
+        Some(Tokens {
+            plain_strings: matches!(first_of_strings, Some(Member::Any | Member::String)),
+            ints: has(|m| matches!(m, Member::Any | Member::Number | Member::Int)),
+            numbers: has(|m| matches!(m, Member::Any | Member::Number)),
+            bools: has(|m| matches!(m, Member::Any | Member::Bool)),
+            any: has(|m| matches!(m, Member::Any)),
+            members,
+        })
     }
 
     #[inline]
     pub fn admits_string(&self, s: &str) -> bool {
+        if self.plain_strings {
+            return true;
+        }
         self.members.iter().find_map(|m| match m {
             Member::Any | Member::String => Some(true),
             Member::Literal(l) if **l == *s => Some(true),
@@ -484,6 +509,9 @@ impl Tokens {
     /// member has its type.
     #[inline]
     pub fn string_breaks(&self, s: &str) -> Option<Vec<Rc<str>>> {
+        if self.plain_strings {
+            return Some(Vec::new());
+        }
         self.members.iter().find_map(|m| match m {
             Member::Any | Member::String => Some(Vec::new()),
             Member::Literal(l) if **l == *s => Some(Vec::new()),
@@ -541,21 +569,21 @@ impl Tokens {
     /// Does a member admit a number, an integer (`int`) or not?
     #[inline]
     pub fn admits_numeric(&self, int: bool) -> bool {
-        self.members
-            .iter()
-            .any(|m| matches!(m, Member::Any | Member::Number) || matches!(m, Member::Int if int))
+        if int {
+            self.ints
+        } else {
+            self.numbers
+        }
     }
 
     #[inline]
     pub fn admits_bool(&self) -> bool {
-        self.members
-            .iter()
-            .any(|m| matches!(m, Member::Any | Member::Bool))
+        self.bools
     }
 
     #[inline]
     pub fn admits_any(&self) -> bool {
-        self.members.iter().any(|m| matches!(m, Member::Any))
+        self.any
     }
 }
 
