@@ -1,10 +1,11 @@
 //! PostgreSQL sources on a real server (tooling.md, "Sources, targets and
 //! the schema boundary"): every column type read as its HQL value, NULL
 //! absent or `null` as the field's type says, a table or a query, a large
-//! table read through a cursor, `hql vet` over a configured source, and
-//! the faults — a wrong port, a bad password, a missing table, a permission
-//! denied, a server stopped mid-read — each an `hql::io` error naming the
-//! source and never the password.
+//! table read through a cursor in bounded memory, `hql vet` and `hql
+//! infer` over a configured source, TLS by `sslmode`, and the faults — a
+//! wrong port, a bad password, a missing table, a permission denied, a
+//! statement timeout, a query that writes, a server stopped mid-read —
+//! each an error naming the source and never the password.
 //!
 //! Each test starts a private server (`tests/pg/mod.rs`); they are ignored
 //! by a plain `cargo test`, and `.ci/run` runs them.
@@ -90,6 +91,17 @@ fn every_column_type_reads_as_its_hql_value() {
          grid: [[1, 2], [3, 4]], feeling: \"glad\"}, {i4: 1, note: \"only\"}]\n\
          [[null, \"Ada\"], [\"only\", null]]\n"
     );
+    // `hql infer` reads a configured source as `hql vet` does.
+    let r = s.hql(&["infer", "t", "--name", "Row"]);
+    assert_eq!(r.status, 0, "{}", r.err);
+    for field in [
+        "i8?: Int",
+        "price?: Float",
+        "at?: Timestamp",
+        "grid?: List[List[Int]]",
+    ] {
+        assert!(r.out.contains(field), "{field} in:\n{}", r.out);
+    }
 }
 
 #[test]
@@ -226,6 +238,11 @@ fn faults_are_io_errors_naming_the_source_never_the_password() {
         source("typed", &url, "query = \"SELECT interval '1 day' AS span\""),
         source("deleting", &url, "query = \"DELETE FROM t RETURNING a\""),
         source(
+            "slow",
+            &format!("{url}?options=-c%20statement_timeout%3D200"),
+            "query = \"SELECT a, pg_sleep(2) IS NULL AS waited FROM t\"",
+        ),
+        source(
             "sneaking",
             &url,
             "query = \"WITH gone AS (DELETE FROM t RETURNING a) SELECT a FROM gone\"",
@@ -254,6 +271,11 @@ fn faults_are_io_errors_naming_the_source_never_the_password() {
     // A source reads rows: a query that writes is refused, by hql or by
     // the server (and the transaction is read-only besides); the table
     // keeps its row.
+    let err = io_error(&s, "source(\"slow\") | count()\n");
+    assert!(
+        err.contains("canceling statement due to statement timeout"),
+        "{err}"
+    );
     let r = s.run("source(\"deleting\") | count()\n", &[]);
     assert_eq!(r.status, 1, "{}", r.err);
     assert!(
