@@ -603,13 +603,23 @@ fn typed_inputs_are_read_in_place_or_refused_by_name() {
 #[ignore = "installs DuckDB (pip); .ci/run runs it"]
 fn vet_in_duckdb_prints_what_vet_prints() {
     let python = duckdb_python();
-    for (ty, data) in [
-        ("Order", "tests/sql/fixture.jsonl"),
-        ("Shipment", "tests/sql/fixture-shipments.jsonl"),
+    for (file, ty, data) in [
+        ("tests/sql/fixture.hql", "Order", "tests/sql/fixture.jsonl"),
+        (
+            "tests/sql/fixture.hql",
+            "Shipment",
+            "tests/sql/fixture-shipments.jsonl",
+        ),
+        // A Parquet file's typed columns, checked where they lie.
+        (
+            "tests/sql/fixture-parquet.hql",
+            "Order",
+            "tests/data/parquet/orders.parquet",
+        ),
     ] {
         let vet = |engine: bool| {
             let mut cmd = Command::new(env!("CARGO_BIN_EXE_hql"));
-            cmd.args(["vet", "tests/sql/fixture.hql", data, "--type", ty])
+            cmd.args(["vet", file, data, "--type", ty])
                 .current_dir(root())
                 .env("HQL_PROGRESS", "0")
                 .env("HQL_PYTHON", &python);

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use crate::runtime::contract::Contract;
 use crate::runtime::eval::Interp;
 use crate::runtime::value::{Record, Value};
-use crate::tooling::sql::{compile, Dialect, Options};
+use crate::tooling::sql::{compile, Dialect, Options, TypedFrom};
 
 /// The engines `hql vet --engine` runs a contract compiled to SQL in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -19,14 +19,26 @@ pub enum Engine {
 }
 
 /// Does the engine path read `data`: a file of one JSON text a line (a
-/// format whose records are JSON texts, not written whole as one array)?
+/// format whose records are JSON texts, not written whole as one array),
+/// or a Parquet file (its typed columns checked where they lie)?
 pub fn reads(data: &str) -> bool {
-    (crate::formats::FORMATS.of_path(data))
-        .is_some_and(|f| crate::formats::codec(f).json_text().is_some() && !f.writes_whole(data))
+    (crate::formats::FORMATS.of_path(data)).is_some_and(|f| {
+        crate::formats::codec(f).json_text().is_some() && !f.writes_whole(data) || parquet(data)
+    })
+}
+
+fn parquet(data: &str) -> bool {
+    crate::formats::parquet::FORMAT.format.is_format_of(data)
 }
 
 /// `report()` of `contract` over `data`, computed by DuckDB.
 pub fn duckdb_report(contract: &Contract, data: &str, globals: &Interp) -> Result<Value, String> {
+    let columns = match parquet(data) {
+        true => Some(crate::formats::parquet::schema_of(std::path::Path::new(
+            data,
+        ))?),
+        false => None,
+    };
     let sql = compile(
         contract,
         &Options {
@@ -36,7 +48,7 @@ pub fn duckdb_report(contract: &Contract, data: &str, globals: &Interp) -> Resul
             globals: Some(globals),
             // The query runs now: `age` measures to the run's time.
             now: Some(globals.now()),
-            typed: None,
+            typed: columns.as_deref().map(TypedFrom::Parquet),
         },
     )
     .map_err(|e| e.to_string())?;

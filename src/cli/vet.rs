@@ -159,7 +159,9 @@ fn vet_in_engine(job: &VetJob, ty: &str, mut session: Session, sinks: &mut Sinks
     if let Some(d) = job.data.iter().find(|d| !crate::cli::engine::reads(d)) {
         return usage(
             sinks,
-            &format!("--engine duckdb reads JSON Lines files (.jsonl, .ndjson), not {d}"),
+            &format!(
+                "--engine duckdb reads JSON Lines files (.jsonl, .ndjson) and Parquet files, not {d}"
+            ),
         );
     }
     let declared = match crate::cli::contracts::load(&mut session, &job.contracts, sinks) {
