@@ -119,7 +119,12 @@ fn a_query_source_gives_rows_with_their_position_and_nans_are_decode_errs() {
         "q",
         &url,
         "query = \"SELECT code, qty, price FROM shop.stock WHERE qty <> 0 ORDER BY code;\"",
-    ) + &source("whole", &url, "table = \"shop.stock\"");
+    ) + &source("whole", &url, "table = \"shop.stock\"")
+        + &source(
+            "renamed",
+            &url,
+            "table = \"shop.stock\"\ncolumns = { sku = \"code\", price = { name = \"price\", nullable = true } }",
+        );
     let s = setup("pg-query", &entries);
     let r = ok(
         &s,
@@ -131,6 +136,9 @@ fn a_query_source_gives_rows_with_their_position_and_nans_are_decode_errs() {
         r.out,
         "[{line: 2, source: \"q\", rules: [\"decode\"]}, {line: 3, source: \"q\", rules: [\"Stock.qty > 0\"]}]\n4\n"
     );
+    // The boundary renames a column for the contract, as for files.
+    let r = ok(&s, "source(\"renamed\") | first()\n");
+    assert_eq!(r.out, "{sku: \"a\", qty: 2, price: 1.5}\n");
     let r = ok(
         &s,
         "source(\"q\") | validate(Stock) | errs() | map(e => e.failures[0].message) | first()\n\
