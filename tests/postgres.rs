@@ -7,8 +7,8 @@
 //! statement timeout, a query that writes, a server stopped mid-read —
 //! each an error naming the source and never the password.
 //!
-//! Each test starts a private server (`tests/pg/mod.rs`); they are ignored
-//! by a plain `cargo test`, and `.ci/run` runs them.
+//! Each test that needs a server starts a private one (`tests/pg/mod.rs`);
+//! they are ignored by a plain `cargo test`, and `.ci/run` runs them.
 
 mod common;
 mod pg;
@@ -48,6 +48,33 @@ fn io_error(s: &Scratch, program: &str) -> String {
     );
     assert!(!r.err.contains("panicked"), "{}", r.err);
     r.err
+}
+
+/// No server needed: nothing listens on port 1, and a target is refused
+/// before the program runs.
+#[test]
+fn an_unreachable_server_and_a_target_are_named_without_the_password() {
+    let url = format!("postgresql://hql:{PASSWORD}@127.0.0.1:1/shop");
+    let s = setup(
+        "pg-none",
+        &format!(
+            "{}[targets.w]\npostgres = \"{url}\"\ntable = \"t\"\n",
+            source("o", &url, "table = \"orders\"")
+        ),
+    );
+    let err = io_error(&s, "source(\"o\") | count()\n");
+    assert!(
+        err.contains("cannot read source `o` from postgresql://hql@127.0.0.1:1/shop"),
+        "{err}"
+    );
+    let r = s.run("1 + 1\n[{a: 1}] | write(\"w\")\n", &[]);
+    assert_eq!((r.out.as_str(), r.status), ("", 2), "{}", r.err);
+    assert!(
+        r.err.contains("target `w` is the PostgreSQL server postgresql://hql@127.0.0.1:1/shop, which hql reads but does not write yet"),
+        "{}",
+        r.err
+    );
+    assert!(!r.err.contains(PASSWORD), "{}", r.err);
 }
 
 #[test]
