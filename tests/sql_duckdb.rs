@@ -424,6 +424,52 @@ fn what_does_not_compile_is_named_with_the_reason() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Parquet files named by a glob are checked in one query: each row keeps
+/// its file and its position there, and the summary counts them all.
+#[test]
+#[ignore = "installs DuckDB (pip); .ci/run runs it"]
+fn a_glob_of_parquet_files_agrees_with_hql_run_file_by_file() {
+    let python = duckdb_python();
+    let dir = std::env::temp_dir().join(format!("hql-sql-glob-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for part in ["part-0.parquet", "part-1.parquet"] {
+        std::fs::copy(
+            root().join("tests/data/parquet/orders.parquet"),
+            dir.join(part),
+        )
+        .unwrap();
+    }
+    let glob = dir.join("part-*.parquet").display().to_string();
+    let file = "tests/sql/fixture-parquet.hql";
+    // `Loose` has no unique key: the two files' rows are judged alike (a
+    // key would be claimed across the files, as over one stream).
+    let rows = by_duckdb(&python, file, "Loose", &glob, false).unwrap();
+    let summary = by_duckdb(&python, file, "Loose", &glob, true).unwrap();
+    let said = by_hql(file, "Loose", "tests/data/parquet/orders.parquet");
+    // Ordered by file, then line: each half is one file's.
+    assert_eq!(rows.len(), 120);
+    let total = said.report["total"].as_u64().unwrap();
+    assert_eq!(total, 60);
+    for half in rows.chunks(60) {
+        let failing: Vec<(u64, Json)> = half
+            .iter()
+            .filter(|r| !r["failures"].as_array().unwrap().is_empty())
+            .map(|r| (r["line"].as_u64().unwrap(), r["failures"].clone()))
+            .collect();
+        assert_eq!(failing, said.failures);
+    }
+    let doubled: Vec<Json> = said.report["by_rule"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| serde_json::json!([b["rule"], b["kind"], b["count"].as_u64().unwrap() * 2]))
+        .collect();
+    assert_eq!(summary[0]["total"], 120);
+    assert_eq!(summary[0]["err"], said.report["err"].as_u64().unwrap() * 2);
+    assert_eq!(summary[0]["by_rule"], Json::Array(doubled));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `--from-table` over a DuckDB database: the table's columns read from
 /// its catalog (`--database`), each row checked in place and held to `hql
 /// run` over the Parquet file the table was made from.
@@ -543,6 +589,36 @@ fn typed_inputs_are_read_in_place_or_refused_by_name() {
         let err = export(dialect, "tests/sql/fixture-parquet.hql", ty, data, false).unwrap_err();
         assert!(err.contains(message), "{dialect} {ty} over {data}: {err}");
     }
+    // A glob's files must share one schema, and match at least one file.
+    let dir = std::env::temp_dir().join(format!("hql-sql-glob-refused-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (from, to) in [
+        ("orders.parquet", "a-1.parquet"),
+        ("orders-no-amount.parquet", "a-2.parquet"),
+    ] {
+        std::fs::copy(root().join("tests/data/parquet").join(from), dir.join(to)).unwrap();
+    }
+    let glob = dir.join("a-*.parquet").display().to_string();
+    let err = export(
+        "duckdb",
+        "tests/sql/fixture-parquet.hql",
+        "Order",
+        &glob,
+        false,
+    )
+    .unwrap_err();
+    assert!(err.contains("a-2.parquet has other columns than"), "{err}");
+    let none = dir.join("b-*.parquet").display().to_string();
+    let err = export(
+        "duckdb",
+        "tests/sql/fixture-parquet.hql",
+        "Order",
+        &none,
+        false,
+    )
+    .unwrap_err();
+    assert!(err.contains("no file matches it"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
     // A table's columns come from --columns (or DuckDB's catalog).
     let columns = ["--columns", "order_id STRING, amount DOUBLE"];
     let sql = sql::export_table("spark", "Order", "shop.orders", &columns, false, None).unwrap();

@@ -148,7 +148,99 @@ fn typed_input<'a>(dialect: Dialect, args: &'a SqlArgs) -> Result<Input<'a>, Str
     if !crate::formats::parquet::FORMAT.format.is_format_of(from) {
         return Ok((from, None));
     }
-    let columns = crate::formats::parquet::schema_of(std::path::Path::new(from))
-        .map_err(|why| format!("--from {from}: {why}"))?;
-    Ok((from, Some(columns)))
+    let failed = |why: String| format!("--from {from}: {why}");
+    let files = parquet_files(from).map_err(failed)?;
+    let mut columns = None;
+    for file in &files {
+        let these = crate::formats::parquet::schema_of(file).map_err(failed)?;
+        match &columns {
+            None => columns = Some(these),
+            Some(first) if *first == these => {}
+            Some(_) => {
+                return Err(failed(format!(
+                    "{} has other columns than {}: the query checks one schema",
+                    file.display(),
+                    files[0].display()
+                )))
+            }
+        }
+    }
+    Ok((from, columns))
+}
+
+/// The Parquet files `from` names: itself, or the files its last part
+/// matches where it has `*` or `?` (`data/orders-*.parquet`), in order.
+fn parquet_files(from: &str) -> Result<Vec<std::path::PathBuf>, String> {
+    let path = std::path::Path::new(from);
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    if !name.contains(['*', '?']) {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot list {}: {e}", dir.display()))?
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| matches_glob(name, n))
+        })
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err("no file matches it".into());
+    }
+    Ok(files)
+}
+
+/// Does `name` match `pattern`, where `*` is any run of characters and
+/// `?` any one?
+fn matches_glob(pattern: &str, name: &str) -> bool {
+    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
+    // The last `*` seen, and where in `name` it began to match.
+    let (mut i, mut j, mut star) = (0, 0, None);
+    while j < n.len() {
+        match p.get(i) {
+            Some('*') => {
+                star = Some((i, j));
+                i += 1;
+            }
+            Some(&c) if c == '?' || c == n[j] => {
+                i += 1;
+                j += 1;
+            }
+            _ => match star {
+                Some((si, sj)) => {
+                    star = Some((si, sj + 1));
+                    i = si + 1;
+                    j = sj + 1;
+                }
+                None => return false,
+            },
+        }
+    }
+    p[i..].iter().all(|&c| c == '*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::matches_glob;
+
+    #[test]
+    fn globs_match_names() {
+        assert!(matches_glob("orders-*.parquet", "orders-1.parquet"));
+        assert!(matches_glob("*.parquet", ".parquet"));
+        assert!(matches_glob("part-?.parquet", "part-0.parquet"));
+        assert!(!matches_glob("part-?.parquet", "part-10.parquet"));
+        assert!(matches_glob("a*b*c", "axxbyyc"));
+        assert!(!matches_glob("a*b*c", "axxbyy"));
+        assert!(!matches_glob("orders-*.parquet", "orders-1.jsonl"));
+    }
 }
