@@ -106,7 +106,7 @@ fn read_rows(
         Select::Query(q) => q.trim().trim_end_matches(';').to_string(),
     };
     // A cursor reads the rows of a query that gives rows.
-    let first = sql.split_whitespace().next().unwrap_or_default();
+    let first = first_word(&sql);
     if !["SELECT", "WITH", "VALUES", "TABLE"]
         .iter()
         .any(|k| first.eq_ignore_ascii_case(k))
@@ -114,8 +114,12 @@ fn read_rows(
         return Err(RuntimeError::new(
             "hql::config",
             format!(
-                "source `{}`: its query starts with `{first}`, and a source reads rows",
-                spec.name
+                "source `{}`: its query {}, and a source reads rows",
+                spec.name,
+                match first {
+                    "" => "is empty".to_string(),
+                    word => format!("starts with `{word}`"),
+                }
             ),
         )
         .with_help("write a query that starts with SELECT, WITH, VALUES or TABLE"));
@@ -164,6 +168,28 @@ fn read_rows(
     };
     let rows = Rows::new(rx, readings, cells, spec.name.clone(), written.to_string());
     Ok(Box::new(Plain(rows)))
+}
+
+/// The first word of a query, past comments and opening parentheses
+/// (`-- why\n(SELECT*FROM t)` → `SELECT`).
+fn first_word(sql: &str) -> &str {
+    let mut rest = sql;
+    loop {
+        rest = rest.trim_start();
+        if let Some(after) = rest.strip_prefix("--") {
+            rest = after.split_once('\n').map_or("", |(_, tail)| tail);
+        } else if let Some(after) = rest.strip_prefix("/*") {
+            rest = after.split_once("*/").map_or("", |(_, tail)| tail);
+        } else if let Some(after) = rest.strip_prefix('(') {
+            rest = after;
+        } else {
+            break;
+        }
+    }
+    let end = rest
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .unwrap_or(rest.len());
+    &rest[..end]
 }
 
 /// A PostgreSQL cell's text as a value, by its column's type.
@@ -251,4 +277,20 @@ fn run_cursor(url: &str, sql: &str, tx: &SyncSender<Message>) -> std::result::Re
         }
     }
     t.commit().map_err(|e| said(&e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_word;
+
+    #[test]
+    fn a_querys_first_word_is_read_past_comments_and_parentheses() {
+        assert_eq!(first_word("SELECT*FROM t"), "SELECT");
+        assert_eq!(
+            first_word("  -- the orders\n/* all */ (select a from t)"),
+            "select"
+        );
+        assert_eq!(first_word("DELETE FROM t"), "DELETE");
+        assert_eq!(first_word("-- only a comment"), "");
+    }
 }
