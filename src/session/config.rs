@@ -765,13 +765,7 @@ fn parse_postgres_place(
     value: &str,
     kind: EntryKind,
 ) -> Result<Place, ConfigError> {
-    if let Some(other) = ["format", "csv", "json"].into_iter().find(|k| node.has(k)) {
-        return Err(node
-            .error(other, format!("`{other}` applies only to a file"))
-            .with_help(Some(
-                "this entry is a PostgreSQL table or query".to_string(),
-            )));
-    }
+    let (table, query) = database_keys(node, kind, "a PostgreSQL table or query".into())?;
     let (url, written) = match key {
         "postgres" => {
             let written = without_password(value)
@@ -780,9 +774,6 @@ fn parse_postgres_place(
         }
         _ => (Connection::Env(value.to_string()), format!("${value}")),
     };
-    let table = node.string("table")?.map(str::to_string);
-    let query = node.string("query")?.map(str::to_string);
-    check_table_or_query(node, kind, table.is_some(), query.is_some())?;
     Ok(Place::Postgres {
         url,
         written,
@@ -869,22 +860,32 @@ fn parse_sqlite_place(
     written: &str,
     kind: EntryKind,
 ) -> Result<Place, ConfigError> {
-    if let Some(key) = ["format", "csv", "json"].into_iter().find(|k| node.has(k)) {
-        return Err(node
-            .error(key, format!("`{key}` applies only to a file"))
-            .with_help(Some(format!(
-                "this entry is the SQLite database `{written}`"
-            ))));
-    }
-    let table = node.string("table")?.map(str::to_string);
-    let query = node.string("query")?.map(str::to_string);
-    check_table_or_query(node, kind, table.is_some(), query.is_some())?;
+    let what = format!("the SQLite database `{written}`");
+    let (table, query) = database_keys(node, kind, what)?;
     Ok(Place::Sqlite {
         path: dir.join(written),
         written: written.to_string(),
         table,
         query,
     })
+}
+
+/// A database place's `table` and `query`, the keys of a file refused
+/// (`what` names the entry for the help).
+fn database_keys(
+    node: &Node,
+    kind: EntryKind,
+    what: String,
+) -> Result<(Option<String>, Option<String>), ConfigError> {
+    if let Some(key) = ["format", "csv", "json"].into_iter().find(|k| node.has(k)) {
+        return Err(node
+            .error(key, format!("`{key}` applies only to a file"))
+            .with_help(Some(format!("this entry is {what}"))));
+    }
+    let table = node.string("table")?.map(str::to_string);
+    let query = node.string("query")?.map(str::to_string);
+    check_table_or_query(node, kind, table.is_some(), query.is_some())?;
+    Ok((table, query))
 }
 
 /// A SQLite source reads one table or one query; a target writes a table

@@ -36,6 +36,11 @@ type Loose : DataContract = {
 
     require qty? ?? 0 < 6 or not express
     require len(order_id? ?? "") < 5
+
+    // Judged in the summary row over the typed columns.
+    expect rows >= 60
+    expect warn few_nulls: nulls(order_id) == 0
+    expect sum(qty) > 100
 }
 
 /// types.parquet: every logical type the catalog lists.

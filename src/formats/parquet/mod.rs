@@ -464,7 +464,6 @@ impl Iterator for Rows {
     }
 }
 
-/// The error of a file that is not Parquet, or is damaged.
 /// The columns of the Parquet file at `path`, from its footer, as the
 /// catalog names their types (`hql export --format sql --from x.parquet`
 /// checks them where they lie); why not, when the file cannot be read or a
@@ -494,6 +493,7 @@ pub fn schema_of(
         .collect()
 }
 
+/// The error of a file that is not Parquet, or is damaged.
 fn unreadable(name: &str, why: String) -> RuntimeError {
     RuntimeError::new("hql::io", format!("cannot read {name} as Parquet: {why}"))
         .with_help("a Parquet file is written whole by its writer; check that the file is complete")

@@ -63,13 +63,11 @@ pub struct Loc {
 pub const WHITE_SPACE: &str = "\\t\\n\\x0B\\f\\r \\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}";
 
 impl Dialect {
-    /// Its name on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Dialect::DuckDb => "duckdb",
-            Dialect::Spark => "spark",
-            Dialect::Trino => "trino",
-        }
+    /// Its name on the command line (`--dialect`), as clap has it.
+    pub fn name(self) -> String {
+        clap::ValueEnum::to_possible_value(&self)
+            .map(|v| v.get_name().to_string())
+            .unwrap_or_default()
     }
 
     /// `text` as a string literal (Spark reads backslashes in literals as
