@@ -20,6 +20,7 @@ pub mod postgres;
 mod rows;
 mod sniff;
 pub mod sqlite;
+mod table;
 
 /// How CSV decoding reads a cell as a declared type: `hql infer` reads
 /// cells the same way, so what it infers is what decoding will accept.

@@ -552,7 +552,7 @@ impl Host for FsHost {
             };
             let table = TableTarget {
                 id: id.to_string(),
-                path: path.clone(),
+                at: DatabaseAt::File(path.clone()),
                 written: written.clone(),
                 table: table.clone(),
                 mode: target.mode,

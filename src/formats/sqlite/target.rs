@@ -1,14 +1,10 @@
-//! A SQLite table target: records written in the run's one transaction,
-//! by batches of [`BATCH`], each compared with the table's live schema
-//! (seed `003`, tooling.md "schema drift").
+//! A SQLite table target: the [`Store`] under the shared table sink
+//! (`formats/table.rs`), which compares each batch with the table's live
+//! schema and applies the drift policy.
 //!
-//! Each top-level field of a record is one column (a nested value is one
-//! JSON column, so a change inside it is no drift). A record drifts where
-//! it has a field the table has no column for (`added`), a value a column
-//! takes only by widening — a Float into an `INTEGER` column, a `null` into
-//! a `NOT NULL` one (`widened`) —, a value of another kind (`incompatible`),
-//! or no value for a `NOT NULL` column without a default (`missing`). The
-//! policy (`runtime::eval::policy`) then decides per batch.
+//! SQLite's columns take any value, so a widening changes no column and
+//! `warn` writes values as they are; relaxing NOT NULL rebuilds the table
+//! inside the run's transaction.
 //!
 //! Every target of one database in a run shares one connection and one
 //! transaction (a second would wait on the first's lock): the run commits
@@ -17,82 +13,19 @@
 
 use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
-use std::rc::{Rc, Weak};
+use std::rc::Rc;
 
 use rusqlite::types::{ToSqlOutput, Value as Sql, ValueRef};
 use rusqlite::{Connection, ErrorCode, ToSql};
 
 use super::{ident, Class, LOCK_WAIT};
-use crate::runtime::contract::Contract;
-use crate::runtime::eval::io::{CommitStep, Pending, TableSink};
-use crate::runtime::eval::policy::{OnDrift, OnIncompatible, TableTarget, WriteMode};
-use crate::runtime::eval::{compare_numbers, Origin, Result, RuntimeError};
+use crate::formats::table::{self, Column, Fit, Row, Store};
+use crate::runtime::contract::{Contract, TypeSpec};
+use crate::runtime::eval::io::{CommitStep, DatabaseAt, Pending, TableSink};
+use crate::runtime::eval::policy::{TableTarget, WriteMode};
+use crate::runtime::eval::{Result, RuntimeError};
 use crate::runtime::json::write_json;
-use crate::runtime::validate::schema_drift_failure;
-use crate::runtime::value::{Key, NumKind, Value};
-
-/// Records compared with the table and written at a time.
-pub const BATCH: usize = 10_000;
-
-/// How a batch's records differ from the table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Change {
-    Added,
-    Widened,
-    /// A `null` into a NOT NULL column (a widening, by nullability).
-    Nullable,
-    Incompatible,
-    Missing,
-}
-
-impl Change {
-    fn name(self) -> &'static str {
-        match self {
-            Change::Added => "added",
-            Change::Widened => "widened",
-            Change::Nullable => "nullable",
-            Change::Incompatible => "incompatible",
-            Change::Missing => "missing",
-        }
-    }
-}
-
-/// One column of the live schema.
-#[derive(Debug, Clone)]
-struct Column {
-    name: String,
-    decl: String,
-    class: Class,
-    not_null: bool,
-    /// Its `DEFAULT` as SQL text.
-    default: Option<String>,
-}
-
-/// One drift of one record: the field (or column) and how.
-type Drift = (Key, Change);
-
-/// The same drift (column names are not case-sensitive in SQL).
-fn same(a: &Drift, b: &Drift) -> bool {
-    a.1 == b.1 && a.0.eq_ignore_ascii_case(&b.0)
-}
-
-/// The drift of a run so far, by column and change, in order of first
-/// sight.
-#[derive(Default)]
-struct Totals(Vec<(Key, Change, i64)>);
-
-impl Totals {
-    fn add(&mut self, column: &Key, change: Change, n: i64) {
-        match self
-            .0
-            .iter_mut()
-            .find(|(c, ch, _)| *ch == change && c.eq_ignore_ascii_case(column))
-        {
-            Some(entry) => entry.2 += n,
-            None => self.0.push((column.clone(), change, n)),
-        }
-    }
-}
+use crate::runtime::value::{NumKind, Value};
 
 /// Open a table target in the run's transaction on its database.
 /// `warn` puts one line on standard error.
@@ -101,101 +34,151 @@ pub fn open_target(
     shape: Option<&Rc<Contract>>,
     warn: Box<dyn Fn(&str)>,
 ) -> Result<Box<dyn TableSink>> {
-    let db = transaction(&target.path, &target.written)?;
-    let mut sink = Sink {
-        db,
-        target: target.clone(),
-        shape: shape.cloned(),
-        warn,
-        columns: Vec::new(),
-        batch: Vec::with_capacity(BATCH.min(1024)),
-        totals: Totals::default(),
-        aside: Vec::new(),
-        written: 0,
-        key: Vec::new(),
-        params: Vec::new(),
-        positions: Vec::new(),
+    let DatabaseAt::File(path) = &target.at else {
+        return Err(RuntimeError::new(
+            "hql::config",
+            format!("target `{}` is not a SQLite database", target.id),
+        ));
     };
-    sink.start()?;
-    Ok(Box::new(sink))
+    let db = transaction(path, &target.written)?;
+    table::open(
+        Sqlite {
+            db,
+            target: target.clone(),
+        },
+        shape,
+        warn,
+    )
 }
 
-struct Sink {
+/// A table of the run's SQLite database.
+struct Sqlite {
     db: Rc<Db>,
     target: TableTarget,
-    shape: Option<Rc<Contract>>,
-    warn: Box<dyn Fn(&str)>,
-    /// The live schema; empty while the table does not exist.
-    columns: Vec<Column>,
-    batch: Vec<(Value, Option<Origin>)>,
-    totals: Totals,
-    /// Failure records of records set aside, for the dead letters.
-    aside: Vec<Value>,
-    written: i64,
-    /// The upsert key's columns.
-    key: Vec<String>,
-    /// Reused per record: each column's value.
-    params: Vec<Option<Value>>,
-    /// Reused per batch: the column of each field position, by key.
-    positions: Vec<(Key, Option<usize>)>,
 }
 
-impl Sink {
-    fn failed(&self, e: impl std::fmt::Display) -> RuntimeError {
-        RuntimeError::new(
-            "hql::sqlite",
-            format!(
-                "target `{}` (table `{}` in {}): {e}",
-                self.target.id, self.target.table, self.target.written
-            ),
-        )
-    }
-
+impl Sqlite {
     fn conn(&self) -> &Connection {
         &self.db.conn
     }
 
-    fn execute(&self, sql: &str) -> Result<()> {
-        self.conn().execute_batch(sql).map_err(|e| self.failed(e))
+    fn failed(&self, e: impl std::fmt::Display) -> RuntimeError {
+        table::failed::<Self>(&self.target, e)
     }
 
-    /// Read the live schema, create the table from the contract when it
-    /// is missing, and prepare the write mode.
-    fn start(&mut self) -> Result<()> {
-        self.refresh()?;
-        if self.target.mode == WriteMode::Upsert {
-            self.key = self.upsert_key()?;
+    /// The table's `CREATE TABLE` text, and the `CREATE` texts of its
+    /// indexes and triggers.
+    fn schema_sql(&self, table: &str) -> Result<(String, Vec<String>)> {
+        let mut stmt = self
+            .conn()
+            .prepare(
+                "SELECT type, sql FROM sqlite_master WHERE tbl_name = ?1 AND sql IS NOT NULL \
+                 ORDER BY type = 'table' DESC, rowid",
+            )
+            .map_err(|e| self.failed(e))?;
+        let rows = stmt
+            .query_map([table], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            })
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+            .map_err(|e| self.failed(e))?;
+        let mut create = None;
+        let mut others = Vec::new();
+        for (kind, sql) in rows {
+            match kind.as_str() {
+                "table" => create = Some(sql),
+                _ => others.push(sql),
+            }
         }
-        if self.columns.is_empty() {
-            if !self.target.create_table {
-                return Err(self.failed("the table does not exist").with_help(
-                    "create the table, or set `create_table = true` in its hql.toml entry",
-                ));
+        let create = create.ok_or_else(|| self.failed(format!("no table `{table}`")))?;
+        Ok((create, others))
+    }
+
+    /// Bind `row`'s values of the `columns` its statement names and run it.
+    fn insert_row(
+        &self,
+        stmt: &mut rusqlite::Statement,
+        columns: &[Column<Class>],
+        row: &Row,
+    ) -> Result<()> {
+        let mut n = 0;
+        for (p, c) in row.values.iter().zip(columns) {
+            if p.is_none() && c.default.is_some() {
+                continue;
             }
-            if let Some(columns) = self.contract_columns() {
-                self.create(&columns)?;
+            n += 1;
+            if let Some(stored) = p.as_ref().and_then(|v| real_changes(c.kind, v)) {
+                return Err(table::inexact(&self.target, &c.name, stored, "REAL"));
             }
-        } else {
-            // A run applies `replace` once: its later writes add to it.
-            let first = (self.db.replaced.borrow_mut()).insert(self.target.table.clone());
-            if self.target.mode == WriteMode::Replace && first {
-                self.execute(&format!("DELETE FROM {}", ident(&self.target.table)))?;
+            let bound = Bound(p.as_ref(), &c.name);
+            if let Err(e) = stmt.raw_bind_parameter(n, &bound) {
+                return Err(match e {
+                    rusqlite::Error::ToSqlConversionFailure(why) => RuntimeError::new(
+                        "hql::overflow",
+                        format!("target `{}`: {why}", self.target.id),
+                    )
+                    .with_help(
+                        "an Int beyond 64 bits is never rounded: store it as a String, or leave it out",
+                    ),
+                    e => self.failed(e),
+                });
             }
-            self.unique_index()?;
         }
+        stmt.raw_execute().map_err(|e| self.failed(e))?;
         Ok(())
     }
 
+    /// `INSERT INTO t (…) VALUES (…)`, of every column or of `present`
+    /// ones; upsert updates the row its key names.
+    fn insert_sql(
+        &self,
+        columns: &[Column<Class>],
+        present: Option<&[bool]>,
+        key: &[String],
+    ) -> String {
+        let names: Vec<&str> = columns
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| present.is_none_or(|p| p[*i]))
+            .map(|(_, c)| c.name.as_str())
+            .collect();
+        let quoted = names.iter().map(|n| ident(n)).collect::<Vec<_>>();
+        let marks = (1..=names.len())
+            .map(|i| format!("?{i}"))
+            .collect::<Vec<_>>();
+        let mut sql = format!(
+            "INSERT INTO {} ({}) VALUES ({})",
+            ident(&self.target.table),
+            quoted.join(", "),
+            marks.join(", ")
+        );
+        if self.target.mode == WriteMode::Upsert {
+            sql.push_str(&table::on_conflict(&names, key));
+        }
+        sql
+    }
+}
+
+impl Store for Sqlite {
+    type Kind = Class;
+
+    const NAME: &'static str = "SQLite";
+    const CODE: &'static str = "hql::sqlite";
+
+    fn target(&self) -> &TableTarget {
+        &self.target
+    }
+
     /// `PRAGMA table_info`: the table's columns now.
-    fn refresh(&mut self) -> Result<()> {
+    fn columns(&mut self) -> Result<Vec<Column<Class>>> {
         let sql = format!("PRAGMA table_info({})", ident(&self.target.table));
-        let read = (|| -> rusqlite::Result<Vec<Column>> {
+        let read = (|| -> rusqlite::Result<Vec<Column<Class>>> {
             let mut stmt = self.conn().prepare(&sql)?;
             let rows = stmt.query_map([], |r| {
                 let decl: String = r.get(2)?;
                 Ok(Column {
                     name: r.get(1)?,
-                    class: Class::of_decl(&decl),
+                    kind: Class::of_decl(&decl),
                     decl,
                     not_null: r.get::<_, i64>(3)? != 0,
                     default: r.get(4)?,
@@ -203,387 +186,62 @@ impl Sink {
             })?;
             rows.collect()
         })();
-        self.columns = read.map_err(|e| self.failed(e))?;
+        read.map_err(|e| self.failed(e))
+    }
+
+    fn kind_of_type(&self, ty: &TypeSpec) -> Class {
+        Class::of_type(ty).unwrap_or(Class::Any)
+    }
+
+    fn kind_of_value(&self, v: &Value) -> Option<Class> {
+        Class::of_value(v)
+    }
+
+    fn any(&self) -> Class {
+        Class::Any
+    }
+
+    fn decl(&self, kind: Class) -> String {
+        kind.decl().to_string()
+    }
+
+    fn fit(&self, column: &Column<Class>, v: &Value) -> Fit<Class> {
+        fit(column.kind, v)
+    }
+
+    fn wider(&self, a: Class, _b: Class) -> Class {
+        a
+    }
+
+    fn takes_any_value(&self) -> bool {
+        true
+    }
+
+    fn widening(&self, _to: Option<Class>) -> String {
+        "(a Float into an INTEGER column)".into()
+    }
+
+    fn execute(&mut self, sql: &str) -> Result<()> {
+        self.conn().execute_batch(sql).map_err(|e| self.failed(e))
+    }
+
+    fn table_sql(&self) -> String {
+        ident(&self.target.table)
+    }
+
+    /// SQLite's columns take any value: a type widening changes no column.
+    fn widen(&mut self, _column: &Column<Class>, _to: Class) -> Result<()> {
         Ok(())
     }
 
-    /// The contract's unique key: upsert replaces the row it names.
-    fn upsert_key(&self) -> Result<Vec<String>> {
-        let record = self.shape.as_ref().and_then(|c| c.record());
-        if let Some(r) = record {
-            let unique = r
-                .uniques
-                .first()
-                .map(|u| u.slots.as_slice())
-                .unwrap_or_default();
-            let fields = unique.iter().map(|&s| &r.fields[s as usize]);
-            if let Some(f) = fields.clone().find(|f| f.optional || f.ty.admits_null()) {
-                // SQL's NULLs are never equal: a row keyed by one would be
-                // added again on every run instead of updated.
-                return Err(RuntimeError::new(
-                    "hql::config",
-                    format!(
-                        "target `{}`: `mode = \"upsert\"` on the unique key `{}`, whose field `{}` \
-                         may be {}",
-                        self.target.id,
-                        fields.map(|f| f.name.to_string()).collect::<Vec<_>>().join(", "),
-                        f.name,
-                        if f.optional { "absent" } else { "null" },
-                    ),
-                )
-                .with_help(
-                    "make the key's fields required and not nullable, or write with \
-                     `mode = \"append\"`",
-                ));
-            }
-        }
-        let key = record.and_then(|r| {
-            let unique = r.uniques.first()?;
-            Some(
-                unique
-                    .slots
-                    .iter()
-                    .map(|&s| r.fields[s as usize].name.to_string())
-                    .collect(),
-            )
-        });
-        key.ok_or_else(|| {
-            self.failed("`mode = \"upsert\"` needs the records' unique key")
-                .with_help(
-                    "validate the records against a contract with a `unique` key \
-                     (`unique id`) before writing them",
-                )
-        })
-    }
-
-    /// The columns a contract's fields give a new table: NOT NULL for a
-    /// required field whose type does not admit `Null`.
-    fn contract_columns(&self) -> Option<Vec<(String, Class, bool)>> {
-        let record = self.shape.as_ref()?.record()?;
-        Some(
-            record
-                .fields
-                .iter()
-                .map(|f| {
-                    let class = Class::of_type(&f.ty).unwrap_or(Class::Any);
-                    let not_null = !f.optional && !f.ty.admits_null();
-                    (f.name.to_string(), class, not_null)
-                })
-                .collect(),
-        )
-    }
-
-    fn create(&mut self, columns: &[(String, Class, bool)]) -> Result<()> {
-        if columns.is_empty() {
-            return Ok(());
-        }
-        for (name, _, _) in columns {
-            self.nameable(name)?;
-        }
-        let list = columns
-            .iter()
-            .map(|(name, class, not_null)| column_sql(name, class.decl(), *not_null, None))
-            .collect::<Vec<_>>()
-            .join(", ");
-        self.execute(&format!(
-            "CREATE TABLE {} ({list})",
-            ident(&self.target.table)
-        ))?;
-        self.refresh()?;
-        self.unique_index()
-    }
-
-    /// The upsert key's UNIQUE index (upsert's `ON CONFLICT` needs one).
-    fn unique_index(&self) -> Result<()> {
-        if self.key.is_empty() || self.columns.is_empty() {
-            return Ok(());
-        }
-        let name = format!("{}_{}_unique", self.target.table, self.key.join("_"));
-        let columns = self.key.iter().map(|k| ident(k)).collect::<Vec<_>>();
-        self.execute(&format!(
-            "CREATE UNIQUE INDEX IF NOT EXISTS {} ON {} ({})",
-            ident(&name),
-            ident(&self.target.table),
-            columns.join(", ")
-        ))
-        .map_err(|e| e.with_help("the table's rows must be distinct on the contract's unique key"))
-    }
-
-    fn column(&self, name: &str) -> Option<usize> {
-        self.columns
-            .iter()
-            .position(|c| c.name.eq_ignore_ascii_case(name))
-    }
-
-    /// The column of a record's `i`th field, remembered by position: the
-    /// records of one stream mostly share their keys.
-    fn column_at(&mut self, i: usize, key: &Key) -> Option<usize> {
-        if let Some((k, column)) = self.positions.get(i) {
-            if Rc::ptr_eq(k, key) {
-                return *column;
-            }
-        }
-        let column = self.column(key);
-        if i < self.positions.len() {
-            self.positions[i] = (key.clone(), column);
-        } else if i == self.positions.len() {
-            self.positions.push((key.clone(), column));
-        }
-        column
-    }
-
-    /// How one record differs from the table.
-    fn drift_of(&mut self, record: &Value) -> Result<Vec<Drift>> {
-        let Value::Record(r) = record else {
-            return Err(self.failed(format!(
-                "a table row is a record, not {}",
-                record.kind_article()
-            )));
-        };
-        let mut drift = Vec::new();
-        let mut provided = 0usize;
-        for (i, (key, value)) in r.iter().enumerate() {
-            let Some(c) = self.column_at(i, key) else {
-                drift.push((key.clone(), Change::Added));
-                continue;
-            };
-            provided += 1;
-            let column = &self.columns[c];
-            let null = matches!(value, Value::Null | Value::Absent);
-            if null && column.not_null {
-                drift.push((key.clone(), Change::Nullable));
-            }
-            match fit(column.class, value) {
-                Fit::Fits => {}
-                Fit::Widened => drift.push((key.clone(), Change::Widened)),
-                Fit::Incompatible => drift.push((key.clone(), Change::Incompatible)),
-            }
-        }
-        // A NOT NULL column without a default that the record lacks.
-        if provided < self.columns.len() {
-            for column in &self.columns {
-                let required = column.not_null && column.default.is_none();
-                if required && !r.iter().any(|(k, _)| k.eq_ignore_ascii_case(&column.name)) {
-                    drift.push((column.name.as_str().into(), Change::Missing));
-                }
-            }
-        }
-        Ok(drift)
-    }
-
-    /// Compare a batch with the table, apply the policy, write what it
-    /// keeps.
-    fn flush(&mut self) -> Result<()> {
-        let batch = std::mem::take(&mut self.batch);
-        if batch.is_empty() {
-            return Ok(());
-        }
-        if self.columns.is_empty() {
-            let columns = inferred_columns(&batch);
-            self.create(&columns)?;
-        }
-        let mut drifts = Vec::with_capacity(batch.len());
-        let mut seen = Totals::default();
-        for (record, _) in &batch {
-            let drift = self.drift_of(record)?;
-            for (column, change) in &drift {
-                seen.add(column, *change, 1);
-            }
-            drifts.push(drift);
-        }
-        let residue = if seen.0.is_empty() {
-            Vec::new()
-        } else {
-            self.apply(&seen, &batch)?
-        };
-        for (column, change, n) in &seen.0 {
-            self.totals.add(column, *change, *n);
-        }
-        self.insert(batch, drifts, &residue)
-    }
-
-    /// Apply the policy to a batch's drift: the changes whose records are
-    /// set aside.
-    fn apply(
-        &mut self,
-        seen: &Totals,
-        batch: &[(Value, Option<Origin>)],
-    ) -> Result<Vec<(Key, Change)>> {
-        let policy = self.target.schema.clone();
-        let all = || seen.0.iter().map(|(c, ch, _)| (c.clone(), *ch)).collect();
-        match policy.on_drift {
-            OnDrift::Fail => Err(self.refused(&seen.0[0])),
-            OnDrift::Quarantine => Ok(all()),
-            OnDrift::Ignore => Ok(Vec::new()),
-            OnDrift::Warn => {
-                // One line a target a run, however many writes and batches:
-                // the drift of the first batch that drifts.
-                if !self.db.warned.borrow_mut().insert(self.target.id.clone()) {
-                    return Ok(Vec::new());
-                }
-                let drifts: Vec<String> = seen
-                    .0
-                    .iter()
-                    .map(|(column, change, n)| {
-                        let what = match change {
-                            Change::Added => "the field is not written",
-                            _ => "the values are written as they are",
-                        };
-                        format!(
-                            "column `{column}` drifted ({}: {n} record{}): {}; {what}",
-                            change.name(),
-                            if *n == 1 { "" } else { "s" },
-                            self.explain(column, *change),
-                        )
-                    })
-                    .collect();
-                (self.warn)(&format!(
-                    "warning: target `{}`: {}",
-                    self.target.id,
-                    drifts.join("; ")
-                ));
-                Ok(Vec::new())
-            }
-            OnDrift::Evolve => {
-                let mut residue = Vec::new();
-                let mut relax = Vec::new();
-                for (column, change, _) in &seen.0 {
-                    match change {
-                        Change::Added => self.add_column(column, batch)?,
-                        // SQLite's columns take any value: a type widening
-                        // changes no column.
-                        Change::Widened if policy.allow_type_widening => {}
-                        Change::Nullable if policy.allow_type_widening => {
-                            relax.push(column.to_string())
-                        }
-                        Change::Missing if policy.relax_nullability_on_missing => {
-                            relax.push(column.to_string())
-                        }
-                        _ => residue.push((column.clone(), *change)),
-                    }
-                }
-                if !relax.is_empty() {
-                    self.relax(&relax)?;
-                }
-                self.refresh()?;
-                self.positions.clear();
-                if let Some(first) = residue.first() {
-                    if policy.on_incompatible == OnIncompatible::Fail {
-                        let entry = seen
-                            .0
-                            .iter()
-                            .find(|(c, ch, _)| Rc::ptr_eq(c, &first.0) && *ch == first.1)
-                            .expect("residue comes from the batch's drift");
-                        return Err(self.refused(entry));
-                    }
-                }
-                Ok(residue)
-            }
-        }
-    }
-
-    /// What a change of a column means, in words (never a value).
-    fn explain(&self, column: &str, change: Change) -> String {
-        let decl = self
-            .column(column)
-            .map(|c| {
-                let c = &self.columns[c];
-                if c.decl.is_empty() {
-                    "untyped".to_string()
-                } else {
-                    c.decl.clone()
-                }
-            })
-            .unwrap_or_default();
-        let table = &self.target.table;
-        match change {
-            Change::Added => format!("the table `{table}` has no column `{column}`"),
-            Change::Widened => format!(
-                "column `{column}` is {decl} and takes the value only by widening (a Float into \
-                 an INTEGER column)"
-            ),
-            Change::Nullable => format!("column `{column}` is NOT NULL and the value is null"),
-            Change::Incompatible => {
-                format!("column `{column}` is {decl} and the value is of another kind")
-            }
-            Change::Missing => {
-                format!("column `{column}` is NOT NULL and the record has no value for it")
-            }
-        }
-    }
-
-    /// The error of `fail` (or of `evolve`'s residue under
-    /// `on_incompatible = "fail"`): nothing of the run is written.
-    fn refused(&self, (column, change, n): &(Key, Change, i64)) -> RuntimeError {
-        let help = match change {
-            Change::Added => {
-                "add the column to the table, or choose `schema.on_drift`: \"evolve\" adds it, \
-                 \"ignore\" drops the field, \"quarantine\" sets the records aside"
-            }
-            Change::Missing => {
-                "give the records the field, or set `schema.relax_nullability_on_missing = true` \
-                 with `on_drift = \"evolve\"`"
-            }
-            _ => {
-                "fix the records or the column, or set `schema.on_drift = \"quarantine\"` \
-                 (or `on_incompatible = \"quarantine\"` with \"evolve\") to set them aside"
-            }
-        };
-        RuntimeError::new(
-            "hql::schema_drift",
-            format!(
-                "target `{}`: column `{column}` drifted ({}: {n} record{}): {}; nothing is written",
-                self.target.id,
-                change.name(),
-                if *n == 1 { "" } else { "s" },
-                self.explain(column, *change)
-            ),
-        )
-        .with_help(help)
-    }
-
-    /// `evolve`: `ALTER TABLE … ADD COLUMN`, typed by the contract's field
-    /// or else by the batch's first value.
-    fn add_column(&mut self, column: &Key, batch: &[(Value, Option<Origin>)]) -> Result<()> {
-        if self.column(column).is_some() {
-            return Ok(());
-        }
-        let declared = self
-            .shape
-            .as_ref()
-            .and_then(|c| c.record())
-            .and_then(|r| r.field(column))
-            .and_then(|f| Class::of_type(&f.ty));
-        let class = declared.or_else(|| {
-            batch.iter().find_map(|(v, _)| match v {
-                Value::Record(r) => r.get(column).and_then(Class::of_value),
-                _ => None,
-            })
-        });
-        let decl = class.unwrap_or(Class::Any).decl();
-        self.execute(&format!(
-            "ALTER TABLE {} ADD COLUMN {}",
-            ident(&self.target.table),
-            column_sql(column, decl, false, None)
-        ))?;
-        self.columns.push(Column {
-            name: column.to_string(),
-            decl: decl.to_string(),
-            class: Class::of_decl(decl),
-            not_null: false,
-            default: None,
-        });
-        Ok(())
-    }
-
-    /// Drop NOT NULL from `columns`: SQLite cannot alter a column, so the
+    /// Drop NOT NULL from `relaxed`: SQLite cannot alter a column, so the
     /// table is rebuilt inside the run's transaction from its own
     /// `CREATE TABLE` text with those `NOT NULL`s taken out — so its
     /// CHECK and UNIQUE constraints, collations, defaults, primary key and
     /// AUTOINCREMENT stay as they were — and its indexes, triggers and
     /// AUTOINCREMENT counter are made again. A definition the rebuild
     /// cannot read is refused (`hql::config`), before anything is written.
-    fn relax(&mut self, relaxed: &[String]) -> Result<()> {
+    fn relax(&mut self, relaxed: &[String], columns: &[Column<Class>]) -> Result<()> {
         let table = self.target.table.clone();
         let temp = format!("{table}__hql_rebuild");
         let (create, others) = self.schema_sql(&table)?;
@@ -598,8 +256,7 @@ impl Sink {
             .with_help("relax the column by hand, or set `relax_nullability_on_missing = false`")
         };
         let body = rebuilt_definition(&create, relaxed).map_err(refused)?;
-        let names = self
-            .columns
+        let names = columns
             .iter()
             .map(|c| ident(&c.name))
             .collect::<Vec<_>>()
@@ -631,325 +288,51 @@ impl Sink {
         self.execute(&sql)
     }
 
-    /// The table's `CREATE TABLE` text, and the `CREATE` texts of its
-    /// indexes and triggers.
-    fn schema_sql(&self, table: &str) -> Result<(String, Vec<String>)> {
-        let mut stmt = self
-            .conn()
-            .prepare(
-                "SELECT type, sql FROM sqlite_master WHERE tbl_name = ?1 AND sql IS NOT NULL \
-                 ORDER BY type = 'table' DESC, rowid",
-            )
-            .map_err(|e| self.failed(e))?;
-        let rows = stmt
-            .query_map([table], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-            })
-            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
-            .map_err(|e| self.failed(e))?;
-        let mut create = None;
-        let mut others = Vec::new();
-        for (kind, sql) in rows {
-            match kind.as_str() {
-                "table" => create = Some(sql),
-                _ => others.push(sql),
-            }
-        }
-        let create = create.ok_or_else(|| self.failed(format!("no table `{table}`")))?;
-        Ok((create, others))
-    }
-
-    /// Write the batch's records, but for those whose drift is in
-    /// `aside` (set aside as failure records).
-    fn insert(
-        &mut self,
-        batch: Vec<(Value, Option<Origin>)>,
-        drifts: Vec<Vec<Drift>>,
-        aside: &[(Key, Change)],
-    ) -> Result<()> {
-        if self.columns.is_empty() {
-            return Ok(());
-        }
+    /// One `INSERT` a row, prepared once a batch; a row that leaves a
+    /// column to its default has a statement without that column.
+    fn write(&mut self, columns: &[Column<Class>], rows: Vec<Row>, key: &[String]) -> Result<i64> {
         let db = self.db.clone();
-        let full = self.insert_sql(None);
+        let full = self.insert_sql(columns, None, key);
         let mut stmt = db.conn.prepare_cached(&full).map_err(|e| self.failed(e))?;
-        for ((record, origin), drift) in batch.into_iter().zip(drifts) {
-            if drift.iter().any(|d| aside.iter().any(|a| same(a, d))) {
-                let set_aside: Vec<&Drift> = drift
-                    .iter()
-                    .filter(|d| aside.iter().any(|a| same(a, d)))
-                    .collect();
-                let failure = self.failure(&record, origin.as_ref(), &set_aside);
-                self.aside.push(failure);
-                continue;
-            }
-            let Value::Record(r) = &record else {
-                continue;
-            };
-            let mut params = std::mem::take(&mut self.params);
-            params.clear();
-            params.resize(self.columns.len(), None);
-            for (i, (key, value)) in r.iter().enumerate() {
-                if let Some(c) = self.column_at(i, key) {
-                    params[c] = Some(value.clone());
-                }
-            }
-            self.params = params;
-            // A column the record lacks keeps its default: it is left out
-            // of the statement.
-            let lacks_default = self
-                .params
-                .iter()
-                .zip(&self.columns)
-                .any(|(p, c)| p.is_none() && c.default.is_some());
-            let inserted = if lacks_default {
-                let present: Vec<bool> = self
-                    .params
-                    .iter()
-                    .zip(&self.columns)
-                    .map(|(p, c)| p.is_some() || c.default.is_none())
-                    .collect();
-                let sql = self.insert_sql(Some(&present));
+        let mut written = 0;
+        for row in &rows {
+            let inserted = if row.lacks_default(columns) {
+                let present = row.present(columns);
+                let sql = self.insert_sql(columns, Some(&present), key);
                 let mut own = db.conn.prepare_cached(&sql).map_err(|e| self.failed(e))?;
-                self.insert_row(&mut own)
+                self.insert_row(&mut own, columns, row)
             } else {
-                self.insert_row(&mut stmt)
+                self.insert_row(&mut stmt, columns, row)
             };
-            inserted.map_err(|e| e.from_record(&origin))?;
+            inserted.map_err(|e| e.from_record(&row.origin))?;
+            written += 1;
         }
-        Ok(())
+        Ok(written)
     }
 
-    /// Bind the record in `params` and run the statement.
-    fn insert_row(&mut self, stmt: &mut rusqlite::Statement) -> Result<()> {
-        let mut n = 0;
-        for (p, c) in self.params.iter().zip(&self.columns) {
-            if p.is_none() && c.default.is_some() {
-                continue;
-            }
-            n += 1;
-            if let Some(stored) = p.as_ref().and_then(|v| real_changes(c.class, v)) {
-                return Err(self.inexact(&c.name, stored));
-            }
-            let bound = Bound(p.as_ref(), &c.name);
-            if let Err(e) = stmt.raw_bind_parameter(n, &bound) {
-                return Err(match e {
-                    rusqlite::Error::ToSqlConversionFailure(why) => RuntimeError::new(
-                        "hql::overflow",
-                        format!("target `{}`: {why}", self.target.id),
-                    )
-                    .with_help(
-                        "an Int beyond 64 bits is never rounded: store it as a String, or leave it out",
-                    ),
-                    e => self.failed(e),
-                });
-            }
-        }
-        stmt.raw_execute().map_err(|e| self.failed(e))?;
-        self.written += 1;
-        Ok(())
+    fn first_write(&self) -> bool {
+        (self.db.replaced.borrow_mut()).insert(self.target.table.clone())
     }
 
-    /// A column name SQLite can take: one without a NUL (its SQL text would
-    /// end there).
-    fn nameable(&self, name: &str) -> Result<()> {
-        if !name.contains('\0') {
-            return Ok(());
-        }
-        Err(RuntimeError::new(
-            "hql::io",
-            format!(
-                "target `{}`: column `{}` has a NUL character in its name, which SQLite cannot take",
-                self.target.id,
-                name.escape_debug()
-            ),
-        )
-        .with_help("rename the field in a `map` before writing"))
+    fn first_warning(&self) -> bool {
+        self.db.warned.borrow_mut().insert(self.target.id.clone())
     }
 
-    /// A number column `column` cannot hold exactly (the value is not
-    /// shown, as for an Int beyond 64 bits).
-    fn inexact(&self, column: &str, stored: f64) -> RuntimeError {
-        let why = match stored.is_finite() {
-            true => "as a REAL it would read back as another number",
-            false => "it is beyond the range of a REAL",
-        };
-        RuntimeError::new(
-            "hql::precision",
-            format!(
-                "target `{}`: column `{column}` cannot hold a record's number exactly: {why}",
-                self.target.id
-            ),
-        )
-        .with_help(
-            "a number is never rounded silently: store it as a String, or round it in a `map` before writing",
-        )
-    }
-
-    /// `INSERT INTO t (…) VALUES (…)`, of every column or of `present`
-    /// ones; upsert updates the row its key names.
-    fn insert_sql(&self, present: Option<&[bool]>) -> String {
-        let names: Vec<&str> = self
-            .columns
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| present.is_none_or(|p| p[*i]))
-            .map(|(_, c)| c.name.as_str())
-            .collect();
-        let quoted = names.iter().map(|n| ident(n)).collect::<Vec<_>>();
-        let marks = (1..=names.len())
-            .map(|i| format!("?{i}"))
-            .collect::<Vec<_>>();
-        let mut sql = format!(
-            "INSERT INTO {} ({}) VALUES ({})",
-            ident(&self.target.table),
-            quoted.join(", "),
-            marks.join(", ")
-        );
-        if self.target.mode == WriteMode::Upsert {
-            let key = self.key.iter().map(|k| ident(k)).collect::<Vec<_>>();
-            let updates = names
-                .iter()
-                .filter(|n| !self.key.iter().any(|k| k.eq_ignore_ascii_case(n)))
-                .map(|n| format!("{0} = excluded.{0}", ident(n)))
-                .collect::<Vec<_>>();
-            sql.push_str(&format!(" ON CONFLICT ({}) DO ", key.join(", ")));
-            if updates.is_empty() {
-                sql.push_str("NOTHING");
-            } else {
-                sql.push_str(&format!("UPDATE SET {}", updates.join(", ")));
-            }
-        }
-        sql
-    }
-
-    /// The failure record of a record set aside.
-    fn failure(&self, record: &Value, origin: Option<&Origin>, drift: &[&Drift]) -> Value {
-        let columns = drift
-            .iter()
-            .map(|(column, change)| {
-                (
-                    format!("{}.{column}.schema_drift", self.target.id),
-                    column.clone(),
-                    format!(
-                        "target `{}`: column `{column}` drifted ({}): {}",
-                        self.target.id,
-                        change.name(),
-                        self.explain(column, *change)
-                    ),
-                )
-            })
-            .collect();
-        schema_drift_failure(self.shape.as_deref(), origin, record.clone(), columns)
-    }
-}
-
-impl TableSink for Sink {
-    fn put(&mut self, record: &Value, origin: Option<&Origin>) -> Result<()> {
-        let record = crate::runtime::exec::stages::force(record.clone())?;
-        if let Value::Record(r) = &record {
-            for key in r.keys() {
-                self.nameable(key)?;
-            }
-        }
-        self.batch.push((record, origin.cloned()));
-        if self.batch.len() >= BATCH {
-            self.flush()?;
-        }
-        Ok(())
-    }
-
-    fn quarantined(&mut self) -> Vec<Value> {
-        std::mem::take(&mut self.aside)
-    }
-
-    fn dead_letters(&self) -> Option<Option<String>> {
-        let schema = &self.target.schema;
-        let quarantines = schema.on_drift == OnDrift::Quarantine
-            || schema.on_drift == OnDrift::Evolve
-                && schema.on_incompatible == OnIncompatible::Quarantine;
-        quarantines.then(|| schema.dead_letters.clone())
-    }
-
-    fn finish(&mut self) -> Result<(i64, Value)> {
-        self.flush()?;
-        let drift = self
-            .totals
-            .0
-            .iter()
-            .map(|(column, change, n)| {
-                let mut r = crate::runtime::value::Record::default();
-                r.insert("column".into(), Value::str(&**column));
-                r.insert("change".into(), Value::str(change.name()));
-                r.insert("count".into(), Value::Int(*n));
-                Value::record(r)
-            })
-            .collect();
-        Ok((self.written, Value::list(drift)))
-    }
-
-    fn into_pending(self: Box<Self>) -> Box<dyn Pending> {
+    fn pending(&self) -> Box<dyn Pending> {
         Box::new(Transaction(self.db.clone()))
     }
-}
-
-/// A column's definition in `CREATE TABLE` / `ADD COLUMN`.
-fn column_sql(name: &str, decl: &str, not_null: bool, default: Option<&str>) -> String {
-    let mut sql = ident(name);
-    if !decl.is_empty() {
-        sql.push(' ');
-        sql.push_str(decl);
-    }
-    if not_null {
-        sql.push_str(" NOT NULL");
-    }
-    if let Some(d) = default {
-        sql.push_str(" DEFAULT ");
-        sql.push_str(d);
-    }
-    sql
-}
-
-/// A new table's columns when no contract describes the records: each
-/// field in order of first sight, typed by its first value; none NOT NULL.
-fn inferred_columns(batch: &[(Value, Option<Origin>)]) -> Vec<(String, Class, bool)> {
-    let mut columns: Vec<(String, Option<Class>)> = Vec::new();
-    for (record, _) in batch {
-        let Value::Record(r) = record else { continue };
-        for (key, value) in r.iter() {
-            let class = Class::of_value(value);
-            match columns
-                .iter_mut()
-                .find(|(c, _)| c.eq_ignore_ascii_case(key))
-            {
-                Some((_, known @ None)) => *known = class,
-                Some(_) => {}
-                None => columns.push((key.to_string(), class)),
-            }
-        }
-    }
-    columns
-        .into_iter()
-        .map(|(name, class)| (name, class.unwrap_or(Class::Any), false))
-        .collect()
-}
-
-enum Fit {
-    Fits,
-    Widened,
-    Incompatible,
 }
 
 /// Does a value fit a column as it is, by widening, or not at all? A
 /// string of numeric text fits a number column (SQLite stores it as the
 /// number); `null` is the nullability check's.
-fn fit(class: Class, v: &Value) -> Fit {
+fn fit(class: Class, v: &Value) -> Fit<Class> {
     let int = v.is_int();
     let number = v.is_number();
     let fits = match (class, v) {
         (_, Value::Null | Value::Absent) | (Class::Any, _) => true,
         (Class::Int, _) if int => true,
-        (Class::Int, _) if number => return Fit::Widened,
+        (Class::Int, _) if number => return Fit::Widened(Class::Float),
         (Class::Float | Class::Number, _) if number => true,
         (Class::Float | Class::Number, Value::Str(s)) => numeric_text(s),
         (Class::Text, Value::Str(_)) => true,
@@ -970,23 +353,7 @@ fn fit(class: Class, v: &Value) -> Fit {
 /// that a `REAL` column turns into a real (`9007199254740993` →
 /// `9007199254740992`).
 fn real_changes(class: Class, v: &Value) -> Option<f64> {
-    let int = |i: i64| {
-        let f = i as f64;
-        (class == Class::Float && f as i128 != i128::from(i)).then_some(f)
-    };
-    match v {
-        Value::Int(i) => int(*i),
-        Value::Num(n) => match n.kind {
-            NumKind::Int(i) => int(i),
-            NumKind::Float(f) if !f.is_finite() => Some(f),
-            NumKind::Float(f) => {
-                let same = compare_numbers(&Value::Float(f), v) == Some(std::cmp::Ordering::Equal);
-                (!same).then_some(f)
-            }
-            NumKind::BigInt => None,
-        },
-        _ => None,
-    }
+    table::double_changes(v, class == Class::Float)
 }
 
 fn numeric_text(s: &str) -> bool {
@@ -1059,11 +426,6 @@ struct Db {
     replaced: RefCell<std::collections::HashSet<String>>,
 }
 
-thread_local! {
-    /// The databases with a transaction open on this thread (a run).
-    static OPEN: RefCell<Vec<Weak<Db>>> = const { RefCell::new(Vec::new()) };
-}
-
 /// The run's transaction on the database at `path`: the one already open,
 /// or a new one (`BEGIN IMMEDIATE`, so a database locked by another
 /// connection is refused at once, before anything is written).
@@ -1073,66 +435,51 @@ fn transaction(path: &Path, written: &str) -> Result<Rc<Db>> {
     let key = identity(path).map_err(|e| {
         cannot(e.to_string()).with_help("the database's folder must exist and be writable")
     })?;
-    let open = OPEN.with(|open| {
-        let mut open = open.borrow_mut();
-        open.retain(|db| db.strong_count() > 0);
-        let open: Vec<Rc<Db>> = open
-            .iter()
-            .filter_map(Weak::upgrade)
-            .filter(|db| db.open.get())
-            .collect();
-        match open.iter().find(|db| db.key == key) {
-            Some(db) => Some(Ok(db.clone())),
-            None => open.first().map(|db| Err(db.key.clone())),
-        }
-    });
-    match open {
-        Some(Ok(db)) => return Ok(db),
-        Some(Err(other)) => {
-            return Err(RuntimeError::new(
-                "hql::config",
-                format!(
-                    "cannot write {written}: this run already writes the database {}, and a run \
-                     writes at most one",
-                    other.display()
-                ),
-            )
-            .with_help(
-                "a database and files commit together only for one database: write the other \
-                 database in a run of its own",
-            ))
-        }
-        None => {}
-    }
-    let existed = path.exists();
-    let conn = Connection::open(path).map_err(|e| cannot(e.to_string()))?;
-    let db = Rc::new(Db {
-        conn,
-        open: Cell::new(false),
-        created: (!existed).then(|| path.to_path_buf()),
-        key,
-        warned: RefCell::default(),
-        replaced: RefCell::default(),
-    });
-    db.conn
-        .busy_timeout(LOCK_WAIT)
-        .map_err(|e| cannot(e.to_string()))?;
-    if let Err(e) = db.conn.execute_batch("BEGIN IMMEDIATE") {
-        let locked = matches!(
-            e.sqlite_error_code(),
-            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
-        );
-        return Err(if locked {
-            cannot("the database is locked by another connection".into()).with_help(
-                "another program is writing it: run again when it has finished; nothing was written",
-            )
-        } else {
-            cannot(e.to_string())
+    let shown = key.display().to_string();
+    table::run_database(&shown, written, || {
+        let existed = path.exists();
+        let conn = Connection::open(path).map_err(|e| cannot(e.to_string()))?;
+        let db = Rc::new(Db {
+            conn,
+            open: Cell::new(false),
+            created: (!existed).then(|| path.to_path_buf()),
+            key: key.clone(),
+            warned: RefCell::default(),
+            replaced: RefCell::default(),
         });
+        db.conn
+            .busy_timeout(LOCK_WAIT)
+            .map_err(|e| cannot(e.to_string()))?;
+        if let Err(e) = db.conn.execute_batch("BEGIN IMMEDIATE") {
+            let locked = matches!(
+                e.sqlite_error_code(),
+                Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+            );
+            return Err(if locked {
+                cannot("the database is locked by another connection".into()).with_help(
+                    "another program is writing it: run again when it has finished; nothing was written",
+                )
+            } else {
+                cannot(e.to_string())
+            });
+        }
+        db.open.set(true);
+        Ok(db)
+    })
+}
+
+impl table::RunDatabase for Db {
+    fn is_open(&self) -> bool {
+        self.open.get()
     }
-    db.open.set(true);
-    OPEN.with(|open| open.borrow_mut().push(Rc::downgrade(&db)));
-    Ok(db)
+
+    fn key(&self) -> String {
+        self.key.display().to_string()
+    }
+
+    fn into_any(self: Rc<Self>) -> Rc<dyn std::any::Any> {
+        self
+    }
 }
 
 /// A database's identity: its canonical path (its folder's, for a file

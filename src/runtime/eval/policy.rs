@@ -4,15 +4,13 @@
 //! seed `003`). `session::config` parses these; the format's table target
 //! (`Codec::tables`) applies them.
 
-use std::path::PathBuf;
-
 /// A configured table target: which table of which database, and how it
 /// is written.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TableTarget {
     pub id: String,
-    /// The database file.
-    pub path: PathBuf,
+    /// The database: a file, or a server by its URL.
+    pub at: super::io::DatabaseAt,
     /// The path as written in `hql.toml`, for messages.
     pub written: String,
     pub table: String,

@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 use super::stages::{contract_of, items, target_spec, write_of_results, Tally, Target};
 use crate::runtime::contract::Contract;
-use crate::runtime::eval::io::{TableSink, TargetSpec};
+use crate::runtime::eval::io::{DatabaseAt, TableSink, TargetSpec};
 use crate::runtime::eval::{Interp, Origin, Result, RuntimeError};
 use crate::runtime::value::{Record, Value};
 
@@ -79,7 +79,9 @@ fn open(
             format!("target `{}` is not a table", spec.name),
         ));
     };
-    interp.host.ready_database(&spec.name, &target.path)?;
+    if let DatabaseAt::File(path) = &target.at {
+        interp.host.ready_database(&spec.name, path)?;
+    }
     let host = interp.host.clone();
     tables.open(target, shape, Box::new(move |line| host.warn(line)))
 }
