@@ -32,8 +32,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use crate::formats::sqlite;
+use crate::formats::{postgres, sqlite};
 use crate::runtime::eval::{abandon_all, CommitError, CommitStep, Pending};
+use crate::session::config;
 
 /// The prefix of a journal's file name in each folder it covers.
 const JOURNAL_PREFIX: &str = ".hql-commit-";
@@ -50,7 +51,7 @@ pub fn commit(mut pending: Vec<Box<dyn Pending>>) -> Result<(), CommitError> {
     }
     crash_point("prepared");
     // The database commits first, the files after it.
-    pending.sort_by_key(|p| !matches!(p.step(), CommitStep::Database { .. }));
+    pending.sort_by_key(|p| !p.step().is_database());
     let journal = Journal::of(&run, &pending);
     let journaled = match &journal {
         Some(j) => j.write(),
@@ -71,7 +72,7 @@ pub fn commit(mut pending: Vec<Box<dyn Pending>>) -> Result<(), CommitError> {
     let mut done = Vec::new();
     while let Some(p) = pending.next() {
         let step = p.step();
-        let is_database = matches!(step, CommitStep::Database { .. });
+        let is_database = step.is_database();
         let target = p.target();
         if let Err(e) = p.commit() {
             let rest: Vec<Box<dyn Pending>> = pending.collect();
@@ -145,6 +146,9 @@ fn crash_point(step: &str) {
 struct Journal {
     run: String,
     database: Option<PathBuf>,
+    /// The PostgreSQL server the run wrote, as messages name it, and where
+    /// its URL is configured (the configuration file and a target's id).
+    server: Option<(String, Option<(PathBuf, String)>)>,
     renames: Vec<(PathBuf, PathBuf)>,
     dirs: Vec<PathBuf>,
 }
@@ -154,15 +158,20 @@ impl Journal {
     /// database alone, is atomic by itself.
     fn of(run: &str, pending: &[Box<dyn Pending>]) -> Option<Journal> {
         let mut database = None;
+        let mut server = None;
         let mut renames = Vec::new();
         for p in pending {
             match p.step() {
                 CommitStep::Database { path } => database = Some(path),
+                CommitStep::Server {
+                    server: shown,
+                    recover,
+                } => server = Some((shown, recover)),
                 CommitStep::Rename { temp, target } => renames.push((temp, target)),
                 CommitStep::Direct => {}
             }
         }
-        if renames.len() + usize::from(database.is_some()) < 2 {
+        if renames.len() + usize::from(database.is_some() || server.is_some()) < 2 {
             return None;
         }
         let dirs: BTreeSet<PathBuf> = renames
@@ -174,6 +183,7 @@ impl Journal {
         Some(Journal {
             run: run.to_string(),
             database,
+            server,
             renames,
             dirs: dirs.into_iter().collect(),
         })
@@ -193,6 +203,11 @@ impl Journal {
             "run": self.run,
             "pid": std::process::id(),
             "database": self.database,
+            "server": self.server.as_ref().map(|(shown, recover)| json!({
+                "shown": shown,
+                "config": recover.as_ref().map(|r| &r.0),
+                "target": recover.as_ref().map(|r| &r.1),
+            })),
             "renames": renames,
             "dirs": self.dirs,
         });
@@ -214,6 +229,11 @@ impl Journal {
         Ok(Journal {
             run: doc["run"].as_str().ok_or_else(bad)?.to_string(),
             database: path_of(&doc["database"]),
+            server: doc["server"]["shown"].as_str().map(|shown| {
+                let config = path_of(&doc["server"]["config"]);
+                let target = doc["server"]["target"].as_str().map(str::to_string);
+                (shown.to_string(), config.zip(target))
+            }),
             renames,
             dirs: dirs.iter().filter_map(path_of).collect(),
         })
@@ -353,12 +373,14 @@ pub fn recover(dir: &Path) -> io::Result<Vec<Recovered>> {
 /// Finish one journal's commit, forward or back.
 fn finish(journal: &Journal) -> Recovered {
     let run = journal.run.clone();
-    let forward = match &journal.database {
-        None => true,
-        Some(db) => match sqlite::run_committed(db, &journal.run) {
-            Ok(committed) => committed,
-            Err(why) => return Recovered::Stuck { run, why },
-        },
+    let committed = match (&journal.database, &journal.server) {
+        (Some(db), _) => sqlite::run_committed(db, &journal.run),
+        (None, Some((shown, recover))) => server_committed(shown, recover.as_ref(), &journal.run),
+        (None, None) => Ok(true),
+    };
+    let forward = match committed {
+        Ok(committed) => committed,
+        Err(why) => return Recovered::Stuck { run, why },
     };
     let mut files = 0;
     for (temp, target) in &journal.renames {
@@ -387,6 +409,33 @@ fn finish(journal: &Journal) -> Recovered {
     } else {
         Recovered::RolledBack { run, files }
     }
+}
+
+/// Did the run commit on the PostgreSQL server `shown`? Its URL is read
+/// again from the configuration that named it (a journal never holds a
+/// password).
+fn server_committed(
+    shown: &str,
+    recover: Option<&(PathBuf, String)>,
+    run: &str,
+) -> std::result::Result<bool, String> {
+    let Some((file, id)) = recover else {
+        return Err(format!(
+            "{shown}: the journal does not say where the server is configured"
+        ));
+    };
+    let config = config::Config::load(file).map_err(|e| format!("{shown}: {}", e.message))?;
+    let target = config
+        .target(id)
+        .map_err(|e| format!("{shown}: {}", e.message))?;
+    let config::Place::Postgres { url, .. } = &target.place else {
+        return Err(format!(
+            "{shown}: target `{id}` of {} is no longer a PostgreSQL table",
+            file.display()
+        ));
+    };
+    let url = url.url().map_err(|why| format!("{shown}: {why}"))?;
+    postgres::run_committed(&url, run).map_err(|why| format!("{shown}: {why}"))
 }
 
 /// Is the process that wrote the journal of `run` still running? Where

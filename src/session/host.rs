@@ -540,49 +540,60 @@ impl Host for FsHost {
             return Err(crate::runtime::eval::no_configuration("target", id));
         };
         let target = config.target(id).map_err(config_error)?;
-        if let config::Place::Sqlite {
-            path,
-            written,
-            table,
-            ..
-        } = &target.place
-        {
-            let Some(table) = table else {
-                return Err(not_a_database(id));
-            };
-            let table = TableTarget {
-                id: id.to_string(),
-                at: DatabaseAt::File(path.clone()),
-                written: written.clone(),
-                table: table.clone(),
-                mode: target.mode,
-                create_table: target.create_table,
-                schema: target.schema.clone(),
-            };
-            return Ok(TargetSpec {
-                name: id.to_string(),
-                path: path.to_string_lossy().into_owned(),
-                format: crate::formats::sqlite::FORMAT.format,
-                whole: false,
-                boundary: Boundary::default(),
-                table: Some(table),
-            });
-        }
-        if let config::Place::Postgres { written, .. } = &target.place {
-            return Err(RuntimeError::new(
-                "hql::config",
-                format!("target `{id}` is the PostgreSQL server {written}, which hql reads but does not write yet"),
-            )
-            .with_help("write to a SQLite table or a file target, and load it from there"));
-        }
-        let (path, format) = file_place(&target.place)?;
+        let (at, format, table) = match &target.place {
+            config::Place::Sqlite { path, table, .. } => (
+                DatabaseAt::File(path.clone()),
+                crate::formats::sqlite::FORMAT.format,
+                table,
+            ),
+            config::Place::Postgres { url, table, .. } => {
+                let url = url.url().map_err(|why| {
+                    RuntimeError::new("hql::config", format!("target `{id}`: {why}")).with_help(
+                        "set it to the server's URL, `postgresql://user:password@host:port/db`",
+                    )
+                })?;
+                (
+                    DatabaseAt::Server(url),
+                    crate::formats::postgres::FORMAT.format,
+                    table,
+                )
+            }
+            config::Place::File { .. } => {
+                let (path, format) = file_place(&target.place)?;
+                return Ok(TargetSpec {
+                    name: id.to_string(),
+                    whole: format.writes_whole(&path),
+                    path,
+                    format,
+                    boundary: boundary(&[], &target.csv, &JsonOptions::default()),
+                    table: None,
+                });
+            }
+        };
+        let Some(table) = table else {
+            return Err(not_a_database(id));
+        };
+        let path = match &at {
+            DatabaseAt::File(path) => path.to_string_lossy().into_owned(),
+            DatabaseAt::Server(_) => format!("{}/{table}", target.place.written()),
+        };
+        let table = TableTarget {
+            id: id.to_string(),
+            at,
+            recover: Some((config.file.clone(), id.to_string())),
+            written: target.place.written().to_string(),
+            table: table.clone(),
+            mode: target.mode,
+            create_table: target.create_table,
+            schema: target.schema.clone(),
+        };
         Ok(TargetSpec {
             name: id.to_string(),
-            whole: format.writes_whole(&path),
             path,
             format,
-            boundary: boundary(&[], &target.csv, &JsonOptions::default()),
-            table: None,
+            whole: false,
+            boundary: Boundary::default(),
+            table: Some(table),
         })
     }
 

@@ -19,7 +19,10 @@
 //! without the password (`Database::written`), never the URL itself.
 
 mod cells;
+mod target;
 mod tls;
+
+pub use target::run_committed;
 
 use std::rc::Rc;
 use std::sync::mpsc::{sync_channel, SyncSender};
@@ -28,7 +31,9 @@ use crate::runtime::builtins::{Format, FormatDef};
 use crate::runtime::contract::{Contract, TypeSpec};
 use crate::runtime::eval::io::{
     Codec, Database, DatabaseAt, DecodedRecords, Input, Plain, Registered, Select, SourceSpec,
+    TableSink, Tables,
 };
+use crate::runtime::eval::policy::TableTarget;
 use crate::runtime::eval::{Result, RuntimeError};
 use crate::runtime::json::Decoder;
 use crate::runtime::value::Value;
@@ -73,20 +78,34 @@ impl Codec for Postgres {
     fn reads_by_shape(&self) -> bool {
         true
     }
+
+    fn tables(&self) -> Option<&dyn Tables> {
+        Some(self)
+    }
+}
+
+impl Tables for Postgres {
+    fn open(
+        &self,
+        target: &TableTarget,
+        shape: Option<&Rc<Contract>>,
+        warn: Box<dyn Fn(&str)>,
+    ) -> Result<Box<dyn TableSink>> {
+        target::open_target(target, shape, warn)
+    }
 }
 
 /// Rows fetched from the cursor at a time (and sent over at a time).
 const ROWS_A_FETCH: usize = 1000;
 
-/// `name`, quoted as an SQL identifier.
-pub(crate) fn ident(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
-}
-
 /// A table name as `hql.toml` writes it (`orders`, `shop.orders`), quoted
 /// part by part.
 fn table_ident(table: &str) -> String {
-    table.split('.').map(ident).collect::<Vec<_>>().join(".")
+    table
+        .split('.')
+        .map(crate::formats::table::ident)
+        .collect::<Vec<_>>()
+        .join(".")
 }
 
 type Message = rows::Message<Vec<(String, std::result::Result<Cell, String>)>, Option<String>>;

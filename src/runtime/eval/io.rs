@@ -1143,9 +1143,25 @@ pub enum CommitStep {
     },
     /// A database transaction committed, with the run's marker row.
     Database { path: std::path::PathBuf },
+    /// A server's transaction committed, with the run's marker row;
+    /// `recover` says where the server's URL is configured.
+    Server {
+        server: String,
+        recover: Option<(std::path::PathBuf, String)>,
+    },
     /// Nothing a crash could leave half done (a FIFO written as it goes,
     /// a target held in memory).
     Direct,
+}
+
+impl CommitStep {
+    /// Does the step commit a database (which commits before any file)?
+    pub fn is_database(&self) -> bool {
+        matches!(
+            self,
+            CommitStep::Database { .. } | CommitStep::Server { .. }
+        )
+    }
 }
 
 /// A commit that did not happen: why, and the targets left as they were.

@@ -11,6 +11,9 @@ pub struct TableTarget {
     pub id: String,
     /// The database: a file, or a server by its URL.
     pub at: super::io::DatabaseAt,
+    /// Where recovery finds a server again (its URL is not written down,
+    /// for its password): the configuration file and this target's id.
+    pub recover: Option<(std::path::PathBuf, String)>,
     /// The path as written in `hql.toml`, for messages.
     pub written: String,
     pub table: String,

@@ -1,0 +1,854 @@
+//! A PostgreSQL table target: the [`Store`] under the shared table sink
+//! (`formats/table.rs`), with PostgreSQL's real column types.
+//!
+//! The live schema is read from `pg_catalog`; a widening (`smallint` →
+//! `integer` → `bigint` → `numeric`, `real` → `double precision`,
+//! `varchar(n)` → a longer `varchar`) is an `ALTER COLUMN … TYPE`, a
+//! relaxed column an `ALTER COLUMN … DROP NOT NULL`, both in the run's
+//! transaction. Rows go in with `COPY … FROM STDIN` in its text form (an
+//! upsert copies into a temporary table and inserts from it with `ON
+//! CONFLICT`). A column's type takes only its own values, so `warn` and
+//! `ignore` stop the run at a value that would need the column changed.
+//!
+//! Every target on one server in a run shares one connection and one
+//! transaction; the run commits it, with its marker row in `_hql_runs`,
+//! when it ends, or rolls it back when it stops.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashSet;
+use std::io::Write;
+use std::rc::Rc;
+
+use postgres::Client;
+
+use super::{said, table_ident, tls};
+use crate::formats::table::{self, ident, Column, Fit, Row, Store};
+use crate::runtime::contract::{Contract, Shape, TypeSpec};
+use crate::runtime::eval::io::{CommitStep, DatabaseAt, Pending, TableSink};
+use crate::runtime::eval::policy::{TableTarget, WriteMode};
+use crate::runtime::eval::{Result, RuntimeError};
+use crate::runtime::json::write_json;
+use crate::runtime::value::{NumKind, Value};
+
+/// A column's type, as far as writing to it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Small,
+    Integer,
+    Big,
+    Numeric,
+    Real,
+    Double,
+    Text,
+    /// `varchar(n)`; `None`: no limit.
+    Varchar(Option<u32>),
+    Bool,
+    Date,
+    Timestamptz,
+    Timestamp,
+    Jsonb,
+    Json,
+    Uuid,
+    /// Any other type: it takes text, which the server reads.
+    Other,
+}
+
+impl Kind {
+    /// The kind of a type as `format_type` writes it.
+    pub(crate) fn of_decl(decl: &str) -> Kind {
+        match decl {
+            "smallint" => Kind::Small,
+            "integer" => Kind::Integer,
+            "bigint" => Kind::Big,
+            "real" => Kind::Real,
+            "double precision" => Kind::Double,
+            "text" => Kind::Text,
+            "character varying" => Kind::Varchar(None),
+            "boolean" => Kind::Bool,
+            "date" => Kind::Date,
+            "timestamp with time zone" => Kind::Timestamptz,
+            "timestamp without time zone" => Kind::Timestamp,
+            "jsonb" => Kind::Jsonb,
+            "json" => Kind::Json,
+            "uuid" => Kind::Uuid,
+            d if d.starts_with("numeric") => Kind::Numeric,
+            d => match d
+                .strip_prefix("character varying(")
+                .and_then(|n| n.strip_suffix(')'))
+                .and_then(|n| n.parse().ok())
+            {
+                Some(n) => Kind::Varchar(Some(n)),
+                None => Kind::Other,
+            },
+        }
+    }
+
+    fn decl(self) -> String {
+        match self {
+            Kind::Small => "smallint".into(),
+            Kind::Integer => "integer".into(),
+            Kind::Big => "bigint".into(),
+            Kind::Numeric => "numeric".into(),
+            Kind::Real => "real".into(),
+            Kind::Double => "double precision".into(),
+            Kind::Text | Kind::Other => "text".into(),
+            Kind::Varchar(Some(n)) => format!("varchar({n})"),
+            Kind::Varchar(None) => "varchar".into(),
+            Kind::Bool => "boolean".into(),
+            Kind::Date => "date".into(),
+            Kind::Timestamptz => "timestamptz".into(),
+            Kind::Timestamp => "timestamp".into(),
+            Kind::Jsonb => "jsonb".into(),
+            Kind::Json => "json".into(),
+            Kind::Uuid => "uuid".into(),
+        }
+    }
+
+    /// The place of an integer or exact type on the widening ladder.
+    fn rung(self) -> Option<u8> {
+        match self {
+            Kind::Small => Some(0),
+            Kind::Integer => Some(1),
+            Kind::Big => Some(2),
+            Kind::Numeric => Some(3),
+            _ => None,
+        }
+    }
+
+    /// The column type a contract's field gives a new column (tooling.md:
+    /// `String` → `text`, `Int` → `bigint`, `Float` → `double precision`,
+    /// `Bool` → `boolean`, `Date` → `date`, `Timestamp` → `timestamptz`,
+    /// records, lists, maps and anything mixed → `jsonb`).
+    fn of_type(ty: &TypeSpec) -> Kind {
+        match ty {
+            TypeSpec::Bool => Kind::Bool,
+            TypeSpec::Int => Kind::Big,
+            TypeSpec::Float => Kind::Double,
+            TypeSpec::String => Kind::Text,
+            TypeSpec::Literal(v) => Kind::of_value(v).unwrap_or(Kind::Jsonb),
+            TypeSpec::Named(cell) => match cell.get() {
+                Some(c) => match (&c.shape, c.name.as_str()) {
+                    (Shape::Refined { .. }, "Date") => Kind::Date,
+                    (Shape::Refined { .. }, "Timestamp") => Kind::Timestamptz,
+                    (Shape::Refined { base, .. }, _) => Kind::of_type(base),
+                    (Shape::Record { .. }, _) => Kind::Jsonb,
+                },
+                None => Kind::Jsonb,
+            },
+            TypeSpec::Union(members) => {
+                let mut kinds = members
+                    .iter()
+                    .filter(|m| !matches!(m, TypeSpec::Null))
+                    .map(Kind::of_type);
+                let Some(first) = kinds.next() else {
+                    return Kind::Jsonb;
+                };
+                kinds.fold(first, |a, b| match (a, b) {
+                    _ if a == b => a,
+                    (Kind::Big, Kind::Double) | (Kind::Double, Kind::Big) => Kind::Double,
+                    _ => Kind::Jsonb,
+                })
+            }
+            TypeSpec::Any
+            | TypeSpec::Null
+            | TypeSpec::List(_)
+            | TypeSpec::Map(_)
+            | TypeSpec::Record(_) => Kind::Jsonb,
+        }
+    }
+
+    fn of_value(v: &Value) -> Option<Kind> {
+        Some(match v {
+            Value::Bool(_) => Kind::Bool,
+            Value::Int(_) => Kind::Big,
+            Value::Float(_) => Kind::Double,
+            Value::Num(n) => match n.kind {
+                NumKind::Int(_) => Kind::Big,
+                NumKind::Float(_) => Kind::Double,
+                NumKind::BigInt => Kind::Numeric,
+            },
+            Value::Str(_) => Kind::Text,
+            Value::List(_) | Value::Record(_) => Kind::Jsonb,
+            _ => return None,
+        })
+    }
+}
+
+/// How a value fits a column of `kind`.
+fn fit(kind: Kind, v: &Value) -> Fit<Kind> {
+    let fits = match (kind, v) {
+        (_, Value::Null | Value::Absent) | (Kind::Jsonb | Kind::Json, _) => true,
+        (Kind::Small | Kind::Integer | Kind::Big, _) if v.is_number() => {
+            let Some(i) = int_of(v) else {
+                return Fit::Widened(Kind::Numeric);
+            };
+            let needs = if i16::try_from(i).is_ok() {
+                Kind::Small
+            } else if i32::try_from(i).is_ok() {
+                Kind::Integer
+            } else {
+                Kind::Big
+            };
+            if needs.rung() <= kind.rung() {
+                return Fit::Fits;
+            }
+            return Fit::Widened(needs);
+        }
+        (Kind::Numeric | Kind::Double, _) => v.is_number(),
+        (Kind::Real, _) if v.is_number() => {
+            if !holds_as_real(v) {
+                return Fit::Widened(Kind::Double);
+            }
+            true
+        }
+        (Kind::Varchar(Some(n)), Value::Str(s)) => {
+            let length = s.chars().count();
+            if length > n as usize {
+                return Fit::Widened(Kind::Varchar(Some(length.try_into().unwrap_or(u32::MAX))));
+            }
+            true
+        }
+        (Kind::Text | Kind::Varchar(None) | Kind::Other, Value::Str(_)) => true,
+        (Kind::Bool, Value::Bool(_)) => true,
+        (Kind::Date, Value::Str(s)) => is_date(s),
+        (Kind::Timestamptz | Kind::Timestamp, Value::Str(s)) => {
+            s.is_char_boundary(10)
+                && is_date(&s[..10])
+                && matches!(s.as_bytes().get(10), Some(b'T' | b't' | b' '))
+        }
+        (Kind::Uuid, Value::Str(s)) => is_uuid(s),
+        _ => false,
+    };
+    if fits {
+        Fit::Fits
+    } else {
+        Fit::Incompatible
+    }
+}
+
+/// An integer value within 64 bits; `None` for a fraction or a bigger one.
+fn int_of(v: &Value) -> Option<i64> {
+    match v {
+        Value::Int(i) => Some(*i),
+        Value::Num(n) => match n.kind {
+            NumKind::Int(i) => Some(i),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Does a `real` (single precision) hold the number exactly?
+fn holds_as_real(v: &Value) -> bool {
+    let double = match v {
+        Value::Int(i) => *i as f64,
+        Value::Float(f) => *f,
+        Value::Num(n) => match n.kind {
+            NumKind::Int(i) => i as f64,
+            NumKind::Float(f) => f,
+            NumKind::BigInt => return false,
+        },
+        _ => return false,
+    };
+    table::double_changes(v, true).is_none() && f64::from(double as f32) == double
+}
+
+/// `YYYY-MM-DD`.
+fn is_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 10
+        && b.iter().enumerate().all(|(i, c)| {
+            if i == 4 || i == 7 {
+                *c == b'-'
+            } else {
+                c.is_ascii_digit()
+            }
+        })
+}
+
+/// A UUID's text: 32 hexadecimal digits, dashed 8-4-4-4-12 or not.
+fn is_uuid(s: &str) -> bool {
+    let digits = s.bytes().filter(u8::is_ascii_hexdigit).count();
+    let dashes = s.bytes().filter(|b| *b == b'-').count();
+    digits == 32 && digits + dashes == s.len() && (dashes == 0 || dashes == 4)
+}
+
+/// Open a table target in the run's transaction on its server.
+pub fn open_target(
+    target: &TableTarget,
+    shape: Option<&Rc<Contract>>,
+    warn: Box<dyn Fn(&str)>,
+) -> Result<Box<dyn TableSink>> {
+    let DatabaseAt::Server(url) = &target.at else {
+        return Err(RuntimeError::new(
+            "hql::config",
+            format!("target `{}` is not a PostgreSQL table", target.id),
+        ));
+    };
+    let db = transaction(url, target)?;
+    table::open(
+        Postgres {
+            db,
+            target: target.clone(),
+        },
+        shape,
+        warn,
+    )
+}
+
+/// A table on the run's PostgreSQL server.
+struct Postgres {
+    db: Rc<Db>,
+    target: TableTarget,
+}
+
+impl Postgres {
+    fn failed(&self, e: impl std::fmt::Display) -> RuntimeError {
+        table::failed::<Self>(&self.target, e)
+    }
+
+    /// A server error, with the column and row of a `COPY` that names them
+    /// (the row's origin goes on the error).
+    fn copy_failed(&self, e: &postgres::Error, rows: &[&Row]) -> RuntimeError {
+        let mut text = said(e);
+        let mut origin = None;
+        if let Some(at) = e.as_db_error().and_then(|db| db.where_()) {
+            // `COPY orders, line 3, column amount: "…"`: the value is not shown.
+            let line = at
+                .split(", line ")
+                .nth(1)
+                .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+                .and_then(|n| n.parse::<usize>().ok());
+            let column = at
+                .split(", column ")
+                .nth(1)
+                .map(|rest| rest.split(':').next().unwrap_or(rest));
+            if let Some(column) = column {
+                text = format!("column `{column}`: {text}");
+            }
+            origin = line
+                .and_then(|n| rows.get(n.wrapping_sub(1)))
+                .and_then(|r| r.origin.clone());
+        }
+        self.failed(text).from_record(&origin)
+    }
+
+    /// The rows' values of the `present` columns in `COPY`'s text form.
+    fn copy_text(
+        &self,
+        columns: &[Column<Kind>],
+        present: &[bool],
+        rows: &[&Row],
+    ) -> Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(rows.len() * 64);
+        let mut json = String::new();
+        for row in rows {
+            let mut first = true;
+            for ((value, column), _) in row
+                .values
+                .iter()
+                .zip(columns)
+                .zip(present)
+                .filter(|(_, p)| **p)
+            {
+                if !first {
+                    out.push(b'\t');
+                }
+                first = false;
+                let written = self.copy_value(&mut out, &mut json, column, value.as_ref());
+                written.map_err(|e| e.from_record(&row.origin))?;
+            }
+            out.push(b'\n');
+        }
+        Ok(out)
+    }
+
+    /// One value in `COPY`'s text form: `\N` for NULL; text escaped.
+    fn copy_value(
+        &self,
+        out: &mut Vec<u8>,
+        json: &mut String,
+        column: &Column<Kind>,
+        value: Option<&Value>,
+    ) -> Result<()> {
+        let text: &str = match value {
+            None | Some(Value::Null | Value::Absent) => {
+                out.extend_from_slice(b"\\N");
+                return Ok(());
+            }
+            Some(v) if matches!(column.kind, Kind::Jsonb | Kind::Json) => {
+                json.clear();
+                write_json(json, v);
+                if column.kind == Kind::Jsonb && json.contains("\\u0000") {
+                    return Err(self.nul(&column.name));
+                }
+                json
+            }
+            Some(Value::Str(s)) => {
+                if s.contains('\0') {
+                    return Err(self.nul(&column.name));
+                }
+                s
+            }
+            Some(Value::Bool(b)) => {
+                out.push(if *b { b't' } else { b'f' });
+                return Ok(());
+            }
+            Some(v @ (Value::Int(_) | Value::Float(_) | Value::Num(_))) => {
+                let doubles = matches!(column.kind, Kind::Double | Kind::Real);
+                if let Some(stored) = table::double_changes(v, doubles).filter(|_| doubles) {
+                    return Err(table::inexact(
+                        &self.target,
+                        &column.name,
+                        stored,
+                        "double precision",
+                    ));
+                }
+                if let (Value::Num(n), Kind::Small | Kind::Integer | Kind::Big) = (v, column.kind) {
+                    if n.kind == NumKind::BigInt {
+                        return Err(RuntimeError::new(
+                            "hql::overflow",
+                            format!(
+                                "target `{}`: field `{}` holds an Int beyond 64 bits, which a {} column cannot store",
+                                self.target.id,
+                                column.name,
+                                column.decl
+                            ),
+                        )
+                        .with_help("an Int beyond 64 bits is never rounded: make the column `numeric`, or store it as a String"));
+                    }
+                }
+                json.clear();
+                match v {
+                    Value::Num(n) => json.push_str(&n.text),
+                    _ => write_json(json, v),
+                }
+                json
+            }
+            Some(other) => {
+                return Err(RuntimeError::new(
+                    "hql::io",
+                    format!(
+                        "target `{}`: field `{}` holds {}, which a table cannot store",
+                        self.target.id,
+                        column.name,
+                        other.kind_article()
+                    ),
+                ))
+            }
+        };
+        for b in text.bytes() {
+            match b {
+                b'\\' => out.extend_from_slice(b"\\\\"),
+                b'\n' => out.extend_from_slice(b"\\n"),
+                b'\r' => out.extend_from_slice(b"\\r"),
+                b'\t' => out.extend_from_slice(b"\\t"),
+                b => out.push(b),
+            }
+        }
+        Ok(())
+    }
+
+    /// A NUL in text, which PostgreSQL refuses.
+    fn nul(&self, column: &str) -> RuntimeError {
+        RuntimeError::new(
+            "hql::io",
+            format!(
+                "target `{}`: column `{column}` would hold text with a NUL character, which \
+                 PostgreSQL cannot store",
+                self.target.id
+            ),
+        )
+        .with_help("take the NUL out in a `map` before writing (`replace(s, \"\\u{0}\", \"\")`)")
+    }
+
+    /// `COPY` the rows into `into`, naming the `names` columns.
+    fn copy(&self, into: &str, names: &[&str], text: &[u8], rows: &[&Row]) -> Result<()> {
+        let quoted = names.iter().map(|n| ident(n)).collect::<Vec<_>>();
+        let sql = format!("COPY {into} ({}) FROM STDIN", quoted.join(", "));
+        let mut client = self.db.client.borrow_mut();
+        let mut writer = client
+            .copy_in(&sql)
+            .map_err(|e| self.copy_failed(&e, rows))?;
+        if let Err(e) = writer.write_all(text) {
+            return Err(self.failed(e));
+        }
+        writer.finish().map_err(|e| self.copy_failed(&e, rows))?;
+        Ok(())
+    }
+}
+
+impl Store for Postgres {
+    type Kind = Kind;
+
+    const NAME: &'static str = "PostgreSQL";
+    const CODE: &'static str = "hql::io";
+
+    fn target(&self) -> &TableTarget {
+        &self.target
+    }
+
+    /// The table's columns from `pg_catalog` (generated columns aside:
+    /// nothing writes them); an identity column counts as having a default.
+    fn columns(&mut self) -> Result<Vec<Column<Kind>>> {
+        let sql = "SELECT a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull, \
+                   COALESCE(pg_get_expr(d.adbin, d.adrelid), \
+                            CASE WHEN a.attidentity <> '' THEN 'identity' END) \
+                   FROM pg_attribute a \
+                   LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum \
+                   WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 \
+                   AND NOT a.attisdropped AND a.attgenerated = '' \
+                   ORDER BY a.attnum";
+        let name = table_ident(&self.target.table);
+        let rows = self.db.client.borrow_mut().query(sql, &[&name]);
+        let rows = rows.map_err(|e| self.failed(said(&e)))?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                let decl: String = r.get(1);
+                Column {
+                    name: r.get(0),
+                    kind: Kind::of_decl(&decl),
+                    decl,
+                    not_null: r.get(2),
+                    default: r.get(3),
+                }
+            })
+            .collect())
+    }
+
+    fn kind_of_type(&self, ty: &TypeSpec) -> Kind {
+        Kind::of_type(ty)
+    }
+
+    fn kind_of_value(&self, v: &Value) -> Option<Kind> {
+        Kind::of_value(v)
+    }
+
+    fn any(&self) -> Kind {
+        Kind::Jsonb
+    }
+
+    fn decl(&self, kind: Kind) -> String {
+        kind.decl()
+    }
+
+    fn fit(&self, column: &Column<Kind>, v: &Value) -> Fit<Kind> {
+        fit(column.kind, v)
+    }
+
+    fn wider(&self, a: Kind, b: Kind) -> Kind {
+        match (a, b) {
+            (Kind::Varchar(Some(x)), Kind::Varchar(Some(y))) => Kind::Varchar(Some(x.max(y))),
+            _ => match (a.rung(), b.rung()) {
+                (Some(x), Some(y)) if y > x => b,
+                (Some(_), Some(_)) => a,
+                _ if a == Kind::Numeric || b == Kind::Numeric => Kind::Numeric,
+                _ => b,
+            },
+        }
+    }
+
+    fn takes_any_value(&self) -> bool {
+        false
+    }
+
+    fn widening(&self, to: Option<Kind>) -> String {
+        match to {
+            Some(kind) => format!("to {}", kind.decl()),
+            None => "of the column".into(),
+        }
+    }
+
+    fn execute(&mut self, sql: &str) -> Result<()> {
+        let done = self.db.client.borrow_mut().batch_execute(sql);
+        done.map_err(|e| self.failed(said(&e)))
+    }
+
+    fn table_sql(&self) -> String {
+        table_ident(&self.target.table)
+    }
+
+    /// `ALTER COLUMN … TYPE`: each widening is a cast PostgreSQL makes
+    /// without loss.
+    fn widen(&mut self, column: &Column<Kind>, to: Kind) -> Result<()> {
+        let sql = format!(
+            "ALTER TABLE {} ALTER COLUMN {} TYPE {}",
+            self.table_sql(),
+            ident(&column.name),
+            to.decl()
+        );
+        self.execute(&sql)
+    }
+
+    fn relax(&mut self, relaxed: &[String], columns: &[Column<Kind>]) -> Result<()> {
+        let table = self.table_sql();
+        let sql = relaxed
+            .iter()
+            .map(|name| {
+                let name = columns
+                    .iter()
+                    .find(|c| c.name.eq_ignore_ascii_case(name))
+                    .map_or(name.as_str(), |c| c.name.as_str());
+                format!(
+                    "ALTER TABLE {table} ALTER COLUMN {} DROP NOT NULL",
+                    ident(name)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(";\n");
+        self.execute(&sql)
+    }
+
+    /// `COPY` the rows, a statement for each set of columns they name (a
+    /// row leaving a column to its default names fewer). An upsert copies
+    /// into a temporary table, keeps the last row of each key, and inserts
+    /// from there with `ON CONFLICT`.
+    fn write(&mut self, columns: &[Column<Kind>], rows: Vec<Row>, key: &[String]) -> Result<i64> {
+        let mut groups: Vec<(Vec<bool>, Vec<&Row>)> = Vec::new();
+        for row in &rows {
+            let present = row.present(columns);
+            match groups.iter_mut().find(|(p, _)| *p == present) {
+                Some((_, members)) => members.push(row),
+                None => groups.push((present, vec![row])),
+            }
+        }
+        for (present, members) in &groups {
+            let names: Vec<&str> = columns
+                .iter()
+                .zip(present)
+                .filter(|(_, p)| **p)
+                .map(|(c, _)| c.name.as_str())
+                .collect();
+            if self.target.mode != WriteMode::Upsert {
+                let text = self.copy_text(columns, present, members)?;
+                self.copy(&self.table_sql(), &names, &text, members)?;
+                continue;
+            }
+            let members = last_of_each_key(columns, members, key);
+            let text = self.copy_text(columns, present, &members)?;
+            let quoted = names
+                .iter()
+                .map(|n| ident(n))
+                .collect::<Vec<_>>()
+                .join(", ");
+            self.execute(&format!(
+                "DROP TABLE IF EXISTS pg_temp.hql_upsert; \
+                 CREATE TEMPORARY TABLE hql_upsert AS SELECT {quoted} FROM {} WITH NO DATA",
+                self.table_sql()
+            ))?;
+            self.copy("pg_temp.hql_upsert", &names, &text, &members)?;
+            self.execute(&format!(
+                "INSERT INTO {} ({quoted}) SELECT {quoted} FROM pg_temp.hql_upsert{}; \
+                 DROP TABLE pg_temp.hql_upsert",
+                self.table_sql(),
+                table::on_conflict(&names, key)
+            ))?;
+        }
+        Ok(rows.len() as i64)
+    }
+
+    fn first_write(&self) -> bool {
+        (self.db.replaced.borrow_mut()).insert(self.target.table.clone())
+    }
+
+    fn first_warning(&self) -> bool {
+        self.db.warned.borrow_mut().insert(self.target.id.clone())
+    }
+
+    fn pending(&self) -> Box<dyn Pending> {
+        Box::new(Transaction(self.db.clone()))
+    }
+}
+
+/// Of rows with the same key, the last: one `INSERT … ON CONFLICT` may
+/// not change a row twice, and a later record replaces an earlier one.
+fn last_of_each_key<'r>(
+    columns: &[Column<Kind>],
+    rows: &[&'r Row],
+    key: &[String],
+) -> Vec<&'r Row> {
+    let at: Vec<usize> = key
+        .iter()
+        .filter_map(|k| columns.iter().position(|c| c.name.eq_ignore_ascii_case(k)))
+        .collect();
+    let mut seen = HashSet::new();
+    let mut kept: Vec<&Row> = rows
+        .iter()
+        .rev()
+        .filter(|row| {
+            let mut text = String::new();
+            for &i in &at {
+                if let Some(v) = &row.values[i] {
+                    write_json(&mut text, v);
+                }
+                text.push('\u{1}');
+            }
+            seen.insert(text)
+        })
+        .copied()
+        .collect();
+    kept.reverse();
+    kept
+}
+
+// -------------------------------------------------------------- transactions
+
+/// The run's connection to a server and its transaction there.
+struct Db {
+    client: RefCell<Client>,
+    /// The transaction is still open.
+    open: Cell<bool>,
+    /// The server as messages name it (its URL without the password).
+    key: String,
+    /// Where recovery finds the server again: the configuration file and
+    /// the target's id.
+    recover: Option<(std::path::PathBuf, String)>,
+    warned: RefCell<HashSet<String>>,
+    replaced: RefCell<HashSet<String>>,
+}
+
+impl table::RunDatabase for Db {
+    fn is_open(&self) -> bool {
+        self.open.get()
+    }
+
+    fn key(&self) -> String {
+        self.key.clone()
+    }
+
+    fn into_any(self: Rc<Self>) -> Rc<dyn std::any::Any> {
+        self
+    }
+}
+
+/// The run's transaction on the server: the one already open, or a new
+/// one.
+fn transaction(url: &str, target: &TableTarget) -> Result<Rc<Db>> {
+    let written = &target.written;
+    table::run_database(written, written, || {
+        let cannot = |why: String| {
+            RuntimeError::new(
+                "hql::io",
+                format!("cannot write target `{}` on {written}: {why}", target.id),
+            )
+        };
+        let mut client = tls::connect(url).map_err(cannot)?;
+        client
+            .batch_execute(
+                "BEGIN ISOLATION LEVEL READ COMMITTED;\n\
+                 SET LOCAL TimeZone = 'UTC';\n\
+                 SET LOCAL DateStyle = 'ISO, YMD'",
+            )
+            .map_err(|e| cannot(said(&e)))?;
+        Ok(Rc::new(Db {
+            client: RefCell::new(client),
+            open: Cell::new(true),
+            key: written.clone(),
+            recover: target.recover.clone(),
+            warned: RefCell::default(),
+            replaced: RefCell::default(),
+        }))
+    })
+}
+
+impl Db {
+    fn rollback(&self) {
+        if self.open.replace(false) {
+            let _ = self.client.borrow_mut().batch_execute("ROLLBACK");
+        }
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        self.rollback();
+    }
+}
+
+/// The run's hold on the server's transaction.
+struct Transaction(Rc<Db>);
+
+/// The table of the runs that committed, one marker row each (as for
+/// SQLite): recovery reads it to tell whether the run's database committed.
+const RUNS_TABLE: &str = "_hql_runs";
+
+impl Pending for Transaction {
+    fn target(&self) -> String {
+        self.0.key.clone()
+    }
+
+    fn prepare(&mut self, run: &str) -> std::io::Result<()> {
+        let db = &self.0;
+        if !db.open.get() {
+            return Ok(());
+        }
+        let mut client = db.client.borrow_mut();
+        let marked = client
+            .batch_execute(&format!(
+                "CREATE TABLE IF NOT EXISTS {RUNS_TABLE} (run text PRIMARY KEY, \
+                 committed_at timestamptz NOT NULL DEFAULT now())"
+            ))
+            .and_then(|()| {
+                client.execute(
+                    &format!("INSERT INTO {RUNS_TABLE} (run) VALUES ($1) ON CONFLICT DO NOTHING"),
+                    &[&run],
+                )
+            });
+        marked
+            .map(|_| ())
+            .map_err(|e| std::io::Error::other(format!("{}: {}", db.key, said(&e))))
+    }
+
+    fn step(&self) -> CommitStep {
+        CommitStep::Server {
+            server: self.0.key.clone(),
+            recover: self.0.recover.clone(),
+        }
+    }
+
+    fn commit(self: Box<Self>) -> std::io::Result<()> {
+        let db = &self.0;
+        if !db.open.get() {
+            return Ok(());
+        }
+        let committed = db.client.borrow_mut().batch_execute("COMMIT");
+        match committed {
+            Ok(()) => {
+                db.open.set(false);
+                Ok(())
+            }
+            Err(e) => {
+                db.rollback();
+                Err(std::io::Error::other(format!("{}: {}", db.key, said(&e))))
+            }
+        }
+    }
+
+    fn abandon(self: Box<Self>) {
+        self.0.rollback();
+    }
+}
+
+/// Did the run `run` commit on the server at `url` (its marker row is
+/// there)? An error where the server cannot be asked.
+pub fn run_committed(url: &str, run: &str) -> std::result::Result<bool, String> {
+    let mut client = tls::connect(url)?;
+    let exists = client
+        .query_one(
+            &format!("SELECT to_regclass('{RUNS_TABLE}') IS NOT NULL"),
+            &[],
+        )
+        .map_err(|e| said(&e))?
+        .get::<_, bool>(0);
+    if !exists {
+        return Ok(false);
+    }
+    client
+        .query_one(
+            &format!("SELECT count(*) FROM {RUNS_TABLE} WHERE run = $1"),
+            &[&run],
+        )
+        .map(|r| r.get::<_, i64>(0) > 0)
+        .map_err(|e| said(&e))
+}
