@@ -176,3 +176,170 @@ fn create_table_maps_the_contract_and_the_modes_append_replace_and_upsert() {
         ["1|tab\there", "2|again", "3|again"]
     );
 }
+
+// ---------------------------------------------------------------------- drift
+
+/// A table of real types, and records that drift from it in every way:
+/// widenings (`smallint` to `integer` and on to `bigint`, `real` to
+/// `double precision`, `varchar(3)` to `varchar(6)`, `bigint` to
+/// `numeric`), a column added, a null into a NOT NULL column, a NOT NULL
+/// column missing, and a value of another kind.
+const TABLE: &str = "CREATE TABLE t (id integer NOT NULL, small smallint, r real, \
+                     code varchar(3), big bigint, req text NOT NULL, made text DEFAULT 'by default');
+                     INSERT INTO t (id, req) VALUES (0, 'first');";
+
+const DRIFTING: &str = "[\
+    {id: 1, small: 40000, r: 0.5, code: \"ab\", big: 1, req: \"a\"},\n\
+    {id: 2, small: 1, r: 0.1, code: \"abcdef\", big: 1, req: \"b\"},\n\
+    {id: 3, small: 3000000000, r: 0.5, code: \"ab\", big: 1.5, req: \"c\"},\n\
+    {id: 4, small: 1, r: 0.5, code: \"ab\", big: 1, req: \"d\", email: \"d@x\"},\n\
+    {id: 5, small: 1, r: 0.5, code: \"ab\", big: 1, req: null},\n\
+    {id: 6, small: 1, r: 0.5, code: \"ab\", big: 1},\n\
+    {id: \"seven\", small: 1, r: 0.5, code: \"ab\", big: 1, req: \"g\"},\n\
+    {id: 8, small: 1, r: 0.5, code: \"ab\", big: 1, req: \"h\"}]";
+
+fn drifting(name: &str, schema: &str) -> (Server, Scratch) {
+    let pg = Server::start(name);
+    pg.sql("postgres", TABLE);
+    let url = pg.url("postgres");
+    let s = setup(
+        &format!("pgt-{name}"),
+        &(target("t", &url, "t", schema)
+            + "[targets.dead]\nfile = \"dead.jsonl\"\n"),
+    );
+    (pg, s)
+}
+
+const BEFORE: [&str; 7] = [
+    "id integer not null",
+    "small smallint",
+    "r real",
+    "code character varying(3)",
+    "big bigint",
+    "req text not null",
+    "made text",
+];
+
+#[test]
+#[ignore = "needs PostgreSQL (initdb, pg_ctl); .ci/run runs it"]
+fn evolve_alters_each_column_in_the_runs_transaction() {
+    let (pg, s) = drifting(
+        "evolve",
+        "schema = { on_drift = \"evolve\", relax_nullability_on_missing = true, \
+         on_incompatible = \"quarantine\", dead_letters = \"dead\" }",
+    );
+    let r = ok(&s, &format!("{DRIFTING} | write(\"t\")\n"));
+    assert_eq!(
+        r.out,
+        "{written: 7, drift: [\
+         {column: \"small\", change: \"widened\", count: 2}, \
+         {column: \"r\", change: \"widened\", count: 1}, \
+         {column: \"code\", change: \"widened\", count: 1}, \
+         {column: \"big\", change: \"widened\", count: 1}, \
+         {column: \"email\", change: \"added\", count: 1}, \
+         {column: \"req\", change: \"nullable\", count: 1}, \
+         {column: \"req\", change: \"missing\", count: 1}, \
+         {column: \"id\", change: \"incompatible\", count: 1}]}\n"
+    );
+    assert_eq!(
+        columns(&pg, "t"),
+        [
+            "id integer not null",
+            "small bigint",
+            "r double precision",
+            "code character varying(6)",
+            "big numeric",
+            "req text",
+            "made text",
+            "email text",
+        ]
+    );
+    assert_eq!(
+        rows(&pg, "SELECT id, small, r, code, big, req, made, email FROM t ORDER BY id"),
+        [
+            "0|∅|∅|∅|∅|first|by default|∅",
+            "1|40000|0.5|ab|1|a|by default|∅",
+            "2|1|0.1|abcdef|1|b|by default|∅",
+            "3|3000000000|0.5|ab|1.5|c|by default|∅",
+            "4|1|0.5|ab|1|d|by default|d@x",
+            "5|1|0.5|ab|1|∅|by default|∅",
+            "6|1|0.5|ab|1|∅|by default|∅",
+            "8|1|0.5|ab|1|h|by default|∅",
+        ]
+    );
+    let dead = s.read("dead.jsonl");
+    assert_eq!(dead.lines().count(), 1, "{dead}");
+    assert!(
+        dead.contains(
+            "\"rule\":\"t.id.schema_drift\",\"kind\":\"schema_drift\",\"path\":\"id\",\
+             \"fields\":[\"id\"],\"severity\":\"error\",\"message\":\"target `t`: column `id` \
+             drifted (incompatible): column `id` is integer and the value is of another kind\""
+        ),
+        "{dead}"
+    );
+}
+
+#[test]
+#[ignore = "needs PostgreSQL (initdb, pg_ctl); .ci/run runs it"]
+fn each_policy_and_option_on_real_types() {
+    // fail: nothing written, the schema as it was.
+    let (pg, s) = drifting("policies", "schema = { on_drift = \"fail\" }");
+    let err = fails(&s, &format!("{DRIFTING} | write(\"t\")\n"), "hql::schema_drift", 1);
+    assert!(
+        err.contains(
+            "target `t`: column `small` drifted (widened: 2 records): column `small` is smallint \
+             and takes the value only by widening to bigint; nothing is written"
+        ),
+        "{err}"
+    );
+    assert_eq!(columns(&pg, "t"), BEFORE);
+    assert_eq!(rows(&pg, "SELECT count(*) FROM t"), ["1"]);
+    let url = pg.url("postgres");
+    let policy = |schema: &str| {
+        s.write("hql.toml", target("t", &url, "t", schema) + "[targets.dead]\nfile = \"dead.jsonl\"\n");
+    };
+    // warn and ignore: a field the table lacks is left out (once warned);
+    // a value the column's type cannot take stops the run.
+    let added = "[{id: 9, req: \"i\", email: \"i@x\"}, {id: 10, req: \"j\", email: \"j@x\"}] | write(\"t\")\n";
+    policy("");
+    let r = ok(&s, &format!("{added}{added}"));
+    assert_eq!(
+        r.err.trim_end(),
+        "warning: target `t`: column `email` drifted (added: 2 records): the table `t` has no \
+         column `email`; the field is not written"
+    );
+    policy("schema = { on_drift = \"ignore\" }");
+    let r = ok(&s, added);
+    assert_eq!(r.err, "");
+    assert_eq!(rows(&pg, "SELECT count(*) FROM t WHERE id IN (9, 10)"), ["6"]);
+    for schema in ["", "schema = { on_drift = \"ignore\" }"] {
+        policy(schema);
+        let err = fails(&s, &format!("{DRIFTING} | write(\"t\")\n"), "hql::schema_drift", 1);
+        assert!(
+            err.contains("PostgreSQL cannot store the values as they are, so nothing is written"),
+            "{err}"
+        );
+    }
+    // quarantine: every drifting record to the dead letters.
+    policy("schema = { on_drift = \"quarantine\", dead_letters = \"dead\" }");
+    let r = ok(&s, &format!("{DRIFTING} | write(\"t\")\n"));
+    assert!(r.out.starts_with("{written: 1, drift: ["), "{}", r.out);
+    assert_eq!(s.read("dead.jsonl").lines().count(), 7);
+    assert_eq!(rows(&pg, "SELECT count(*) FROM t WHERE id = 8"), ["1"]);
+    // evolve without widening: the widenings are incompatible, and fail.
+    policy("schema = { on_drift = \"evolve\", allow_type_widening = false }");
+    let err = fails(&s, &format!("{DRIFTING} | write(\"t\")\n"), "hql::schema_drift", 1);
+    assert!(err.contains("column `small` drifted (widened: 2 records)"), "{err}");
+    // Nothing of the failed runs reached the table: the column was not added.
+    assert_eq!(columns(&pg, "t"), BEFORE);
+    // evolve, missing NOT NULL not relaxed by default: quarantined.
+    policy(
+        "schema = { on_drift = \"evolve\", on_incompatible = \"quarantine\", dead_letters = \"dead\" }",
+    );
+    let r = ok(&s, "[{id: 11}, {id: 12, req: \"l\"}] | write(\"t\")\n");
+    assert_eq!(
+        r.out,
+        "{written: 1, drift: [{column: \"req\", change: \"missing\", count: 1}]}\n"
+    );
+    assert_eq!(columns(&pg, "t")[5], "req text not null");
+}
