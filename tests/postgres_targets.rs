@@ -204,8 +204,7 @@ fn drifting(name: &str, schema: &str) -> (Server, Scratch) {
     let url = pg.url("postgres");
     let s = setup(
         &format!("pgt-{name}"),
-        &(target("t", &url, "t", schema)
-            + "[targets.dead]\nfile = \"dead.jsonl\"\n"),
+        &(target("t", &url, "t", schema) + "[targets.dead]\nfile = \"dead.jsonl\"\n"),
     );
     (pg, s)
 }
@@ -255,7 +254,10 @@ fn evolve_alters_each_column_in_the_runs_transaction() {
         ]
     );
     assert_eq!(
-        rows(&pg, "SELECT id, small, r, code, big, req, made, email FROM t ORDER BY id"),
+        rows(
+            &pg,
+            "SELECT id, small, r, code, big, req, made, email FROM t ORDER BY id"
+        ),
         [
             "0|∅|∅|∅|∅|first|by default|∅",
             "1|40000|0.5|ab|1|a|by default|∅",
@@ -284,7 +286,12 @@ fn evolve_alters_each_column_in_the_runs_transaction() {
 fn each_policy_and_option_on_real_types() {
     // fail: nothing written, the schema as it was.
     let (pg, s) = drifting("policies", "schema = { on_drift = \"fail\" }");
-    let err = fails(&s, &format!("{DRIFTING} | write(\"t\")\n"), "hql::schema_drift", 1);
+    let err = fails(
+        &s,
+        &format!("{DRIFTING} | write(\"t\")\n"),
+        "hql::schema_drift",
+        1,
+    );
     assert!(
         err.contains(
             "target `t`: column `small` drifted (widened: 2 records): column `small` is smallint \
@@ -296,7 +303,10 @@ fn each_policy_and_option_on_real_types() {
     assert_eq!(rows(&pg, "SELECT count(*) FROM t"), ["1"]);
     let url = pg.url("postgres");
     let policy = |schema: &str| {
-        s.write("hql.toml", target("t", &url, "t", schema) + "[targets.dead]\nfile = \"dead.jsonl\"\n");
+        s.write(
+            "hql.toml",
+            target("t", &url, "t", schema) + "[targets.dead]\nfile = \"dead.jsonl\"\n",
+        );
     };
     // warn and ignore: a field the table lacks is left out (once warned);
     // a value the column's type cannot take stops the run.
@@ -311,10 +321,18 @@ fn each_policy_and_option_on_real_types() {
     policy("schema = { on_drift = \"ignore\" }");
     let r = ok(&s, added);
     assert_eq!(r.err, "");
-    assert_eq!(rows(&pg, "SELECT count(*) FROM t WHERE id IN (9, 10)"), ["6"]);
+    assert_eq!(
+        rows(&pg, "SELECT count(*) FROM t WHERE id IN (9, 10)"),
+        ["6"]
+    );
     for schema in ["", "schema = { on_drift = \"ignore\" }"] {
         policy(schema);
-        let err = fails(&s, &format!("{DRIFTING} | write(\"t\")\n"), "hql::schema_drift", 1);
+        let err = fails(
+            &s,
+            &format!("{DRIFTING} | write(\"t\")\n"),
+            "hql::schema_drift",
+            1,
+        );
         assert!(
             err.contains("PostgreSQL cannot store the values as they are, so nothing is written"),
             "{err}"
@@ -328,8 +346,16 @@ fn each_policy_and_option_on_real_types() {
     assert_eq!(rows(&pg, "SELECT count(*) FROM t WHERE id = 8"), ["1"]);
     // evolve without widening: the widenings are incompatible, and fail.
     policy("schema = { on_drift = \"evolve\", allow_type_widening = false }");
-    let err = fails(&s, &format!("{DRIFTING} | write(\"t\")\n"), "hql::schema_drift", 1);
-    assert!(err.contains("column `small` drifted (widened: 2 records)"), "{err}");
+    let err = fails(
+        &s,
+        &format!("{DRIFTING} | write(\"t\")\n"),
+        "hql::schema_drift",
+        1,
+    );
+    assert!(
+        err.contains("column `small` drifted (widened: 2 records)"),
+        "{err}"
+    );
     // Nothing of the failed runs reached the table: the column was not added.
     assert_eq!(columns(&pg, "t"), BEFORE);
     // evolve, missing NOT NULL not relaxed by default: quarantined.
@@ -342,4 +368,221 @@ fn each_policy_and_option_on_real_types() {
         "{written: 1, drift: [{column: \"req\", change: \"missing\", count: 1}]}\n"
     );
     assert_eq!(columns(&pg, "t")[5], "req text not null");
+}
+
+// ---------------------------------------------------------------- faults
+
+#[test]
+#[ignore = "needs PostgreSQL (initdb, pg_ctl); .ci/run runs it"]
+fn faults_name_the_target_never_the_password_and_change_nothing() {
+    let pg = Server::start("t-faults");
+    pg.sql(
+        "postgres",
+        "CREATE TABLE t (id bigint, note text); INSERT INTO t VALUES (0, 'kept');
+         CREATE TABLE slow (id bigint);
+         CREATE FUNCTION wait() RETURNS trigger AS $$ BEGIN PERFORM pg_sleep(2); RETURN NEW; END $$
+           LANGUAGE plpgsql;
+         CREATE TRIGGER waits BEFORE INSERT ON slow FOR EACH ROW EXECUTE FUNCTION wait();
+         CREATE ROLE reader LOGIN PASSWORD 'reader-pw-3';",
+    );
+    let url = pg.url("postgres");
+    let reader = format!(
+        "postgresql://reader:reader-pw-3@127.0.0.1:{}/postgres",
+        pg.port
+    );
+    let entries = [
+        target(
+            "port",
+            &url.replace(&format!(":{}/", pg.port), ":1/"),
+            "t",
+            "",
+        ),
+        target("password", &url.replace(PASSWORD, "not-it"), "t", ""),
+        target("missing", &url, "nothing", "create_table = false"),
+        target("denied", &reader, "t", ""),
+        target(
+            "slow",
+            &format!("{url}?options=-c%20statement_timeout%3D300"),
+            "slow",
+            "",
+        ),
+        target("t", &url, "t", ""),
+        "[targets.copy]\nfile = \"copy.jsonl\"\n".to_string(),
+        "[targets.local]\nsqlite = \"local.db\"\ntable = \"t\"\n".to_string(),
+    ];
+    let s = setup("pgt-faults", &entries.concat());
+    let unchanged = |s: &Scratch| {
+        assert_eq!(rows(&pg, "SELECT id, note FROM t"), ["0|kept"]);
+        assert_eq!(columns(&pg, "t"), ["id bigint", "note text"]);
+        assert!(!s.path.join("copy.jsonl").exists());
+    };
+    let write = |id: &str| {
+        format!("[{{id: 1, note: \"a\"}}] | write(\"copy\")\n[{{id: 1, note: \"a\"}}] | write(\"{id}\")\n")
+    };
+    for (id, says) in [
+        (
+            "port",
+            "cannot write target `port` on postgresql://hql@127.0.0.1:1/postgres",
+        ),
+        ("password", "password authentication failed"),
+        (
+            "missing",
+            "target `missing` (table `nothing` in postgresql://hql@127.0.0.1",
+        ),
+        ("denied", "permission denied for table t"),
+        ("slow", "canceling statement due to statement timeout"),
+    ] {
+        let err = fails(&s, &write(id), "hql::io", 1);
+        assert!(err.contains(says), "{id}: {err}");
+        unchanged(&s);
+    }
+    // A NUL in text is refused by column, before the server sees it.
+    s.write("nul.jsonl", "{\"id\": 1, \"note\": \"a\\u0000b\"}\n");
+    let err = fails(
+        &s,
+        "[{id: 1, note: \"fine\"}] | write(\"t\")\nsource(file(\"nul.jsonl\"), Json) | write(\"t\")\n",
+        "hql::io",
+        1,
+    );
+    assert!(
+        err.contains("target `t`: column `note` would hold text with a NUL character"),
+        "{err}"
+    );
+    unchanged(&s);
+    // A run writes at most one database: refused before anything runs.
+    let r = s.run(
+        "[{id: 1}] | write(\"t\")\n[{id: 1}] | write(\"local\")\n",
+        &[],
+    );
+    assert_eq!((r.status, r.out.as_str()), (2, ""), "{}", r.err);
+    assert!(r.err.contains("a run writes at most one"), "{}", r.err);
+    unchanged(&s);
+    // A later failure of the run abandons the table with the files.
+    let err = fails(
+        &s,
+        &format!("{}[1] | map(x => x / 0) | collect()\n", write("t")),
+        "hql::",
+        1,
+    );
+    assert!(!err.contains("hql::commit"), "{err}");
+    unchanged(&s);
+}
+
+#[test]
+#[ignore = "needs PostgreSQL (initdb, pg_ctl); .ci/run runs it"]
+fn a_server_stopped_mid_run_commits_nothing() {
+    let pg = Server::start("t-killed");
+    pg.sql(
+        "postgres",
+        "CREATE TABLE t (id bigint, name text); INSERT INTO t VALUES (0, 'kept');",
+    );
+    let s = setup("pgt-killed", &target("t", &pg.url("postgres"), "t", ""));
+    let mut lines = String::new();
+    for i in 1..=3_000_000 {
+        lines.push_str(&format!("{{\"id\":{i},\"name\":\"row {i}\"}}\n"));
+    }
+    s.write("big.jsonl", lines);
+    s.write(
+        "main.hql",
+        "source(file(\"big.jsonl\"), Json) | write(\"t\")\n[1] | write(file(\"after.jsonl\"))\n",
+    );
+    let child = s.spawn(&["run", "main.hql"]);
+    // Once the server has taken some rows, it stops at once.
+    let mut client = pg.client("postgres");
+    let started = std::time::Instant::now();
+    loop {
+        let copying = client
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'COPY%'",
+                &[],
+            )
+            .unwrap()
+            .get::<_, i64>(0);
+        if copying > 0 {
+            break;
+        }
+        assert!(started.elapsed().as_secs() < 60, "no COPY began");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    drop(client);
+    pg.kill();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("hql::io") && err.contains("target `t`"),
+        "{err}"
+    );
+    assert!(!err.contains(PASSWORD), "{err}");
+    assert!(!s.path.join("after.jsonl").exists());
+    pg.restart();
+    assert_eq!(rows(&pg, "SELECT id, name FROM t"), ["0|kept"]);
+}
+
+#[test]
+#[ignore = "needs PostgreSQL (initdb, pg_ctl); .ci/run runs it"]
+fn a_crash_at_each_step_of_a_server_and_file_commit_is_recovered_all_old_or_all_new() {
+    use std::os::unix::process::ExitStatusExt;
+    let pg = Server::start("t-crash");
+    pg.sql(
+        "postgres",
+        "CREATE TABLE t (id bigint); INSERT INTO t VALUES (0);",
+    );
+    // The URL is kept in the environment: the journal names the target,
+    // and recovery reads it from there again.
+    let s = setup(
+        "pgt-crash",
+        "[targets.t]\npostgres_env = \"HQL_TEST_PG\"\ntable = \"t\"\n",
+    );
+    s.write(
+        "main.hql",
+        "let rows = [{id: 1}, {id: 2}]\nrows | write(\"t\")\nrows | write(file(\"copy.jsonl\"))\n",
+    );
+    for (step, new) in [
+        ("prepared", false),
+        ("journaled", false),
+        ("database", true),
+        ("renamed", true),
+    ] {
+        pg.sql("postgres", "DELETE FROM t WHERE id > 0");
+        s.write("copy.jsonl", "old\n");
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_hql"))
+            .args(["run", "main.hql"])
+            .current_dir(&s.path)
+            .env("HQL_PROGRESS", "0")
+            .env("HQL_TEST_PG", pg.url("postgres"))
+            .env("HQL_TEST_CRASH_AT", step)
+            .output()
+            .expect("hql runs");
+        assert_eq!(out.status.signal(), Some(6), "{step} was never reached");
+        let recovered = std::process::Command::new(env!("CARGO_BIN_EXE_hql"))
+            .args(["recover"])
+            .current_dir(&s.path)
+            .env("HQL_TEST_PG", pg.url("postgres"))
+            .output()
+            .expect("hql runs");
+        let said = String::from_utf8_lossy(&recovered.stdout).to_string()
+            + &String::from_utf8_lossy(&recovered.stderr);
+        assert!(recovered.status.success(), "{step}: {said}");
+        assert!(!said.contains(PASSWORD), "{said}");
+        let table = rows(&pg, "SELECT count(*) FROM t");
+        let copy = s.read("copy.jsonl");
+        if new {
+            assert_eq!(
+                (table[0].as_str(), copy.lines().count()),
+                ("3", 2),
+                "{step}: {said}"
+            );
+        } else {
+            assert_eq!(
+                (table[0].as_str(), copy.as_str()),
+                ("1", "old\n"),
+                "{step}: {said}"
+            );
+        }
+        let left: Vec<String> = (s.files().into_iter())
+            .filter(|f| f.contains(".hql-"))
+            .collect();
+        assert!(left.is_empty(), "{step}: {left:?}");
+    }
 }

@@ -301,6 +301,11 @@ impl Server {
         );
     }
 
+    /// Start the server again after [`Server::kill`].
+    pub fn restart(&self) {
+        self.pg_ctl_start();
+    }
+
     pub fn dir(&self) -> &Path {
         &self.dir
     }
