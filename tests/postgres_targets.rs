@@ -586,3 +586,59 @@ fn a_crash_at_each_step_of_a_server_and_file_commit_is_recovered_all_old_or_all_
         assert!(left.is_empty(), "{step}: {left:?}");
     }
 }
+
+// ------------------------------------------------------- reading back
+
+#[test]
+#[ignore = "needs PostgreSQL (initdb, pg_ctl); .ci/run runs it"]
+fn a_source_reads_what_earlier_statements_of_the_run_wrote() {
+    let pg = Server::start("t-read");
+    pg.sql(
+        "postgres",
+        "CREATE TABLE t (id bigint, note text); INSERT INTO t VALUES (0, 'old');",
+    );
+    let url = pg.url("postgres");
+    let s = setup(
+        "pgt-read",
+        &(target("t", &url, "t", "")
+            + &target("clean", &url, "t", "mode = \"replace\"")
+            + &format!("[sources.t]\npostgres = \"{url}\"\ntable = \"t\"\n\n")
+            + &format!(
+                "[sources.q]\npostgres = \"{url}\"\nquery = \"SELECT count(*) AS n FROM t\"\n"
+            )),
+    );
+    // Two writes to one table in one run, each read back by the next
+    // statement before anything is committed.
+    let r = ok(
+        &s,
+        "source(\"t\") | count()\n\
+         [{id: 1, note: \"a\"}] | write(\"t\")\n\
+         source(\"t\") | map(r => r.id) | collect()\n\
+         [{id: 2, note: \"b\"}] | write(\"t\")\n\
+         source(\"q\") | collect()\n",
+    );
+    assert_eq!(
+        r.out,
+        "1\n{written: 1, drift: []}\n[0, 1]\n{written: 1, drift: []}\n[{n: 3}]\n"
+    );
+    // Within one statement the source reads what was there before: a
+    // table is cleaned in place.
+    let r = ok(
+        &s,
+        "source(\"t\") | filter(r => r.id != 1) | map(r => {id: r.id * 10, note: r.note}) | write(\"clean\")\n",
+    );
+    assert_eq!(r.out, "{written: 2, drift: []}\n");
+    assert_eq!(
+        rows(&pg, "SELECT id, note FROM t ORDER BY id"),
+        ["0|old", "20|b"]
+    );
+    // A run that stops commits none of it, the reads through it aside.
+    let err = fails(
+        &s,
+        "[{id: 3, note: \"c\"}] | write(\"t\")\nsource(\"t\") | count()\n[1] | map(x => x / 0) | collect()\n",
+        "hql::",
+        1,
+    );
+    assert!(!err.contains("hql::commit"), "{err}");
+    assert_eq!(rows(&pg, "SELECT count(*) FROM t"), ["2"]);
+}

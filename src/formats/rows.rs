@@ -1,8 +1,8 @@
 //! The records of a database source (SQLite, PostgreSQL): the format reads
-//! its rows on a thread of its own (a statement or a cursor borrows its
-//! connection, and the records are pulled one at a time), which sends them
-//! over in batches; the records are built here, one a row, its origin line
-//! the row's position.
+//! its rows in batches — on a thread of its own, which sends them over (a
+//! statement or a cursor borrows its connection, and the records are pulled
+//! one at a time), or from a cursor in the run's own transaction —; the
+//! records are built here, one a row, its origin line the row's position.
 //!
 //! A `NULL` is absent, or `null` for a column read as nullable; a cell with
 //! no HQL value (a NaN, a BLOB) makes its row an `err` of kind `decode`
@@ -46,9 +46,17 @@ pub(crate) struct Column {
     pub null: bool,
 }
 
+/// Where a source's batches come from: the next message, `None` at the end.
+pub(crate) type Feed<H, C> = Box<dyn FnMut() -> Option<Message<H, C>>>;
+
+/// The batches a reading thread sends over `rx`.
+pub(crate) fn received<H: 'static, C: 'static>(rx: Receiver<Message<H, C>>) -> Feed<H, C> {
+    Box::new(move || rx.recv().ok())
+}
+
 /// The records of a database source.
 pub(crate) struct Rows<H, F: Convert> {
-    pub rx: Receiver<Message<H, F::Cell>>,
+    pub feed: Feed<H, F::Cell>,
     pub columns: Vec<Column>,
     pub convert: F,
     pub name: Rc<str>,
@@ -61,14 +69,14 @@ pub(crate) struct Rows<H, F: Convert> {
 
 impl<H, F: Convert> Rows<H, F> {
     pub fn new(
-        rx: Receiver<Message<H, F::Cell>>,
+        feed: Feed<H, F::Cell>,
         columns: Vec<Column>,
         convert: F,
         name: Rc<str>,
         database: String,
     ) -> Self {
         Rows {
-            rx,
+            feed,
             columns,
             convert,
             name,
@@ -131,9 +139,9 @@ impl<H, F: Convert> Iterator for Rows<H, F> {
             if self.done {
                 return None;
             }
-            match self.rx.recv() {
-                Ok(Message::Rows(rows)) => self.batch = rows.into_iter(),
-                Ok(Message::Failed(why)) => {
+            match (self.feed)() {
+                Some(Message::Rows(rows)) => self.batch = rows.into_iter(),
+                Some(Message::Failed(why)) => {
                     self.done = true;
                     return Some(Err(RuntimeError::new(
                         "hql::io",
@@ -143,7 +151,7 @@ impl<H, F: Convert> Iterator for Rows<H, F> {
                         ),
                     )));
                 }
-                Ok(Message::Columns(_)) | Err(_) => {
+                Some(Message::Columns(_)) | None => {
                     self.done = true;
                     return None;
                 }

@@ -942,6 +942,16 @@ thread_local! {
     static OPEN: RefCell<Vec<Weak<dyn RunDatabase>>> = const { RefCell::new(Vec::new()) };
 }
 
+/// The run's open transaction on the database `key`, if it has one.
+pub(crate) fn open_database<D: RunDatabase>(key: &str) -> Option<Rc<D>> {
+    let found = OPEN.with(|open| {
+        (open.borrow().iter())
+            .filter_map(Weak::upgrade)
+            .find(|db| db.is_open() && db.key() == key)
+    });
+    found?.into_any().downcast::<D>().ok()
+}
+
 /// The run's transaction on the database `key`: the one already open, or
 /// a new one `open` begins. A run writes at most one database: another
 /// one's is an error naming both.

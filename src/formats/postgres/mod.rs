@@ -108,7 +108,11 @@ fn table_ident(table: &str) -> String {
         .join(".")
 }
 
-type Message = rows::Message<Vec<(String, std::result::Result<Cell, String>)>, Option<String>>;
+/// A result's columns: each name, and how its cells read (or the type that
+/// has no HQL value).
+pub(super) type Columns = Vec<(String, std::result::Result<Cell, String>)>;
+
+pub(super) type Message = rows::Message<Columns, Option<String>>;
 
 /// The rows of a configured PostgreSQL source, as records. The cursor is
 /// read on a thread of its own, which sends the rows over in batches of
@@ -143,22 +147,35 @@ fn read_rows(
         )
         .with_help("write a query that starts with SELECT, WITH, VALUES or TABLE"));
     }
-    let (tx, rx) = sync_channel::<Message>(2);
-    let url = url.to_string();
-    std::thread::spawn(move || {
-        if let Err(why) = run_cursor(&url, &sql, &tx) {
-            let _ = tx.send(Message::Failed(why));
+    // A table an earlier statement of this run wrote is read through the
+    // run's own transaction, so that what the run has written so far is
+    // read; any other on a connection and thread of its own.
+    let table = match select {
+        Select::Table(t) => Some(t.as_str()),
+        Select::Query(_) => None,
+    };
+    let mut feed = match target::in_run(written, table) {
+        Some(run) => target::cursor_in_run(run, sql),
+        None => {
+            let (tx, rx) = sync_channel::<Message>(2);
+            let url = url.to_string();
+            std::thread::spawn(move || {
+                if let Err(why) = run_cursor(&url, &sql, &tx) {
+                    let _ = tx.send(Message::Failed(why));
+                }
+            });
+            rows::received(rx)
         }
-    });
+    };
     let failed = |why: String| {
         RuntimeError::new(
             "hql::io",
             format!("cannot read source `{}` from {written}: {why}", spec.name),
         )
     };
-    let columns = match rx.recv() {
-        Ok(Message::Columns(columns)) => columns,
-        Ok(Message::Failed(why)) => return Err(failed(why)),
+    let columns = match feed() {
+        Some(Message::Columns(columns)) => columns,
+        Some(Message::Failed(why)) => return Err(failed(why)),
         _ => return Err(failed("the connection stopped".into())),
     };
     let mut readings = Vec::with_capacity(columns.len());
@@ -185,7 +202,13 @@ fn read_rows(
         cells,
         decoder: Decoder::new(),
     };
-    let rows = Rows::new(rx, readings, cells, spec.name.clone(), written.to_string());
+    let rows = Rows::new(
+        feed,
+        readings,
+        cells,
+        spec.name.clone(),
+        written.to_string(),
+    );
     Ok(Box::new(Plain(rows)))
 }
 
@@ -250,6 +273,46 @@ pub(crate) fn said(e: &postgres::Error) -> String {
     text
 }
 
+/// The text forms `cells` reads: ISO dates, UTC times, shortest exact
+/// floats, hex `bytea`.
+pub(super) const TEXT_FORMS: &str = "SET LOCAL TimeZone = 'UTC';\n\
+                          SET LOCAL DateStyle = 'ISO, YMD';\n\
+                          SET LOCAL extra_float_digits = 1;\n\
+                          SET LOCAL bytea_output = 'hex'";
+
+/// The columns `sql` gives, each with how its cells read (or the type
+/// that has no HQL value).
+pub(super) fn describe(
+    client: &mut impl postgres::GenericClient,
+    sql: &str,
+) -> std::result::Result<Columns, String> {
+    let statement = client.prepare(sql).map_err(|e| said(&e))?;
+    Ok(statement
+        .columns()
+        .iter()
+        .map(|c| (c.name().to_string(), Cell::of(c.type_())))
+        .collect())
+}
+
+/// The next rows of an open cursor, as text cells.
+pub(super) fn fetch(
+    client: &mut impl postgres::GenericClient,
+    cursor: &str,
+) -> std::result::Result<Vec<Vec<Option<String>>>, String> {
+    let fetch = format!("FETCH FORWARD {ROWS_A_FETCH} FROM {cursor}");
+    let mut rows = Vec::with_capacity(ROWS_A_FETCH);
+    for message in client.simple_query(&fetch).map_err(|e| said(&e))? {
+        if let postgres::SimpleQueryMessage::Row(row) = message {
+            rows.push(
+                (0..row.len())
+                    .map(|i| row.get(i).map(str::to_string))
+                    .collect(),
+            );
+        }
+    }
+    Ok(rows)
+}
+
 /// Connect, open a read-only transaction whose text forms are the ones
 /// `cells` reads (ISO dates, UTC times, shortest exact floats, hex
 /// `bytea`), and read `sql` through a cursor, sending its columns and
@@ -257,37 +320,18 @@ pub(crate) fn said(e: &postgres::Error) -> String {
 fn run_cursor(url: &str, sql: &str, tx: &SyncSender<Message>) -> std::result::Result<(), String> {
     let mut client = tls::connect(url)?;
     let mut t = client.transaction().map_err(|e| said(&e))?;
-    t.batch_execute(
-        "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY;\n\
-         SET LOCAL TimeZone = 'UTC';\n\
-         SET LOCAL DateStyle = 'ISO, YMD';\n\
-         SET LOCAL extra_float_digits = 1;\n\
-         SET LOCAL bytea_output = 'hex'",
-    )
+    t.batch_execute(&format!(
+        "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY;\n{TEXT_FORMS}"
+    ))
     .map_err(|e| said(&e))?;
-    let statement = t.prepare(sql).map_err(|e| said(&e))?;
-    let columns = statement
-        .columns()
-        .iter()
-        .map(|c| (c.name().to_string(), Cell::of(c.type_())))
-        .collect();
+    let columns = describe(&mut t, sql)?;
     t.batch_execute(&format!("DECLARE hql_rows NO SCROLL CURSOR FOR {sql}"))
         .map_err(|e| said(&e))?;
     if tx.send(Message::Columns(columns)).is_err() {
         return Ok(());
     }
-    let fetch = format!("FETCH FORWARD {ROWS_A_FETCH} FROM hql_rows");
     loop {
-        let mut rows = Vec::with_capacity(ROWS_A_FETCH);
-        for message in t.simple_query(&fetch).map_err(|e| said(&e))? {
-            if let postgres::SimpleQueryMessage::Row(row) = message {
-                rows.push(
-                    (0..row.len())
-                        .map(|i| row.get(i).map(str::to_string))
-                        .collect(),
-                );
-            }
-        }
+        let rows = fetch(&mut t, "hql_rows")?;
         if rows.is_empty() {
             break;
         }

@@ -21,7 +21,8 @@ use std::rc::Rc;
 
 use postgres::Client;
 
-use super::{said, table_ident, tls};
+use super::{describe, fetch, said, table_ident, tls, Message, TEXT_FORMS};
+use crate::formats::rows::Feed;
 use crate::formats::table::{self, ident, Column, Fit, Row, Store};
 use crate::runtime::contract::{Contract, Shape, TypeSpec};
 use crate::runtime::eval::io::{CommitStep, DatabaseAt, Pending, TableSink};
@@ -657,6 +658,7 @@ impl Store for Postgres {
     }
 
     fn pending(&self) -> Box<dyn Pending> {
+        (self.db.written.borrow_mut()).insert(self.target.table.clone());
         Box::new(Transaction(self.db.clone()))
     }
 }
@@ -695,7 +697,7 @@ fn last_of_each_key<'r>(
 // -------------------------------------------------------------- transactions
 
 /// The run's connection to a server and its transaction there.
-struct Db {
+pub(super) struct Db {
     client: RefCell<Client>,
     /// The transaction is still open.
     open: Cell<bool>,
@@ -706,6 +708,9 @@ struct Db {
     recover: Option<(std::path::PathBuf, String)>,
     warned: RefCell<HashSet<String>>,
     replaced: RefCell<HashSet<String>>,
+    /// The tables whose writes have ended: a later source reads them
+    /// through this transaction.
+    written: RefCell<HashSet<String>>,
 }
 
 impl table::RunDatabase for Db {
@@ -734,12 +739,12 @@ fn transaction(url: &str, target: &TableTarget) -> Result<Rc<Db>> {
             )
         };
         let mut client = tls::connect(url).map_err(cannot)?;
+        // The text forms a source read in the run's transaction reads.
         client
-            .batch_execute(
+            .batch_execute(&format!(
                 "BEGIN ISOLATION LEVEL READ COMMITTED;\n\
-                 SET LOCAL TimeZone = 'UTC';\n\
-                 SET LOCAL DateStyle = 'ISO, YMD'",
-            )
+                 SET LOCAL lock_timeout = '{LOCK_WAIT}';\n{TEXT_FORMS}"
+            ))
             .map_err(|e| cannot(said(&e)))?;
         Ok(Rc::new(Db {
             client: RefCell::new(client),
@@ -748,6 +753,7 @@ fn transaction(url: &str, target: &TableTarget) -> Result<Rc<Db>> {
             recover: target.recover.clone(),
             warned: RefCell::default(),
             replaced: RefCell::default(),
+            written: RefCell::default(),
         }))
     })
 }
@@ -765,6 +771,10 @@ impl Drop for Db {
         self.rollback();
     }
 }
+
+/// How long a statement waits for a lock another transaction holds (an
+/// `ALTER` behind a reader, say) before the run stops instead of hanging.
+const LOCK_WAIT: &str = "30s";
 
 /// The run's hold on the server's transaction.
 struct Transaction(Rc<Db>);
@@ -828,6 +838,62 @@ impl Pending for Transaction {
     fn abandon(self: Box<Self>) {
         self.0.rollback();
     }
+}
+
+/// The run's transaction on the server `written`, when an earlier write of
+/// the run ended on the `table` read (or on any, for a query). Within one
+/// statement a source reads what was there before the run, on a
+/// connection of its own, so that a table can be cleaned in place.
+pub(super) fn in_run(written: &str, table: Option<&str>) -> Option<Rc<Db>> {
+    let run = table::open_database::<Db>(written)?;
+    let ended = run.written.borrow();
+    let read = match table {
+        Some(t) => ended.contains(t),
+        None => !ended.is_empty(),
+    };
+    drop(ended);
+    read.then_some(run)
+}
+
+/// The rows of `sql` through a cursor in the run's transaction: what the
+/// run has written so far is read. The columns come first.
+pub(super) fn cursor_in_run(run: Rc<Db>, sql: String) -> Feed<super::Columns, Option<String>> {
+    static CURSORS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let cursor = format!(
+        "hql_run_rows_{}",
+        CURSORS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    let mut opened = false;
+    let mut done = false;
+    Box::new(move || {
+        if done {
+            return None;
+        }
+        let mut client = run.client.borrow_mut();
+        let message = if opened {
+            match fetch(&mut *client, &cursor) {
+                Ok(rows) if rows.is_empty() => {
+                    let _ = client.batch_execute(&format!("CLOSE {cursor}"));
+                    None
+                }
+                Ok(rows) => Some(Message::Rows(rows)),
+                Err(why) => Some(Message::Failed(why)),
+            }
+        } else {
+            opened = true;
+            let declared = describe(&mut *client, &sql).and_then(|columns| {
+                let declare = format!("DECLARE {cursor} NO SCROLL CURSOR FOR {sql}");
+                client.batch_execute(&declare).map_err(|e| said(&e))?;
+                Ok(columns)
+            });
+            Some(match declared {
+                Ok(columns) => Message::Columns(columns),
+                Err(why) => Message::Failed(why),
+            })
+        };
+        done = !matches!(message, Some(Message::Columns(_) | Message::Rows(_)));
+        message
+    })
 }
 
 /// Did the run `run` commit on the server at `url` (its marker row is

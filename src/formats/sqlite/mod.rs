@@ -280,7 +280,13 @@ fn read_rows(
         classes,
         decoder: Decoder::new(),
     };
-    let rows = Rows::new(rx, columns, cells, spec.name.clone(), written.clone());
+    let rows = Rows::new(
+        rows::received(rx),
+        columns,
+        cells,
+        spec.name.clone(),
+        written.clone(),
+    );
     Ok(Box::new(Plain(rows)))
 }
 
