@@ -436,6 +436,28 @@ fn faults_name_the_target_never_the_password_and_change_nothing() {
         assert!(err.contains(says), "{id}: {err}");
         unchanged(&s);
     }
+    // A value the server refuses names its column and the record's line.
+    pg.sql("postgres", "CREATE TABLE days (id bigint, day date)");
+    s.write(
+        "days.jsonl",
+        "{\"id\": 1, \"day\": \"2024-02-29\"}\n{\"id\": 2, \"day\": \"2024-13-45\"}\n",
+    );
+    s.write(
+        "hql.toml",
+        s.read("hql.toml") + &target("days", &url, "days", ""),
+    );
+    let err = fails(
+        &s,
+        "source(file(\"days.jsonl\"), Json) | write(\"days\")\n",
+        "hql::io",
+        1,
+    );
+    assert!(
+        err.contains("column `day`: date/time field value out of range"),
+        "{err}"
+    );
+    assert!(err.contains("(record at days.jsonl:2)"), "{err}");
+    assert_eq!(rows(&pg, "SELECT count(*) FROM days"), ["0"]);
     // A NUL in text is refused by column, before the server sees it.
     s.write("nul.jsonl", "{\"id\": 1, \"note\": \"a\\u0000b\"}\n");
     let err = fails(

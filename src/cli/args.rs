@@ -210,6 +210,10 @@ pub enum Command {
         /// without this it fails, saying so.
         #[arg(long)]
         allow_empty: bool,
+        /// Run the notebook cells marked ` ```hql needs=NAME ` (a cell that
+        /// needs a server, say `postgres`); without it they are skipped.
+        #[arg(long = "with", value_name = "NAME")]
+        with: Vec<String>,
         /// `lines`: one line a case and a closing count; `junit`: JUnit XML
         /// for CI systems.
         #[arg(long, value_enum, default_value_t = TestFormat::Lines)]

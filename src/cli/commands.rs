@@ -78,6 +78,7 @@ pub fn run(cli: Cli) -> ExitCode {
             update,
             allow_empty,
             format,
+            with,
             ..
         } => match crate::cli::notebook::collect_tests(&paths) {
             Ok(files) => {
@@ -97,6 +98,7 @@ pub fn run(cli: Cli) -> ExitCode {
                     allow_empty,
                     junit: format == TestFormat::Junit,
                     json_diagnostics: sinks.json,
+                    with,
                 };
                 crate::cli::run::test_files(
                     &files, &test_host, options, sinks.out, sinks.err, &mut save,

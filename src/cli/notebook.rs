@@ -16,6 +16,8 @@ use crate::syntax::ast;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Case {
     pub passed: bool,
+    /// Not run: the cell needs what `--with` did not name.
+    pub skipped: bool,
     pub label: String,
     /// `file:line`.
     pub place: String,
@@ -44,6 +46,8 @@ pub struct Cell {
     pub code: String,
     pub expect_error: bool,
     pub output: Option<OutputBlock>,
+    /// ` ```hql needs=NAME `: the cell runs only under `--with NAME`.
+    pub needs: Option<String>,
 }
 
 /// An ` ```output ` block: its text and the lines it spans (the content,
@@ -62,6 +66,7 @@ pub fn test_file(
     host: Rc<dyn Host>,
     update: bool,
     json: bool,
+    with: &[String],
 ) -> FileReport {
     let kernel = Kernel::new(host).with_json_diagnostics(json);
     let mut shown = Shown {
@@ -69,7 +74,7 @@ pub fn test_file(
         stderr: String::new(),
     };
     let mut report = if path.ends_with(".md") {
-        test_notebook(path, text, kernel, update, &mut shown)
+        test_notebook(path, text, kernel, (update, with), &mut shown)
     } else {
         test_program(path, text, kernel, &mut shown)
     };
@@ -102,6 +107,7 @@ fn test_program(path: &str, text: &str, mut kernel: Kernel, shown: &mut Shown) -
     if out.status != 0 && out.checks.iter().all(|c| c.passed) {
         cases.push(Case {
             passed: false,
+            skipped: false,
             label: if static_error {
                 "static check".into()
             } else {
@@ -122,6 +128,7 @@ fn test_program(path: &str, text: &str, mut kernel: Kernel, shown: &mut Shown) -
 fn check_case(c: &crate::session::CheckResult) -> Case {
     Case {
         passed: c.passed,
+        skipped: false,
         label: c.label.clone(),
         place: c.place.clone(),
         detail: if c.passed {
@@ -144,7 +151,7 @@ fn test_notebook(
     path: &str,
     text: &str,
     mut kernel: Kernel,
-    update: bool,
+    (update, with): (bool, &[String]),
     shown: &mut Shown,
 ) -> FileReport {
     let cells = parse_cells(text);
@@ -152,6 +159,22 @@ fn test_notebook(
     let mut actual_outputs = Vec::new();
     for (i, cell) in cells.iter().enumerate() {
         let place = format!("{path}:{}", cell.line);
+        if let Some(need) = cell.needs.as_ref().filter(|n| !with.contains(n)) {
+            cases.push(Case {
+                passed: true,
+                skipped: true,
+                label: cell_label(i + 1, cell),
+                place,
+                detail: format!("needs {need}: `hql test --with {need}` runs it"),
+            });
+            actual_outputs.push(
+                cell.output
+                    .as_ref()
+                    .map(|o| o.text.clone())
+                    .unwrap_or_default(),
+            );
+            continue;
+        }
         // Blank lines in front make diagnostics count lines as the file does.
         let code = "\n".repeat(cell.line) + &cell.code;
         let out = kernel.execute(path, &code);
@@ -174,11 +197,7 @@ fn cell_case(
     out: &crate::cli::kernel::CellOutput,
     shown: &mut Shown,
 ) -> Case {
-    let first = cell
-        .code
-        .lines()
-        .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with("//"));
-    let label = format!("cell {n}: {}", clip(first.unwrap_or("").trim(), 48));
+    let label = cell_label(n, cell);
     let mut problems = Vec::new();
     if cell.expect_error {
         if out.status == 0 {
@@ -204,10 +223,20 @@ fn cell_case(
     }
     Case {
         passed: problems.is_empty(),
+        skipped: false,
         label,
         place: place.to_string(),
         detail: problems.join("\n"),
     }
+}
+
+/// `cell N: ` and the cell's first line of code.
+fn cell_label(n: usize, cell: &Cell) -> String {
+    let first = cell
+        .code
+        .lines()
+        .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with("//"));
+    format!("cell {n}: {}", clip(first.unwrap_or("").trim(), 48))
 }
 
 fn clip(s: &str, max: usize) -> String {
@@ -247,7 +276,12 @@ pub fn junit(files: &[(&str, FileReport, bool)]) -> String {
                 xml(path),
                 xml(&case.place)
             ));
-            if case.passed {
+            if case.skipped {
+                out.push_str(&format!(
+                    ">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
+                    xml(&case.detail)
+                ));
+            } else if case.passed {
                 out.push_str("/>\n");
             } else {
                 let message = case.detail.lines().next().unwrap_or("failed");
@@ -317,14 +351,22 @@ pub fn parse_cells(text: &str) -> Vec<Cell> {
             .iter()
             .map(|l| format!("{l}\n"))
             .collect();
-        match info {
-            "hql" | "hql error" => cells.push(Cell {
-                line: start + 1,
-                code: body,
-                expect_error: info == "hql error",
-                output: None,
-            }),
-            "output" => {
+        let mut words = info.split_whitespace();
+        let needs = info
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("needs="))
+            .map(str::to_string);
+        match words.next() {
+            Some("hql") if words.all(|w| w == "error" || w.starts_with("needs=")) => {
+                cells.push(Cell {
+                    line: start + 1,
+                    code: body,
+                    expect_error: info.split_whitespace().any(|w| w == "error"),
+                    output: None,
+                    needs,
+                })
+            }
+            Some("output") if info == "output" => {
                 let follows_cell = cells.last().is_some_and(|c| c.output.is_none())
                     && lines[..start]
                         .iter()

@@ -76,7 +76,7 @@ pub fn submit_captured(session: &mut Session, src: &Source, format: OutputFormat
 }
 
 /// What `hql test` was asked for beside the files.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct TestOptions {
     /// Rewrite notebooks' output blocks with the actual output.
     pub update: bool,
@@ -86,6 +86,9 @@ pub struct TestOptions {
     pub junit: bool,
     /// Diagnostics as JSON Lines on standard error (`--diagnostics json`).
     pub json_diagnostics: bool,
+    /// The needs (`--with postgres`) whose marked cells run; the others
+    /// are skipped.
+    pub with: Vec<String>,
 }
 
 /// A file `hql test` runs.
@@ -110,7 +113,7 @@ pub fn test_files(
     err: &mut dyn Write,
     save: &mut dyn FnMut(&str, &str) -> std::io::Result<()>,
 ) -> i32 {
-    let (mut passed, mut failed, mut status) = (0, 0, EXIT_OK);
+    let (mut passed, mut failed, mut skipped, mut status) = (0, 0, 0, EXIT_OK);
     let mut suites = Vec::new();
     let mut text = String::new();
     for file in files {
@@ -121,6 +124,7 @@ pub fn test_files(
             host_for(path),
             options.update,
             options.json_diagnostics,
+            &options.with,
         );
         let _ = out.flush();
         let _ = err.write_all(report.diagnostics.as_bytes());
@@ -128,12 +132,18 @@ pub fn test_files(
             continue;
         }
         for case in &report.cases {
-            let verdict = if case.passed { "PASS" } else { "FAIL" };
+            let verdict = match (case.skipped, case.passed) {
+                (true, _) => "SKIP",
+                (false, true) => "PASS",
+                (false, false) => "FAIL",
+            };
             text.push_str(&format!("{verdict} {} ({})\n", case.label, case.place));
             for line in case.detail.lines() {
                 text.push_str(&format!("     {line}\n"));
             }
-            if case.passed {
+            if case.skipped {
+                skipped += 1;
+            } else if case.passed {
                 passed += 1;
             } else {
                 failed += 1;
@@ -177,7 +187,10 @@ pub fn test_files(
     if options.junit {
         let _ = out.write_all(crate::cli::notebook::junit(&suites).as_bytes());
     } else {
-        let _ = writeln!(out, "{passed} passed, {failed} failed");
+        let _ = match skipped {
+            0 => writeln!(out, "{passed} passed, {failed} failed"),
+            _ => writeln!(out, "{passed} passed, {failed} failed, {skipped} skipped"),
+        };
     }
     status
 }

@@ -165,6 +165,12 @@ pub(crate) trait Store {
         key: &[String],
     ) -> Result<i64>;
 
+    /// Wait until every row handed to the database is written (a store
+    /// that writes as it goes has nothing to wait for).
+    fn settle(&mut self) -> Result<()> {
+        Ok(())
+    }
+
     /// Is this the run's first write to the table (`replace` applies once)?
     fn first_write(&self) -> bool;
 
@@ -905,6 +911,7 @@ impl<S: Store> TableSink for Sink<S> {
 
     fn finish(&mut self) -> Result<(i64, Value)> {
         self.flush()?;
+        self.store.settle()?;
         let drift = self
             .totals
             .0

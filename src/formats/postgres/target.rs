@@ -18,16 +18,18 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::io::Write;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use postgres::Client;
 
+use super::connection::{Connection, Failed};
 use super::{describe, fetch, said, table_ident, tls, Message, TEXT_FORMS};
 use crate::formats::rows::Feed;
 use crate::formats::table::{self, ident, Column, Fit, Row, Store};
 use crate::runtime::contract::{Contract, Shape, TypeSpec};
 use crate::runtime::eval::io::{CommitStep, DatabaseAt, Pending, TableSink};
 use crate::runtime::eval::policy::{TableTarget, WriteMode};
-use crate::runtime::eval::{Result, RuntimeError};
+use crate::runtime::eval::{Origin, Result, RuntimeError};
 use crate::runtime::json::write_json;
 use crate::runtime::value::{NumKind, Value};
 
@@ -308,30 +310,13 @@ impl Postgres {
         table::failed::<Self>(&self.target, e)
     }
 
-    /// A server error, with the column and row of a `COPY` that names them
-    /// (the row's origin goes on the error).
-    fn copy_failed(&self, e: &postgres::Error, rows: &[&Row]) -> RuntimeError {
-        let mut text = said(e);
-        let mut origin = None;
-        if let Some(at) = e.as_db_error().and_then(|db| db.where_()) {
-            // `COPY orders, line 3, column amount: "…"`: the value is not shown.
-            let line = at
-                .split(", line ")
-                .nth(1)
-                .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
-                .and_then(|n| n.parse::<usize>().ok());
-            let column = at
-                .split(", column ")
-                .nth(1)
-                .map(|rest| rest.split(':').next().unwrap_or(rest));
-            if let Some(column) = column {
-                text = format!("column `{column}`: {text}");
-            }
-            origin = line
-                .and_then(|n| rows.get(n.wrapping_sub(1)))
-                .and_then(|r| r.origin.clone());
-        }
-        self.failed(text).from_record(&origin)
+    /// The connection's failure, with the row a `COPY` stopped at.
+    fn lost(&self, failed: Failed) -> RuntimeError {
+        let origin = failed.row.map(|(source, line)| Origin {
+            source: Rc::from(&*source),
+            line,
+        });
+        self.failed(failed.why).from_record(&origin)
     }
 
     /// The rows' values of the `present` columns in `COPY`'s text form.
@@ -419,12 +404,18 @@ impl Postgres {
                         .with_help("an Int beyond 64 bits is never rounded: make the column `numeric`, or store it as a String"));
                     }
                 }
-                json.clear();
+                // Numbers need no escaping.
                 match v {
-                    Value::Num(n) => json.push_str(&n.text),
-                    _ => write_json(json, v),
+                    Value::Num(n) => out.extend_from_slice(n.text.as_bytes()),
+                    Value::Int(i) => {
+                        let _ = write!(out, "{i}");
+                    }
+                    Value::Float(f) => {
+                        let _ = write!(out, "{f}");
+                    }
+                    _ => {}
                 }
-                json
+                return Ok(());
             }
             Some(other) => {
                 return Err(RuntimeError::new(
@@ -438,6 +429,13 @@ impl Postgres {
                 ))
             }
         };
+        if !text
+            .bytes()
+            .any(|b| matches!(b, b'\\' | b'\n' | b'\r' | b'\t'))
+        {
+            out.extend_from_slice(text.as_bytes());
+            return Ok(());
+        }
         for b in text.bytes() {
             match b {
                 b'\\' => out.extend_from_slice(b"\\\\"),
@@ -463,19 +461,38 @@ impl Postgres {
         .with_help("take the NUL out in a `map` before writing (`replace(s, \"\\u{0}\", \"\")`)")
     }
 
-    /// `COPY` the rows into `into`, naming the `names` columns.
-    fn copy(&self, into: &str, names: &[&str], text: &[u8], rows: &[&Row]) -> Result<()> {
+    /// `COPY` the rows into `into`, naming the `names` columns: handed to
+    /// the connection without waiting for the server.
+    fn copy(&self, into: &str, names: &[&str], text: Vec<u8>, rows: &[&Row]) -> Result<()> {
         let quoted = names.iter().map(|n| ident(n)).collect::<Vec<_>>();
         let sql = format!("COPY {into} ({}) FROM STDIN", quoted.join(", "));
-        let mut client = self.db.client.borrow_mut();
-        let mut writer = client
-            .copy_in(&sql)
-            .map_err(|e| self.copy_failed(&e, rows))?;
-        if let Err(e) = writer.write_all(text) {
-            return Err(self.failed(e));
-        }
-        writer.finish().map_err(|e| self.copy_failed(&e, rows))?;
-        Ok(())
+        let mut last: Option<(Rc<str>, Arc<str>)> = None;
+        let origins = rows
+            .iter()
+            .map(|row| {
+                let o = row.origin.as_ref()?;
+                let source = match &last {
+                    Some((rc, arc)) if Rc::ptr_eq(rc, &o.source) => arc.clone(),
+                    _ => {
+                        let arc: Arc<str> = Arc::from(&*o.source);
+                        last = Some((o.source.clone(), arc.clone()));
+                        arc
+                    }
+                };
+                Some((source, o.line))
+            })
+            .collect();
+        let conn = self.db.conn.borrow();
+        conn.copy(sql, text, origins).map_err(|f| self.lost(f))
+    }
+
+    /// Run `f` on the connection and wait for its answer.
+    fn call<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Client) -> std::result::Result<T, String> + Send + 'static,
+    ) -> Result<T> {
+        let answer = self.db.conn.borrow().call(f);
+        answer.map_err(|failed| self.lost(failed))
     }
 }
 
@@ -501,19 +518,21 @@ impl Store for Postgres {
                    AND NOT a.attisdropped AND a.attgenerated = '' \
                    ORDER BY a.attnum";
         let name = table_ident(&self.target.table);
-        let rows = self.db.client.borrow_mut().query(sql, &[&name]);
-        let rows = rows.map_err(|e| self.failed(said(&e)))?;
+        let rows = self.call(move |client| {
+            let rows = client.query(sql, &[&name]).map_err(|e| said(&e))?;
+            Ok(rows
+                .iter()
+                .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+                .collect::<Vec<(String, String, bool, Option<String>)>>())
+        })?;
         Ok(rows
-            .iter()
-            .map(|r| {
-                let decl: String = r.get(1);
-                Column {
-                    name: r.get(0),
-                    kind: Kind::of_decl(&decl),
-                    decl,
-                    not_null: r.get(2),
-                    default: r.get(3),
-                }
+            .into_iter()
+            .map(|(name, decl, not_null, default)| Column {
+                name,
+                kind: Kind::of_decl(&decl),
+                decl,
+                not_null,
+                default,
             })
             .collect())
     }
@@ -562,8 +581,8 @@ impl Store for Postgres {
     }
 
     fn execute(&mut self, sql: &str) -> Result<()> {
-        let done = self.db.client.borrow_mut().batch_execute(sql);
-        done.map_err(|e| self.failed(said(&e)))
+        let sql = sql.to_string();
+        self.call(move |client| client.batch_execute(&sql).map_err(|e| said(&e)))
     }
 
     fn table_sql(&self) -> String {
@@ -607,8 +626,13 @@ impl Store for Postgres {
     /// from there with `ON CONFLICT`.
     fn write(&mut self, columns: &[Column<Kind>], rows: Vec<Row>, key: &[String]) -> Result<i64> {
         let mut groups: Vec<(Vec<bool>, Vec<&Row>)> = Vec::new();
+        let every = vec![true; columns.len()];
         for row in &rows {
-            let present = row.present(columns);
+            // Most rows name every column: only the others are told apart.
+            let present = match row.lacks_default(columns) {
+                true => row.present(columns),
+                false => every.clone(),
+            };
             match groups.iter_mut().find(|(p, _)| *p == present) {
                 Some((_, members)) => members.push(row),
                 None => groups.push((present, vec![row])),
@@ -623,7 +647,7 @@ impl Store for Postgres {
                 .collect();
             if self.target.mode != WriteMode::Upsert {
                 let text = self.copy_text(columns, present, members)?;
-                self.copy(&self.table_sql(), &names, &text, members)?;
+                self.copy(&self.table_sql(), &names, text, members)?;
                 continue;
             }
             let members = last_of_each_key(columns, members, key);
@@ -638,7 +662,7 @@ impl Store for Postgres {
                  CREATE TEMPORARY TABLE hql_upsert AS SELECT {quoted} FROM {} WITH NO DATA",
                 self.table_sql()
             ))?;
-            self.copy("pg_temp.hql_upsert", &names, &text, &members)?;
+            self.copy("pg_temp.hql_upsert", &names, text, &members)?;
             self.execute(&format!(
                 "INSERT INTO {} ({quoted}) SELECT {quoted} FROM pg_temp.hql_upsert{}; \
                  DROP TABLE pg_temp.hql_upsert",
@@ -647,6 +671,11 @@ impl Store for Postgres {
             ))?;
         }
         Ok(rows.len() as i64)
+    }
+
+    fn settle(&mut self) -> Result<()> {
+        let settled = self.db.conn.borrow().settle();
+        settled.map_err(|failed| self.lost(failed))
     }
 
     fn first_write(&self) -> bool {
@@ -698,7 +727,7 @@ fn last_of_each_key<'r>(
 
 /// The run's connection to a server and its transaction there.
 pub(super) struct Db {
-    client: RefCell<Client>,
+    conn: RefCell<Connection>,
     /// The transaction is still open.
     open: Cell<bool>,
     /// The server as messages name it (its URL without the password).
@@ -747,7 +776,7 @@ fn transaction(url: &str, target: &TableTarget) -> Result<Rc<Db>> {
             ))
             .map_err(|e| cannot(said(&e)))?;
         Ok(Rc::new(Db {
-            client: RefCell::new(client),
+            conn: RefCell::new(Connection::new(client)),
             open: Cell::new(true),
             key: written.clone(),
             recover: target.recover.clone(),
@@ -761,7 +790,7 @@ fn transaction(url: &str, target: &TableTarget) -> Result<Rc<Db>> {
 impl Db {
     fn rollback(&self) {
         if self.open.replace(false) {
-            let _ = self.client.borrow_mut().batch_execute("ROLLBACK");
+            self.conn.borrow_mut().close_with("ROLLBACK");
         }
     }
 }
@@ -793,21 +822,25 @@ impl Pending for Transaction {
         if !db.open.get() {
             return Ok(());
         }
-        let mut client = db.client.borrow_mut();
-        let marked = client
-            .batch_execute(&format!(
-                "CREATE TABLE IF NOT EXISTS {RUNS_TABLE} (run text PRIMARY KEY, \
-                 committed_at timestamptz NOT NULL DEFAULT now())"
-            ))
-            .and_then(|()| {
-                client.execute(
-                    &format!("INSERT INTO {RUNS_TABLE} (run) VALUES ($1) ON CONFLICT DO NOTHING"),
-                    &[&run],
-                )
-            });
-        marked
-            .map(|_| ())
-            .map_err(|e| std::io::Error::other(format!("{}: {}", db.key, said(&e))))
+        let run = run.to_string();
+        let marked = db.conn.borrow().call(move |client| {
+            client
+                .batch_execute(&format!(
+                    "CREATE TABLE IF NOT EXISTS {RUNS_TABLE} (run text PRIMARY KEY, \
+                     committed_at timestamptz NOT NULL DEFAULT now())"
+                ))
+                .and_then(|()| {
+                    client.execute(
+                        &format!(
+                            "INSERT INTO {RUNS_TABLE} (run) VALUES ($1) ON CONFLICT DO NOTHING"
+                        ),
+                        &[&run],
+                    )
+                })
+                .map(|_| ())
+                .map_err(|e| said(&e))
+        });
+        marked.map_err(|f| std::io::Error::other(format!("{}: {}", db.key, f.why)))
     }
 
     fn step(&self) -> CommitStep {
@@ -822,15 +855,16 @@ impl Pending for Transaction {
         if !db.open.get() {
             return Ok(());
         }
-        let committed = db.client.borrow_mut().batch_execute("COMMIT");
+        let committed =
+            (db.conn.borrow()).call(|client| client.batch_execute("COMMIT").map_err(|e| said(&e)));
         match committed {
             Ok(()) => {
                 db.open.set(false);
                 Ok(())
             }
-            Err(e) => {
+            Err(f) => {
                 db.rollback();
-                Err(std::io::Error::other(format!("{}: {}", db.key, said(&e))))
+                Err(std::io::Error::other(format!("{}: {}", db.key, f.why)))
             }
         }
     }
@@ -869,26 +903,34 @@ pub(super) fn cursor_in_run(run: Rc<Db>, sql: String) -> Feed<super::Columns, Op
         if done {
             return None;
         }
-        let mut client = run.client.borrow_mut();
+        let conn = run.conn.borrow();
         let message = if opened {
-            match fetch(&mut *client, &cursor) {
+            let fetched = {
+                let cursor = cursor.clone();
+                conn.call(move |client| fetch(client, &cursor))
+            };
+            match fetched {
                 Ok(rows) if rows.is_empty() => {
-                    let _ = client.batch_execute(&format!("CLOSE {cursor}"));
+                    let close = format!("CLOSE {cursor}");
+                    let _ =
+                        conn.call(move |client| client.batch_execute(&close).map_err(|e| said(&e)));
                     None
                 }
                 Ok(rows) => Some(Message::Rows(rows)),
-                Err(why) => Some(Message::Failed(why)),
+                Err(failed) => Some(Message::Failed(failed.why)),
             }
         } else {
             opened = true;
-            let declared = describe(&mut *client, &sql).and_then(|columns| {
+            let (sql, cursor) = (sql.clone(), cursor.clone());
+            let declared = conn.call(move |client| {
+                let columns = describe(client, &sql)?;
                 let declare = format!("DECLARE {cursor} NO SCROLL CURSOR FOR {sql}");
                 client.batch_execute(&declare).map_err(|e| said(&e))?;
                 Ok(columns)
             });
             Some(match declared {
                 Ok(columns) => Message::Columns(columns),
-                Err(why) => Message::Failed(why),
+                Err(failed) => Message::Failed(failed.why),
             })
         };
         done = !matches!(message, Some(Message::Columns(_) | Message::Rows(_)));
