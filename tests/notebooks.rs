@@ -27,7 +27,9 @@ fn hql_test(args: &[&str]) -> (String, i32) {
 fn the_readme_and_the_guides_are_notebooks_that_pass() {
     let (out, status) = hql_test(&["--allow-empty", "README.md", "docs"]);
     assert_eq!(status, 0, "{out}");
-    assert!(out.ends_with(" passed, 0 failed\n"), "{out}");
+    // The cells that need a server are skipped (`--with postgres` runs
+    // them, in tests/postgres_targets.rs).
+    assert!(out.ends_with(" passed, 0 failed, 5 skipped\n"), "{out}");
     let passed: usize = out.lines().filter(|l| l.starts_with("PASS ")).count();
     assert!(
         passed >= 10,
@@ -269,4 +271,35 @@ fn junit_reports_every_case_for_ci_systems() {
         )
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Cells marked ` ```hql needs=postgres ` are skipped unless `--with
+/// postgres` names the need; skipped, they neither pass nor fail.
+#[test]
+fn cells_that_need_a_server_are_skipped_unless_asked_for() {
+    let (out, status) = hql_test(&["docs/postgres/loading.md"]);
+    assert_eq!(status, 0, "{out}");
+    assert!(out.ends_with("1 passed, 0 failed, 5 skipped\n"), "{out}");
+    assert!(
+        out.contains(
+            "SKIP cell 2: orders | route(ok: \"warehouse\", err: \"rejected\") \
+             (docs/postgres/loading.md:62)\n     needs postgres: `hql test --with postgres` runs it\n"
+        ),
+        "{out}"
+    );
+    let (out, status) = hql_test(&["--format", "junit", "docs/postgres/loading.md"]);
+    assert_eq!(status, 0, "{out}");
+    assert_eq!(out.matches("<skipped message=\"needs postgres").count(), 5, "{out}");
+    // Asked for, they run: without a server to reach, they fail.
+    let out = Command::new(env!("CARGO_BIN_EXE_hql"))
+        .args(["test", "--with", "postgres", "docs/postgres/loading.md"])
+        .current_dir(root())
+        .env("NO_COLOR", "1")
+        .env_remove("HQL_TUTORIAL_PG")
+        .output()
+        .expect("hql runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("FAIL cell 2"), "{text}");
+    assert!(text.contains("HQL_TUTORIAL_PG"), "{text}");
 }

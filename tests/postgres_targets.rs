@@ -664,3 +664,28 @@ fn a_source_reads_what_earlier_statements_of_the_run_wrote() {
     assert!(!err.contains("hql::commit"), "{err}");
     assert_eq!(rows(&pg, "SELECT count(*) FROM t"), ["2"]);
 }
+
+// ---------------------------------------------------------------- the guide
+
+/// `docs/postgres/loading.md`, run against a fresh server: every cell,
+/// those that need the server too, gives its stored output.
+#[test]
+#[ignore = "needs PostgreSQL (initdb, pg_ctl); .ci/run runs it"]
+fn the_loading_postgresql_guide_runs_on_a_server() {
+    let pg = Server::start("t-guide");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hql"))
+        .args(["test", "--with", "postgres", "docs/postgres/loading.md"])
+        .current_dir(root)
+        .env("NO_COLOR", "1")
+        .env("HQL_TUTORIAL_PG", pg.url("postgres"))
+        .output()
+        .expect("hql runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.ends_with("6 passed, 0 failed\n"), "{text}");
+    assert_eq!(
+        rows(&pg, "SELECT order_id, coupon FROM orders ORDER BY order_id"),
+        ["A-1001|∅", "A-1002|∅", "A-1007|∅", "A-2001|SPRING", "A-2002|∅"]
+    );
+}
