@@ -905,6 +905,22 @@ fn replace_applies_once_a_run_and_later_writes_add_to_it() {
     assert_eq!(count(&s), 3);
 }
 
+/// The table the run's first write makes is replaced no more than one it
+/// found: the later writes add to it.
+#[test]
+fn replace_of_a_table_the_run_made_keeps_the_runs_first_write() {
+    let s = setup("sq-replace-made", &target("w", "mode = \"replace\""));
+    s.write("orders.csv", ORDERS);
+    ok(
+        &s,
+        &format!(
+            "{CONTRACT}let rows = source(\"orders\") | validate(Order) | oks()\n\
+             rows | write(\"w\")\nrows | filter(r => r.id == 1) | write(\"w\")\n"
+        ),
+    );
+    assert_eq!(count(&s), 3);
+}
+
 #[test]
 fn upsert_on_a_key_that_may_be_null_or_absent_is_refused_before_writing() {
     for (field, why) in [("id?: Int", "absent"), ("id: Int | Null", "null")] {

@@ -336,6 +336,9 @@ impl<S: Store> Sink<S> {
         if self.target().mode == WriteMode::Upsert {
             self.key = self.upsert_key()?;
         }
+        // A run applies `replace` once, to the table as it found it (or
+        // made it): its later writes add to it.
+        let first = self.store.first_write();
         if self.columns.is_empty() {
             if !self.target().create_table {
                 return Err(self.failed("the table does not exist").with_help(
@@ -346,8 +349,7 @@ impl<S: Store> Sink<S> {
                 self.create(&columns)?;
             }
         } else {
-            // A run applies `replace` once: its later writes add to it.
-            if self.target().mode == WriteMode::Replace && self.store.first_write() {
+            if self.target().mode == WriteMode::Replace && first {
                 let sql = format!("DELETE FROM {}", self.store.table_sql());
                 self.store.execute(&sql)?;
             }
