@@ -289,7 +289,11 @@ fn cells_that_need_a_server_are_skipped_unless_asked_for() {
     );
     let (out, status) = hql_test(&["--format", "junit", "docs/postgres/loading.md"]);
     assert_eq!(status, 0, "{out}");
-    assert_eq!(out.matches("<skipped message=\"needs postgres").count(), 5, "{out}");
+    assert_eq!(
+        out.matches("<skipped message=\"needs postgres").count(),
+        5,
+        "{out}"
+    );
     // Asked for, they run: without a server to reach, they fail.
     let out = Command::new(env!("CARGO_BIN_EXE_hql"))
         .args(["test", "--with", "postgres", "docs/postgres/loading.md"])

@@ -686,6 +686,12 @@ fn the_loading_postgresql_guide_runs_on_a_server() {
     assert!(text.ends_with("6 passed, 0 failed\n"), "{text}");
     assert_eq!(
         rows(&pg, "SELECT order_id, coupon FROM orders ORDER BY order_id"),
-        ["A-1001|∅", "A-1002|∅", "A-1007|∅", "A-2001|SPRING", "A-2002|∅"]
+        [
+            "A-1001|∅",
+            "A-1002|∅",
+            "A-1007|∅",
+            "A-2001|SPRING",
+            "A-2002|∅"
+        ]
     );
 }
