@@ -626,16 +626,24 @@ impl Store for Postgres {
     /// from there with `ON CONFLICT`.
     fn write(&mut self, columns: &[Column<Kind>], rows: Vec<Row>, key: &[String]) -> Result<i64> {
         let mut groups: Vec<(Vec<bool>, Vec<&Row>)> = Vec::new();
-        let every = vec![true; columns.len()];
         for row in &rows {
-            // Most rows name every column: only the others are told apart.
-            let present = match row.lacks_default(columns) {
-                true => row.present(columns),
-                false => every.clone(),
+            // Most rows name every column: a mask is made only for others.
+            let at = match row.lacks_default(columns) {
+                true => {
+                    let present = row.present(columns);
+                    groups
+                        .iter()
+                        .position(|(p, _)| *p == present)
+                        .ok_or(present)
+                }
+                false => (groups
+                    .iter()
+                    .position(|(p, _)| p.iter().all(|named| *named)))
+                .ok_or_else(|| vec![true; columns.len()]),
             };
-            match groups.iter_mut().find(|(p, _)| *p == present) {
-                Some((_, members)) => members.push(row),
-                None => groups.push((present, vec![row])),
+            match at {
+                Ok(at) => groups[at].1.push(row),
+                Err(present) => groups.push((present, vec![row])),
             }
         }
         for (present, members) in &groups {
