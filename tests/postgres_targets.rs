@@ -695,3 +695,68 @@ fn the_loading_postgresql_guide_runs_on_a_server() {
         ]
     );
 }
+
+// ---------------------------------------------------------------- numeric
+
+#[test]
+#[ignore = "needs PostgreSQL (initdb, pg_ctl); .ci/run runs it"]
+fn columns_typed_numeric_keep_numbers_exact_at_any_size() {
+    let pg = Server::start("t-numeric");
+    let s = setup(
+        "pgt-numeric",
+        &target(
+            "t",
+            &pg.url("postgres"),
+            "t",
+            "columns = { big = { type = \"numeric\" }, amount = { type = \"numeric\" } }",
+        ),
+    );
+    // Numbers past 64 bits come from data (a literal in a program is an Int).
+    s.write(
+        "in.jsonl",
+        "{\"id\": 1, \"big\": 123456789012345678901234567890, \"amount\": 0.1}\n\
+         {\"id\": 9007199254740993, \"big\": 2, \"amount\": 12.30}\n",
+    );
+    let r = ok(
+        &s,
+        "type T : DataContract = { id: Int, big: Int, amount: Float }\n\
+         source(file(\"in.jsonl\"), Json) | validate(T) | oks() | write(\"t\")\n",
+    );
+    assert_eq!(r.out, "{written: 2, drift: []}\n");
+    assert_eq!(
+        columns(&pg, "t"),
+        [
+            "id bigint not null",
+            "big numeric not null",
+            "amount numeric not null"
+        ]
+    );
+    assert_eq!(
+        rows(&pg, "SELECT id, big, amount FROM t ORDER BY id"),
+        [
+            "1|123456789012345678901234567890|0.1",
+            "9007199254740993|2|12.30"
+        ]
+    );
+}
+
+/// No server needed: `columns` on a target is refused where it cannot mean
+/// anything, before the program runs.
+#[test]
+fn a_targets_columns_are_a_postgresql_tables_numeric_ones_only() {
+    for (entry, says) in [
+        (
+            "[targets.t]\nsqlite = \"x.db\"\ntable = \"t\"\ncolumns = { a = { type = \"numeric\" } }\n",
+            "a target's `columns` types a PostgreSQL table's columns",
+        ),
+        (
+            "[targets.t]\npostgres = \"postgresql://u@127.0.0.1:1/db\"\ntable = \"t\"\ncolumns = { a = { type = \"int\" } }\n",
+            "`int` is not a column type a target takes",
+        ),
+    ] {
+        let s = setup("pgt-columns", entry);
+        let r = s.run("[{a: 1}] | write(\"t\")\n", &[]);
+        assert_eq!(r.status, 2, "{}", r.err);
+        assert!(r.err.contains("hql::config") && r.err.contains(says), "{}", r.err);
+    }
+}

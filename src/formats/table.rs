@@ -122,6 +122,12 @@ pub(crate) trait Store {
     /// The kind of column an HQL type gives (`create_table`, `evolve`).
     fn kind_of_type(&self, ty: &TypeSpec) -> Self::Kind;
 
+    /// The kind of column a contract's field gives: its type's, unless
+    /// the target says otherwise.
+    fn kind_of_field(&self, _name: &str, ty: &TypeSpec) -> Self::Kind {
+        self.kind_of_type(ty)
+    }
+
     /// The kind of column a value gives, for a column made from records
     /// alone; `None` for `null`.
     fn kind_of_value(&self, v: &Value) -> Option<Self::Kind>;
@@ -423,7 +429,7 @@ impl<S: Store> Sink<S> {
                 .fields
                 .iter()
                 .map(|f| {
-                    let kind = self.store.kind_of_type(&f.ty);
+                    let kind = self.store.kind_of_field(&f.name, &f.ty);
                     let not_null = !f.optional && !f.ty.admits_null();
                     (f.name.to_string(), kind, not_null)
                 })
@@ -766,7 +772,7 @@ impl<S: Store> Sink<S> {
             .as_ref()
             .and_then(|c| c.record())
             .and_then(|r| r.field(column))
-            .map(|f| self.store.kind_of_type(&f.ty));
+            .map(|f| self.store.kind_of_field(&f.name, &f.ty));
         let kind = declared.or_else(|| {
             batch.iter().find_map(|(v, _)| match v {
                 Value::Record(r) => r.get(column).and_then(|v| self.store.kind_of_value(v)),

@@ -69,6 +69,10 @@ pub struct TargetConfig {
     /// Create the table when it does not exist (default true).
     pub create_table: bool,
     pub schema: SchemaPolicy,
+    /// `columns = { F = { type = "numeric" } }` of a PostgreSQL target: the
+    /// fields whose columns are `numeric` rather than `bigint` or `double
+    /// precision`.
+    pub numeric: Vec<String>,
 }
 
 /// Where a source reads or a target writes.
@@ -699,6 +703,7 @@ const TARGET_KEYS: &[&str] = &[
     "mode",
     "create_table",
     "schema",
+    "columns",
 ];
 
 fn parse_source(node: &Node, id: &str, dir: &Path) -> Result<SourceConfig, ConfigError> {
@@ -723,8 +728,53 @@ fn parse_target(node: &Node, id: &str, dir: &Path) -> Result<TargetConfig, Confi
         mode: node.choice("mode", WriteMode::CHOICES)?.unwrap_or_default(),
         create_table: node.flag("create_table")?.unwrap_or(true),
         schema: parse_schema(node)?,
+        numeric: parse_numeric(node, &place)?,
         place,
     })
+}
+
+/// A PostgreSQL target's `columns = { F = { type = "numeric" } }`: the
+/// fields whose columns `create_table` and `evolve` make `numeric`.
+fn parse_numeric(node: &Node, place: &Place) -> Result<Vec<String>, ConfigError> {
+    let Some(columns) = node.child("columns")? else {
+        return Ok(Vec::new());
+    };
+    if !matches!(place, Place::Postgres { .. }) {
+        return Err(node
+            .error(
+                "columns",
+                "a target's `columns` types a PostgreSQL table's columns",
+            )
+            .with_help(Some(
+                "leave it out: this target's columns follow the records' types".to_string(),
+            )));
+    }
+    let mut numeric = Vec::new();
+    for (field, value) in columns.table.iter() {
+        let column = columns.node(field, value)?;
+        column.check_keys(&["type"])?;
+        match column.string("type")? {
+            Some("numeric") => numeric.push(field.to_string()),
+            Some(other) => {
+                return Err(column
+                    .error(
+                        "type",
+                        format!("`{other}` is not a column type a target takes"),
+                    )
+                    .with_help(Some(
+                        "`type = \"numeric\"` keeps a number exact, at any size; the other \
+                         columns follow the contract's types"
+                            .to_string(),
+                    )))
+            }
+            None => {
+                return Err(column
+                    .error("", "names no `type`")
+                    .with_help(Some("write `{ type = \"numeric\" }`".to_string())))
+            }
+        }
+    }
+    Ok(numeric)
 }
 
 /// Exactly one of `file`, `sqlite`, `postgres` and `postgres_env`, with

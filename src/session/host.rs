@@ -581,6 +581,7 @@ impl Host for FsHost {
             id: id.to_string(),
             at,
             recover: Some((config.file.clone(), id.to_string())),
+            numeric: target.numeric.clone(),
             written: target.place.written().to_string(),
             table: table.clone(),
             mode: target.mode,

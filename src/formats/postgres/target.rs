@@ -545,6 +545,13 @@ impl Store for Postgres {
         Kind::of_value(v)
     }
 
+    fn kind_of_field(&self, name: &str, ty: &TypeSpec) -> Kind {
+        match self.target.numeric.iter().any(|n| n == name) {
+            true => Kind::Numeric,
+            false => Kind::of_type(ty),
+        }
+    }
+
     fn any(&self) -> Kind {
         Kind::Jsonb
     }

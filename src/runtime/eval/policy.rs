@@ -14,6 +14,9 @@ pub struct TableTarget {
     /// Where recovery finds a server again (its URL is not written down,
     /// for its password): the configuration file and this target's id.
     pub recover: Option<(std::path::PathBuf, String)>,
+    /// The fields whose columns are `numeric` (a PostgreSQL target's
+    /// `columns`).
+    pub numeric: Vec<String>,
     /// The path as written in `hql.toml`, for messages.
     pub written: String,
     pub table: String,
