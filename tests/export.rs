@@ -335,7 +335,7 @@ fn an_unknown_type_or_format_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         text(&out.stderr),
-        "hql: --format sql needs --dialect duckdb, spark or trino\n"
+        "hql: --format sql needs --dialect duckdb, spark, trino or postgres\n"
     );
     let out = hql(&[
         "export",
@@ -364,11 +364,11 @@ fn an_unknown_type_or_format_is_a_usage_error() {
                 "--dialect",
                 "oracle",
             ][..],
-            "[possible values: duckdb, spark, trino]",
+            "[possible values: duckdb, spark, trino, postgres]",
         ),
         (
             &["vet", movies, "m.jsonl", "--engine", "spark"][..],
-            "[possible values: duckdb]",
+            "[possible values: duckdb, postgres]",
         ),
         (
             &[

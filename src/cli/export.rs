@@ -73,7 +73,10 @@ fn export_sql(
     sinks: &mut Sinks,
 ) -> i32 {
     let Some(dialect) = args.dialect else {
-        return usage(sinks, "--format sql needs --dialect duckdb, spark or trino");
+        return usage(
+            sinks,
+            "--format sql needs --dialect duckdb, spark, trino or postgres",
+        );
     };
     let declared = match load(&mut session, file, sinks) {
         Ok(declared) => declared,
@@ -119,6 +122,7 @@ fn typed_input<'a>(dialect: Dialect, args: &'a SqlArgs) -> Result<Input<'a>, Str
         Dialect::DuckDb => Catalog::DuckDb,
         Dialect::Spark => Catalog::Spark,
         Dialect::Trino => Catalog::Trino,
+        Dialect::Postgres => Catalog::Postgres,
     };
     if let Some(table) = args.from_table.as_deref() {
         let columns = match (&args.columns, &args.database) {

@@ -183,6 +183,40 @@ pub fn export_table(
     }
 }
 
+/// Every example contract over each of its data files: `agree` holds the
+/// engine to `hql run`, or says why the contract does not compile. As many
+/// as compile in DuckDB must: fewer means a construct stopped compiling.
+/// (`examples`: `common::example_contracts()`).
+pub fn every_example_agrees(
+    examples: Vec<(String, Vec<String>, Vec<String>)>,
+    mut agree: impl FnMut(&str, &str, &str) -> Result<(), String>,
+) {
+    let (mut compiled, mut refused) = (0, 0);
+    for (file, types, data) in examples {
+        for ty in &types {
+            for d in &data {
+                match agree(&file, ty, d) {
+                    Ok(()) => compiled += 1,
+                    Err(err) => {
+                        assert!(
+                            err.contains("does not compile to SQL:"),
+                            "{file} {ty}: {err}"
+                        );
+                        refused += 1;
+                    }
+                }
+            }
+        }
+    }
+    eprintln!(
+        "{compiled} example contracts compiled and agreed; {refused} said what does not compile"
+    );
+    assert!(
+        compiled >= 30,
+        "only {compiled} example pairs compiled ({refused} refused)"
+    );
+}
+
 /// What one side says: each failing line's failures, each warning by line,
 /// and the report.
 pub struct Said {

@@ -313,7 +313,7 @@ fn named(name: &str, numbers: &[u32], catalog: Catalog) -> Result<Column, String
             }
         },
         "VARCHAR" | "TEXT" | "STRING" | "CHAR" | "CHARACTER" | "CHARACTER VARYING" | "BPCHAR"
-        | "NVARCHAR" | "NCHAR" => Column::Text,
+        | "NVARCHAR" | "NCHAR" | "UUID" | "CITEXT" => Column::Text,
         "BLOB" | "BYTEA" | "BINARY" | "VARBINARY" | "BYTES" => Column::Binary,
         "DATE" => Column::Date,
         "TIMESTAMP" => timestamp(6, catalog == Catalog::Spark),

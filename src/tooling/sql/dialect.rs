@@ -4,11 +4,20 @@
 //! functions — is asked of the dialect here.
 //!
 //! A JSON value is a `Loc`: an SQL expression of the engine's JSON type
-//! (DuckDB's `JSON`, Spark's `VARIANT`, Trino's `JSON`) and, beside it, the
+//! (DuckDB's `JSON`, Spark's `VARIANT`, Trino's and PostgreSQL's `json`)
+//! and, beside it, the
 //! JSON path of the value within the line as SQL text, which Spark needs to
 //! read what its `VARIANT` forgets (the order of keys, `1.0` against `1`).
 //! A `Loc` may instead be a value in typed columns (`typed`), which each
 //! method over a `Loc` hands to `typed` first.
+//!
+//! PostgreSQL has no lambdas and no struct literals: its lists are SQL
+//! arrays walked by subqueries (`unnest … WITH ORDINALITY`), a failure is a
+//! `jsonb` object and a list of failures a `jsonb` array (so lists of them
+//! nest, which its arrays do not). What it cannot say in one expression —
+//! a JSON text that may not parse, an error raised where it is reached —
+//! is a helper function the query makes first in the session's temporary
+//! schema (`helpers`).
 
 use std::rc::Rc;
 
@@ -21,6 +30,7 @@ pub enum Dialect {
     DuckDb,
     Spark,
     Trino,
+    Postgres,
 }
 
 /// The scalar types a rule reads values as.
@@ -62,12 +72,35 @@ pub struct Loc {
 /// inside of a regex class (RE2 and Java read it alike).
 pub const WHITE_SPACE: &str = "\\t\\n\\x0B\\f\\r \\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}";
 
+/// What a PostgreSQL query makes before it runs, in the session's
+/// temporary schema (gone when the session ends): a JSON text parsed or
+/// NULL (PostgreSQL 15 has no `try_cast`; a text `jsonb` refuses, such as
+/// `\u0000`, is no JSON here either), an instant read or NULL, and an
+/// error raised where it is reached as a value of any type (a constant
+/// error would be raised when the query is planned).
+const POSTGRES_HELPERS: &str = "-- Helpers of this query, in the session's temporary schema.\n\
+CREATE OR REPLACE FUNCTION pg_temp.hql_json(t text) RETURNS json LANGUAGE plpgsql IMMUTABLE AS $hql$\n\
+BEGIN PERFORM CAST(t AS jsonb); RETURN CAST(t AS json); EXCEPTION WHEN others THEN RETURN NULL; END $hql$;\n\
+CREATE OR REPLACE FUNCTION pg_temp.hql_instant(t text) RETURNS timestamptz LANGUAGE plpgsql STABLE AS $hql$\n\
+BEGIN RETURN CAST(t AS timestamptz); EXCEPTION WHEN others THEN RETURN NULL; END $hql$;\n\
+CREATE OR REPLACE FUNCTION pg_temp.hql_raise(message text, kind anyelement) RETURNS anyelement LANGUAGE plpgsql VOLATILE AS $hql$\n\
+BEGIN RAISE EXCEPTION '%', message; END $hql$;\n";
+
 impl Dialect {
     /// Its name on the command line (`--dialect`), as clap has it.
     pub fn name(self) -> String {
         clap::ValueEnum::to_possible_value(&self)
             .map(|v| v.get_name().to_string())
             .unwrap_or_default()
+    }
+
+    /// The statements the query needs made before it (PostgreSQL's
+    /// helper functions), or nothing.
+    pub fn helpers(self) -> &'static str {
+        match self {
+            Dialect::Postgres => POSTGRES_HELPERS,
+            _ => "",
+        }
     }
 
     /// `text` as a string literal (Spark reads backslashes in literals as
@@ -85,6 +118,17 @@ impl Dialect {
             Dialect::DuckDb => "STRUCT(rule VARCHAR, kind VARCHAR, path VARCHAR)",
             Dialect::Spark => "STRUCT<rule: STRING, kind: STRING, path: STRING>",
             Dialect::Trino => "ROW(rule VARCHAR, kind VARCHAR, path VARCHAR)",
+            Dialect::Postgres => "jsonb",
+        }
+    }
+
+    /// The SQL type of a list of failures.
+    pub fn failures_type(self) -> String {
+        match self {
+            Dialect::DuckDb => format!("{}[]", self.failure_type()),
+            Dialect::Spark => format!("ARRAY<{}>", self.failure_type()),
+            Dialect::Trino => format!("ARRAY({})", self.failure_type()),
+            Dialect::Postgres => "jsonb".into(),
         }
     }
 
@@ -99,26 +143,70 @@ impl Dialect {
                 "CAST(ROW({rule}, {kind}, {path}) AS {})",
                 self.failure_type()
             ),
+            Dialect::Postgres => {
+                format!("jsonb_build_object('rule', {rule}, 'kind', {kind}, 'path', {path})")
+            }
         }
     }
 
     /// The empty list of failures.
     pub fn no_failures(self) -> String {
         match self {
-            Dialect::DuckDb => format!("[]::{}[]", self.failure_type()),
-            Dialect::Spark => format!("CAST(array() AS ARRAY<{}>)", self.failure_type()),
-            Dialect::Trino => format!("CAST(ARRAY[] AS ARRAY({}))", self.failure_type()),
+            Dialect::DuckDb => format!("[]::{}", self.failures_type()),
+            Dialect::Spark => format!("CAST(array() AS {})", self.failures_type()),
+            Dialect::Trino => format!("CAST(ARRAY[] AS {})", self.failures_type()),
+            Dialect::Postgres => "CAST('[]' AS jsonb)".into(),
         }
     }
 
-    /// A list of failures (or NULLs, filtered out by `present`).
+    /// A list of failures (or NULLs, filtered out by `present`; PostgreSQL
+    /// leaves them out here).
     pub fn failures(self, items: &[String]) -> String {
         if items.is_empty() {
             return self.no_failures();
         }
         match self {
-            Dialect::DuckDb => format!("[{}]::{}[]", items.join(", "), self.failure_type()),
+            Dialect::DuckDb => format!("{}::{}", self.list(items), self.failures_type()),
+            Dialect::Postgres => format!(
+                "to_jsonb(array_remove(CAST({} AS jsonb[]), NULL))",
+                self.list(items)
+            ),
             _ => self.list(items),
+        }
+    }
+
+    /// How many failures a list of them holds.
+    pub fn failure_count(self, list: &str) -> String {
+        match self {
+            Dialect::Postgres => format!("jsonb_array_length({list})"),
+            _ => self.size(list),
+        }
+    }
+
+    /// A field (`rule`, `kind`, `path`) of a failure.
+    pub fn failure_field(self, failure: &str, field: &str) -> String {
+        match self {
+            Dialect::Postgres => format!("({failure} ->> '{field}')"),
+            _ => format!("{failure}.{field}"),
+        }
+    }
+
+    /// The failures of a list for which `cond` (over `var`) holds.
+    pub fn filter_failures(self, list: &str, var: &str, cond: &str) -> String {
+        match self {
+            Dialect::Postgres => format!(
+                "(SELECT coalesce(jsonb_agg({var} ORDER BY {var}_o), CAST('[]' AS jsonb)) \
+                 FROM jsonb_array_elements({list}) WITH ORDINALITY AS {var}_u({var}, {var}_o) WHERE {cond})"
+            ),
+            _ => self.filter(list, var, cond),
+        }
+    }
+
+    /// Each item of a list (`var`) made a failure: a list of failures.
+    pub fn failure_each(self, list: &str, var: &str, failure: &str) -> String {
+        match self {
+            Dialect::Postgres => format!("to_jsonb({})", self.transform(list, var, failure)),
+            _ => self.transform(list, var, failure),
         }
     }
 
@@ -127,11 +215,11 @@ impl Dialect {
         match self {
             Dialect::DuckDb => format!("[{}]", items.join(", ")),
             Dialect::Spark => format!("array({})", items.join(", ")),
-            Dialect::Trino => format!("ARRAY[{}]", items.join(", ")),
+            Dialect::Trino | Dialect::Postgres => format!("ARRAY[{}]", items.join(", ")),
         }
     }
 
-    /// Lists one after another.
+    /// Lists (of failures) one after another.
     pub fn concat(self, lists: &[String]) -> String {
         match lists {
             [] => self.no_failures(),
@@ -145,32 +233,53 @@ impl Dialect {
                     }
                     out
                 }
+                Dialect::Postgres => format!("({})", lists.join("\n        || ")),
                 _ => format!("concat({})", lists.join(",\n        ")),
             },
         }
     }
 
-    /// A list of lists, one list.
+    /// A list of lists of failures, one list.
     pub fn flatten(self, list: &str) -> String {
-        format!("flatten({list})")
+        match self {
+            // An array of `jsonb` arrays, walked in order.
+            Dialect::Postgres => format!(
+                "(SELECT coalesce(jsonb_agg(hql_f ORDER BY hql_fo, hql_fi), CAST('[]' AS jsonb)) \
+                 FROM unnest({list}) WITH ORDINALITY AS hql_fu(hql_fl, hql_fo) \
+                 CROSS JOIN LATERAL jsonb_array_elements(hql_fl) WITH ORDINALITY AS hql_fv(hql_f, hql_fi))"
+            ),
+            _ => format!("flatten({list})"),
+        }
     }
 
     /// The items of `list` for which `cond` (over `var`) holds.
     pub fn filter(self, list: &str, var: &str, cond: &str) -> String {
         match self {
             Dialect::DuckDb => format!("list_filter({list}, lambda {var}: {cond})"),
+            Dialect::Postgres => format!(
+                "ARRAY(SELECT {var} FROM unnest({list}) WITH ORDINALITY AS {var}_u({var}, {var}_o) \
+                 WHERE {cond} ORDER BY {var}_o)"
+            ),
             _ => format!("filter({list}, {var} -> {cond})"),
         }
     }
 
     /// Failures with the NULLs (rules that held) left out.
     pub fn present(self, list: &str) -> String {
-        self.filter(list, "x", "x IS NOT NULL")
+        match self {
+            // `failures` left them out.
+            Dialect::Postgres => list.to_string(),
+            _ => self.filter(list, "x", "x IS NOT NULL"),
+        }
     }
 
     pub fn transform(self, list: &str, var: &str, body: &str) -> String {
         match self {
             Dialect::DuckDb => format!("list_transform({list}, lambda {var}: {body})"),
+            Dialect::Postgres => format!(
+                "ARRAY(SELECT {body} FROM unnest({list}) WITH ORDINALITY AS {var}_u({var}, {var}_o) \
+                 ORDER BY {var}_o)"
+            ),
             _ => format!("transform({list}, {var} -> {body})"),
         }
     }
@@ -183,6 +292,9 @@ impl Dialect {
             ),
             Dialect::Spark => format!("forall({list}, {var} -> {cond})"),
             Dialect::Trino => format!("all_match({list}, {var} -> {cond})"),
+            Dialect::Postgres => format!(
+                "(SELECT coalesce(bool_and({cond}), true) FROM unnest({list}) AS {var}_u({var}))"
+            ),
         }
     }
 
@@ -190,7 +302,7 @@ impl Dialect {
         match self {
             Dialect::DuckDb => format!("len({list})"),
             Dialect::Spark => format!("size({list})"),
-            Dialect::Trino => format!("cardinality({list})"),
+            Dialect::Trino | Dialect::Postgres => format!("cardinality({list})"),
         }
     }
 
@@ -203,6 +315,11 @@ impl Dialect {
             Dialect::Trino => {
                 format!("reduce({list}, {zero}, (hql_a, hql_x) -> hql_a + hql_x, hql_a -> hql_a)")
             }
+            Dialect::Postgres => {
+                format!(
+                    "(SELECT coalesce(sum(hql_x), {zero}) FROM unnest({list}) AS hql_su(hql_x))"
+                )
+            }
         }
     }
 
@@ -211,6 +328,7 @@ impl Dialect {
             Dialect::DuckDb => format!("list_contains({list}, {item})"),
             Dialect::Spark => format!("array_contains({list}, {item})"),
             Dialect::Trino => format!("contains({list}, {item})"),
+            Dialect::Postgres => format!("(({item}) = ANY({list}))"),
         }
     }
 
@@ -222,6 +340,15 @@ impl Dialect {
             Dialect::DuckDb => format!("list_extract({list}, {at})"),
             Dialect::Spark => format!("try_element_at({list}, {at})"),
             Dialect::Trino => format!("element_at({list}, {at})"),
+            // Its arrays count from 1, and an index beyond `integer` is an
+            // error: only one within the list is read.
+            Dialect::Postgres => {
+                let n = self.size(list);
+                format!(
+                    "CASE WHEN ({i}) >= 0 AND ({i}) < {n} THEN ({list})[CAST(({i}) + 1 AS integer)] \
+                     WHEN ({i}) < 0 AND -({i}) <= {n} THEN ({list})[CAST({n} + ({i}) + 1 AS integer)] END"
+                )
+            }
         }
     }
 
@@ -230,6 +357,7 @@ impl Dialect {
             Dialect::DuckDb => "NULL::VARCHAR",
             Dialect::Spark => "CAST(NULL AS STRING)",
             Dialect::Trino => "CAST(NULL AS VARCHAR)",
+            Dialect::Postgres => "CAST(NULL AS text)",
         }
     }
 
@@ -239,9 +367,12 @@ impl Dialect {
             // Ints beyond 64 bits are Ints in HQL too.
             (Dialect::DuckDb, Ty::Int) => "HUGEINT",
             (Dialect::Spark, Ty::Int) => "DECIMAL(38,0)",
+            (Dialect::Postgres, Ty::Int) => "numeric",
             (_, Ty::Int) => "BIGINT",
+            (Dialect::Postgres, Ty::Float) => "double precision",
             (_, Ty::Float) => "DOUBLE",
             (Dialect::Spark, Ty::Text) => "STRING",
+            (Dialect::Postgres, Ty::Text) => "text",
             (_, Ty::Text) => "VARCHAR",
         }
     }
@@ -250,12 +381,30 @@ impl Dialect {
         format!("CAST({x} AS {})", self.type_name(ty))
     }
 
+    /// `x` as `ty`, NULL where it is not one. PostgreSQL has no such cast:
+    /// there it is a plain one, and every caller has checked `x`'s form.
+    pub fn try_cast(self, x: &str, ty: Ty) -> String {
+        match self {
+            Dialect::Postgres => self.cast(x, ty),
+            _ => format!("TRY_CAST({x} AS {})", self.type_name(ty)),
+        }
+    }
+
+    /// What follows a text an ordering compares, so texts order by code
+    /// point as in HQL whatever the database's collation.
+    pub fn text_order(self) -> &'static str {
+        match self {
+            Dialect::Postgres => " COLLATE \"C\"",
+            _ => "",
+        }
+    }
     /// A Float truncated toward zero, as an Int (its range checked before).
     pub fn trunc_to_int(self, x: &str) -> String {
         match self {
             Dialect::DuckDb => format!("CAST(trunc({x}) AS HUGEINT)"),
             Dialect::Spark => format!("CAST({x} AS BIGINT)"),
             Dialect::Trino => format!("CAST(truncate({x}) AS BIGINT)"),
+            Dialect::Postgres => format!("CAST(trunc({x}) AS numeric)"),
         }
     }
 
@@ -265,13 +414,15 @@ impl Dialect {
     }
 
     /// An error raised when the row is reached (a query that cannot give
-    /// the right answer stops instead of giving a wrong one).
-    pub fn raise(self, message: &str) -> String {
+    /// the right answer stops instead of giving a wrong one), in place of a
+    /// value of SQL type `ty`.
+    pub fn raise(self, message: &str, ty: &str) -> String {
         let m = self.string(message);
         match self {
             Dialect::DuckDb => format!("error({m})"),
             Dialect::Spark => format!("raise_error({m})"),
             Dialect::Trino => format!("fail({m})"),
+            Dialect::Postgres => format!("pg_temp.hql_raise({m}, CAST(NULL AS {ty}))"),
         }
     }
 
@@ -291,6 +442,7 @@ impl Dialect {
                  AND json_array_length('[' || {text} || ',null]') = 2 THEN try_parse_json({text}) END"
             ),
             Dialect::Trino => format!("try(json_parse({text}))"),
+            Dialect::Postgres => format!("pg_temp.hql_json({text})"),
         }
     }
 
@@ -314,6 +466,7 @@ impl Dialect {
             Dialect::DuckDb => format!(".\"{name}\""),
             Dialect::Spark => format!("['{name}']"),
             Dialect::Trino => format!("[\"{name}\"]"),
+            Dialect::Postgres => format!(".\"{name}\""),
         };
         let json = match self {
             Dialect::DuckDb => format!(
@@ -331,6 +484,7 @@ impl Dialect {
                 at.json,
                 self.string(&format!("${step}"))
             ),
+            Dialect::Postgres => format!("({} -> {})", at.json, self.string(name)),
         };
         Loc {
             json,
@@ -359,6 +513,7 @@ impl Dialect {
                  WHEN 'n' THEN 'null' ELSE CASE WHEN {j} IS NOT NULL THEN 'number' END END",
                 j = at.json
             ),
+            Dialect::Postgres => format!("json_typeof({})", at.json),
         }
     }
 
@@ -395,13 +550,18 @@ impl Dialect {
                 Kind::Array => format!("{t} LIKE 'ARRAY<%'"),
                 Kind::Object => format!("{t} LIKE 'OBJECT<%'"),
             },
-            Dialect::Trino => match kind {
+            // Trino's and PostgreSQL's `json` keep a number's text as the
+            // line has it.
+            Dialect::Trino | Dialect::Postgres => match kind {
                 Kind::Null => format!("{t} = 'null'"),
                 Kind::Bool => format!("{t} = 'boolean'"),
-                Kind::Int => format!(
-                    "({t} = 'number' AND regexp_like(json_format({}), '^-?[0-9]+$'))",
-                    at.json
-                ),
+                Kind::Int => {
+                    let digits = match self {
+                        Dialect::Trino => format!("regexp_like(json_format({}), ", at.json),
+                        _ => format!("(CAST({} AS text) ~ ", at.json),
+                    };
+                    format!("({t} = 'number' AND {digits}'^-?[0-9]+$'))")
+                }
                 Kind::Number => format!("{t} = 'number'"),
                 Kind::Text => format!("{t} = 'string'"),
                 Kind::Array => format!("{t} = 'array'"),
@@ -430,6 +590,19 @@ impl Dialect {
                 Ty::Text => format!("json_extract_scalar({}, '$')", at.json),
                 _ => format!("TRY_CAST({} AS {name})", at.json),
             },
+            // Read only when of its kind: a cast of anything else raises.
+            Dialect::Postgres => {
+                let (kind, text) = match ty {
+                    Ty::Text => ("string", format!("({} #>> '{{}}')", at.json)),
+                    Ty::Bool => ("boolean", format!("CAST({} AS text)", at.json)),
+                    Ty::Int | Ty::Float => ("number", format!("CAST({} AS text)", at.json)),
+                };
+                let value = match ty {
+                    Ty::Text => text,
+                    _ => self.cast(&text, ty),
+                };
+                format!("CASE WHEN {} = '{kind}' THEN {value} END", self.kind_of(at))
+            }
         }
     }
 
@@ -447,6 +620,9 @@ impl Dialect {
             Dialect::Trino => {
                 format!("CAST(to_unixtime(from_iso8601_timestamp({text})) * 1000000 AS BIGINT)")
             }
+            Dialect::Postgres => {
+                format!("CAST(EXTRACT(EPOCH FROM pg_temp.hql_instant({text})) * 1000000 AS bigint)")
+            }
         }
     }
 
@@ -456,6 +632,9 @@ impl Dialect {
             Dialect::DuckDb => "epoch_us(get_current_timestamp())",
             Dialect::Spark => "unix_micros(current_timestamp())",
             Dialect::Trino => "CAST(to_unixtime(current_timestamp) * 1000000 AS BIGINT)",
+            Dialect::Postgres => {
+                "CAST(EXTRACT(EPOCH FROM statement_timestamp()) * 1000000 AS bigint)"
+            }
         }
     }
 
@@ -471,7 +650,21 @@ impl Dialect {
                 at.json
             ),
             Dialect::Trino => format!("json_array_length({})", at.json),
+            Dialect::Postgres => format!(
+                "CAST(json_array_length({}) AS bigint)",
+                self.only(at, "array")
+            ),
         }
+    }
+
+    /// PostgreSQL's JSON value at `at` where it is of `kind`, else NULL:
+    /// its functions over arrays and objects raise on anything else.
+    fn only(self, at: &Loc, kind: &str) -> String {
+        format!(
+            "CASE WHEN {} = '{kind}' THEN {} END",
+            self.kind_of(at),
+            at.json
+        )
     }
 
     /// Each element of a JSON array through `body` (given the element and
@@ -522,6 +715,15 @@ impl Dialect {
                 let len = self.array_length(at);
                 self.transform(&format!("slice(sequence(0, {len}), 1, {len})"), n, &text)
             }
+            Dialect::Postgres => {
+                let index = format!("({n} - 1)");
+                let text = body(&elem(&index), &index);
+                format!(
+                    "ARRAY(SELECT {text} FROM json_array_elements({}) WITH ORDINALITY AS {n}_u({e}, {n}) \
+                     ORDER BY {n})",
+                    self.only(at, "array")
+                )
+            }
         }
     }
 
@@ -541,15 +743,23 @@ impl Dialect {
                 }
             }
             Dialect::Trino => format!("map_keys(CAST({} AS MAP(VARCHAR, JSON)))", at.json),
+            // `json` keeps the keys in the line's order.
+            Dialect::Postgres => format!(
+                "ARRAY(SELECT hql_key FROM json_object_keys({}) WITH ORDINALITY AS hql_keys(hql_key, hql_key_o) \
+                 ORDER BY hql_key_o)",
+                self.only(at, "object")
+            ),
         }
     }
 
     // --- text ---
 
-    /// Does the regex (already in the engine's syntax) match anywhere?
+    /// Does the regex (already in the engine's syntax; for PostgreSQL, in
+    /// DuckDB's, rewritten here by `regex::postgres`) match anywhere?
     pub fn regex_search(self, s: &str, pattern: &str) -> String {
         match self {
             Dialect::DuckDb => format!("regexp_matches({s}, {})", self.string(pattern)),
+            Dialect::Postgres => format!("(({s}) ~ {})", self.postgres_pattern(pattern)),
             _ => format!("regexp_like({s}, {})", self.string(pattern)),
         }
     }
@@ -558,7 +768,22 @@ impl Dialect {
     pub fn regex_remove(self, s: &str, pattern: &str) -> String {
         match self {
             Dialect::DuckDb => format!("regexp_replace({s}, {}, '', 'g')", self.string(pattern)),
+            Dialect::Postgres => format!(
+                "regexp_replace({s}, {}, '', 'g')",
+                self.postgres_pattern(pattern)
+            ),
             _ => format!("regexp_replace({s}, {}, '')", self.string(pattern)),
+        }
+    }
+
+    /// A pattern in DuckDB's syntax as PostgreSQL's literal; one that folds
+    /// case, under the ICU collation that folds it as Unicode does.
+    fn postgres_pattern(self, pattern: &str) -> String {
+        let (text, folds) = super::regex::postgres(pattern);
+        let literal = self.string(&text);
+        match folds {
+            true => format!("({literal} COLLATE {UNICODE})"),
+            false => literal,
         }
     }
 
@@ -581,6 +806,13 @@ impl Dialect {
             }
             (Dialect::DuckDb, "split") => format!("string_split({a}, {b})"),
             (Dialect::Spark, "split") => format!("split({a}, {b}, -1)"),
+            (Dialect::Postgres, "contains") => format!("(strpos({a}, {b}) > 0)"),
+            (Dialect::Postgres, "ends_with") => format!("(right({a}, length({b})) = {b})"),
+            (Dialect::Postgres, "split") => format!("string_to_array({a}, {b})"),
+            (Dialect::Postgres, "lower" | "upper") => format!("{name}({a} COLLATE {UNICODE})"),
+            // Half away from zero, as `numeric` rounds (a double rounds half
+            // to even).
+            (Dialect::Postgres, "round") => format!("round(CAST({a} AS numeric))"),
             (_, other) => format!("{other}({})", args.join(", ")),
         }
     }
@@ -604,16 +836,34 @@ impl Dialect {
 
     /// `a / b` as HQL divides (a Float, also of two Ints), NULL for zero.
     pub fn divide(self, a: &str, b: &str) -> String {
-        format!("CAST({a} AS DOUBLE) / NULLIF({b}, 0)")
+        match self {
+            // Its doubles divide only doubles.
+            Dialect::Postgres => format!(
+                "{} / NULLIF({}, 0)",
+                self.cast(a, Ty::Float),
+                self.cast(b, Ty::Float)
+            ),
+            _ => format!("CAST({a} AS DOUBLE) / NULLIF({b}, 0)"),
+        }
     }
 
     pub fn remainder(self, a: &str, b: &str) -> String {
         match self {
             Dialect::Trino => format!("mod({a}, NULLIF({b}, 0))"),
+            // PostgreSQL's `%` takes no doubles.
+            Dialect::Postgres => {
+                format!("mod(CAST({a} AS numeric), NULLIF(CAST({b} AS numeric), 0))")
+            }
             _ => format!("({a}) % NULLIF({b}, 0)"),
         }
     }
 }
+
+/// PostgreSQL's collation that changes and folds case as Unicode does
+/// (`lower`, `upper`, `(?i)`): its ICU root locale, which servers built
+/// with ICU have (the database's own collation may be `C`, which changes
+/// only ASCII letters).
+const UNICODE: &str = "\"und-x-icu\"";
 
 /// Two SQL text expressions joined; two literals become one.
 fn join_text(a: &str, b: &str) -> String {

@@ -31,7 +31,7 @@ use crate::syntax::ast::BinOp;
 fn measures(d: Dialect, top: &Loc, e: &ExpectSpec) -> String {
     let mut columns = format!(
         "count(*) AS hql_n_rows, count(*) FILTER (WHERE {} > 0) AS hql_n_failures",
-        d.size("hql_failures")
+        d.failure_count("hql_failures")
     );
     let object = d.is(Kind::Object, &d.kind_of(top), top);
     for (i, m) in e.measures.iter().enumerate() {
@@ -140,10 +140,13 @@ fn keys(d: Dialect, top: &Loc, fields: &[FieldPath], object: &str) -> (String, S
             int = d.is(Kind::Int, &kind, &at),
             read_int = d.to_text(&d.read(&at, Ty::Int)),
             num = d.is(Kind::Number, &kind, &at),
-            stop = d.raise(&format!(
-                "the SQL summary keys only scalars, and `{}` holds a list or record here",
-                f.text()
-            )),
+            stop = d.raise(
+                &format!(
+                    "the SQL summary keys only scalars, and `{}` holds a list or record here",
+                    f.text()
+                ),
+                d.type_name(Ty::Text)
+            ),
         );
         parts.push(format!(
             "CAST(length({key}) AS {}) || ':' || {key}",
@@ -170,14 +173,18 @@ fn passed(d: Dialect, top: &Loc, f: &FieldPath, kind: Kind, object: &str) -> (St
 fn failed_at(d: Dialect, f: &FieldPath) -> String {
     let text = f.text();
     let inside = |mark: &str| d.string(&format!("{text}{mark}"));
+    let path = d.failure_field("x", "path");
     let test = format!(
-        "x.path = {} OR substr(x.path, 1, {}) IN ({}, {})",
+        "{path} = {} OR substr({path}, 1, {}) IN ({}, {})",
         d.string(&text),
         text.chars().count() + 1,
         inside("."),
         inside("["),
     );
-    format!("({} > 0)", d.size(&d.filter("hql_failures", "x", &test)))
+    format!(
+        "({} > 0)",
+        d.failure_count(&d.filter_failures("hql_failures", "x", &test))
+    )
 }
 
 /// `UNION ALL` parts giving a row `rule, kind, n` for each failed

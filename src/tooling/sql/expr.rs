@@ -632,8 +632,14 @@ impl<'q> Scope<'q> {
                     BinOp::Gt => ">",
                     _ => ">=",
                 };
+                let texts = [x.ty, y.ty].contains(&Some(Ty::Text));
+                let order = match op {
+                    BinOp::Eq | BinOp::Ne => "",
+                    _ if texts => d.text_order(),
+                    _ => "",
+                };
                 (
-                    format!("({}) {sql_op} ({})", x.text, y.text),
+                    format!("({}) {sql_op} ({}){order}", x.text, y.text),
                     Some(Ty::Bool),
                 )
             }
@@ -843,7 +849,7 @@ impl<'q> Scope<'q> {
         let decimal = "^[+-]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?\\z";
         let as_float = d.cast(&t, Ty::Float);
         if int {
-            let whole = format!("TRY_CAST({t} AS {})", d.type_name(Ty::Int));
+            let whole = d.try_cast(&t, Ty::Int);
             let text = format!(
                 "CASE WHEN {} THEN {whole} WHEN {} AND abs({as_float}) < 9.223e18 THEN {} END",
                 d.regex_search(&t, integer),

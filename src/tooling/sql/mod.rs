@@ -126,7 +126,7 @@ pub fn compile(contract: &Contract, options: &Options) -> Compiled<String> {
     let not_record = d.string(&decide::not_record_id(&contract.name));
     let null_text = d.null_text();
     let decode = decode(d);
-    let not_record = d.list(&[d.failure(
+    let not_record = d.failures(&[d.failure(
         &not_record,
         &d.string(FailureKind::NotRecord.name()),
         null_text,
@@ -151,8 +151,8 @@ pub fn compile(contract: &Contract, options: &Options) -> Compiled<String> {
         Dialect::DuckDb => "trim(hql_t, ' ' || chr(9)) = ''".to_string(),
         _ => d.regex_search("hql_t", "^[ \\t]*\\z"),
     };
-    let size = |x: &str| d.size(x);
-    let mut sql = preamble;
+    let size = |x: &str| d.failure_count(x);
+    let mut sql = format!("{}{preamble}", d.helpers());
     let _ = write!(
         sql,
         "-- {owner}: one row a line, the rules it breaks (hql export --format sql --dialect {dialect})\n\
@@ -215,7 +215,7 @@ fn ending(d: Dialect, record: &RecordShape, top: &Loc, options: &Options) -> Com
         format!(
             "SELECT hql_source, hql_line, {} = 0 AS hql_ok, hql_failures, hql_warnings\n\
              FROM hql_result\nORDER BY hql_source, hql_line\n",
-            d.size("hql_failures")
+            d.failure_count("hql_failures")
         )
     })
 }
@@ -253,12 +253,13 @@ fn compile_typed(
         None => c.failures,
     };
     let mut sql = format!(
-        "-- {owner}: one row a row of {rows}, the rules it breaks (hql export --format sql --dialect {dialect})\n\
+        "{helpers}-- {owner}: one row a row of {rows}, the rules it breaks (hql export --format sql --dialect {dialect})\n\
          WITH hql_rows AS (\n{input}\n),\n\
          hql_checked AS (\n  SELECT *,\n    {checked} AS hql_before_unique\n  FROM hql_rows\n){unique_cte},\n\
          hql_result AS {materialized}(\n  SELECT *, {final_failures} AS hql_failures,\n    \
          CASE WHEN {final_size} = 0 THEN {warnings} ELSE {none} END AS hql_warnings\n  \
          FROM hql_unique\n)\n",
+        helpers = d.helpers(),
         owner = contract.name,
         rows = match from {
             TypedFrom::Parquet(_) => "the files",
@@ -268,7 +269,7 @@ fn compile_typed(
         materialized = if d == Dialect::DuckDb { "MATERIALIZED " } else { "" },
         unique_cte = c.unique_cte,
         final_failures = c.final_failures,
-        final_size = d.size(&c.final_failures),
+        final_size = d.failure_count(&c.final_failures),
         warnings = d.present(&d.failures(&c.warns)),
         none = d.no_failures(),
     );
@@ -278,7 +279,7 @@ fn compile_typed(
 
 /// A record's `decode` failure, as a list.
 fn decode(d: Dialect) -> String {
-    d.list(&[d.failure("'decode'", "'decode'", d.null_text())])
+    d.failures(&[d.failure("'decode'", "'decode'", d.null_text())])
 }
 
 /// What the top record's checks come to, as SQL.
@@ -296,7 +297,7 @@ struct Checks {
 /// `report()`'s one row over `hql_result`; `expects` adds the failed
 /// expectations' rows to `by_rule` (`expect::failed_rows`).
 fn summary(d: Dialect, expects: &str) -> String {
-    let size = |x: &str| d.size(x);
+    let size = |x: &str| d.failure_count(x);
     let counts = format!(
         "SELECT count(*) AS total,\n  count(*) FILTER (WHERE {f} = 0) AS ok,\n  \
          count(*) FILTER (WHERE {f} > 0) AS err,\n  \
@@ -307,6 +308,9 @@ fn summary(d: Dialect, expects: &str) -> String {
     let found = match d {
         Dialect::Trino => "SELECT u.rule AS rule, u.kind AS kind FROM hql_result \
              CROSS JOIN UNNEST(concat(hql_failures, hql_warnings)) AS u(rule, kind, path)"
+            .to_string(),
+        Dialect::Postgres => "SELECT f ->> 'rule' AS rule, f ->> 'kind' AS kind FROM hql_result \
+             CROSS JOIN LATERAL jsonb_array_elements(hql_failures || hql_warnings) AS hql_f(f)"
             .to_string(),
         _ => format!(
             "SELECT f.rule AS rule, f.kind AS kind FROM (SELECT {} AS f FROM hql_result) hql_f",
@@ -332,6 +336,11 @@ fn summary(d: Dialect, expects: &str) -> String {
         Dialect::Trino => format!(
             "(SELECT coalesce(array_agg(CAST(ROW(rule, kind, n) AS ROW(rule VARCHAR, kind VARCHAR, count BIGINT)) \
              ORDER BY n DESC, rule, kind), ARRAY[])\n   FROM ({grouped}) hql_g)"
+        ),
+        Dialect::Postgres => format!(
+            "(SELECT coalesce(jsonb_agg(jsonb_build_object('rule', rule, 'kind', kind, 'count', n) \
+             ORDER BY n DESC, rule{o}, kind{o}), CAST('[]' AS jsonb))\n   FROM ({grouped}) hql_g)",
+            o = d.text_order()
         ),
     };
     format!("{counts}  {by_rule} AS by_rule\nFROM hql_result\n")
@@ -442,7 +451,7 @@ impl<'a, 'q> Frame<'a, 'q> {
                     &format!("NOT (k IN ({}))", declared.join(", ")),
                 )
             };
-            parts.push(d.transform(
+            parts.push(d.failure_each(
                 &undeclared,
                 "k",
                 &d.failure(
@@ -525,7 +534,7 @@ impl<'a, 'q> Frame<'a, 'q> {
             let failed: Vec<String> = rule
                 .slots
                 .iter()
-                .map(|&s| format!("{} > 0", d.size(&self.fields[s as usize].failures)))
+                .map(|&s| format!("{} > 0", d.failure_count(&self.fields[s as usize].failures)))
                 .collect();
             format!("NOT ({})", failed.join(" OR "))
         });
@@ -558,7 +567,7 @@ impl<'a, 'q> Frame<'a, 'q> {
                 "hql_before_unique".into(),
             ));
         }
-        let clean = format!("{} = 0", d.size("hql_before_unique"));
+        let clean = format!("{} = 0", d.failure_count("hql_before_unique"));
         let mut columns = Vec::new();
         let (mut taken, mut first_of_many, mut failures) = (Vec::new(), Vec::new(), Vec::new());
         let several = self.shape.uniques.len() > 1;
@@ -618,7 +627,7 @@ impl<'a, 'q> Frame<'a, 'q> {
             result = format!(
                 "CASE WHEN ({}) AND ({any_taken}) THEN {} ELSE {result} END",
                 first_of_many.join(" OR "),
-                d.raise(&message)
+                d.raise(&message, &d.failures_type())
             );
         }
         Ok((cte, result))
@@ -851,7 +860,7 @@ fn checks(
         .collect::<Result<Vec<String>, String>>()?;
     Ok(format!(
         "CASE WHEN {} > 0 THEN {before} ELSE {} END",
-        d.size(before),
+        d.failure_count(before),
         d.present(&d.failures(&outcomes))
     ))
 }
@@ -922,7 +931,7 @@ fn refined(
         let before = value_failures(q, base, at, path, type_id, depth)?;
         format!(
             "CASE WHEN {} > 0 THEN {before} ELSE {rules} END",
-            d.size(&before)
+            d.failure_count(&before)
         )
     })
 }
@@ -1124,6 +1133,18 @@ fn input(d: Dialect, from: &str) -> Result<(String, String), String> {
             String::new(),
             format!(
                 "  SELECT CAST(NULL AS VARCHAR) AS hql_source, row_number() OVER () AS hql_line, line AS hql_raw\n  FROM {from}"
+            ),
+        ),
+        (Dialect::Postgres, true) => {
+            return Err("PostgreSQL reads tables: name a table or view (or a parenthesised query) with a column `line` of JSON text".into())
+        }
+        // A `json` or text column keeps each line's text as it is (a
+        // `jsonb` one has its keys sorted).
+        (Dialect::Postgres, false) => (
+            String::new(),
+            format!(
+                "  SELECT CAST(NULL AS text) AS hql_source, row_number() OVER () AS hql_line, CAST(line AS text) AS hql_raw\n  \
+                 FROM {from} AS hql_input"
             ),
         ),
     })

@@ -142,6 +142,9 @@ fn refused(d: Dialect, column: &Column, ty: Option<&TypeSpec>, path: &str) -> Op
         Column::Map(_) if ty.is_some() => Some(format!(
             "`{path}` is a map, which the SQL export does not read yet (check the file with hql run)"
         )),
+        Column::List(e) if d == Dialect::Postgres && matches!(**e, Column::List(_)) => Some(format!(
+            "`{path}` is a list of lists, which PostgreSQL's arrays do not hold (theirs are of many dimensions)"
+        )),
         Column::List(e) => refused(d, e, element_of(ty), &format!("{path}[]")),
         Column::Struct(fields) => {
             let shape = record_of(ty);
@@ -167,10 +170,14 @@ pub fn input(d: Dialect, from: &str, typed: TypedFrom) -> Result<String, String>
             "  SELECT _metadata.file_path AS hql_source, _metadata.row_index + 1 AS hql_line, *\n  FROM parquet.`{}`",
             from.replace('`', "``")
         ),
-        (Dialect::Trino, TypedFrom::Parquet(_)) => {
-            return Err(
-                "Trino reads tables: name a table or view with a text column `line`, or --from-table".into(),
-            )
+        (Dialect::Trino | Dialect::Postgres, TypedFrom::Parquet(_)) => {
+            return Err(format!(
+                "{} reads tables: name a table or view with a text column `line`, or --from-table",
+                match d {
+                    Dialect::Trino => "Trino",
+                    _ => "PostgreSQL",
+                }
+            ))
         }
         // A table's rows in its storage order (DuckDB's `rowid`).
         (Dialect::DuckDb, TypedFrom::Table(_)) => format!(
@@ -182,6 +189,9 @@ pub fn input(d: Dialect, from: &str, typed: TypedFrom) -> Result<String, String>
         ),
         (Dialect::Trino, TypedFrom::Table(_)) => format!(
             "  SELECT CAST(NULL AS VARCHAR) AS hql_source, row_number() OVER () AS hql_line, *\n  FROM {from}"
+        ),
+        (Dialect::Postgres, TypedFrom::Table(_)) => format!(
+            "  SELECT CAST(NULL AS text) AS hql_source, row_number() OVER () AS hql_line, *\n  FROM {from} AS hql_table"
         ),
     })
 }
@@ -205,6 +215,10 @@ fn not_finite(d: Dialect, x: &str, t: &Typed) -> Option<String> {
                 format!("coalesce(isnan({x}) OR abs({x}) = double('Infinity'), false)")
             }
             Dialect::Trino => format!("coalesce(is_nan({x}) OR is_infinite({x}), false)"),
+            Dialect::Postgres => format!(
+                "coalesce({x} IN (CAST('NaN' AS double precision), CAST('Infinity' AS double precision), \
+                 CAST('-Infinity' AS double precision)), false)"
+            ),
         }),
         Column::Struct(_) => {
             let tests: Vec<String> = t
@@ -214,6 +228,12 @@ fn not_finite(d: Dialect, x: &str, t: &Typed) -> Option<String> {
                 .collect();
             (!tests.is_empty()).then(|| format!("({})", tests.join(" OR ")))
         }
+        Column::List(_) if d == Dialect::Postgres => {
+            let test = not_finite(d, &format!("({x})[hql_nf]"), t.element.as_ref()?)?;
+            Some(format!(
+                "coalesce((SELECT bool_or({test}) FROM generate_subscripts({x}, 1) AS hql_nfu(hql_nf)), false)"
+            ))
+        }
         Column::List(_) => {
             let test = not_finite(d, "hql_nf", t.element.as_ref()?)?;
             Some(match d {
@@ -221,7 +241,7 @@ fn not_finite(d: Dialect, x: &str, t: &Typed) -> Option<String> {
                     "coalesce(list_bool_or(list_transform({x}, lambda hql_nf: {test})), false)"
                 ),
                 Dialect::Spark => format!("coalesce(exists({x}, hql_nf -> {test}), false)"),
-                Dialect::Trino => format!("coalesce(any_match({x}, hql_nf -> {test}), false)"),
+                _ => format!("coalesce(any_match({x}, hql_nf -> {test}), false)"),
             })
         }
         _ => None,
@@ -239,6 +259,7 @@ fn column_name(d: Dialect, name: &str) -> String {
 fn struct_field(d: Dialect, x: &str, name: &str) -> String {
     match d {
         Dialect::DuckDb => format!("struct_extract({x}, {})", d.string(name)),
+        Dialect::Postgres => format!("({x}).{}", column_name(d, name)),
         _ => format!("{x}.{}", column_name(d, name)),
     }
 }
@@ -315,18 +336,27 @@ pub fn read(d: Dialect, at: &Loc, t: &Typed, ty: Ty) -> String {
     let Some(column) = &t.column else {
         return none;
     };
-    let try_cast = |x: &str| format!("TRY_CAST({x} AS {})", d.type_name(ty));
+    let try_cast = |x: &str| d.try_cast(x, ty);
     match (column.kind(), ty) {
         (ValueKind::Bool, Ty::Bool) => x.clone(),
+        // A `real` as the PostgreSQL reader has it: its shortest text.
+        (ValueKind::Float, Ty::Float) if d == Dialect::Postgres && *column == Column::Float => {
+            try_cast(&d.cast(x, Ty::Text))
+        }
         (ValueKind::Int, Ty::Int) | (ValueKind::Int | ValueKind::Float, Ty::Float) => try_cast(x),
         (ValueKind::Text, Ty::Text) => match column {
+            Column::Date if d == Dialect::Postgres => format!("to_char({x}, 'YYYY-MM-DD')"),
             Column::Date => d.cast(x, Ty::Text),
             Column::Timestamp { digits, utc } => timestamp_text(d, x, *digits, *utc),
             Column::Binary => match d {
                 Dialect::Spark => format!("base64({x})"),
+                // Its base64 breaks lines every 76 characters.
+                Dialect::Postgres => format!("replace(encode({x}, 'base64'), chr(10), '')"),
                 _ => format!("to_base64({x})"),
             },
             Column::Time { .. } => none,
+            // `uuid`, `varchar` and the like compare as text.
+            _ if d == Dialect::Postgres => d.cast(x, Ty::Text),
             _ => x.clone(),
         },
         _ => none,
@@ -334,10 +364,21 @@ pub fn read(d: Dialect, at: &Loc, t: &Typed, ty: Ty) -> String {
 }
 
 /// A timestamp as RFC 3339 text at its precision, `Z` when adjusted to
-/// UTC (read in UTC, whatever the session's time zone).
+/// UTC (read in UTC, whatever the session's time zone). PostgreSQL's as
+/// its reader has it: the fraction as the server prints it, without
+/// trailing zeros.
 fn timestamp_text(d: Dialect, x: &str, digits: u8, utc: bool) -> String {
     let zone = if utc { "Z" } else { "" };
     match d {
+        Dialect::Postgres => {
+            let x = match utc {
+                true => format!("({x} AT TIME ZONE 'UTC')"),
+                false => x.to_string(),
+            };
+            format!(
+                "to_char({x}, 'YYYY-MM-DD\"T\"HH24:MI:SS') || rtrim(rtrim(to_char({x}, '.US'), '0'), '.') || '{zone}'"
+            )
+        }
         Dialect::DuckDb => {
             let fraction = match digits {
                 0 => "",
@@ -377,7 +418,9 @@ pub fn array_length(d: Dialect, at: &Loc, t: &Typed) -> String {
     match (&t.column, d) {
         (Some(Column::List(_)), Dialect::DuckDb) => format!("CAST(len({}) AS BIGINT)", at.json),
         (Some(Column::List(_)), Dialect::Spark) => format!("size({})", at.json),
-        (Some(Column::List(_)), Dialect::Trino) => format!("cardinality({})", at.json),
+        (Some(Column::List(_)), Dialect::Trino | Dialect::Postgres) => {
+            format!("CAST(cardinality({}) AS bigint)", at.json)
+        }
         _ => d.cast("NULL", Ty::Int),
     }
 }
@@ -408,6 +451,22 @@ pub fn each(
             let text = body(&loc(json, path(&index), element), &index);
             let list = if list.is_empty() { "[]".into() } else { list };
             format!("list_transform({list}, lambda {e}, {n}: {text})")
+        }
+        // Walked by index: `unnest` would spread a composite element into
+        // its fields.
+        Dialect::Postgres => {
+            let index = format!("({n} - 1)");
+            let json = match element.column.is_some() {
+                true => format!("({list})[{n}]"),
+                false => "NULL".into(),
+            };
+            let text = body(&loc(json, path(&index), element), &index);
+            // No list: no index (and an array of the body's type).
+            let indexes = match list.is_empty() {
+                true => "generate_series(1, 0)".to_string(),
+                false => format!("generate_subscripts({list}, 1)"),
+            };
+            format!("ARRAY(SELECT {text} FROM {indexes} AS {n}_u({n}) ORDER BY {n})")
         }
         Dialect::Spark => {
             let text = body(&loc(json, path(n), element), n);
@@ -458,6 +517,7 @@ pub fn keys(d: Dialect, at: &Loc, t: &Typed) -> String {
         (true, Dialect::DuckDb) => "[]::VARCHAR[]".into(),
         (true, Dialect::Spark) => "CAST(array() AS ARRAY<STRING>)".into(),
         (true, Dialect::Trino) => "CAST(ARRAY[] AS ARRAY(VARCHAR))".into(),
+        (true, Dialect::Postgres) => "CAST(ARRAY[] AS text[])".into(),
         (false, _) => d.list(&keys),
     }
 }
