@@ -250,7 +250,8 @@ pub enum Command {
         #[arg(long, short)]
         quiet: bool,
         /// `duckdb`: check each JSON Lines file with the contract compiled to
-        /// SQL, in DuckDB (Python's `duckdb` module or the `duckdb` command).
+        /// SQL, in DuckDB (Python's `duckdb` module or the `duckdb` command);
+        /// `postgres`: each configured PostgreSQL table, on its server.
         #[arg(long, value_name = "ENGINE", value_enum, hide_possible_values = true)]
         engine: Option<Engine>,
         #[command(flatten)]
@@ -319,7 +320,8 @@ pub enum Command {
         /// checks every line where the data lies).
         #[arg(long, value_name = "F", value_enum, hide_possible_values = true)]
         format: ExportFormat,
-        /// With `--format sql`: the SQL dialect (`duckdb`, `spark`, `trino`).
+        /// With `--format sql`: the SQL dialect (`duckdb`, `spark`, `trino`,
+        /// `postgres`).
         #[arg(long, value_name = "D", value_enum, hide_possible_values = true)]
         dialect: Option<Dialect>,
         /// With `--format sql`: a JSON Lines file (or glob) to read as text

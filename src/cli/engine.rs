@@ -1,12 +1,17 @@
-//! Running a contract compiled to SQL in an engine installed beside `hql`
-//! (`hql vet --engine duckdb`): Python's `duckdb` module (`$HQL_PYTHON`,
-//! else `python3`) or the `duckdb` command. No engine is built into `hql`;
-//! the exported query (`hql export --format sql`) stays the interface.
+//! Running a contract compiled to SQL in an engine beside `hql` (`hql vet
+//! --engine duckdb`): Python's `duckdb` module (`$HQL_PYTHON`, else
+//! `python3`) or the `duckdb` command. No engine is built into `hql`; the
+//! exported query (`hql export --format sql`) stays the interface. Or on
+//! the server of a configured PostgreSQL table (`--engine postgres`),
+//! through the client PostgreSQL sources use.
 
 use std::io::Write;
 use std::process::{Command, Stdio};
 
+use crate::formats::catalog::{column_of, Catalog};
+use crate::formats::postgres::check;
 use crate::runtime::contract::Contract;
+use crate::runtime::eval::io::{DatabaseAt, Place, Select};
 use crate::runtime::eval::Interp;
 use crate::runtime::value::{Record, Value};
 use crate::tooling::sql::{compile, Dialect, Options, TypedFrom};
@@ -16,6 +21,17 @@ use crate::tooling::sql::{compile, Dialect, Options, TypedFrom};
 pub enum Engine {
     #[value(name = "duckdb")]
     DuckDb,
+    /// The server of a configured PostgreSQL table.
+    Postgres,
+}
+
+impl Engine {
+    /// Its name on the command line (`--engine`), as clap has it.
+    pub fn name(self) -> String {
+        clap::ValueEnum::to_possible_value(&self)
+            .map(|v| v.get_name().to_string())
+            .unwrap_or_default()
+    }
 }
 
 /// Does the engine path read `data`: a file of one JSON text a line (a
@@ -56,6 +72,70 @@ pub fn duckdb_report(contract: &Contract, data: &str, globals: &Interp) -> Resul
     let row: serde_json::Value = serde_json::from_str(row.trim())
         .map_err(|e| format!("DuckDB's answer is not JSON: {e}"))?;
     report(&row).ok_or_else(|| format!("DuckDB's answer is not a report: {row}"))
+}
+
+/// `report()` of `contract` over the configured source `id`, a PostgreSQL
+/// table, computed by its server: the table's typed columns read from the
+/// server's catalog, checked where they lie. Errors name the server
+/// without its password.
+pub fn postgres_report(contract: &Contract, id: &str, globals: &Interp) -> Result<Value, String> {
+    let spec = globals
+        .host()
+        .configured_source(id)
+        .map_err(|e| e.message)?;
+    let Place::Database(database) = &spec.place else {
+        return Err(format!(
+            "--engine postgres checks a configured PostgreSQL table, and source `{id}` is a file"
+        ));
+    };
+    let (DatabaseAt::Server(url), Select::Table(table)) = (&database.at, &database.select) else {
+        return Err(format!(
+            "--engine postgres checks a configured PostgreSQL table, and source `{id}` is {}",
+            match database.at {
+                DatabaseAt::Server(_) => "a query: name its table with `table`",
+                _ => "not on a PostgreSQL server",
+            }
+        ));
+    };
+    if !spec.boundary.columns.is_empty() {
+        return Err(format!(
+            "--engine postgres checks a table's columns as they are, and source `{id}` maps them \
+             (`columns` in hql.toml): check it with hql vet"
+        ));
+    }
+    let failed = |why: String| format!("cannot check source `{id}` on {}: {why}", database.written);
+    let columns = check::table_columns(url, table)
+        .map_err(failed)?
+        .into_iter()
+        .map(|(name, ty)| {
+            let column = column_of(&ty, Catalog::Postgres)
+                .map_err(|why| failed(format!("column `{name}`: {why}")))?;
+            Ok((name, column))
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let sql = compile(
+        contract,
+        &Options {
+            dialect: Dialect::Postgres,
+            from: &check::table_name(table),
+            summary: true,
+            globals: Some(globals),
+            now: Some(globals.now()),
+            typed: Some(TypedFrom::Table(&columns)),
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    let row = check::one_row(url, &sql).map_err(failed)?;
+    let mut object = serde_json::Map::new();
+    for (name, text) in row {
+        let value = match text {
+            Some(text) => serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text)),
+            None => serde_json::Value::Null,
+        };
+        object.insert(name, value);
+    }
+    let row = serde_json::Value::Object(object);
+    report(&row).ok_or_else(|| failed(format!("its answer is not a report: {row}")))
 }
 
 /// The columns of `table` (`t`, `schema.t` or `db.schema.t`) in the DuckDB

@@ -16,6 +16,7 @@
 use std::rc::Rc;
 
 use crate::cli::args::FormatFlags;
+use crate::cli::engine::Engine;
 use crate::formats::FORMATS;
 use crate::runtime::contract::expect_kind;
 use crate::runtime::eval::{Host, Interp, RuntimeError, TargetSpec};
@@ -37,8 +38,9 @@ pub struct VetJob {
     pub dead_letters: Option<String>,
     pub json: bool,
     /// `--engine duckdb`: each file checked by the contract compiled to SQL,
-    /// run in DuckDB, instead of by `hql` itself.
-    pub engine: Option<crate::cli::engine::Engine>,
+    /// run in DuckDB, instead of by `hql` itself; `--engine postgres`: each
+    /// configured PostgreSQL table, on its server.
+    pub engine: Option<Engine>,
     /// The data's format options.
     pub options: crate::cli::args::FormatFlags,
 }
@@ -68,8 +70,8 @@ pub fn vet(job: &VetJob, mut session: Session, sinks: &mut Sinks) -> i32 {
         Ok(ty) => ty,
         Err(message) => return usage(sinks, &message),
     };
-    if let Some(crate::cli::engine::Engine::DuckDb) = job.engine {
-        return vet_in_engine(job, &ty, session, sinks);
+    if let Some(engine) = job.engine {
+        return vet_in_engine(job, engine, &ty, session, sinks);
     }
     // Usage errors come before any file is read.
     let sources: Result<Vec<String>, String> = job
@@ -139,24 +141,42 @@ fn session_host(session: &Session) -> Rc<dyn Host> {
     session.interp().host().clone()
 }
 
-/// `--engine duckdb`: each file's report from the contract compiled to SQL
-/// and run in DuckDB (`crate::cli::engine`).
-fn vet_in_engine(job: &VetJob, ty: &str, mut session: Session, sinks: &mut Sinks) -> i32 {
+/// `--engine E`: each file's (or configured table's) report from the
+/// contract compiled to SQL and run in the engine (`crate::cli::engine`).
+fn vet_in_engine(
+    job: &VetJob,
+    engine: Engine,
+    ty: &str,
+    mut session: Session,
+    sinks: &mut Sinks,
+) -> i32 {
+    let name = engine.name();
     if job.errors > 0 || job.dead_letters.is_some() {
         return usage(
             sinks,
-            "--engine duckdb gives reports only: --errors and --dead-letters need hql itself",
+            &format!(
+                "--engine {name} gives reports only: --errors and --dead-letters need hql itself"
+            ),
         );
     }
     if let Some(flag) = job.options.first_given() {
         return usage(
             sinks,
             &format!(
-                "--engine duckdb reads each JSON Lines file as it is: {flag} is for hql itself"
+                "--engine {name} reads each {} as it is: {flag} is for hql itself",
+                match engine {
+                    Engine::DuckDb => "JSON Lines file",
+                    Engine::Postgres => "table",
+                }
             ),
         );
     }
-    if let Some(d) = job.data.iter().find(|d| !crate::cli::engine::reads(d)) {
+    let files = engine == Engine::DuckDb;
+    if let Some(d) = job
+        .data
+        .iter()
+        .find(|d| files && !crate::cli::engine::reads(d))
+    {
         return usage(
             sinks,
             &format!(
@@ -174,7 +194,13 @@ fn vet_in_engine(job: &VetJob, ty: &str, mut session: Session, sinks: &mut Sinks
     };
     let mut status = EXIT_OK;
     for data in &job.data {
-        let report = match crate::cli::engine::duckdb_report(&contract, data, session.interp()) {
+        let report = match engine {
+            Engine::DuckDb => crate::cli::engine::duckdb_report(&contract, data, session.interp()),
+            Engine::Postgres => {
+                crate::cli::engine::postgres_report(&contract, data, session.interp())
+            }
+        };
+        let report = match report {
             Ok(report) => report,
             Err(message) => {
                 let _ = writeln!(sinks.err, "hql vet: {message}");

@@ -19,6 +19,7 @@
 //! without the password (`Database::written`), never the URL itself.
 
 mod cells;
+pub mod check;
 mod connection;
 mod target;
 mod tls;
