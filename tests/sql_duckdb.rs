@@ -75,15 +75,9 @@ fn run_duckdb(
 
 /// The two agree on every line and on the report.
 fn agree(python: &Path, file: &str, ty: &str, data: &str) -> Result<(), String> {
-    let rows = by_duckdb(python, file, ty, data, false)?;
-    let summary = by_duckdb(python, file, ty, data, true)?;
-    assert_agree(
-        &format!("{file} {ty} over {data}"),
-        &rows,
-        &summary,
-        &by_hql(file, ty, data),
-    );
-    Ok(())
+    sql::agree_by(file, ty, data, |summary| {
+        by_duckdb(python, file, ty, data, summary)
+    })
 }
 
 #[test]

@@ -87,15 +87,13 @@ fn agree(
     table: &str,
     data: &str,
 ) -> Result<(), String> {
-    let rows = run(client, &export("postgres", file, ty, table, false)?, false)?;
-    let summary = run(client, &export("postgres", file, ty, table, true)?, true)?;
-    assert_agree(
-        &format!("{file} {ty} over {data}"),
-        &rows,
-        &summary,
-        &by_hql(file, ty, data),
-    );
-    Ok(())
+    sql::agree_by(file, ty, data, |summary| {
+        run(
+            client,
+            &export("postgres", file, ty, table, summary)?,
+            summary,
+        )
+    })
 }
 
 #[test]

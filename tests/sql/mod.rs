@@ -183,6 +183,26 @@ pub fn export_table(
     }
 }
 
+/// An engine's rows (`query(false)`) and summary row (`query(true)`) for
+/// `ty` of `file` agree with what `hql run` says over `data`; why the
+/// engine gave none, when it did not.
+pub fn agree_by(
+    file: &str,
+    ty: &str,
+    data: &str,
+    mut query: impl FnMut(bool) -> Result<Vec<Json>, String>,
+) -> Result<(), String> {
+    let rows = query(false)?;
+    let summary = query(true)?;
+    assert_agree(
+        &format!("{file} {ty} over {data}"),
+        &rows,
+        &summary,
+        &by_hql(file, ty, data),
+    );
+    Ok(())
+}
+
 /// Every example contract over each of its data files: `agree` holds the
 /// engine to `hql run`, or says why the contract does not compile. As many
 /// as compile in DuckDB must: fewer means a construct stopped compiling.
