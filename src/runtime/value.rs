@@ -285,6 +285,19 @@ impl Value {
     }
 
     /// Is this an integer by its lexical form (§3)?
+    /// An Int, or a number from data written as an integer within 64
+    /// bits; `None` for a fraction or a larger integer.
+    pub fn small_int(&self) -> Option<i64> {
+        match self {
+            Value::Int(i) => Some(*i),
+            Value::Num(n) => match n.kind {
+                NumKind::Int(i) => Some(i),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     pub fn is_int(&self) -> bool {
         match self {
             Value::Int(_) => true,

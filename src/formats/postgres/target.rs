@@ -182,7 +182,7 @@ fn fit(kind: Kind, v: &Value) -> Fit<Kind> {
     let fits = match (kind, v) {
         (_, Value::Null | Value::Absent) | (Kind::Jsonb | Kind::Json, _) => true,
         (Kind::Small | Kind::Integer | Kind::Big, _) if v.is_number() => {
-            let Some(i) = int_of(v) else {
+            let Some(i) = v.small_int() else {
                 return Fit::Widened(Kind::Numeric);
             };
             let needs = if i16::try_from(i).is_ok() {
@@ -226,18 +226,6 @@ fn fit(kind: Kind, v: &Value) -> Fit<Kind> {
         Fit::Fits
     } else {
         Fit::Incompatible
-    }
-}
-
-/// An integer value within 64 bits; `None` for a fraction or a bigger one.
-fn int_of(v: &Value) -> Option<i64> {
-    match v {
-        Value::Int(i) => Some(*i),
-        Value::Num(n) => match n.kind {
-            NumKind::Int(i) => Some(i),
-            _ => None,
-        },
-        _ => None,
     }
 }
 

@@ -113,7 +113,7 @@ fn in_order<'v>(
 
 /// Two numbers by exact value; `None` unless both are numbers.
 pub fn compare_numbers(a: &Value, b: &Value) -> Option<Ordering> {
-    if let (Some(x), Some(y)) = (small_int(a), small_int(b)) {
+    if let (Some(x), Some(y)) = (a.small_int(), b.small_int()) {
         return Some(x.cmp(&y));
     }
     // Rounding to the nearest double never reverses an order, so doubles
@@ -125,18 +125,6 @@ pub fn compare_numbers(a: &Value, b: &Value) -> Option<Ordering> {
         order => return order,
     }
     Some(Decimal::of(a)?.cmp(&Decimal::of(b)?))
-}
-
-/// An Int, or a number from data written as an integer within i64.
-fn small_int(v: &Value) -> Option<i64> {
-    match v {
-        Value::Int(i) => Some(*i),
-        Value::Num(n) => match n.kind {
-            NumKind::Int(i) => Some(i),
-            _ => None,
-        },
-        _ => None,
-    }
 }
 
 /// The double nearest a number (each kind's conversion rounds to nearest).
@@ -328,7 +316,7 @@ enum NumberKey {
 }
 
 fn number_key(v: &Value) -> Option<NumberKey> {
-    if let Some(i) = small_int(v) {
+    if let Some(i) = v.small_int() {
         return Some(NumberKey::Int(i));
     }
     let f = nearest(v)?;
